@@ -1,0 +1,68 @@
+"""The lingdiag error tree.
+
+Every error the library raises on purpose derives from one base, so a caller can catch
+them all and nothing else::
+
+    LingdiagError
+    ├── ConfigError          a run configuration or CLI option is invalid
+    ├── UnknownNameError     a model, strategy, suite or dataset name is not registered
+    ├── DatasetError         a data file is missing, malformed, or fails its checksum
+    ├── BackendError         a model backend failed or cannot serve a request kind
+    │   └── CapabilityError  the backend cannot serve this kind of request at all
+    ├── MissingDependency    an optional package is needed for this feature
+    └── RunError             a run directory is inconsistent with the requested run
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+
+class LingdiagError(Exception):
+    """Base of every error lingdiag raises on purpose."""
+
+
+class ConfigError(LingdiagError):
+    """A run configuration or CLI option is invalid."""
+
+
+class UnknownNameError(LingdiagError):
+    """A registry lookup failed; the message lists the valid names."""
+
+    def __init__(self, kind: str, name: str, valid: Iterable[str]) -> None:
+        self.kind, self.name, self.valid = kind, name, sorted(valid)
+        super().__init__(f"unknown {kind} {name!r}; valid {kind}s: {', '.join(self.valid) or '(none)'}")
+
+
+class DatasetError(LingdiagError):
+    """A data file is missing or malformed; the message names file, row and field."""
+
+    def __init__(self, message: str, *, path: object = None, row: int | None = None,
+                 field: str | None = None) -> None:
+        where = [str(x) for x in (path,) if x is not None]
+        if row is not None:
+            where.append(f"row {row}")
+        if field is not None:
+            where.append(f"field {field!r}")
+        self.path, self.row, self.field = path, row, field
+        super().__init__(f"{': '.join([', '.join(where), message]) if where else message}")
+
+
+class BackendError(LingdiagError):
+    """A model backend failed."""
+
+
+class CapabilityError(BackendError):
+    """The backend cannot serve this kind of request (e.g. prompt log-probs over a chat API)."""
+
+
+class MissingDependency(LingdiagError):
+    """An optional dependency is missing; the message says what to install."""
+
+    def __init__(self, feature: str, extra: str, packages: Iterable[str]) -> None:
+        pkgs = " ".join(packages)
+        super().__init__(f"{feature} needs: pip install 'lingdiag[{extra}]' (or: pip install {pkgs})")
+
+
+class RunError(LingdiagError):
+    """A run directory cannot be resumed with the requested configuration."""

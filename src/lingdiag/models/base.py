@@ -1,0 +1,68 @@
+"""The model backend contract.
+
+A backend takes whole lists of requests and returns one response per request, in order.
+Batching, caching and prefix reuse live behind this contract, so the orchestrator never
+calls a model per item. Backends declare what they can do; the runner checks
+capabilities before sending anything, so an API backend never fakes a tokenizer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+from lingdiag.records import Generation, GenerationRequest, LogLikelihood, LoglikelihoodRequest
+
+
+@dataclass(frozen=True, slots=True)
+class Capabilities:
+    """What a backend can serve."""
+
+    generate: bool = True
+    loglikelihood: bool = True
+    constrained: bool = False
+    """Whether ``GenerationRequest.constraint`` is enforced (not merely ignored)."""
+    chat: bool = True
+    """Whether chat messages can be rendered (a chat template or a chat API)."""
+
+
+@runtime_checkable
+class Backend(Protocol):
+    """A model that answers batches of requests.
+
+    Implementations must return exactly one response per request, in request order,
+    and must be deterministic for the same inputs (greedy decoding only).
+    """
+
+    @property
+    def identity(self) -> dict[str, str]:
+        """Backend name, model name and weights hash; the cache key's model part."""
+        ...
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """What this backend serves."""
+        ...
+
+    def generate(self, requests: Sequence[GenerationRequest]) -> list[Generation]:
+        """Greedy generation for each request.
+
+        Args:
+            requests: Generation requests; chat ones use the model's chat template.
+
+        Returns:
+            One ``Generation`` per request, in the same order.
+        """
+        ...
+
+    def loglikelihood(self, requests: Sequence[LoglikelihoodRequest]) -> list[LogLikelihood]:
+        """Summed log-probability of each continuation given its context.
+
+        Args:
+            requests: Log-likelihood requests.
+
+        Returns:
+            One ``LogLikelihood`` per request, in the same order.
+        """
+        ...

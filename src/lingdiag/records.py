@@ -1,0 +1,182 @@
+"""Frozen records, one per pipeline stage.
+
+``Item`` (dataset) → ``GenerationRequest``/``LoglikelihoodRequest`` (prompt) →
+``Generation``/``LogLikelihood`` (model) → ``Prediction`` (parse) → ``ItemRecord`` (scored,
+written once to ``items.jsonl``). Stages build new records and never mutate earlier ones.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+UNPARSED = "unparsed"
+"""The label recorded when a model answer cannot be parsed; counted, never mapped to a label."""
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    """One diagnostic example, as loaded from a dataset."""
+
+    id: str
+    """Stable identifier, unique within its dataset."""
+    fields: Mapping[str, Any]
+    """The text the prompt is built from (premise, hypothesis, sentences, ...)."""
+    gold: str | None
+    """Gold label in the suite's label vocabulary; None where the item has none."""
+    tags: Mapping[str, Any] = field(default_factory=dict)
+    """Breakdown keys for metrics (group, verb_class, construction, ...)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ChatMessage:
+    """One turn of a chat prompt."""
+
+    role: Literal["system", "user", "assistant"]
+    content: str
+
+
+@dataclass(frozen=True, slots=True)
+class Constraint:
+    """Restricts a generation to valid answers (constrained decoding)."""
+
+    kind: Literal["choice", "regex", "json_schema"]
+    """``choice``: exactly one of ``choices``; ``regex``: matches ``pattern``; ``json_schema``: ``schema``."""
+    choices: tuple[str, ...] = ()
+    pattern: str = ""
+    schema: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class GenerationRequest:
+    """Greedy generation from chat messages (``messages``) or raw text (``prompt``)."""
+
+    messages: tuple[ChatMessage, ...] = ()
+    """Chat turns; the backend applies the model's chat template."""
+    prompt: str | None = None
+    """Raw text prompt, used verbatim when ``messages`` is empty."""
+    max_new_tokens: int = 512
+    stop: tuple[str, ...] = ()
+    """Generation ends at the first of these strings, which is not part of the text."""
+    constraint: Constraint | None = None
+
+    def __post_init__(self) -> None:
+        if bool(self.messages) == (self.prompt is not None):
+            raise ValueError("GenerationRequest needs exactly one of messages or prompt")
+
+    def key(self) -> dict[str, Any]:
+        """A JSON-able description of the whole request (for caches and records)."""
+        return {"kind": "generate", **asdict(self)}
+
+
+@dataclass(frozen=True, slots=True)
+class LoglikelihoodRequest:
+    """Log-probability of ``continuation`` given ``context``.
+
+    Following lm-eval's convention, a separating space belongs to the continuation
+    (``context="The cat", continuation=" sat"``). An empty context scores the whole text
+    from the start of the sequence (the backend supplies BOS where the model has one).
+    """
+
+    context: str
+    continuation: str
+
+    def key(self) -> dict[str, Any]:
+        """A JSON-able description of the whole request (for caches and records)."""
+        return {"kind": "loglikelihood", **asdict(self)}
+
+
+Request = GenerationRequest | LoglikelihoodRequest
+
+
+@dataclass(frozen=True, slots=True)
+class Generation:
+    """A backend's answer to a ``GenerationRequest``."""
+
+    text: str
+    """Generated text, stop string removed."""
+    n_tokens: int = 0
+    """Number of generated tokens."""
+    prompt_tokens: int = 0
+    logprobs: tuple[float, ...] | None = None
+    """Log-probability of each generated token, where the backend reports them."""
+    error: str | None = None
+    """Set when the request failed after retries; ``text`` is then empty."""
+
+
+@dataclass(frozen=True, slots=True)
+class LogLikelihood:
+    """A backend's answer to a ``LoglikelihoodRequest``."""
+
+    logprob: float
+    """Summed natural-log probability of the continuation tokens."""
+    n_tokens: int
+    """Number of continuation tokens."""
+    is_greedy: bool
+    """Whether greedy decoding from the context would produce exactly the continuation."""
+    error: str | None = None
+
+
+Response = Generation | LogLikelihood
+
+
+def response_to_json(r: Response) -> dict[str, Any]:
+    """Serialise a response (for the cache)."""
+    kind = "generation" if isinstance(r, Generation) else "loglikelihood"
+    return {"type": kind, **asdict(r)}
+
+
+def response_from_json(d: Mapping[str, Any]) -> Response:
+    """Inverse of :func:`response_to_json`."""
+    body = {k: v for k, v in d.items() if k != "type"}
+    if d["type"] == "generation":
+        if body.get("logprobs") is not None:
+            body["logprobs"] = tuple(body["logprobs"])
+        return Generation(**body)
+    return LogLikelihood(**body)
+
+
+@dataclass(frozen=True, slots=True)
+class Prediction:
+    """A parsed model answer."""
+
+    label: str
+    """A label of the suite's vocabulary, or ``UNPARSED``."""
+    detail: Mapping[str, Any] = field(default_factory=dict)
+    """Extra parsed values (a rating, per-option scores, the reasoning text, ...)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ItemRecord:
+    """One line of ``items.jsonl``: one item under one condition, scored."""
+
+    condition: str
+    """Condition name, e.g. ``zero-shot`` or ``rating/1-shot/greedy``."""
+    axes: Mapping[str, str]
+    """The condition's axis values, e.g. ``{"strategy": "zero-shot"}``."""
+    item_id: str
+    tags: Mapping[str, Any]
+    fields: Mapping[str, Any]
+    prompts: list[Any]
+    """Every request sent for this item, in full (messages or raw text)."""
+    outputs: list[Any]
+    """Every raw response (generated text, or log-prob and token count)."""
+    label: str
+    """Predicted label or ``UNPARSED``."""
+    detail: Mapping[str, Any]
+    gold: str | None
+    correct: bool | None
+    """None when the item has no gold label."""
+    error: str | None = None
+    """Backend error text when a request of this item failed; the item is retried on resume."""
+
+    def to_json(self) -> str:
+        """One deterministic JSON line (sorted keys, no timestamps)."""
+        return json.dumps(asdict(self), sort_keys=True, ensure_ascii=False)
+
+    @classmethod
+    def from_json(cls, line: str) -> ItemRecord:
+        """Parse a line of ``items.jsonl``."""
+        return cls(**json.loads(line))

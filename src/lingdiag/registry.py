@@ -1,0 +1,74 @@
+"""Name → factory registries, one per kind of plug-in.
+
+Adding a backend, suite or strategy is one new module that calls ``register``; nothing in
+the engine changes. Third-party packages can register through the ``lingdiag.plugins``
+entry-point group: each entry point names a module that is imported once, on first lookup.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from importlib import import_module
+from importlib.metadata import entry_points
+from typing import Generic, TypeVar
+
+from lingdiag.errors import UnknownNameError
+
+T = TypeVar("T")
+
+# Modules that register the built-in plug-ins; imported lazily so that `import lingdiag`
+# stays light and optional heavy dependencies load only when their backend is chosen.
+_BUILTIN_MODULES = (
+    "lingdiag.models.providers",
+    "lingdiag.models.openai_api",
+    "lingdiag.suites.imperfective",
+    "lingdiag.suites.explica",
+    "lingdiag.suites.cxnli",
+)
+_loaded = False
+
+
+def load_plugins() -> None:
+    """Import the built-in plug-in modules and any ``lingdiag.plugins`` entry points."""
+    global _loaded
+    if _loaded:
+        return
+    _loaded = True
+    for name in _BUILTIN_MODULES:
+        try:
+            import_module(name)
+        except ModuleNotFoundError as e:
+            if e.name != name:  # the module exists but one of its imports is missing
+                raise
+    for ep in entry_points(group="lingdiag.plugins"):
+        ep.load()
+
+
+class Registry(Generic[T]):
+    """A plain dict of name → factory with a helpful error on a miss."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self._factories: dict[str, T] = {}
+
+    def register(self, name: str) -> Callable[[T], T]:
+        """Decorator registering ``factory`` under ``name``."""
+
+        def add(factory: T) -> T:
+            self._factories[name] = factory
+            return factory
+
+        return add
+
+    def get(self, name: str) -> T:
+        """Look up ``name``; raises ``UnknownNameError`` listing valid names."""
+        load_plugins()
+        try:
+            return self._factories[name]
+        except KeyError:
+            raise UnknownNameError(self.kind, name, self._factories) from None
+
+    def names(self) -> list[str]:
+        """All registered names, sorted."""
+        load_plugins()
+        return sorted(self._factories)

@@ -1,0 +1,220 @@
+"""The only orchestrator: dataset → prompts → model → parse → score → records → metrics."""
+
+from __future__ import annotations
+
+import platform
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any
+
+from lingdiag.config import RunConfig
+from lingdiag.errors import CapabilityError, ConfigError
+from lingdiag.models.base import Backend
+from lingdiag.records import (
+    UNPARSED,
+    Generation,
+    GenerationRequest,
+    Item,
+    ItemRecord,
+    LogLikelihood,
+    LoglikelihoodRequest,
+    Request,
+    Response,
+)
+from lingdiag.store import SCHEMA_VERSION, RunStore
+from lingdiag.suite import SUITES, Condition, Suite
+
+Progress = Callable[[str, int, int], None]
+"""``progress(condition, done, total)``, called after each chunk."""
+
+
+@dataclass
+class RunResult:
+    """What ``run`` returns: where the run is and what it measured."""
+
+    out: Path
+    metrics: dict[str, Any]
+    table: str
+    skipped: dict[str, str] = field(default_factory=dict)
+    """Conditions not run, with the reason (e.g. the backend has no log-likelihoods)."""
+
+
+def dispatch(backend: Backend, requests: Sequence[Request]) -> list[Response]:
+    """Send mixed requests to ``backend`` in one call per kind; answers keep request order."""
+    gen = [(i, r) for i, r in enumerate(requests) if isinstance(r, GenerationRequest)]
+    ll = [(i, r) for i, r in enumerate(requests) if isinstance(r, LoglikelihoodRequest)]
+    out: list[Response | None] = [None] * len(requests)
+    if gen:
+        for (i, _), g in zip(gen, backend.generate([r for _, r in gen]), strict=True):
+            out[i] = g
+    if ll:
+        for (i, _), lp in zip(ll, backend.loglikelihood([r for _, r in ll]), strict=True):
+            out[i] = lp
+    return [r for r in out if r is not None]
+
+
+def spread(items: Sequence[Item], limit: int | None) -> list[Item]:
+    """``limit`` items evenly spaced over ``items`` (every group of an ordered file is hit)."""
+    if limit is None or limit >= len(items):
+        return list(items)
+    step = len(items) / limit
+    return [items[int(k * step)] for k in range(limit)]
+
+
+def _prompt_json(r: Request) -> Any:
+    if isinstance(r, LoglikelihoodRequest):
+        return {"context": r.context, "continuation": r.continuation}
+    if r.messages:
+        return [{"role": m.role, "content": m.content} for m in r.messages]
+    return r.prompt
+
+
+def _output_json(r: Response) -> Any:
+    if isinstance(r, Generation):
+        return r.text if r.error is None else {"error": r.error}
+    return {"logprob": r.logprob, "n_tokens": r.n_tokens, "is_greedy": r.is_greedy}
+
+
+def _score(condition: Condition, item: Item, requests: list[Request], responses: list[Response]) -> ItemRecord:
+    errors = [r.error for r in responses if r.error is not None]
+    if errors:
+        label, detail = UNPARSED, {}
+    else:
+        pred = condition.strategy.parse(item, responses)
+        label, detail = pred.label, dict(pred.detail)
+    correct = None if item.gold is None else (not errors and label == item.gold)
+    return ItemRecord(
+        condition=condition.name, axes=dict(condition.axes), item_id=item.id, tags=dict(item.tags),
+        fields=dict(item.fields), prompts=[_prompt_json(r) for r in requests],
+        outputs=[_output_json(r) for r in responses], label=label, detail=detail,
+        gold=item.gold, correct=correct, error="; ".join(errors) if errors else None,
+    )
+
+
+def resolve_axes(suite: Suite, selection: dict[str, list[str]]) -> dict[str, list[str]]:
+    """Fill defaults and validate every axis value against the suite."""
+    names = {a.name for a in suite.axes}
+    for key in selection:
+        if key not in names:
+            raise ConfigError(f"suite {suite.name!r} has no axis {key!r}; its axes: {', '.join(sorted(names))}")
+    resolved = {}
+    for a in suite.axes:
+        values = selection.get(a.name) or list(a.default)
+        bad = [v for v in values if v not in a.values]
+        if bad:
+            raise ConfigError(f"unknown {a.name} {', '.join(map(repr, bad))} for suite {suite.name!r}; "
+                              f"valid: {', '.join(a.values)}")
+        resolved[a.name] = values
+    return resolved
+
+
+def _needs(requests: Sequence[Request]) -> set[str]:
+    return {"loglikelihood" if isinstance(r, LoglikelihoodRequest) else
+            "constrained" if r.constraint is not None else "generate" for r in requests}
+
+
+def _check(backend: Backend, needs: set[str]) -> str | None:
+    caps = backend.capabilities
+    missing = [n for n, ok in (("generate", caps.generate), ("loglikelihood", caps.loglikelihood),
+                               ("constrained", caps.constrained)) if n in needs and not ok]
+    if not missing:
+        return None
+    return f"backend {backend.identity.get('backend')} cannot serve {', '.join(missing)} requests"
+
+
+def _versions() -> dict[str, str]:
+    out = {"python": platform.python_version()}
+    for pkg in ("lingdiag", "torch", "transformers", "openai", "xgrammar"):
+        try:
+            out[pkg] = version(pkg)
+        except PackageNotFoundError:
+            pass
+    return out
+
+
+def default_out(config: RunConfig) -> Path:
+    """``runs/<suite>-<model>-<dataset>``, one directory per configuration by default."""
+    safe = "".join(c if c.isalnum() or c in "-._" else "_" for c in f"{config.model}-{Path(config.dataset).stem}")
+    return Path("runs") / f"{config.suite}-{safe}"
+
+
+def evaluate(
+    config: RunConfig,
+    backend: Backend,
+    out: Path,
+    progress: Progress | None = None,
+) -> RunResult:
+    """Run every condition of ``config`` on ``backend``, resuming whatever ``out`` holds.
+
+    Args:
+        config: The validated run configuration.
+        backend: The model (usually wrapped in the response cache).
+        out: Run directory; created, or resumed if it holds the same configuration.
+        progress: Optional callback after each chunk.
+
+    Returns:
+        The run's location, metrics per condition and the markdown table.
+    """
+    suite = SUITES.get(config.suite)
+    axes = resolve_axes(suite, config.axes)
+    dataset = suite.load(config.dataset)
+    options = {"seed": config.seed, **config.options}
+    conditions = suite.conditions(dataset, axes, options)
+    store = RunStore(out)
+    done = store.prepare_resume(config.model_dump(mode="json"))
+    meta: dict[str, Any] = {
+        "schema_version": SCHEMA_VERSION, "config": config.model_dump(mode="json"),
+        "model": backend.identity, "dataset": dict(dataset.source), "versions": _versions(),
+        "seed": config.seed, "timings": {}, "skipped": {},
+    }
+    store.write_json("meta.json", meta)
+    order: list[tuple[str, str]] = []
+    for condition in conditions:
+        items = spread(condition.items, config.limit)
+        order += [(condition.name, it.id) for it in items]
+        rendered = {it.id: condition.strategy.render(it) for it in items}
+        reason = _check(backend, _needs([r for rs in rendered.values() for r in rs]))
+        if reason:
+            meta["skipped"][condition.name] = reason
+            continue
+        pending = [it for it in items if (condition.name, it.id) not in done]
+        start = time.perf_counter()
+        for k in range(0, len(pending), config.chunk_items):
+            chunk = pending[k:k + config.chunk_items]
+            requests = [r for it in chunk for r in rendered[it.id]]
+            try:
+                responses = dispatch(backend, requests)
+            except CapabilityError as e:
+                meta["skipped"][condition.name] = str(e)
+                break
+            records, pos = [], 0
+            for it in chunk:
+                n = len(rendered[it.id])
+                records.append(_score(condition, it, rendered[it.id], responses[pos:pos + n]))
+                pos += n
+            store.append(records)
+            if progress:
+                progress(condition.name, len(items) - len(pending) + k + len(chunk), len(items))
+        meta["timings"][condition.name] = round(time.perf_counter() - start, 3)
+    records = store.finalize(order)
+    metrics: dict[str, Any] = {}
+    for condition in conditions:
+        rs = [r for r in records if r.condition == condition.name]
+        if rs:
+            metrics[condition.name] = {**suite.metrics(rs), **summary(rs)}
+    table = suite.table([(backend.identity.get("model", config.model), c, m) for c, m in metrics.items()])
+    store.write_json("metrics.json", metrics)
+    store.write_text("table.md", table)
+    store.write_json("meta.json", meta)
+    return RunResult(out=out, metrics=metrics, table=table, skipped=dict(meta["skipped"]))
+
+
+def summary(records: Sequence[ItemRecord]) -> dict[str, Any]:
+    """Counts every condition reports: items, unparsed answers and backend errors."""
+    n = len(records)
+    unparsed = sum(r.label == UNPARSED and r.error is None for r in records)
+    errors = sum(r.error is not None for r in records)
+    return {"n": n, "n_unparsed": unparsed, "unparsed_rate": unparsed / n if n else 0.0, "n_errors": errors}

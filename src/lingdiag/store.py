@@ -1,0 +1,104 @@
+"""The run directory: ``meta.json``, ``items.jsonl``, ``metrics.json``, ``table.md``.
+
+``items.jsonl`` is appended chunk by chunk and fsynced, so a run killed at any point
+loses at most the chunk in flight. On resume, a torn last line and records that carry a
+backend error are dropped (those items run again), and the file is rewritten without
+duplicates. When a run finishes, the records are rewritten in canonical order so that
+the same configuration gives a byte-identical file however often it was interrupted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from lingdiag.errors import RunError
+from lingdiag.records import ItemRecord
+
+SCHEMA_VERSION = 1
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+class RunStore:
+    """Reads and writes one run directory."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
+        self.items_path = self.root / "items.jsonl"
+
+    def load_records(self) -> list[ItemRecord]:
+        """All complete records; a torn last line (a killed write) is ignored."""
+        if not self.items_path.exists():
+            return []
+        records = []
+        lines = self.items_path.read_text(encoding="utf-8").splitlines()
+        for n, line in enumerate(lines, 1):
+            try:
+                records.append(ItemRecord.from_json(line))
+            except (json.JSONDecodeError, TypeError) as e:
+                if n == len(lines):
+                    break
+                raise RunError(f"{self.items_path}, line {n}: not an item record ({e})") from e
+        return records
+
+    def prepare_resume(self, config: dict[str, Any]) -> set[tuple[str, str]]:
+        """Check the directory matches ``config`` and return the (condition, item) keys done.
+
+        Errored records are dropped so those items run again; the file is rewritten with
+        one record per key.
+        """
+        self.root.mkdir(parents=True, exist_ok=True)
+        meta_path = self.root / "meta.json"
+        if meta_path.exists():
+            old = json.loads(meta_path.read_text(encoding="utf-8")).get("config", {})
+            if old != config:
+                changed = sorted(k for k in set(old) | set(config) if old.get(k) != config.get(k))
+                raise RunError(f"{self.root} holds a run with a different configuration "
+                               f"(differs in: {', '.join(changed)}); use another --out directory")
+        kept: dict[tuple[str, str], ItemRecord] = {}
+        for r in self.load_records():
+            if r.error is None:
+                kept[(r.condition, r.item_id)] = r
+        _atomic_write(self.items_path, "".join(r.to_json() + "\n" for r in kept.values()))
+        return set(kept)
+
+    def append(self, records: Iterable[ItemRecord]) -> None:
+        """Append records durably."""
+        text = "".join(r.to_json() + "\n" for r in records)
+        with open(self.items_path, "a", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+
+    def finalize(self, order: Sequence[tuple[str, str]]) -> list[ItemRecord]:
+        """Rewrite ``items.jsonl`` in canonical ``order``, keeping the last record per key."""
+        latest = {(r.condition, r.item_id): r for r in self.load_records()}
+        records = [latest[k] for k in order if k in latest]
+        _atomic_write(self.items_path, "".join(r.to_json() + "\n" for r in records))
+        return records
+
+    def write_json(self, name: str, data: Any) -> None:
+        """Write ``name`` (e.g. ``meta.json``) atomically."""
+        _atomic_write(self.root / name, json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+
+    def read_json(self, name: str) -> Any:
+        """Read ``name`` from the run directory."""
+        path = self.root / name
+        if not path.exists():
+            raise RunError(f"{path} does not exist; is {self.root} a lingdiag run directory?")
+        return json.loads(path.read_text(encoding="utf-8"))
+
+    def write_text(self, name: str, text: str) -> None:
+        """Write a text file (``table.md``) atomically."""
+        _atomic_write(self.root / name, text)

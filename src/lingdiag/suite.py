@@ -1,0 +1,101 @@
+"""What a diagnostic suite provides to the engine.
+
+A suite is data plus functions, registered by name: it loads a dataset, turns the
+user's axis selection (strategies, shots, decoding, ...) into ``Condition``s, and computes
+metrics and a paper-style table from the scored records. The orchestrator (``run.py``)
+knows nothing suite-specific.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from lingdiag.records import Item, ItemRecord, Prediction, Request, Response
+from lingdiag.registry import Registry
+
+
+class Strategy(Protocol):
+    """Turns an item into requests, and the responses back into a prediction.
+
+    A strategy that asks for an answer format ships the parser for that format.
+    """
+
+    def render(self, item: Item) -> list[Request]:
+        """The requests this item needs (one prompt, or one per candidate answer)."""
+        ...
+
+    def parse(self, item: Item, responses: Sequence[Response]) -> Prediction:
+        """The prediction from this item's responses, in request order."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Condition:
+    """One cell of a suite's condition grid, with the items it runs on."""
+
+    name: str
+    """Unique within a run, e.g. ``cot`` or ``cloze/1-shot/constrained``."""
+    axes: Mapping[str, str]
+    strategy: Strategy
+    items: Sequence[Item]
+
+
+@dataclass(frozen=True, slots=True)
+class Axis:
+    """A condition dimension a user selects on the command line (``--strategy a,b``)."""
+
+    name: str
+    values: tuple[str, ...]
+    default: tuple[str, ...]
+    help: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Dataset:
+    """A loaded dataset: the test items plus anything else the conditions draw on."""
+
+    name: str
+    """``builtin``, ``official`` or a path."""
+    items: Sequence[Item]
+    extras: Mapping[str, Any] = field(default_factory=dict)
+    """E.g. pools of in-context examples."""
+    source: Mapping[str, str] = field(default_factory=dict)
+    """Files read and their SHA-256, for ``meta.json``."""
+
+
+@dataclass(frozen=True)
+class Suite:
+    """A registered diagnostic suite."""
+
+    name: str
+    description: str
+    axes: tuple[Axis, ...]
+    load: Callable[[str], Dataset]
+    """``load(spec)`` with spec ``builtin``, ``official`` or a path/URL."""
+    conditions: Callable[[Dataset, Mapping[str, Sequence[str]], Mapping[str, Any]], list[Condition]]
+    """``conditions(dataset, axis_selection, options)``; options hold e.g. ``max_new_tokens``."""
+    metrics: Callable[[Sequence[ItemRecord]], dict[str, Any]]
+    """Metrics of one condition's records; pure, so reports can be recomputed offline."""
+    table: Callable[[Sequence[tuple[str, str, Mapping[str, Any]]]], str]
+    """Markdown table from ``(model, condition, metrics)`` rows."""
+    stat_tags: tuple[str, ...] = ()
+    """Item tags that ``lingdiag data stats`` counts items by."""
+    default_dataset: str = "builtin"
+
+    def axis(self, name: str) -> Axis:
+        """The axis called ``name``."""
+        for a in self.axes:
+            if a.name == name:
+                return a
+        raise KeyError(name)
+
+
+SUITES: Registry[Suite] = Registry("suite")
+
+
+def register_suite(suite: Suite) -> Suite:
+    """Register ``suite`` under its name."""
+    SUITES.register(suite.name)(suite)
+    return suite
