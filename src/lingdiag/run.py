@@ -218,3 +218,36 @@ def summary(records: Sequence[ItemRecord]) -> dict[str, Any]:
     unparsed = sum(r.label == UNPARSED and r.error is None for r in records)
     errors = sum(r.error is not None for r in records)
     return {"n": n, "n_unparsed": unparsed, "unparsed_rate": unparsed / n if n else 0.0, "n_errors": errors}
+
+
+def run(
+    config: RunConfig,
+    out: Path | None = None,
+    *,
+    backend: Backend | None = None,
+    cache: bool = True,
+    backend_options: dict[str, Any] | None = None,
+    progress: Progress | None = None,
+) -> RunResult:
+    """Load the model named in ``config`` (unless ``backend`` is given) and evaluate.
+
+    Args:
+        config: The run configuration.
+        out: Run directory (default ``runs/<suite>-<model>-<dataset>``).
+        backend: An already built backend (tests, notebooks); else ``config.model`` is loaded.
+        cache: Serve repeated requests from the SQLite response cache.
+        backend_options: Provider options such as ``batch_tokens``.
+        progress: Optional per-chunk callback.
+
+    Returns:
+        See :func:`evaluate`.
+    """
+    from lingdiag.models.cache import CachedBackend, ResponseCache
+    from lingdiag.models.embedded import cache_dir
+    from lingdiag.models.providers import load_backend
+
+    SUITES.get(config.suite)  # fail on a bad suite name before loading a model
+    model = backend or load_backend(config.model, backend_options)
+    if cache:
+        model = CachedBackend(model, ResponseCache(cache_dir() / "responses.sqlite"))
+    return evaluate(config, model, out or default_out(config), progress)

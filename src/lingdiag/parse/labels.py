@@ -1,0 +1,106 @@
+"""Free text → label. Anything not clearly one label is ``UNPARSED``, never a guess.
+
+Accepted, in order: a JSON object with the label key (code fences, single quotes and
+text around the object tolerated); the whole answer being a label; the answer starting
+with a label word; an ``Answer:``/``Label:``/``... is`` phrase naming a label; a last line
+that is a label. Case, quotes, asterisks and trailing punctuation are ignored.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from lingdiag.records import UNPARSED
+
+_FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.S)
+_STRIP = " \t\r\n\"'`*.,:;!()[]{}<>"
+
+
+def _norm(text: str) -> str:
+    return text.strip(_STRIP).lower()
+
+
+def extract_json(text: str) -> dict[str, Any] | None:
+    """The first JSON object in ``text`` (inside code fences or not), or None."""
+    candidates = [m.group(1) for m in _FENCE.finditer(text)] + [text]
+    for cand in candidates:
+        start = cand.find("{")
+        while start != -1:
+            depth, in_str, esc = 0, False, False
+            for end in range(start, len(cand)):
+                ch = cand[end]
+                if in_str:
+                    esc = (ch == "\\") and not esc
+                    if ch == '"' and not esc:
+                        in_str = False
+                    continue
+                if ch == '"':
+                    in_str = True
+                elif ch == "{":
+                    depth += 1
+                elif ch == "}":
+                    depth -= 1
+                    if depth == 0:
+                        blob = cand[start:end + 1]
+                        for attempt in (blob, blob.replace("'", '"')):
+                            try:
+                                obj = json.loads(attempt)
+                            except json.JSONDecodeError:
+                                continue
+                            if isinstance(obj, dict):
+                                return obj
+                        break
+            start = cand.find("{", start + 1)
+    return None
+
+
+def parse_label(
+    text: str,
+    labels: Sequence[str],
+    *,
+    aliases: Mapping[str, str] | None = None,
+    json_key: str = "label",
+) -> tuple[str, dict[str, Any]]:
+    """Map a model answer to one of ``labels``.
+
+    Args:
+        text: The raw generated text.
+        labels: The label vocabulary, e.g. ``("True", "False", "Unknown")``.
+        aliases: Extra surface forms mapped to labels, e.g. ``{"entailment": "0"}``.
+        json_key: The key holding the label in a JSON answer.
+
+    Returns:
+        ``(label or UNPARSED, detail)``; ``detail`` holds the parsed JSON object, if any.
+    """
+    table = {_norm(lab): lab for lab in labels}
+    table.update({_norm(k): v for k, v in (aliases or {}).items()})
+    words = "|".join(sorted(map(re.escape, table), key=len, reverse=True))
+    detail: dict[str, Any] = {}
+
+    obj = extract_json(text)
+    if obj is not None:
+        detail["json"] = obj
+        value = obj.get(json_key)
+        if isinstance(value, (str, int)) and _norm(str(value)) in table:
+            return table[_norm(str(value))], detail
+    m = re.search(rf'"{re.escape(json_key)}"\s*:\s*"?([^",}}\n]+)', text)
+    if m and _norm(m.group(1)) in table:
+        return table[_norm(m.group(1))], detail
+
+    body = _FENCE.sub(lambda mm: mm.group(1), text).strip()
+    if _norm(body) in table:
+        return table[_norm(body)], detail
+    first = re.match(rf"[\s\"'`*(\[]*({words})(?![\w-])", body, re.I)
+    if first:
+        return table[first.group(1).lower()], detail
+    phrase = re.search(rf"\b(?:answer|label|judg(?:e)?ment|relation|prediction|output)\b[^.\n]{{0,20}}?"
+                       rf"(?:is|:|=)\s*[\"'*`]*({words})(?![\w-])", body, re.I)
+    if phrase:
+        return table[phrase.group(1).lower()], detail
+    lines = [ln for ln in body.splitlines() if ln.strip()]
+    if lines and _norm(lines[-1]) in table:
+        return table[_norm(lines[-1])], detail
+    return UNPARSED, detail
