@@ -20,16 +20,17 @@ def shared_datasets() -> Path:
     return SHARED_DATASETS
 
 
+USER_MODELS = Path(os.environ.get("LINGDIAG_CACHE") or Path.home() / ".cache" / "lingdiag") / "models"
+
+
 @pytest.fixture(autouse=True)
-def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each test session gets its own cache for datasets and responses, but converted
-    models are shared with the user cache (converting takes ~20 s per model)."""
-    base = tmp_path_factory.getbasetemp() / "lingdiag-cache"
-    models = Path(os.environ.get("LINGDIAG_CACHE") or Path.home() / ".cache" / "lingdiag") / "models"
-    base.mkdir(exist_ok=True)
-    if not (base / "models").exists():
-        models.mkdir(parents=True, exist_ok=True)
-        (base / "models").symlink_to(models)
+def _isolated_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test gets its own cache for datasets and responses, but converted models are
+    shared with the user cache (converting takes ~20 s per model)."""
+    base = tmp_path / "lingdiag-cache"
+    base.mkdir()
+    USER_MODELS.mkdir(parents=True, exist_ok=True)
+    (base / "models").symlink_to(USER_MODELS)
     monkeypatch.setenv("LINGDIAG_CACHE", str(base))
 
 

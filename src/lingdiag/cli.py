@@ -71,6 +71,8 @@ def run(
     config_file: Path = typer.Option(None, "--config", help="A RunConfig YAML; flags override it."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Do not read or write the response cache."),
     batch_tokens: int = typer.Option(None, help="Padded tokens per forward batch (transformers backend)."),
+    model_option: list[str] = typer.Option([], "--model-option", help="Model provider option key=value "
+                                           "(repeatable), e.g. concurrency=32 for openai: models."),
     as_json: bool = typer.Option(False, "--json", help="Print metrics.json instead of the table."),
 ) -> None:
     """Run a suite's conditions on a model; axes are options (e.g. --strategy zero-shot,cot)."""
@@ -85,7 +87,15 @@ def run(
     if "model" not in fields:
         raise ConfigError("--model is required (e.g. --model smollm2-135m)")
     config = RunConfig.model_validate(fields)
+    from lingdiag.models.prices import estimate
     from lingdiag.run import run as run_suite
+
+    cost = estimate(config)
+    if cost is not None:
+        err.print(cost.summary(), markup=False, highlight=False)
+    backend_options = {k: _option_value(v) for k, _, v in (o.partition("=") for o in model_option)}
+    if batch_tokens:
+        backend_options["batch_tokens"] = batch_tokens
 
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=err, transient=False, disable=as_json) as bar:
@@ -97,13 +107,15 @@ def run(
             bar.update(tasks[condition], completed=done)
 
         result = run_suite(config, out_dir, cache=not no_cache, progress=progress,
-                           backend_options={"batch_tokens": batch_tokens} if batch_tokens else None)
+                           backend_options=backend_options)
     if as_json:
         print(json.dumps(result.metrics, indent=2, sort_keys=True))
         return
     print(result.table)
     for name, reason in result.skipped.items():
         err.print(f"[yellow]skipped {name}:[/] {reason}")
+    if result.usage:
+        err.print("backend: " + ", ".join(f"{k} {v:,}" for k, v in sorted(result.usage.items()) if v))
     err.print(f"run directory: {result.out}")
 
 

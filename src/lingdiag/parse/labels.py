@@ -2,7 +2,7 @@
 
 Accepted, in order: a JSON object with the label key (code fences, single quotes and
 text around the object tolerated); the whole answer being a label; the answer starting
-with a label word; an ``Answer:``/``Label:``/``... is`` phrase naming a label; a last line
+with a label word (and naming no other label in that line); an ``Answer:``/``Label:``/``... is`` phrase naming a label; a last line
 that is a label. Case, quotes, asterisks and trailing punctuation are ignored.
 """
 
@@ -95,7 +95,11 @@ def parse_label(
         return table[_norm(body)], detail
     first = re.match(rf"[\s\"'`*(\[]*({words})(?![\w-])", body, re.I)
     if first:
-        return table[first.group(1).lower()], detail
+        label = table[first.group(1).lower()]
+        # "True or False? ..." names several labels in its first line: not an answer.
+        others = {table[w.lower()] for w in re.findall(rf"(?<![\w-])({words})(?![\w-])", body.splitlines()[0], re.I)}
+        if others == {label}:
+            return label, detail
     phrase = re.search(rf"\b(?:answer|label|judg(?:e)?ment|relation|prediction|output)\b[^.\n]{{0,20}}?"
                        rf"(?:is|:|=)\s*[\"'*`]*({words})(?![\w-])", body, re.I)
     if phrase:

@@ -1,0 +1,82 @@
+import functools
+import hashlib
+import http.server
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from lingdiag.cli import app
+from lingdiag.datasets import fetch as fetch_mod
+from lingdiag.errors import DatasetError
+from lingdiag.registry import load_plugins
+
+
+@pytest.fixture()
+def server(shared_datasets: Path) -> Iterator[tuple[str, list[str]]]:
+    """A real HTTP server on 127.0.0.1 serving ../shared/datasets; yields (base URL, request log)."""
+    log: list[str] = []
+
+    class Handler(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, fmt: str, *args: object) -> None:
+            log.append(self.path)
+
+    handler = functools.partial(Handler, directory=str(shared_datasets))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}", log
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def test_fetch_from_loopback_url_verifies_and_caches(server: tuple[str, list[str]]) -> None:
+    load_plugins()
+    base, log = server
+    (path,) = fetch_mod.fetch("imperfective", base)
+    assert path == fetch_mod.datasets_dir() / "imperfective_nli" / "imperfectiveNLI.json"
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == fetch_mod.OFFICIAL["imperfective"][0].sha256
+    assert log == ["/imperfective_nli/imperfectiveNLI.json"]
+    fetch_mod.fetch("imperfective", base)  # already verified in the cache: no second download
+    assert len(log) == 1
+
+
+def test_pinned_url_is_the_public_release() -> None:
+    load_plugins()
+    (f,) = fetch_mod.OFFICIAL["imperfective"]
+    assert f.url == ("https://raw.githubusercontent.com/boleima/ImperfectiveParadox/"
+                     "f25d08e0d63bdafafc891d37d687c9162edfe4c0/data/imperfectiveNLI.json")
+
+
+def test_checksum_mismatch_is_refused(tmp_path: Path) -> None:
+    load_plugins()
+    bad = tmp_path / "imperfective_nli"
+    bad.mkdir()
+    (bad / "imperfectiveNLI.json").write_text("[]")
+    with pytest.raises(DatasetError, match="SHA-256 mismatch"):
+        fetch_mod.fetch("imperfective", str(tmp_path))
+    assert not (fetch_mod.datasets_dir() / "imperfective_nli" / "imperfectiveNLI.json").exists()
+
+
+def test_unreachable_server_is_a_dataset_error() -> None:
+    load_plugins()
+    with pytest.raises(DatasetError, match="download failed"):
+        fetch_mod.fetch("imperfective", "http://127.0.0.1:9")
+
+
+def test_official_spec_before_fetch_says_how() -> None:
+    load_plugins()
+    with pytest.raises(DatasetError, match="run: lingdiag fetch imperfective"):
+        fetch_mod.official_path("imperfective", "imperfective_nli/imperfectiveNLI.json")
+
+
+def test_cli_fetch_and_stats(server: tuple[str, list[str]]) -> None:
+    base, _ = server
+    runner = CliRunner()
+    result = runner.invoke(app, ["fetch", "imperfective", "--from", base])
+    assert result.exit_code == 0, result.output
+    result = runner.invoke(app, ["data", "stats", "imperfective", "--dataset", "official", "--json"])
+    assert result.exit_code == 0, result.output
+    assert '"n": 400' in result.output and '"Creation"' in result.output

@@ -1,0 +1,153 @@
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from lingdiag.datasets import imperfective as data
+from lingdiag.errors import DatasetError
+from lingdiag.records import UNPARSED, Generation, Item, ItemRecord
+from lingdiag.suites import imperfective as suite
+
+
+def rec(group: str, label: str, verb_class: str = "Creation", gold: str | None = None) -> ItemRecord:
+    gold = gold or data.GOLD_BY_GROUP[group]
+    return ItemRecord(condition="zero-shot", axes={}, item_id=f"{group}{label}", tags={"group": group,
+                      "verb_class": verb_class if group in "AC" else "Activity"}, fields={}, prompts=[], outputs=[],
+                      label=label, detail={}, gold=gold, correct=label == gold)
+
+
+def fixture_records() -> list[ItemRecord]:
+    # A: 1 of 4 correct; B: 2 of 2; C: 4 items -> 2 True, 1 Unknown, 1 False; D: 2 of 3 correct + 1 unparsed.
+    return [
+        rec("A", "False", "Creation"), rec("A", "True", "Creation"), rec("A", "True", "Motion_to_Goal"),
+        rec("A", UNPARSED, "Motion_to_Goal"),
+        rec("B", "True"), rec("B", "True"),
+        rec("C", "True", "Creation"), rec("C", "True", "Change_of_State"), rec("C", "Unknown", "Creation"),
+        rec("C", "False", "Motion_to_Goal"),
+        rec("D", "True"), rec("D", "True"), rec("D", UNPARSED),
+    ]
+
+
+def test_metrics_hand_computed() -> None:
+    m = suite.metrics(fixture_records())
+    assert m["acc_A"] == 0.25 and m["acc_B"] == 1.0
+    assert m["acc_C"] == 0.25 and m["acc_D"] == pytest.approx(2 / 3)
+    assert m["tbr_C"] == 0.5  # eq. 1: share of group C predicted True
+    assert m["delta_aa"] == pytest.approx(2 / 3 - 0.5)  # eq. 2: Acc_D - TBR_C
+    assert m["false_rate_C"] == 0.25
+    assert m["by_class"]["acc_A"] == {"Creation": 0.5, "Motion_to_Goal": 0.0}
+    assert m["by_class"]["tbr_C"] == {"Change_of_State": 1.0, "Creation": 0.5, "Motion_to_Goal": 0.0}
+    assert m["by_class"]["acc_C"]["Creation"] == 0.5
+    lo, hi = m["acc_B_ci95"]
+    assert 0.3 < lo < 0.4 and hi == 1.0  # Wilson interval of 2/2
+
+
+def test_metrics_empty_group_is_nan() -> None:
+    m = suite.metrics([rec("A", "False")])
+    assert math.isnan(m["acc_C"]) and math.isnan(m["tbr_C"])
+
+
+def test_table_has_table3_columns() -> None:
+    m = suite.metrics(fixture_records())
+    text = suite.table([("m1", "cot", m), ("m1", "zero-shot", m)])
+    header = text.splitlines()[2]
+    for col in ("Acc A", "Acc D", "TBR_C", "Δ_AA", "Unparsed"):
+        assert col in header
+    assert text.index("| zero-shot |") < text.index("| cot |")  # paper order
+
+
+def test_strategies_use_appendix_b_texts() -> None:
+    item = Item("x", {"premise": "P.", "hypothesis": "H."}, "True", {})
+    zs = suite.strategy("zero-shot").messages(item)
+    assert zs[0].content.startswith("You are a strict logician.")
+    assert "Please respond with ONLY one of the following options" in zs[1].content
+    dap = suite.strategy("dap").messages(item)
+    assert "Important Linguistic Rule" in dap[0].content and "Important Linguistic Rule" not in zs[0].content
+    cot = suite.strategy("cot").messages(item)[1].content
+    assert '"reasoning"' in cot and "Premise: P." in cot and '{"reasoning": "The premise describes' in cot
+    cf = suite.strategy("counterfactual").messages(item)[1].content
+    assert "list 3 possible real-world scenarios" in cf and '"possible_interruptions"' in cf
+    assert suite.strategy("cot", max_new_tokens=7).render(item)[0].max_new_tokens == 7
+
+
+def test_strategy_parses_json_and_counts_truncation() -> None:
+    s = suite.strategy("cot", max_new_tokens=10)
+    item = Item("x", {"premise": "P.", "hypothesis": "H."}, "True", {})
+    pred = s.parse(item, [Generation(text='{"reasoning": "r", "label": "Unknown"}', n_tokens=10)])
+    assert pred.label == "Unknown" and pred.detail["truncated"] is True
+
+
+def test_builtin_generator_is_complete_and_deterministic() -> None:
+    rows = data.build(seed=0)
+    assert rows == data.build(seed=0)
+    assert len(rows) == 400
+    groups = {g: [r for r in rows if r["group"] == g] for g in "ABCD"}
+    assert all(len(v) == 100 for v in groups.values())
+    classes = [r["verb_class"] for r in groups["A"]]
+    assert [classes.count(c) for c in data.TELIC_CLASSES] == [44, 9, 39, 8]  # Appendix A
+    a, c = groups["A"][0], groups["C"][0]
+    assert a["hypothesis"] == c["hypothesis"] and a["premise"].startswith(c["premise"][:-1] + ", but ")
+    assert c["premise"] == "The mechanic was fixing the truck's engine."
+    assert all("  " not in r["premise"] and " ." not in r["premise"] for r in rows)
+
+
+def test_user_lexicon_and_seeded_alternatives(tmp_path: Path) -> None:
+    lex = tmp_path / "lex.csv"
+    lex.write_text("verb,aspect,verb_class,subject,plural,complement,interruption\n"
+                   "bake,telic,Creation,The baker|The chef,0,a cake,the oven broke\n"
+                   "swim,atelic,Activity,The kids,1,in the lake,it got dark\n")
+    tmpl = tmp_path / "t.yaml"
+    tmpl.write_text('premise_progressive: "{subject} {be} {ing} {complement}."\n'
+                    'premise_interrupted: "{subject} {be} {ing} {complement}, but {interruption}."\n'
+                    'hypothesis: "{subject} {past} {complement}."\n')
+    rows = data.build(lex, tmpl, seed=3)
+    assert [r["id"] for r in rows] == ["A_001", "B_001", "C_001", "D_001"]
+    assert rows[1]["premise"] == "The kids were swimming in the lake, but it got dark."
+    assert rows[3]["hypothesis"] == "The kids swam in the lake."
+    subjects = {data.build(lex, tmpl, seed=s)[0]["premise"].split(" was")[0] for s in range(20)}
+    assert subjects == {"The baker", "The chef"}
+
+
+def test_lexicon_errors_name_row_and_field(tmp_path: Path) -> None:
+    lex = tmp_path / "lex.csv"
+    lex.write_text("verb,aspect,verb_class,subject,plural,complement,interruption\n"
+                   "bake,telic,Creation,The baker,0,a cake,x\n"
+                   "swim,telic,Activity,The kids,1,,y\n")
+    with pytest.raises(DatasetError, match=r"lex.csv, row 3, field 'verb_class'"):
+        data.read_lexicon(lex)
+
+
+GOOD = {"id": "A_1", "group": "A_Interrupted_Accomplishment", "verb_class": "Creation", "verb": "build",
+        "premise": "p", "hypothesis": "h", "label": "False"}
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"label": "Maybe"}, r"row 2, field 'label': label 'Maybe' is not one of"),
+    ({"label": "True"}, r"row 2, field 'label': group A requires label 'False'"),
+    ({"group": "E"}, r"row 2, field 'group'"),
+    ({"premise": ""}, r"row 2, field 'premise': missing or empty"),
+    ({"verb_class": "Activity"}, r"row 2, field 'verb_class': group A needs a telic"),
+    ({"id": "A_1"}, r"row 2, field 'id': duplicate id"),
+])
+def test_loader_errors(tmp_path: Path, change: dict[str, str], message: str) -> None:
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps([GOOD, {**GOOD, "id": "A_2", **change}]))
+    with pytest.raises(DatasetError, match=message) as e:
+        data.load_json(path)
+    assert "bad.json" in str(e.value)
+
+
+def test_loader_reports_invalid_json_position(tmp_path: Path) -> None:
+    path = tmp_path / "broken.json"
+    path.write_text('[{"id": "A_1",\n  "group": }]')
+    with pytest.raises(DatasetError, match=r"broken.json: invalid JSON at line 2"):
+        data.load_json(path)
+
+
+def test_official_file_loads(shared_datasets: Path) -> None:
+    items = data.load_json(shared_datasets / "imperfective_nli" / "imperfectiveNLI.json")
+    assert len(items) == 400
+    assert {g: sum(i.tags["group"] == g for i in items) for g in "ABCD"} == {g: 100 for g in "ABCD"}
+    telic = [i.tags["verb_class"] for i in items if i.tags["group"] == "A"]
+    assert [telic.count(c) for c in data.TELIC_CLASSES] == [44, 9, 39, 8]
