@@ -1,0 +1,58 @@
+"""lingdiag: controlled linguistic diagnostic evaluations of language models."""
+
+from lingdiag.config import RunConfig
+from lingdiag.errors import (
+    BackendError,
+    CapabilityError,
+    ConfigError,
+    DatasetError,
+    LingdiagError,
+    MissingDependency,
+    RunError,
+    UnknownNameError,
+)
+from lingdiag.records import (
+    UNPARSED,
+    ChatMessage,
+    Constraint,
+    Generation,
+    GenerationRequest,
+    Item,
+    ItemRecord,
+    LogLikelihood,
+    LoglikelihoodRequest,
+    Prediction,
+)
+from lingdiag.run import RunResult, evaluate, run
+from lingdiag.suite import Axis, Condition, Dataset, Strategy, Suite, register_suite
+
+__all__ = [
+    "UNPARSED",
+    "Axis",
+    "BackendError",
+    "CapabilityError",
+    "ChatMessage",
+    "Condition",
+    "ConfigError",
+    "Constraint",
+    "Dataset",
+    "DatasetError",
+    "Generation",
+    "GenerationRequest",
+    "Item",
+    "ItemRecord",
+    "LingdiagError",
+    "LogLikelihood",
+    "LoglikelihoodRequest",
+    "MissingDependency",
+    "Prediction",
+    "RunConfig",
+    "RunError",
+    "RunResult",
+    "Strategy",
+    "Suite",
+    "UnknownNameError",
+    "evaluate",
+    "register_suite",
+    "run",
+]
