@@ -186,6 +186,25 @@ def data_stats(
         out.print(t)
 
 
+@data_app.command("build")
+def data_build(
+    suite: str = typer.Argument(...),
+    out_file: Path = typer.Option(..., "--out", help="JSON file to write (the official format)."),
+    lexicon: Path = typer.Option(None, help="Lexicon (CSV or YAML); default: the built-in one."),
+    templates: Path = typer.Option(None, help="Sentence templates (YAML); default: the built-in ones."),
+    seed: int = typer.Option(0, help="Chooses among `a|b` alternatives in the lexicon."),
+) -> None:
+    """Generate a dataset from a lexicon and templates; run it with --dataset FILE."""
+    from lingdiag.suite import SUITES
+
+    s = SUITES.get(suite)
+    if s.build is None:
+        raise ConfigError(f"suite {suite!r} has no dataset generator")
+    rows = s.build(lexicon, templates, seed)
+    out_file.write_text(json.dumps(rows, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    out.print(f"wrote {len(rows)} items to {out_file}")
+
+
 @app.command()
 def report(
     runs: list[Path] = typer.Argument(..., help="Run directories to tabulate together."),

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
 from lingdiag.records import Item, ItemRecord, Prediction, Request, Response
@@ -83,6 +84,9 @@ class Suite:
     stat_tags: tuple[str, ...] = ()
     """Item tags that ``lingdiag data stats`` counts items by."""
     default_dataset: str = "builtin"
+    build: Callable[[Path | None, Path | None, int], list[dict[str, Any]]] | None = None
+    """``build(lexicon, templates, seed)``: rows of a new dataset file from user material
+    (``lingdiag data build``); None where the suite has no generator."""
 
     def axis(self, name: str) -> Axis:
         """The axis called ``name``."""

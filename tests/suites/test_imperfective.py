@@ -151,3 +151,28 @@ def test_official_file_loads(shared_datasets: Path) -> None:
     assert {g: sum(i.tags["group"] == g for i in items) for g in "ABCD"} == {g: 100 for g in "ABCD"}
     telic = [i.tags["verb_class"] for i in items if i.tags["group"] == "A"]
     assert [telic.count(c) for c in data.TELIC_CLASSES] == [44, 9, 39, 8]
+
+
+def test_cli_builds_a_dataset_that_runs(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from lingdiag.cli import app
+    from lingdiag.config import RunConfig
+    from lingdiag.models.mock import MockBackend
+    from lingdiag.run import evaluate
+
+    lex = tmp_path / "lex.yaml"
+    lex.write_text("- {verb: knit, aspect: telic, verb_class: Creation, subject: Grandma, plural: 0,\n"
+                   "   complement: a scarf, interruption: the wool ran out, past: knitted}\n"
+                   "- {verb: hum, aspect: atelic, verb_class: Activity, subject: The boys, plural: 1,\n"
+                   "   complement: '', interruption: the teacher came in}\n")
+    out = tmp_path / "mine.json"
+    result = CliRunner().invoke(app, ["data", "build", "imperfective", "--lexicon", str(lex), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    rows = json.loads(out.read_text())
+    assert rows[0]["premise"] == "Grandma was knitting a scarf, but the wool ran out."
+    assert rows[0]["hypothesis"] == "Grandma knitted a scarf."
+    assert rows[3]["premise"] == "The boys were humming."
+    cfg = RunConfig(suite="imperfective", model="mock", dataset=str(out), axes={"strategy": ["zero-shot"]})
+    res = evaluate(cfg, MockBackend(lambda r: "Unknown"), tmp_path / "run")
+    assert res.metrics["zero-shot"]["acc_C"] == 1.0 and res.metrics["zero-shot"]["n"] == 4

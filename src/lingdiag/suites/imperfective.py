@@ -115,6 +115,7 @@ register_suite(Suite(
     metrics=metrics,
     table=table,
     stat_tags=("group", "verb_class"),
+    build=data.build,
 ))
 
 
