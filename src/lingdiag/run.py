@@ -12,7 +12,7 @@ from typing import Any
 
 from lingdiag.config import RunConfig
 from lingdiag.errors import CapabilityError, ConfigError
-from lingdiag.models.base import Backend
+from lingdiag.models.base import Backend, ReportsUsage
 from lingdiag.records import (
     UNPARSED,
     Generation,
@@ -40,6 +40,8 @@ class RunResult:
     table: str
     skipped: dict[str, str] = field(default_factory=dict)
     """Conditions not run, with the reason (e.g. the backend has no log-likelihoods)."""
+    usage: dict[str, int] = field(default_factory=dict)
+    """What the backend counted during this run (requests, retries, errors, tokens, cache hits)."""
 
 
 def dispatch(backend: Backend, requests: Sequence[Request]) -> list[Response]:
@@ -171,6 +173,7 @@ def evaluate(
         "seed": config.seed, "timings": {}, "skipped": {},
     }
     store.write_json("meta.json", meta)
+    usage_before = backend.usage() if isinstance(backend, ReportsUsage) else {}
     order: list[tuple[str, str]] = []
     for condition in conditions:
         items = spread(condition.items, config.limit)
@@ -208,8 +211,11 @@ def evaluate(
     table = suite.table([(backend.identity.get("model", config.model), c, m) for c, m in metrics.items()])
     store.write_json("metrics.json", metrics)
     store.write_text("table.md", table)
+    if isinstance(backend, ReportsUsage):
+        meta["usage"] = {k: v - usage_before.get(k, 0) for k, v in backend.usage().items()}
     store.write_json("meta.json", meta)
-    return RunResult(out=out, metrics=metrics, table=table, skipped=dict(meta["skipped"]))
+    return RunResult(out=out, metrics=metrics, table=table, skipped=dict(meta["skipped"]),
+                     usage=dict(meta.get("usage", {})))
 
 
 def summary(records: Sequence[ItemRecord]) -> dict[str, Any]:

@@ -66,3 +66,12 @@ class Backend(Protocol):
             One ``LogLikelihood`` per request, in the same order.
         """
         ...
+
+
+@runtime_checkable
+class ReportsUsage(Protocol):
+    """A backend that counts what it did; the runner records the counts in ``meta.json``."""
+
+    def usage(self) -> dict[str, int]:
+        """Counters since the backend was built (e.g. requests, retries, errors, tokens)."""
+        ...

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from lingdiag.models.base import Backend, Capabilities
+from lingdiag.models.base import Backend, Capabilities, ReportsUsage
 from lingdiag.records import (
     Generation,
     GenerationRequest,
@@ -118,6 +118,11 @@ class CachedBackend:
         self.hits += len(requests) - len(todo)
         self.misses += len(todo)
         return [answers[k] for k in keys]
+
+    def usage(self) -> dict[str, int]:
+        """Cache hits and misses, plus the wrapped backend's counters where it keeps any."""
+        inner = self.inner.usage() if isinstance(self.inner, ReportsUsage) else {}
+        return {"cache_hits": self.hits, "cache_misses": self.misses, **inner}
 
     def generate(self, requests: Sequence[GenerationRequest]) -> list[Generation]:
         """Cached ``generate``."""
