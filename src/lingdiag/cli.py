@@ -7,6 +7,7 @@ Suites may add command groups of their own through ``CLI_APPS``.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -242,6 +243,9 @@ def cache_clear(model: str = typer.Option(None, help="Only this model's entries.
 
 def main() -> None:
     """Entry point: lingdiag errors print one clear line and exit 2."""
+    # transformers' per-load progress bars would interleave with lingdiag's own.
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
     load_plugins()
     for name in CLI_APPS.names():
         app.add_typer(CLI_APPS.get(name), name=name)

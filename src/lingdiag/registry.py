@@ -24,6 +24,7 @@ _BUILTIN_MODULES = (
     "lingdiag.suites.imperfective",
     "lingdiag.suites.explica",
     "lingdiag.suites.cxnli",
+    "lingdiag.analysis.cli",
 )
 _loaded = False
 

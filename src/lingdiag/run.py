@@ -19,7 +19,6 @@ from lingdiag.records import (
     GenerationRequest,
     Item,
     ItemRecord,
-    LogLikelihood,
     LoglikelihoodRequest,
     Request,
     Response,
@@ -80,7 +79,7 @@ def _output_json(r: Response) -> Any:
     return {"logprob": r.logprob, "n_tokens": r.n_tokens, "is_greedy": r.is_greedy}
 
 
-def _score(condition: Condition, item: Item, requests: list[Request], responses: list[Response]) -> ItemRecord:
+def _score(condition: Condition, item: Item, requests: Sequence[Request], responses: Sequence[Response]) -> ItemRecord:
     errors = [r.error for r in responses if r.error is not None]
     if errors:
         label, detail = UNPARSED, {}

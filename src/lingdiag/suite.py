@@ -23,7 +23,7 @@ class Strategy(Protocol):
     A strategy that asks for an answer format ships the parser for that format.
     """
 
-    def render(self, item: Item) -> list[Request]:
+    def render(self, item: Item) -> Sequence[Request]:
         """The requests this item needs (one prompt, or one per candidate answer)."""
         ...
 

@@ -103,7 +103,7 @@ def convert_gguf(gguf: Path, target: Path) -> None:
     config = AutoConfig.from_pretrained(src, gguf_file=name)
     if hasattr(config, "quantization_config"):
         del config.quantization_config
-    plain = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
+    plain = AutoModelForCausalLM.from_config(config, dtype=torch.float32)  # type: ignore[no-untyped-call]
     missing, unexpected = plain.load_state_dict(quant.state_dict(), strict=False)
     # Tied output embeddings appear as "missing" and are filled by tie_weights().
     if unexpected or any("lm_head" not in k for k in missing):

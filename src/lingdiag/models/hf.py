@@ -66,6 +66,25 @@ def token_budget_batches(lengths: Sequence[int], budget: int, max_batch: int = 6
     return batches
 
 
+def stored_param_count(model_path: str) -> int | None:
+    """Parameters stored in ``model_path``'s safetensors files, from their headers alone.
+
+    Recorded as ``n_params`` for model-scale analyses without loading the weights (the
+    backend loads lazily); None for hub ids, GGUF or ``.bin`` checkpoints.
+    """
+    import json
+    import math
+    from pathlib import Path
+
+    files = sorted(Path(model_path).glob("*.safetensors")) if Path(model_path).is_dir() else []
+    total = 0
+    for f in files:
+        with open(f, "rb") as fh:
+            header = json.loads(fh.read(int.from_bytes(fh.read(8), "little")))
+        total += sum(math.prod(v["shape"]) for k, v in header.items() if k != "__metadata__")
+    return total or None
+
+
 class HFBackend:
     """A causal LM from transformers, run on the CPU in float32."""
 
@@ -106,6 +125,9 @@ class HFBackend:
         self.name = name or model_path
         self.batch_tokens = batch_tokens
         self._identity = {"backend": "hf", "model": self.name, "path": model_path, "weights_sha256": weights_hash}
+        n_params = stored_param_count(model_path)
+        if n_params:
+            self._identity["n_params"] = str(n_params)
         eos = self.model.generation_config.eos_token_id
         self.eos_ids = set(eos if isinstance(eos, list) else [eos] if eos is not None else [])
         self.eos_ids.add(self.tokenizer.eos_token_id)

@@ -57,7 +57,8 @@ def load(spec: str) -> Dataset:
 
 def conditions(dataset: Dataset, axes: Mapping[str, Sequence[str]], options: Mapping[str, Any]) -> list[Condition]:
     """One condition per strategy; ``max_new_tokens`` (default 512) and per-strategy
-    ``max_new_tokens_<strategy>`` options cap generation."""
+    ``max_new_tokens_<strategy>`` options cap generation.
+    """
     out = []
     for name in axes["strategy"]:
         cap = int(options.get(f"max_new_tokens_{name}", options.get("max_new_tokens", 512)))

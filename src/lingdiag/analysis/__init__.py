@@ -1,0 +1,1 @@
+"""Analyses over run directories and models beyond the per-run metrics (paper-specific)."""

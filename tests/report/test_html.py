@@ -1,0 +1,127 @@
+"""The HTML report: escaping of untrusted text, contents, and the no-matplotlib fallback."""
+
+import base64
+import json
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from lingdiag.config import RunConfig
+from lingdiag.models.mock import MockBackend
+from lingdiag.records import GenerationRequest
+from lingdiag.report import plots
+from lingdiag.report.html import markdown_to_html
+from lingdiag.report.tables import combined
+from lingdiag.run import evaluate
+
+PNG = b"\x89PNG\r\n\x1a\n"
+XSS_OUTPUT = "<script>alert(1)</script> I refuse"
+XSS_PREMISE = 'The carpenter was building a gazebo <img src=x onerror="alert(2)">.'
+
+
+def hostile_dataset(path: Path) -> Path:
+    """Four ImperfectiveNLI rows whose text carries markup."""
+    rows = [
+        {"id": "A_1", "group": "A", "verb_class": "Creation", "verb": "build", "premise": XSS_PREMISE + " But it fell.",
+         "hypothesis": "The carpenter built a gazebo.", "label": "False"},
+        {"id": "B_1", "group": "B", "verb_class": "Activity", "verb": "run",
+         "premise": "The athletes were running, but it hailed.", "hypothesis": "The athletes ran.", "label": "True"},
+        {"id": "C_1", "group": "C", "verb_class": "Creation", "verb": "build", "premise": XSS_PREMISE,
+         "hypothesis": "The carpenter built a gazebo.", "label": "Unknown"},
+        {"id": "D_1", "group": "D", "verb_class": "Activity", "verb": "run",
+         "premise": "The athletes were running.", "hypothesis": "The athletes ran.", "label": "True"},
+    ]
+    path.write_text(json.dumps(rows))
+    return path
+
+
+def answer(req: GenerationRequest) -> str:
+    """Right on A, wrong on B, markup (unparsed) on C, right on D."""
+    text = req.messages[-1].content
+    if "fell" in text:
+        return "False"
+    if "hailed" in text:
+        return "Unknown"
+    return XSS_OUTPUT if "gazebo" in text else "True"
+
+
+def make_run(tmp_path: Path, name: str, model: str, strategies: list[str], dataset: str = "builtin",
+             limit: int | None = None) -> Path:
+    cfg = RunConfig(suite="imperfective", model=model, dataset=dataset, axes={"strategy": strategies}, limit=limit)
+    evaluate(cfg, MockBackend(answer, name=model), tmp_path / name)
+    return tmp_path / name
+
+
+def test_untrusted_text_is_escaped(tmp_path: Path) -> None:
+    data = hostile_dataset(tmp_path / "hostile.json")
+    run = make_run(tmp_path, "r", "<b>evil-model</b>", ["zero-shot"], dataset=str(data))
+    combined([run], tmp_path / "report.html")
+    page = (tmp_path / "report.html").read_text()
+    assert "&lt;script&gt;alert(1)&lt;/script&gt; I refuse" in page  # the raw output is shown, escaped
+    assert "<script" not in page.lower()
+    assert "<img src=x" not in page and "&lt;img src=x onerror=&quot;alert(2)&quot;&gt;" in page
+    assert "<b>evil-model</b>" not in page and "&lt;b&gt;evil-model&lt;/b&gt;" in page
+
+
+def test_report_holds_counts_tables_figures_and_samples(tmp_path: Path) -> None:
+    data = hostile_dataset(tmp_path / "d.json")
+    run = make_run(tmp_path, "r", "mock", ["zero-shot", "dap", "cot"], dataset=str(data))
+    text, everything = combined([run], tmp_path / "out" / "report.html")
+    page = (tmp_path / "out" / "report.html").read_text()
+    m = everything[str(run)]["metrics"]["zero-shot"]
+    assert (m["n"], m["n_unparsed"], m["n_errors"]) == (4, 1, 0)
+    assert f"<td>{run}</td><td>mock</td><td>zero-shot</td><td>4</td><td>1</td><td>25.0%</td><td>0</td>" in page
+    assert "<th>Acc A (↑)</th>" in page  # the markdown tables are HTML tables
+    assert "<th>Creation</th>" in page
+    images = re.findall(r'src="data:image/png;base64,([A-Za-z0-9+/=]+)"', page)
+    assert len(images) == 3 and all(base64.b64decode(i).startswith(PNG) for i in images)
+    assert "Prompt trade-off (§5.2, Figure 1)" in page
+    # Per condition: both correct items (A, D), the wrong one (B), the unparsed one (C).
+    for kind, n in (("correct", 2), ("wrong", 1), ("unparsed", 1)):
+        assert page.count(f'<details class="{kind}">') == 3 * n
+    assert "[system]\nYou are a strict logician" in page and "predicted unparsed" in page
+    # Three strategies of one model are enough for the trade-off analysis.
+    assert "Prompt trade-off (§5.2, Figure 1)</h4>" in page and "zero-shot → dap → cot" in page
+
+
+def test_report_without_matplotlib_still_writes_tables(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    run = make_run(tmp_path, "r", "mock", ["zero-shot"], limit=8)
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if the plots extra were not installed
+    assert not plots.available()
+    combined([run], tmp_path / "report.html")
+    page = (tmp_path / "report.html").read_text()
+    assert "figures need matplotlib: pip install &#x27;lingdiag[plots]&#x27;" in page
+    assert "data:image/png" not in page and "<th>Acc A (↑)</th>" in page
+
+
+def test_two_runs_of_one_model_and_strategy_give_a_note_not_a_crash(tmp_path: Path) -> None:
+    a = make_run(tmp_path, "a", "mock", ["zero-shot"], limit=8)
+    b = make_run(tmp_path, "b", "mock", ["zero-shot"], limit=12)
+    combined([a, b], tmp_path / "report.html")
+    page = (tmp_path / "report.html").read_text()
+    assert "no figures: model &#x27;mock&#x27; has two runs of condition &#x27;zero-shot&#x27;" in page
+    assert f"<h3>{a} (mock)</h3>" in page and f"<h3>{b} (mock)</h3>" in page  # both runs' samples
+
+
+def test_plot_functions_return_png_for_several_models(tmp_path: Path) -> None:
+    rows = []
+    for model in ("m1", "m2"):
+        run = make_run(tmp_path, model, model, ["zero-shot", "cot", "counterfactual"], limit=12)
+        metrics = json.loads((run / "metrics.json").read_text())
+        rows += [(model, c, x) for c, x in metrics.items()]
+    for draw in (plots.group_accuracy_png, plots.tradeoff_png, plots.verb_class_png):
+        assert draw(rows).startswith(PNG)
+    assert [f.title for f in plots.PLOTS.get("imperfective")(rows)][1] == "Prompt trade-off (§5.2, Figure 1)"
+
+
+@pytest.mark.parametrize(("markdown", "html"), [
+    ("## Title <x>", "<h3>Title &lt;x&gt;</h3>"),
+    ("| a | b |\n|---|---|\n| 1 | <i>2</i> |", "<table><thead><tr><th>a</th><th>b</th></tr></thead>"
+                                               "<tbody><tr><td>1</td><td>&lt;i&gt;2&lt;/i&gt;</td></tr></tbody></table>"),
+    ("- one\n- two & three", "<ul><li>one</li><li>two &amp; three</li></ul>"),
+    ("plain \"text\"", "<p>plain &quot;text&quot;</p>"),
+])
+def test_markdown_to_html(markdown: str, html: str) -> None:
+    assert markdown_to_html(markdown) == html
