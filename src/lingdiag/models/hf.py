@@ -1,9 +1,19 @@
 """Hugging Face transformers backend: hub ids, local directories and GGUF files, on CPU.
 
-Float32, greedy, left-padded batched generation; log-likelihoods from one forward pass
-per batch. Batches are formed by a token budget over length-sorted requests (short
-requests travel in large batches, long ones in small), and answers are returned in
-request order.
+Float32, greedy, batched. Batches are formed by a token budget over length-sorted
+requests (short requests travel in large batches, long ones in small), and answers are
+returned in request order.
+
+Shared prefixes are computed once (``prefix_reuse``, on by default; see
+``lingdiag.models.prefix``): generation requests of one call run their common prompt
+prefix (system prompt, few-shot block) at batch size 1 and expand its key/value cache to
+every batch; log-likelihood requests run as a three-level tree (call-wide prefix, groups
+sharing more, per-request tails) and apply the LM head only at the positions that are
+scored, a chunk at a time. The plain path (``prefix_reuse=False``) runs every request in
+full; both give the same greedy text and argmax, and log-probs equal within 1e-4.
+
+torch and transformers are imported, and the weights loaded, on the first request: a
+run answered entirely from the response cache never pays for them.
 """
 
 from __future__ import annotations
@@ -11,17 +21,23 @@ from __future__ import annotations
 import os
 from collections import defaultdict
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass
+from functools import cached_property
+from importlib.util import find_spec
+from typing import TYPE_CHECKING, Any
 
 from lingdiag.errors import BackendError, MissingDependency
 from lingdiag.models.base import Capabilities
+from lingdiag.models.prefix import Group, common_prefix_all, plan_groups
 from lingdiag.records import ChatMessage, Generation, GenerationRequest, LogLikelihood, LoglikelihoodRequest
 
-try:
+if TYPE_CHECKING:
     import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer, GenerationConfig, LogitsProcessor
-except ImportError as e:  # pragma: no cover - exercised only without the hf extra
-    raise MissingDependency("the transformers backend", "hf", ["torch==2.13.0", "transformers"]) from e
+
+MIN_SHARED_PROMPT = 8
+"""Shortest common prompt prefix worth a separate forward pass in generation."""
+HEAD_CHUNK = 512
+"""Positions per LM-head chunk when scoring: bounds the logits buffer (512 × vocab floats)."""
 
 
 def fallback_chat(messages: Sequence[ChatMessage]) -> str:
@@ -34,13 +50,15 @@ def fallback_chat(messages: Sequence[ChatMessage]) -> str:
     return "\n\n".join(turns) + "\n\nAssistant:"
 
 
-class _GreedyLogprobs(LogitsProcessor):  # type: ignore[misc]
-    """Records the log-probability of each greedy choice without storing full score tensors."""
+class _GreedyLogprobs:
+    """A logits processor recording the log-probability of each greedy choice (no full score tensors)."""
 
     def __init__(self) -> None:
         self.steps: list[torch.Tensor] = []
 
     def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
+        import torch
+
         self.steps.append(scores.max(dim=-1).values - torch.logsumexp(scores.float(), dim=-1))
         return scores
 
@@ -64,6 +82,30 @@ def token_budget_batches(lengths: Sequence[int], budget: int, max_batch: int = 6
         else:
             batches.append([i])
     return batches
+
+
+@dataclass
+class _Rows:
+    """Batched rows computed so far: their key/value cache and 2D attention mask."""
+
+    cache: Any
+    """A transformers ``DynamicCache`` with one batch row per row."""
+    mask: torch.Tensor
+    """``[rows, slots]``: 1 for real tokens, 0 for padding between and before segments."""
+    length: torch.Tensor
+    """``[rows]``: real tokens so far, i.e. the position id of each row's next token."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Scored:
+    """The scoring view of one log-likelihood request."""
+
+    seq: list[int]
+    """Model input: context and continuation tokens without the last one."""
+    targets: list[int]
+    """``targets[t]`` is the token predicted at position ``t`` (the input shifted by one)."""
+    first: int
+    """First scored position: the continuation starts at ``first + 1``."""
 
 
 def stored_param_count(model_path: str) -> int | None:
@@ -97,9 +139,13 @@ class HFBackend:
         gguf_file: str | None = None,
         trust_remote_code: bool = False,
         batch_tokens: int = 8192,
+        max_batch: int = 64,
         threads: int | None = None,
+        prefix_reuse: bool = True,
     ) -> None:
-        """Load ``model_path`` (a hub id or a directory; with ``gguf_file``, the file in it).
+        """Describe ``model_path`` (a hub id or a directory; with ``gguf_file``, the file in it).
+
+        Nothing is loaded until the first request.
 
         Args:
             model_path: Hub id or local directory.
@@ -108,31 +154,29 @@ class HFBackend:
             gguf_file: File name of a GGUF model inside ``model_path``.
             trust_remote_code: Allow the model repository's own code; off unless asked.
             batch_tokens: Padded-token budget per forward batch.
+            max_batch: Upper bound on rows per forward batch.
             threads: Torch CPU threads (default: all cores).
+            prefix_reuse: Compute shared prompt prefixes once (see the module docstring).
         """
-        torch.set_num_threads(threads or os.cpu_count() or 1)
-        kwargs: dict[str, Any] = {"trust_remote_code": trust_remote_code}
-        if gguf_file:
-            kwargs["gguf_file"] = gguf_file
-        try:
-            self.tokenizer = AutoTokenizer.from_pretrained(model_path, **kwargs)
-            self.model = AutoModelForCausalLM.from_pretrained(model_path, dtype=torch.float32, **kwargs)
-        except OSError as e:
-            raise BackendError(f"cannot load model {model_path!r}: {e}") from e
-        self.model.eval()
-        if self.tokenizer.pad_token_id is None:
-            self.tokenizer.pad_token = self.tokenizer.eos_token
+        missing = [p for p in ("torch", "transformers") if find_spec(p) is None]
+        if missing:
+            raise MissingDependency("the transformers backend", "hf", ["torch==2.13.0", "transformers"])
         self.name = name or model_path
         self.batch_tokens = batch_tokens
+        self.max_batch = max_batch
+        self.prefix_reuse = prefix_reuse
+        self._path = model_path
+        self._threads = threads
+        self._load_kwargs: dict[str, Any] = {"trust_remote_code": trust_remote_code}
+        if gguf_file:
+            self._load_kwargs["gguf_file"] = gguf_file
         self._identity = {"backend": "hf", "model": self.name, "path": model_path, "weights_sha256": weights_hash}
         n_params = stored_param_count(model_path)
         if n_params:
             self._identity["n_params"] = str(n_params)
-        eos = self.model.generation_config.eos_token_id
-        self.eos_ids = set(eos if isinstance(eos, list) else [eos] if eos is not None else [])
-        self.eos_ids.add(self.tokenizer.eos_token_id)
-        bos = self.tokenizer.bos_token_id
-        self.prefix_id = bos if bos is not None else self.tokenizer.eos_token_id
+        self._tokenizer: Any = None
+        self._model: Any = None
+        self._head_checked: bool | None = None
 
     @property
     def identity(self) -> dict[str, str]:
@@ -142,9 +186,65 @@ class HFBackend:
     @property
     def capabilities(self) -> Capabilities:
         """Generation and log-likelihood; constrained decoding is added by the constraint module."""
-        from lingdiag.models import constraints
+        return Capabilities(generate=True, loglikelihood=True, constrained=False, chat=True)
 
-        return Capabilities(generate=True, loglikelihood=True, constrained=constraints.available(), chat=True)
+    # -- loading ----------------------------------------------------------------------
+    @property
+    def tokenizer(self) -> Any:
+        """The transformers tokenizer, loaded on first use (a pad token is always set)."""
+        if self._tokenizer is None:
+            from transformers import AutoTokenizer
+
+            try:
+                tokenizer = AutoTokenizer.from_pretrained(self._path, **self._load_kwargs)
+            except OSError as e:
+                raise BackendError(f"cannot load the tokenizer of {self._path!r}: {e}") from e
+            if tokenizer.pad_token_id is None:
+                tokenizer.pad_token = tokenizer.eos_token
+            self._tokenizer = tokenizer
+        return self._tokenizer
+
+    @property
+    def model(self) -> Any:
+        """The transformers model in float32, eval mode, loaded on first use."""
+        if self._model is None:
+            import torch
+            from transformers import AutoModelForCausalLM
+
+            torch.set_num_threads(self._threads or os.cpu_count() or 1)
+            try:
+                model = AutoModelForCausalLM.from_pretrained(self._path, dtype=torch.float32, **self._load_kwargs)
+            except OSError as e:
+                raise BackendError(f"cannot load model {self._path!r}: {e}") from e
+            self._model = model.eval()
+        return self._model
+
+    @property
+    def eos_ids(self) -> set[int]:
+        """Token ids that end a generation (the model's and the tokenizer's EOS)."""
+        eos = self.model.generation_config.eos_token_id
+        ids = set(eos if isinstance(eos, list) else [eos] if eos is not None else [])
+        ids.add(self.tokenizer.eos_token_id)
+        return ids
+
+    @property
+    def prefix_id(self) -> int:
+        """The token an empty log-likelihood context stands for: BOS, else EOS (as lm-eval)."""
+        bos = self.tokenizer.bos_token_id
+        return int(bos if bos is not None else self.tokenizer.eos_token_id)
+
+    @cached_property
+    def _window(self) -> int | None:
+        # Sliding-window layers count cache slots, and prefix reuse adds padding slots
+        # between segments; batches that could reach the window take the plain path.
+        window = self.model.config.get_text_config().to_dict().get("sliding_window")
+        return int(window) if window else None
+
+    @cached_property
+    def _softcap(self) -> float | None:
+        # Gemma-family configs cap the final logits; other architectures have no such field.
+        cap = self.model.config.get_text_config().to_dict().get("final_logit_softcapping")
+        return float(cap) if cap else None
 
     # -- generation -----------------------------------------------------------------
     def render(self, request: GenerationRequest) -> str:
@@ -169,35 +269,71 @@ class HFBackend:
             groups[(r.max_new_tokens, r.stop, r.constraint)].append(i)
         encoded = [self._encode_prompt(r) for r in requests]
         for (max_new, stop, constraint), idx in groups.items():
-            lengths = [len(encoded[i]) + max_new for i in idx]
-            for batch in token_budget_batches(lengths, self.batch_tokens):
+            prompts = [encoded[i] for i in idx]
+            shared = self._shared_prompt(prompts, max_new)
+            lengths = [len(p) + max_new for p in prompts]
+            for batch in token_budget_batches(lengths, self.batch_tokens, self.max_batch):
                 rows = [idx[b] for b in batch]
-                for i, g in zip(rows, self._generate_batch([encoded[i] for i in rows], max_new, stop, constraint),
-                                strict=True):
+                answers = self._generate_batch([encoded[i] for i in rows], max_new, stop, constraint, shared)
+                for i, g in zip(rows, answers, strict=True):
                     out[i] = g
         return [g for g in out if g is not None]
 
+    def _shared_prompt(self, prompts: list[list[int]], max_new: int) -> tuple[list[int], _Rows] | None:
+        """The prompts' common prefix and its one-row cache, when worth reusing."""
+        if not self.prefix_reuse or len(prompts) < 2:
+            return None
+        # Every row keeps at least one token of its own to start generating from.
+        n = min(common_prefix_all(prompts), min(len(p) for p in prompts) - 1)
+        window = self._window
+        if n < MIN_SHARED_PROMPT or (window and 2 * max(len(p) for p in prompts) + max_new > window):
+            return None
+        prefix = prompts[0][:n]
+        rows, _ = self._extend(None, [0], [prefix])
+        return prefix, rows
+
     def _generate_batch(self, prompts: list[list[int]], max_new: int, stop: tuple[str, ...],
-                        constraint: Any) -> list[Generation]:
-        width = max(len(p) for p in prompts)
+                        constraint: Any, shared: tuple[list[int], _Rows] | None) -> list[Generation]:
+        import torch
+        from transformers import GenerationConfig
+
         pad = self.tokenizer.pad_token_id
-        ids = torch.tensor([[pad] * (width - len(p)) + p for p in prompts])
-        mask = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in prompts])
+        cache: dict[str, Any] = {}
+        if shared is None:
+            width = max(len(p) for p in prompts)
+            ids = [[pad] * (width - len(p)) + p for p in prompts]
+            mask = [[0] * (width - len(p)) + [1] * len(p) for p in prompts]
+        else:
+            # [shared prefix][padding][own tokens]: the prefix slots come from the cache,
+            # and generate() numbers positions by the mask, so padding does not shift them.
+            prefix, rows = shared
+            tails = [p[len(prefix):] for p in prompts]
+            tail_width = max(len(t) for t in tails)
+            ids = [prefix + [pad] * (tail_width - len(t)) + t for t in tails]
+            mask = [[1] * len(prefix) + [0] * (tail_width - len(t)) + [1] * len(t) for t in tails]
+            width = len(prefix) + tail_width
+            cache["past_key_values"] = self._expand_cache(rows.cache, torch.zeros(len(prompts), dtype=torch.long))
+        eos_ids = self.eos_ids
         recorder = _GreedyLogprobs()
         processors = [*self._constraint_processors(constraint, len(prompts)), recorder]
         config = GenerationConfig(do_sample=False, max_new_tokens=max_new, pad_token_id=pad,
-                                  eos_token_id=sorted(self.eos_ids), num_beams=1, stop_strings=list(stop) or None)
+                                  eos_token_id=sorted(eos_ids), num_beams=1, stop_strings=list(stop) or None)
         with torch.inference_mode():
             seqs = self.model.generate(
-                input_ids=ids, attention_mask=mask, generation_config=config, logits_processor=processors,
-                tokenizer=self.tokenizer if stop else None,
+                input_ids=torch.tensor(ids), attention_mask=torch.tensor(mask), generation_config=config,
+                logits_processor=processors, tokenizer=self.tokenizer if stop else None, **cache,
             )
         new = seqs[:, width:].tolist()
         steps = torch.stack(recorder.steps, dim=1).tolist() if recorder.steps else [[] for _ in prompts]
+        # A row finished early (EOS or a stop string) is padded; padding that is not EOS
+        # must not count as generated tokens either.
+        ends = eos_ids | {pad}
         results = []
         for row, lps, prompt in zip(new, steps, prompts, strict=True):
-            n = next((k + 1 for k, t in enumerate(row) if t in self.eos_ids), len(row))
-            content = row[:n - 1] if n and row[n - 1] in self.eos_ids else row[:n]
+            n = next((k + 1 for k, t in enumerate(row) if t in ends), len(row))
+            if n and row[n - 1] == pad and pad not in eos_ids:
+                n -= 1
+            content = row[:n - 1] if n and row[n - 1] in eos_ids else row[:n]
             text = self.tokenizer.decode(content, skip_special_tokens=True)
             for s in stop:
                 if s in text:
@@ -209,11 +345,73 @@ class HFBackend:
     def _constraint_processors(self, constraint: Any, batch: int) -> list[Any]:
         if constraint is None:
             return []
-        from lingdiag.models.constraints import logits_processor
+        raise BackendError("constrained decoding is not available on this backend build")
 
-        return [logits_processor(constraint, self.tokenizer, batch,
-                                 vocab_size=int(self.model.get_output_embeddings().weight.shape[0]),
-                                 stop_ids=sorted(self.eos_ids))]
+    # -- shared forward passes ----------------------------------------------------------
+    def _expand_cache(self, cache: Any, rows: torch.Tensor) -> Any:
+        """A new cache whose row ``r`` copies row ``rows[r]`` of ``cache`` (which is not modified)."""
+        from transformers import DynamicCache
+
+        layers = [(layer.keys.index_select(0, rows), layer.values.index_select(0, rows)) for layer in cache.layers]
+        return DynamicCache(ddp_cache_data=layers, config=self.model.config)
+
+    def _extend(self, base: _Rows | None, parents: Sequence[int],
+                segments: Sequence[Sequence[int]]) -> tuple[_Rows, torch.Tensor]:
+        """Run one level of the prefix tree.
+
+        Args:
+            base: Rows computed so far (None to start from scratch).
+            parents: For each new row, the row of ``base`` it continues.
+            segments: For each new row, its tokens (non-empty), left-padded to one width.
+
+        Returns:
+            The new rows and their last hidden states ``[rows, width, hidden]``.
+        """
+        import torch
+        from transformers import DynamicCache
+
+        width = max(len(s) for s in segments)
+        pad = self.tokenizer.pad_token_id
+        ids = torch.tensor([[pad] * (width - len(s)) + list(s) for s in segments])
+        seg_mask = torch.tensor([[0] * (width - len(s)) + [1] * len(s) for s in segments])
+        if base is None:
+            start = torch.zeros(len(segments), dtype=torch.long)
+            mask, cache = seg_mask, DynamicCache(config=self.model.config)
+        else:
+            idx = torch.tensor(list(parents), dtype=torch.long)
+            start = base.length.index_select(0, idx)
+            mask = torch.cat([base.mask.index_select(0, idx), seg_mask], dim=1)
+            cache = self._expand_cache(base.cache, idx)
+        positions = (start[:, None] + seg_mask.cumsum(1) - 1).clamp(min=0)
+        with torch.inference_mode():
+            out = self.model.base_model(input_ids=ids, attention_mask=mask, position_ids=positions,
+                                        past_key_values=cache, use_cache=True)
+        return _Rows(out.past_key_values, mask, start + seg_mask.sum(1)), out.last_hidden_state
+
+    def _head(self, hidden: torch.Tensor) -> torch.Tensor:
+        """Logits from final hidden states, as the model's own LM head computes them."""
+        import torch
+
+        logits = self.model.get_output_embeddings()(hidden).float()
+        if self._softcap:
+            logits = torch.tanh(logits / self._softcap) * self._softcap
+        return logits
+
+    def _head_matches_model(self) -> bool:
+        """Whether ``_head`` reproduces the model's logits (checked once per model).
+
+        Scoring only selected positions needs the LM head outside the model's forward; an
+        architecture that transforms logits in ways ``_head`` does not know takes the plain path.
+        """
+        if self._head_checked is None:
+            import torch
+
+            ids = torch.tensor([[self.prefix_id, *self.tokenizer("The cat sat", add_special_tokens=False)["input_ids"]]])
+            with torch.inference_mode():
+                full = self.model(input_ids=ids).logits[0].float()
+                mine = self._head(self.model.base_model(input_ids=ids).last_hidden_state[0])
+            self._head_checked = bool(torch.allclose(full, mine, atol=1e-4, rtol=1e-4))
+        return self._head_checked
 
     # -- log-likelihood ---------------------------------------------------------------
     def _split(self, r: LoglikelihoodRequest) -> tuple[list[int], list[int]]:
@@ -235,10 +433,25 @@ class HFBackend:
         for r, (_, cont) in zip(requests, split, strict=True):
             if not cont:
                 raise BackendError(f"log-likelihood request with an empty continuation: {r!r}")
+        if not requests:
+            return []
+        scored = [_Scored(seq=(ctx + cont)[:-1], targets=(ctx + cont)[1:], first=len(ctx) - 1) for ctx, cont in split]
+        window = self._window
+        longest = max(len(s.seq) for s in scored)
+        if self.prefix_reuse and not (window and 2 * longest > window) and self._head_matches_model():
+            totals, wrong = self._loglik_tree(scored)
+            return [LogLikelihood(logprob=float(totals[i]), n_tokens=len(cont), is_greedy=int(wrong[i]) == 0)
+                    for i, (_, cont) in enumerate(split)]
+        return self._loglik_plain(split)
+
+    def _loglik_plain(self, split: list[tuple[list[int], list[int]]]) -> list[LogLikelihood]:
+        """Every request in full, logits at every position (the reference path)."""
+        import torch
+
         seqs = [(ctx + cont)[:-1] for ctx, cont in split]
-        out: list[LogLikelihood | None] = [None] * len(requests)
+        out: list[LogLikelihood | None] = [None] * len(split)
         pad = self.tokenizer.pad_token_id
-        for batch in token_budget_batches([len(s) for s in seqs], self.batch_tokens):
+        for batch in token_budget_batches([len(s) for s in seqs], self.batch_tokens, self.max_batch):
             width = max(len(seqs[i]) for i in batch)
             ids = torch.tensor([seqs[i] + [pad] * (width - len(seqs[i])) for i in batch])
             mask = torch.tensor([[1] * len(seqs[i]) + [0] * (width - len(seqs[i])) for i in batch])
@@ -250,6 +463,100 @@ class HFBackend:
                 lp = torch.log_softmax(logits[row, end - len(cont):end].float(), dim=-1)
                 target = torch.tensor(cont)
                 picked = lp.gather(1, target[:, None]).squeeze(1)
-                out[i] = LogLikelihood(logprob=float(picked.sum()), n_tokens=len(cont),
+                # Summed in float64: a float32 sum of ~30 terms near -100 drifts by ~1e-4.
+                out[i] = LogLikelihood(logprob=float(picked.double().sum()), n_tokens=len(cont),
                                        is_greedy=bool((lp.argmax(-1) == target).all()))
         return [r for r in out if r is not None]
+
+    def _loglik_tree(self, scored: list[_Scored]) -> tuple[torch.Tensor, torch.Tensor]:
+        """Summed log-probs and count of non-greedy tokens per request, sharing prefixes."""
+        import torch
+
+        seqs = [s.seq for s in scored]
+        totals = torch.zeros(len(scored), dtype=torch.float64)
+        wrong = torch.zeros(len(scored), dtype=torch.long)
+        root = common_prefix_all(seqs)
+        root_rows = None
+        if root:
+            root_rows, hidden = self._extend(None, [0], [seqs[0][:root]])
+            self._score(hidden, [(0, 0, 0, root, i) for i in range(len(scored))], scored, totals, wrong)
+        for batch in self._pack(plan_groups(seqs, root, self.max_batch), seqs, root):
+            # Level 1: one row per group, its shared segment (the whole tail of a lone request).
+            grouped = [g for g in batch if g.end > root]
+            if not grouped:
+                continue
+            level1, hidden = self._extend(root_rows, [0] * len(grouped), [seqs[g.members[0]][root:g.end]
+                                                                          for g in grouped])
+            width = hidden.shape[1]
+            spans = [(row, width - (g.end - root), root, g.end, i)
+                     for row, g in enumerate(grouped) for i in g.members]
+            self._score(hidden, spans, scored, totals, wrong)
+            # Level 2: one row per member with tokens beyond its group's segment.
+            tails = [(row, g.end, i) for row, g in enumerate(grouped) for i in g.members if len(seqs[i]) > g.end]
+            if not tails:
+                continue
+            _, hidden = self._extend(level1, [row for row, _, _ in tails], [seqs[i][end:] for _, end, i in tails])
+            width = hidden.shape[1]
+            spans = [(row, width - (len(seqs[i]) - end), end, len(seqs[i]), i)
+                     for row, (_, end, i) in enumerate(tails)]
+            self._score(hidden, spans, scored, totals, wrong)
+        return totals, wrong
+
+    def _pack(self, groups: list[Group], seqs: list[list[int]], root: int) -> list[list[Group]]:
+        """Batches of groups within the token budget, similar tails together (less padding)."""
+        def tail(g: Group) -> int:
+            return max(len(seqs[i]) for i in g.members) - g.end
+
+        groups = sorted(groups, key=lambda g: (-tail(g), -(g.end - root)))
+        batches: list[list[Group]] = []
+        rows = longest = 0
+        for g in groups:
+            length = max(len(seqs[i]) for i in g.members)
+            if batches and rows + len(g.members) <= self.max_batch and \
+                    max(longest, length) * (rows + len(g.members)) <= self.batch_tokens:
+                batches[-1].append(g)
+                rows, longest = rows + len(g.members), max(longest, length)
+            else:
+                batches.append([g])
+                rows, longest = len(g.members), length
+        return batches
+
+    def _score(self, hidden: torch.Tensor, spans: list[tuple[int, int, int, int, int]], scored: list[_Scored],
+               totals: torch.Tensor, wrong: torch.Tensor) -> None:
+        """Add the log-probs that one level's hidden states decide to ``totals``/``wrong``.
+
+        Args:
+            hidden: ``[rows, width, hidden]`` from ``_extend``.
+            spans: ``(row, column of start, start, end, request)``: the row holds the
+                request's positions ``[start, end)`` from that column on.
+            scored: The requests.
+            totals: Summed log-probs per request (updated).
+            wrong: Count of targets that are not the argmax, per request (updated).
+        """
+        import torch
+
+        unique: dict[tuple[int, int], int] = {}
+        pair_pos: list[int] = []
+        pair_target: list[int] = []
+        pair_request: list[int] = []
+        for row, col, start, end, i in spans:
+            s = scored[i]
+            for t in range(max(start, s.first), end):
+                key = (row, col + t - start)
+                pair_pos.append(unique.setdefault(key, len(unique)))
+                pair_target.append(s.targets[t])
+                pair_request.append(i)
+        if not unique:
+            return
+        keys = list(unique)
+        picked = hidden[torch.tensor([r for r, _ in keys]), torch.tensor([c for _, c in keys])]
+        pos, target, request = (torch.tensor(x) for x in (pair_pos, pair_target, pair_request))
+        with torch.inference_mode():
+            for lo in range(0, len(keys), HEAD_CHUNK):
+                logits = self._head(picked[lo:lo + HEAD_CHUNK])
+                sel = ((pos >= lo) & (pos < lo + HEAD_CHUNK)).nonzero().squeeze(1)
+                local, tgt = pos[sel] - lo, target[sel]
+                lp = logits[local, tgt] - torch.logsumexp(logits, dim=-1)[local]
+                totals.index_add_(0, request[sel], lp.double())
+                wrong.index_add_(0, request[sel], (logits.argmax(-1)[local] != tgt).long())
+
