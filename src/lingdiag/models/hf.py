@@ -186,7 +186,9 @@ class HFBackend:
     @property
     def capabilities(self) -> Capabilities:
         """Generation and log-likelihood; constrained decoding is added by the constraint module."""
-        return Capabilities(generate=True, loglikelihood=True, constrained=False, chat=True)
+        from lingdiag.models import constraints
+
+        return Capabilities(generate=True, loglikelihood=True, constrained=constraints.available(), chat=True)
 
     # -- loading ----------------------------------------------------------------------
     @property
@@ -345,7 +347,11 @@ class HFBackend:
     def _constraint_processors(self, constraint: Any, batch: int) -> list[Any]:
         if constraint is None:
             return []
-        raise BackendError("constrained decoding is not available on this backend build")
+        from lingdiag.models.constraints import logits_processor
+
+        return [logits_processor(constraint, self.tokenizer, batch,
+                                 vocab_size=int(self.model.get_output_embeddings().weight.shape[0]),
+                                 stop_ids=sorted(self.eos_ids))]
 
     # -- shared forward passes ----------------------------------------------------------
     def _expand_cache(self, cache: Any, rows: torch.Tensor) -> Any:
