@@ -64,7 +64,8 @@ def test_tradeoff_needs_three_strategies_for_a_correlation() -> None:
     (t,) = prompt_tradeoff(rows)
     assert t.model == "m" and t.corr_c is None and t.corr_d is None
     # A missing strategy keeps its slot: x = 0, 2, 3 rather than 0, 1, 2.
-    rows = [("m", s, {"acc_C": c, "acc_D": 0.5 + c / 10}) for s, c in (("zero-shot", 0.0), ("cot", 0.2), ("counterfactual", 0.9))]
+    points = (("zero-shot", 0.0), ("cot", 0.2), ("counterfactual", 0.9))
+    rows = [("m", s, {"acc_C": c, "acc_D": 0.5 + c / 10}) for s, c in points]
     (t,) = prompt_tradeoff(rows)
     assert t.corr_c is not None and t.corr_c.n == 3
     assert t.corr_c.r == pytest.approx(pearson([0, 2, 3], [0.0, 0.2, 0.9]).r)  # type: ignore[union-attr]
@@ -192,7 +193,8 @@ def scripted(skill: float, step: int):  # type: ignore[no-untyped-def]
 def runs(tmp_path: Path) -> list[Path]:
     """Three scripted "models" × four strategies, one run directory each."""
     out = []
-    for name, skill, size in (("small", 0.3, 135_000_000), ("medium", 0.6, 1_500_000_000), ("large", 0.9, 7_000_000_000)):
+    models = (("small", 0.3, 135_000_000), ("medium", 0.6, 1_500_000_000), ("large", 0.9, 7_000_000_000))
+    for name, skill, size in models:
         for k, s in enumerate(STRATEGIES):
             cfg = RunConfig(suite="imperfective", model=f"mock-{name}", axes={"strategy": [s]}, limit=80)
             backend = SizedMock(size, generate_fn=scripted(skill, k), name=f"mock-{name}")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
@@ -28,14 +29,15 @@ def _sizes(pairs: list[str]) -> dict[str, float]:
 
 @app.command()
 def analyze(
-    runs: list[Path] = typer.Argument(..., help="ImperfectiveNLI run directories (models × strategies)."),
-    size: list[str] = typer.Option([], "--size", help="MODEL=SIZE (e.g. 7B), overriding meta.json (repeatable)."),
-    strategy: str = typer.Option("zero-shot", help="Condition for the model-scale and ANOVA parts."),
-    as_json: bool = typer.Option(False, "--json"),
+    runs: Annotated[list[Path], typer.Argument(help="ImperfectiveNLI run directories (models × strategies).")],
+    size: Annotated[list[str] | None, typer.Option(
+        "--size", help="MODEL=SIZE (e.g. 7B), overriding meta.json (repeatable).")] = None,
+    strategy: Annotated[str, typer.Option(help="Condition for the model-scale and ANOVA parts.")] = "zero-shot",
+    as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """Prompt trade-off (§5.2), model scale (§5.3) and the verb-class ANOVA (footnote 4)."""
     rows, sizes = analysis.load_runs(runs)
-    result = analysis.analyze(rows, {**sizes, **_sizes(size)}, strategy)
+    result = analysis.analyze(rows, {**sizes, **_sizes(size or [])}, strategy)
     if as_json:
         print(json.dumps(result.to_json(), indent=2, ensure_ascii=False))
     else:
@@ -44,14 +46,15 @@ def analyze(
 
 @app.command()
 def similarity(
-    model: str = typer.Option(..., "--model", "-m", help="hf:<hub id or dir> or an embedded model name."),
-    dataset: str = typer.Option("builtin", help="builtin, official, or a path."),
-    run: list[Path] = typer.Option([], "--run", help="Run directory whose per-class TBR_C to correlate "
-                                   "with (repeatable; averaged over models)."),
-    strategy: str = typer.Option("zero-shot", help="Condition of the runs whose TBR_C is used."),
-    layer: int = typer.Option(-1, help="Hidden-state layer (0 = embeddings, -1 = last)."),
-    limit: int = typer.Option(None, help="Use this many group C/D items, spread over the dataset."),
-    as_json: bool = typer.Option(False, "--json"),
+    model: Annotated[str, typer.Option("--model", "-m", help="hf:<hub id or dir> or an embedded model name.")],
+    dataset: Annotated[str, typer.Option(help="builtin, official, or a path.")] = "builtin",
+    run: Annotated[list[Path] | None, typer.Option(
+        "--run", help="Run directory whose per-class TBR_C to correlate with (repeatable; averaged over models).",
+    )] = None,
+    strategy: Annotated[str, typer.Option(help="Condition of the runs whose TBR_C is used.")] = "zero-shot",
+    layer: Annotated[int, typer.Option(help="Hidden-state layer (0 = embeddings, -1 = last).")] = -1,
+    limit: Annotated[int | None, typer.Option(help="Use this many group C/D items, spread over the dataset.")] = None,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """Cosine similarity of "was V-ing" and "V-ed" embeddings per verb class (§5.4, Figure 4)."""
     from lingdiag.analysis.similarity import load_encoder, similarity_analysis, tbr_by_class

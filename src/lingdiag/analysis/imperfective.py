@@ -120,7 +120,8 @@ class Analysis:
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-able dict (NaN becomes None)."""
-        return _finite(asdict(self))
+        out: dict[str, Any] = _finite(asdict(self))
+        return out
 
 
 def _finite(x: Any) -> Any:

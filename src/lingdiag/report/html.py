@@ -22,7 +22,6 @@ from typing import Any
 from lingdiag.errors import LingdiagError
 from lingdiag.records import UNPARSED, ItemRecord
 from lingdiag.registry import Registry
-from lingdiag.run import spread
 from lingdiag.store import RunStore
 
 Runs = Mapping[str, Mapping[str, Any]]
@@ -49,8 +48,11 @@ def _cells(line: str) -> list[str]:
 
 
 def markdown_to_html(text: str) -> str:
-    """Render the markdown the tables and analyses produce: headings, pipe tables, bullet
-    lists and paragraphs. All text is escaped; no inline markup is interpreted."""
+    """Render the markdown the tables and analyses produce.
+
+    Headings, pipe tables, bullet lists and paragraphs; all text is escaped and no inline
+    markup is interpreted.
+    """
     out: list[str] = []
     lines = text.splitlines()
     k = 0
@@ -166,6 +168,13 @@ def _record(r: ItemRecord, kind: str) -> str:
             f"<p>Prompt</p>{prompts}<p>Raw output</p>{outputs}{error}</details>")
 
 
+def _evenly(records: Sequence[ItemRecord], k: int) -> list[ItemRecord]:
+    """``k`` records spread over ``records`` (all of them when there are fewer)."""
+    if len(records) <= k:
+        return list(records)
+    return [records[int(j * len(records) / k)] for j in range(k)]
+
+
 def _kind(r: ItemRecord) -> str:
     if r.label == UNPARSED or r.error is not None:
         return "unparsed"
@@ -181,7 +190,7 @@ def _samples(run_dir: str, k: int) -> str:
     parts = []
     for condition, kinds in by_condition.items():
         # Spread over the file so that the samples come from different groups/phenomena.
-        shown = [_record(r, kind) for kind in ("correct", "wrong", "unparsed") for r in spread(kinds.get(kind, []), k)]
+        shown = [_record(r, kind) for kind in ("correct", "wrong", "unparsed") for r in _evenly(kinds.get(kind, []), k)]
         parts.append(f"<h4>{escape(condition)}</h4>" + "".join(shown))
     return "\n".join(parts)
 

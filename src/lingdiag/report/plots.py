@@ -150,8 +150,11 @@ def verb_class_png(rows: Sequence[Row]) -> bytes:
 
 @PLOTS.register("imperfective")
 def imperfective_figures(rows: Sequence[Row]) -> list[Figure]:
-    """The ImperfectiveNLI figures: group accuracy, the prompt trade-off (with ≥ 2
-    strategies of one model) and the telic verb classes."""
+    """The ImperfectiveNLI figures.
+
+    Group accuracy, the prompt trade-off (with ≥ 2 strategies of one model) and the telic
+    verb classes.
+    """
     figures = [Figure("Accuracy by group (Table 3)", group_accuracy_png(rows),
                       "Accuracy on groups A-D per prompt strategy; one panel per model.")]
     if prompt_tradeoff(rows):
