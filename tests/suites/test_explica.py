@@ -4,7 +4,6 @@ import math
 import subprocess
 import sys
 from collections import Counter
-from pathlib import Path
 
 import pytest
 
@@ -12,7 +11,7 @@ from lingdiag.config import RunConfig
 from lingdiag.datasets import explica as data
 from lingdiag.errors import ConfigError, DatasetError
 from lingdiag.models.mock import MockBackend
-from lingdiag.records import UNPARSED, Generation, Item, ItemRecord, LogLikelihood
+from lingdiag.records import UNPARSED, Generation, ItemRecord, LogLikelihood
 from lingdiag.run import evaluate
 from lingdiag.store import RunStore
 from lingdiag.suites import explica as suite
@@ -87,7 +86,8 @@ def test_gold_label_threshold_and_ties(r, gold):
 # -- sentence joining (§3) -----------------------------------------------------------------
 
 @pytest.mark.parametrize(("a", "b", "joined"), [
-    ("The man turned up the music.", "The man wanted to dance.", "The man turned up the music, so the man wanted to dance."),
+    ("The man turned up the music.", "The man wanted to dance.",
+     "The man turned up the music, so the man wanted to dance."),
     ("Sarah ate a cake.", "Sarah felt sick.", "Sarah ate a cake, so Sarah felt sick."),
     ("It rained.", "I stayed at home.", "It rained, so I stayed at home."),
     ("It rained.", "I'm staying at home.", "It rained, so I'm staying at home."),
@@ -99,7 +99,8 @@ def test_gold_label_threshold_and_ties(r, gold):
     ("NASA launched a rocket.", "NASA made the news.", "NASA launched a rocket, so NASA made the news."),
     ("Tom's friends call him \"fatty\".", "Tom is sad.", "Tom's friends call him \"fatty\", so Tom is sad."),
     ('He shouted "stop."', "The car stopped.", 'He shouted "stop", so the car stopped.'),
-    ("The coach shouted.", '"Faster!" was all the coach said.', 'The coach shouted, so "faster!" was all the coach said.'),
+    ("The coach shouted.", '"Faster!" was all the coach said.',
+     'The coach shouted, so "faster!" was all the coach said.'),
     ("Kate went to the dentist", "Kate had a toothache", "Kate went to the dentist, so Kate had a toothache."),
     ("Wait for it...", "The bell rang.", "Wait for it..., so the bell rang."),
 ])

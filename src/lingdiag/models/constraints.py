@@ -120,7 +120,7 @@ def logits_processor(
 
     grammar = compile_constraint(constraint, tokenizer, vocab_size, stop_ids)
 
-    class GrammarProcessor(LogitsProcessor):  # type: ignore[misc]
+    class GrammarProcessor(LogitsProcessor):
         """Masks each row's logits to the tokens its grammar matcher allows next."""
 
         def __init__(self) -> None:

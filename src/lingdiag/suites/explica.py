@@ -36,7 +36,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 import yaml
@@ -225,7 +225,8 @@ def parse_rating(text: str) -> int:
 def parse_connective(text: str, allowed: Sequence[str] = data.CONNECTIVES) -> str:
     """The connective in a cloze answer: the first word if it is one and is not the start
     of a list ("then or after", "so, because"), else the only connective mentioned;
-    ``UNPARSED`` when none or several are (out-of-list is a miss)."""
+    ``UNPARSED`` when none or several are (out-of-list is a miss).
+    """
     words = re.findall(r"[a-z]+", clean_answer(text).lower())
     if words and words[0] in allowed:
         listed = [w for w in words[1:3] if w not in ("or", "and")][:1]
@@ -411,10 +412,11 @@ def strategy(task: str, shots: int = 0, decoding: str = "greedy", options: Mappi
 
 
 def conditions(dataset: Dataset, axes: Mapping[str, Sequence[str]], options: Mapping[str, Any]) -> list[Condition]:
-    """task × shots × decoding; perplexity has neither shots nor decoding, so it runs once."""
+    """Task × shots × decoding; perplexity has neither shots nor decoding, so it runs once."""
     unknown = set(options) - _OPTIONS
     if unknown:
-        raise ConfigError(f"unknown explica option(s) {', '.join(sorted(unknown))}; valid: {', '.join(sorted(_OPTIONS))}")
+        raise ConfigError(f"unknown explica option(s) {', '.join(sorted(unknown))}; "
+                          f"valid: {', '.join(sorted(_OPTIONS))}")
     out = []
     for task in axes["task"]:
         if task == "perplexity":
@@ -465,11 +467,11 @@ def _correlations(records: Sequence[ItemRecord]) -> dict[str, dict[str, float]]:
 
 def _distributions(records: Sequence[ItemRecord]) -> dict[str, dict[str, dict[str, int]]]:
     out: dict[str, dict[str, dict[str, int]]] = {}
-    for subset, keep in (("related", lambda r: r.gold is not None), ("unrelated", lambda r: r.gold is None)):
+    for subset, related in (("related", True), ("unrelated", False)):
         model: Counter[str] = Counter()
         human: Counter[str] = Counter()
         for r in records:
-            if keep(r) and "ratings" in r.detail:
+            if (r.gold is not None) == related and "ratings" in r.detail:
                 model.update(str(v) for v in r.detail["ratings"].values())
                 human.update(str(min(10, max(1, math.floor(float(v) + 0.5)))) for v in r.fields["human"].values())
         keys = ["-1", *map(str, range(1, 11))]
@@ -480,13 +482,14 @@ def _distributions(records: Sequence[ItemRecord]) -> dict[str, dict[str, dict[st
 def metrics(records: Sequence[ItemRecord]) -> dict[str, Any]:
     """Accuracy (APS for perplexity) over causal/temporal pairs, per class, confusion
     matrix, per frequency bin; for ratings and perplexities also Spearman ρ and (ratings)
-    the distributions. Pure: recomputed offline from ``items.jsonl``."""
+    the distributions. Pure: recomputed offline from ``items.jsonl``.
+    """
     related = [r for r in records if r.gold is not None]
     by_class = {c: [r for r in related if r.tags["relation"] == c] for c in data.CLASSES}
-    confusion: dict[str, dict[str, int]] = {}
+    confusion: dict[str, Counter[str]] = {}
     for r in records:
         predicted = data.class_of(r.label) if r.label in data.RELATION else r.label
-        confusion.setdefault(r.tags["relation"], Counter())[predicted] += 1  # type: ignore[index]
+        confusion.setdefault(r.tags["relation"], Counter())[predicted] += 1
     out: dict[str, Any] = {
         "accuracy": accuracy(related),
         "accuracy_ci95": proportion_ci(related, lambda r: bool(r.correct)) if related else None,
@@ -532,7 +535,8 @@ def _order(condition: str) -> tuple[int, str]:
 
 def table(rows: Sequence[tuple[str, str, Mapping[str, Any]]]) -> str:
     """Tables 6-8 (accuracy and APS per TYPE × ORDER), Table 13 (Spearman ρ), Table 10
-    (per frequency bin, when present) and the rating distributions of Fig. 5."""
+    (per frequency bin, when present) and the rating distributions of Fig. 5.
+    """
     rows = sorted(rows, key=lambda r: (_order(r[1]), r[0]))
     text = "## ExpliCa accuracy on causal/temporal pairs (Tables 6-8 layout; APS for perplexity)\n\n"
     text += markdown_table(
@@ -679,12 +683,13 @@ explica_app, score_app = _cli_apps()
 
 @score_app.command("explica")
 def score_cmd(
-    scores: Path = typer.Option(..., "--scores", help="CSV/TSV: Sentence_A, Sentence_B, connective, score."),
-    dataset: str = typer.Option("official", help="official, builtin, or a path in the official layout."),
-    connective_col: str = typer.Option("connective", help="Column holding the connective."),
-    score_col: str = typer.Option("score", help="Column holding the score."),
-    lower_is_better: bool = typer.Option(False, "--lower-is-better", help="Lowest score wins (perplexity)."),
-    as_json: bool = typer.Option(False, "--json", help="Print metrics and unmatched rows as JSON."),
+    scores: Annotated[Path, typer.Option("--scores", help="CSV/TSV: Sentence_A, Sentence_B, connective, score.")],
+    dataset: Annotated[str, typer.Option(help="official, builtin, or a path in the official layout.")] = "official",
+    connective_col: Annotated[str, typer.Option(help="Column holding the connective.")] = "connective",
+    score_col: Annotated[str, typer.Option(help="Column holding the score.")] = "score",
+    lower_is_better: Annotated[bool, typer.Option("--lower-is-better",
+                                                  help="Lowest score wins (perplexity).")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print metrics and unmatched rows as JSON.")] = False,
 ) -> None:
     """APS overall and per class from outside per-item scores, as a run would print it."""
     items = load(dataset).items
@@ -745,12 +750,12 @@ def prompt_perplexities(backend: Any, items: Sequence[Item], tasks: Sequence[str
 
 @explica_app.command("select-prompt")
 def select_prompt_cmd(
-    model: list[str] = typer.Option(..., "--model", "-m", help="Model spec; repeat to average over models."),
-    limit: int = typer.Option(20, help="Items whose sentences fill the prompts."),
-    task: str = typer.Option(",".join(PROMPT_TASKS), help="Tasks to rank (comma-separated)."),
-    prompts: str = typer.Option(None, help="A YAML file with more variants (as -o prompts=FILE)."),
-    dataset: str = typer.Option("builtin", help="builtin, official, or a path."),
-    as_json: bool = typer.Option(False, "--json"),
+    model: Annotated[list[str], typer.Option("--model", "-m", help="Model spec; repeat to average over models.")],
+    limit: Annotated[int, typer.Option(help="Items whose sentences fill the prompts.")] = 20,
+    task: Annotated[str, typer.Option(help="Tasks to rank (comma-separated).")] = ",".join(PROMPT_TASKS),
+    prompts: Annotated[str | None, typer.Option(help="A YAML file with more variants (as -o prompts=FILE).")] = None,
+    dataset: Annotated[str, typer.Option(help="builtin, official, or a path.")] = "builtin",
+    as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """Rank prompt variants by mean perplexity over models (the paper's selection, §4)."""
     from lingdiag.models.cache import CachedBackend, ResponseCache
@@ -767,8 +772,8 @@ def select_prompt_cmd(
     for spec in model:
         backend = CachedBackend(load_backend(spec), ResponseCache(cache_dir() / "responses.sqlite"))
         per_model[spec] = prompt_perplexities(backend, items, tasks, prompts)
-    ranking = {t: sorted(((name, sum(per_model[m][t][name] for m in model) / len(model)) for name in per_model[model[0]][t]),
-                         key=lambda x: x[1]) for t in tasks}
+    ranking = {t: sorted(((name, sum(per_model[m][t][name] for m in model) / len(model))
+                          for name in per_model[model[0]][t]), key=lambda x: x[1]) for t in tasks}
     if as_json:
         print(json.dumps({"per_model": per_model, "ranking": ranking}, indent=2, sort_keys=True))
         return
@@ -778,7 +783,7 @@ def select_prompt_cmd(
 
 
 @explica_app.command("write-builtin")
-def write_builtin_cmd(out: Path = typer.Argument(..., help="Where to write the CSV.")) -> None:
+def write_builtin_cmd(out: Annotated[Path, typer.Argument(help="Where to write the CSV.")]) -> None:
     """Write the built-in pairs (illustrative ratings) in the official CSV layout."""
     n = data.write_builtin(out)
     print(f"wrote {n} rows to {out} (ratings are illustrative, not human judgements)", file=sys.stderr)
