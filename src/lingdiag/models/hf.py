@@ -63,6 +63,29 @@ class _GreedyLogprobs:
         return scores
 
 
+class _StopStrings:
+    """A stopping criterion: a row is done once its generated text contains a stop string.
+
+    transformers' own ``stop_strings`` preprocesses the whole vocabulary on every
+    ``generate`` call (seconds for a 50k vocabulary); decoding each row's last few tokens
+    per step costs microseconds. Every step is checked, so a stop string is caught in the
+    step that completes it, as with ``stop_strings``.
+    """
+
+    def __init__(self, tokenizer: Any, stop: Sequence[str], prompt_width: int) -> None:
+        self.tokenizer, self.stop, self.prompt_width = tokenizer, tuple(stop), prompt_width
+        # Tokens decode to at least one character, so a stop string ending in the newest
+        # token lies within its last len(stop) tokens; one more absorbs a split character.
+        self.window = max(len(x) for x in stop) + 1
+
+    def __call__(self, input_ids: torch.Tensor, scores: Any, **kwargs: Any) -> torch.Tensor:
+        import torch
+
+        start = max(self.prompt_width, input_ids.shape[1] - self.window)
+        tails = self.tokenizer.batch_decode(input_ids[:, start:].tolist(), skip_special_tokens=True)
+        return torch.tensor([any(x in t for x in self.stop) for t in tails], dtype=torch.bool)
+
+
 def token_budget_batches(lengths: Sequence[int], budget: int, max_batch: int = 64) -> list[list[int]]:
     """Group indices, longest first, so that ``batch size × longest length ≤ budget``.
 
@@ -215,7 +238,7 @@ class HFBackend:
 
             torch.set_num_threads(self._threads or os.cpu_count() or 1)
             try:
-                model = AutoModelForCausalLM.from_pretrained(self._path, dtype=torch.float32, **self._load_kwargs)
+                model: Any = AutoModelForCausalLM.from_pretrained(self._path, dtype=torch.float32, **self._load_kwargs)
             except OSError as e:
                 raise BackendError(f"cannot load model {self._path!r}: {e}") from e
             self._model = model.eval()
@@ -297,7 +320,7 @@ class HFBackend:
     def _generate_batch(self, prompts: list[list[int]], max_new: int, stop: tuple[str, ...],
                         constraint: Any, shared: tuple[list[int], _Rows] | None) -> list[Generation]:
         import torch
-        from transformers import GenerationConfig
+        from transformers import GenerationConfig, StoppingCriteriaList
 
         pad = self.tokenizer.pad_token_id
         cache: dict[str, Any] = {}
@@ -318,12 +341,13 @@ class HFBackend:
         eos_ids = self.eos_ids
         recorder = _GreedyLogprobs()
         processors = [*self._constraint_processors(constraint, len(prompts)), recorder]
-        config = GenerationConfig(do_sample=False, max_new_tokens=max_new, pad_token_id=pad,
-                                  eos_token_id=sorted(eos_ids), num_beams=1, stop_strings=list(stop) or None)
+        config = GenerationConfig(  # type: ignore[no-untyped-call]
+            do_sample=False, max_new_tokens=max_new, pad_token_id=pad, eos_token_id=sorted(eos_ids), num_beams=1)
+        stopping = StoppingCriteriaList([_StopStrings(self.tokenizer, stop, width)] if stop else [])
         with torch.inference_mode():
             seqs = self.model.generate(
                 input_ids=torch.tensor(ids), attention_mask=torch.tensor(mask), generation_config=config,
-                logits_processor=processors, tokenizer=self.tokenizer if stop else None, **cache,
+                logits_processor=processors, stopping_criteria=stopping, **cache,
             )
         new = seqs[:, width:].tolist()
         steps = torch.stack(recorder.steps, dim=1).tolist() if recorder.steps else [[] for _ in prompts]
@@ -398,7 +422,7 @@ class HFBackend:
         """Logits from final hidden states, as the model's own LM head computes them."""
         import torch
 
-        logits = self.model.get_output_embeddings()(hidden).float()
+        logits: torch.Tensor = self.model.get_output_embeddings()(hidden).float()
         if self._softcap:
             logits = torch.tanh(logits / self._softcap) * self._softcap
         return logits
@@ -412,7 +436,8 @@ class HFBackend:
         if self._head_checked is None:
             import torch
 
-            ids = torch.tensor([[self.prefix_id, *self.tokenizer("The cat sat", add_special_tokens=False)["input_ids"]]])
+            probe = self.tokenizer("The cat sat", add_special_tokens=False)["input_ids"]
+            ids = torch.tensor([[self.prefix_id, *probe]])
             with torch.inference_mode():
                 full = self.model(input_ids=ids).logits[0].float()
                 mine = self._head(self.model.base_model(input_ids=ids).last_hidden_state[0])
@@ -466,11 +491,11 @@ class HFBackend:
             for row, i in enumerate(batch):
                 cont = split[i][1]
                 end = len(seqs[i])
-                lp = torch.log_softmax(logits[row, end - len(cont):end].float(), dim=-1)
+                # In float64: a float32 log-softmax over the vocabulary is off by ~1e-5 per token.
+                lp = torch.log_softmax(logits[row, end - len(cont):end].double(), dim=-1)
                 target = torch.tensor(cont)
                 picked = lp.gather(1, target[:, None]).squeeze(1)
-                # Summed in float64: a float32 sum of ~30 terms near -100 drifts by ~1e-4.
-                out[i] = LogLikelihood(logprob=float(picked.double().sum()), n_tokens=len(cont),
+                out[i] = LogLikelihood(logprob=float(picked.sum()), n_tokens=len(cont),
                                        is_greedy=bool((lp.argmax(-1) == target).all()))
         return [r for r in out if r is not None]
 

@@ -1,0 +1,93 @@
+"""Shared-prefix planning for batched forward passes (pure Python; no torch).
+
+Requests of one condition often start with the same tokens: the system prompt and
+few-shot block of every item, the first sentence of ExpliCa's four connective variants,
+an item's prompt before each candidate label. Their key/value cache only needs computing
+once. The transformers backend runs such requests as a three-level tree:
+
+- the **root**: the prefix common to every sequence of the call, run once at batch size 1;
+- **groups**: runs of sequences sharing more than the root (found here), one row each;
+- **tails**: what is left of each sequence, one row each, on top of its group's cache.
+
+Grouping maximises the tokens saved, ``(members - 1) × shared length`` summed over groups,
+by dynamic programming over the sequences in sorted order, where sequences sharing a
+prefix are adjacent and the longest prefix a run shares is the minimum over its
+neighbours.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+
+def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
+    """Length of the longest common prefix of two token sequences."""
+    n = min(len(a), len(b))
+    k = 0
+    while k < n and a[k] == b[k]:
+        k += 1
+    return k
+
+
+def common_prefix_all(seqs: Sequence[list[int]]) -> int:
+    """Length of the prefix shared by every sequence (0 for no sequences)."""
+    if not seqs:
+        return 0
+    # The lexicographic extremes bound everyone's shared prefix.
+    return common_prefix(min(seqs), max(seqs))
+
+
+@dataclass(frozen=True, slots=True)
+class Group:
+    """Sequences that share tokens ``[root, end)`` on top of the call-wide root prefix."""
+
+    end: int
+    """End of the shared segment; ``end == root`` means the group shares nothing more."""
+    members: tuple[int, ...]
+    """Indices into the planned sequences."""
+
+
+def plan_groups(seqs: Sequence[list[int]], root: int, max_size: int) -> list[Group]:
+    """Partition ``seqs`` into groups that save the most recomputed tokens.
+
+    A lone sequence becomes a group of one whose shared segment is its whole remainder, so
+    every non-empty remainder is computed exactly once at the group level.
+
+    Args:
+        seqs: Token sequences, all starting with the same ``root`` tokens.
+        root: Length of the prefix common to all of ``seqs``.
+        max_size: Largest number of members in one group (one batch's worth of rows).
+
+    Returns:
+        Groups covering every index once, in sorted-sequence order.
+    """
+    order = sorted(range(len(seqs)), key=lambda i: seqs[i])
+    # shared[j]: tokens beyond the root that order[j] shares with order[j - 1].
+    shared = [0] + [common_prefix(seqs[order[j - 1]], seqs[order[j]]) - root for j in range(1, len(order))]
+    best = [0] * (len(order) + 1)
+    start = [0] * (len(order) + 1)
+    for j in range(1, len(order) + 1):
+        best[j], start[j] = best[j - 1], j - 1
+        run_min = None
+        # The run order[k:j]: its members share min(shared[k+1:j]) tokens beyond the root.
+        for k in range(j - 2, max(-1, j - 1 - max_size), -1):
+            run_min = shared[k + 1] if run_min is None else min(run_min, shared[k + 1])
+            if run_min == 0:
+                break
+            gain = best[k] + (j - k - 1) * run_min
+            if gain > best[j]:
+                best[j], start[j] = gain, k
+    groups: list[Group] = []
+    j = len(order)
+    while j > 0:
+        k = start[j]
+        members = tuple(order[k:j])
+        if len(members) == 1:
+            end = len(seqs[members[0]])
+        else:
+            end = root + min(shared[k + 1:j])
+        groups.append(Group(end=end, members=members))
+        j = k
+    groups.reverse()
+    return groups
