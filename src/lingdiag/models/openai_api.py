@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit, urlunsplit
@@ -108,7 +108,9 @@ def parse_spec(spec: str) -> tuple[str, str]:
     return model, urlunsplit((parts.scheme, parts.netloc, parts.path.rstrip("/") or "/v1", "", ""))
 
 
-def _redactor(secret: str | None) -> Any:
+def _redactor(secret: str | None) -> Callable[[str], str]:
+    """A function removing ``secret`` and anything shaped like an API key or bearer token."""
+
     def redact(text: str) -> str:
         if secret:
             text = text.replace(secret, "***")
@@ -153,19 +155,23 @@ def constraint_fields(constraint: Constraint, dialect: str, chat: bool) -> tuple
     Returns:
         ``(fields, unwrap)``: body fields, and whether the answer comes wrapped as ``{"answer": ...}``.
     """
-    schema = json.loads(constraint.schema) if constraint.kind == "json_schema" else None
+    if dialect == "gbnf" and constraint.kind == "choice":
+        return {"grammar": "root ::= " + " | ".join(gbnf_literal(c) for c in constraint.choices)}, False
+    if constraint.kind == "json_schema":
+        schema, unwrap = json.loads(constraint.schema), False
+    elif constraint.kind == "choice":
+        schema, unwrap = _wrapped({"type": "string", "enum": list(constraint.choices)}), True
+    else:
+        schema, unwrap = _wrapped({"type": "string", "pattern": constraint.pattern}), True
     if dialect == "gbnf":
-        if constraint.kind == "choice":
-            return {"grammar": "root ::= " + " | ".join(gbnf_literal(c) for c in constraint.choices)}, False
-        if constraint.kind == "json_schema" and chat:
-            return {"response_format": {"type": "json_object", "schema": schema}}, False
-        raise CapabilityError(f"structured_output=gbnf cannot send a {constraint.kind} constraint "
-                              f"on the {'chat' if chat else 'completions'} endpoint; try structured_output=json_schema")
-    unwrap = schema is None
-    if constraint.kind == "choice":
-        schema = _wrapped({"type": "string", "enum": list(constraint.choices)})
-    elif constraint.kind == "regex":
-        schema = _wrapped({"type": "string", "pattern": constraint.pattern})
+        # llama-cpp-python's /completions takes grammars only, and its schema converter
+        # ignores "pattern" (it silently falls back to any JSON), so neither can be enforced.
+        if not chat or constraint.kind == "regex":
+            raise CapabilityError(f"structured_output=gbnf cannot enforce a {constraint.kind} constraint on "
+                                  f"{'chat' if chat else 'raw-prompt'} requests; it serves choice constraints, "
+                                  "and JSON schemas on chat requests")
+        # llama-cpp-python knows only the older "json_object" + schema form of response_format.
+        return {"response_format": {"type": "json_object", "schema": schema}}, unwrap
     return {"response_format": {"type": "json_schema",
                                 "json_schema": {"name": "answer", "schema": schema, "strict": True}}}, unwrap
 
@@ -176,6 +182,18 @@ def _unwrap(text: str) -> str:
     except json.JSONDecodeError:
         return text
     return value["answer"] if isinstance(value, dict) and isinstance(value.get("answer"), str) else text
+
+
+def satisfies(text: str, constraint: Constraint) -> bool:
+    """Whether ``text`` obeys ``constraint`` (a JSON answer must be an object; its schema is not checked)."""
+    if constraint.kind == "choice":
+        return text in constraint.choices
+    if constraint.kind == "regex":
+        return re.fullmatch(constraint.pattern, text) is not None
+    try:
+        return isinstance(json.loads(text), dict)
+    except json.JSONDecodeError:
+        return False
 
 
 def _cut(text: str, stop: Sequence[str]) -> str:
@@ -230,6 +248,7 @@ class OpenAIBackend:
             not self.hosted or model.startswith(OPENAI_COMPLETION_MODELS))
         self.max_tokens_field = opts.max_tokens_field or ("max_completion_tokens" if self.hosted else "max_tokens")
         self._prompt_logprobs_problem: str | None = None
+        self._violations = 0
         self._prompt_logprobs_checked = not opts.verify_prompt_logprobs
 
     @property
@@ -245,13 +264,19 @@ class OpenAIBackend:
                             constrained=self.options.structured_output != "none", chat=True)
 
     def usage(self) -> dict[str, int]:
-        """Counters since the backend was built: requests, retries (by reason), errors, tokens."""
+        """Counters since the backend was built: requests, retries (by reason), errors, tokens, and
+        ``constraint_violations`` (constrained answers that break their constraint: the server
+        ignored the structured-output request)."""
         base = dict.fromkeys(("requests", "retries", "errors", "prompt_tokens", "completion_tokens"), 0)
-        return {**base, **self.client.counts}
+        return {**base, **self.client.counts, "constraint_violations": self._violations}
 
     # -- request bodies -------------------------------------------------------------------
     def _body(self, fields: dict[str, Any]) -> dict[str, Any]:
         body = {"model": self.model, "temperature": 0, **fields}
+        if not self.hosted:
+            # llama.cpp servers apply a repetition penalty of 1.1 by default, which makes
+            # temperature 0 not greedy; other servers ignore the field or already use 1.0.
+            body["repeat_penalty"] = 1.0
         if self.options.seed is not None:
             body["seed"] = self.options.seed
         body.update(self.options.extra_body)
@@ -264,6 +289,8 @@ class OpenAIBackend:
             fields["messages"] = [{"role": m.role, "content": m.content} for m in r.messages]
             fields[self.max_tokens_field] = r.max_new_tokens
             fields["logprobs"] = True if self.options.logprobs else None
+            # llama-cpp-python returns chat log-probs only when top_logprobs is set as well.
+            fields["top_logprobs"] = 1 if self.options.logprobs else None
         else:
             fields["prompt"] = r.prompt
             fields["max_tokens"] = r.max_new_tokens
@@ -302,6 +329,8 @@ class OpenAIBackend:
         logprobs = tuple(round(float(v), 6) for v in values if v is not None) or None
         usage = answer.get("usage") or {}
         text = _cut(_unwrap(text) if call.unwrap else text, request.stop)
+        if request.constraint is not None and not satisfies(text, request.constraint):
+            self._violations += 1
         return Generation(text=text, n_tokens=int(usage.get("completion_tokens") or len(logprobs or ())),
                           prompt_tokens=int(usage.get("prompt_tokens") or 0), logprobs=logprobs)
 
