@@ -88,6 +88,11 @@ def planned_requests(config: RunConfig) -> list[Request]:
     return [r for c in conditions for item in spread(c.items, config.limit) for r in c.strategy.render(item)]
 
 
+def dollars(amount: float) -> str:
+    """``$1,234.50``, or four decimals below a cent so small runs do not read as free."""
+    return f"${amount:,.2f}" if amount >= 0.01 or amount == 0 else f"${amount:.4f}"
+
+
 @dataclass(frozen=True, slots=True)
 class CostEstimate:
     """Tokens and dollars of a planned run."""
@@ -107,8 +112,8 @@ class CostEstimate:
             return f"cost estimate for {self.model}: {tokens}; no listed price in {self.source}"
         cost_in = self.input_tokens * self.price.input / 1e6
         cost_out = self.output_tokens * self.price.output / 1e6
-        return (f"cost estimate for {self.model}: {tokens} → ≈${cost_in:,.2f} + ≤${cost_out:,.2f} = "
-                f"at most ${cost_in + cost_out:,.2f} at ${self.price.input}/${self.price.output} per 1M "
+        return (f"cost estimate for {self.model}: {tokens} → ≈{dollars(cost_in)} + ≤{dollars(cost_out)} = "
+                f"at most {dollars(cost_in + cost_out)} at ${self.price.input}/${self.price.output} per 1M "
                 f"input/output tokens ({self.source}; edit it or set {PRICES_ENV}). Cached answers and "
                 "finished items of a resumed run are not sent again.")
 
