@@ -253,9 +253,12 @@ class OpenAIBackend:
 
     @property
     def identity(self) -> dict[str, str]:
-        """Backend, model, base URL and the settings that change answers (no key)."""
-        return {"backend": "openai", "model": self.model, "base_url": self.base_url, "weights_sha256": "",
-                "seed": str(self.options.seed), "structured_output": self.options.structured_output}
+        """Backend, model, base URL and the settings that change answers (no key); the cache key's model part."""
+        identity = {"backend": "openai", "model": self.model, "base_url": self.base_url, "weights_sha256": "",
+                    "seed": str(self.options.seed), "structured_output": self.options.structured_output}
+        if self.options.extra_body:
+            identity["extra_body"] = json.dumps(self.options.extra_body, sort_keys=True)
+        return identity
 
     @property
     def capabilities(self) -> Capabilities:
