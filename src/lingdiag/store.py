@@ -42,7 +42,11 @@ class RunStore:
         if not self.items_path.exists():
             return []
         records = []
-        lines = self.items_path.read_text(encoding="utf-8").splitlines()
+        # Split on "\n" only: model text may hold U+2028 or U+0085, which JSON leaves
+        # unescaped and str.splitlines() would treat as line ends.
+        lines = self.items_path.read_text(encoding="utf-8").split("\n")
+        if lines[-1] == "":
+            lines.pop()
         for n, line in enumerate(lines, 1):
             try:
                 records.append(ItemRecord.from_json(line))

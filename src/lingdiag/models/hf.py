@@ -19,7 +19,7 @@ run answered entirely from the response cache never pays for them.
 from __future__ import annotations
 
 import os
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -200,11 +200,22 @@ class HFBackend:
         self._tokenizer: Any = None
         self._model: Any = None
         self._head_checked: bool | None = None
+        self._usage: Counter[str] = Counter()
 
     @property
     def identity(self) -> dict[str, str]:
         """Backend, model name, path and weights hash."""
         return dict(self._identity)
+
+    def usage(self) -> dict[str, int]:
+        """Work done since the backend was built, for ``meta.json`` and the benchmark.
+
+        Returns:
+            ``forward_tokens``: real tokens run through the transformer body (a shared prefix
+            counts once; generated tokens count once each); ``padded_tokens``: the same plus
+            padding; ``head_positions``: positions the LM head computed logits for.
+        """
+        return {k: self._usage[k] for k in ("forward_tokens", "padded_tokens", "head_positions")}
 
     @property
     def capabilities(self) -> Capabilities:
@@ -351,6 +362,12 @@ class HFBackend:
             )
         new = seqs[:, width:].tolist()
         steps = torch.stack(recorder.steps, dim=1).tolist() if recorder.steps else [[] for _ in prompts]
+        # The shared prefix was counted once, in _extend; each decoding step after the first runs one token per row.
+        skip = len(shared[0]) if shared else 0
+        decoded = len(prompts) * max(len(recorder.steps) - 1, 0)
+        self._usage.update(forward_tokens=sum(len(p) - skip for p in prompts) + decoded,
+                           padded_tokens=(width - skip) * len(prompts) + decoded,
+                           head_positions=len(prompts) * len(recorder.steps))
         # A row finished early (EOS or a stop string) is padded; padding that is not EOS
         # must not count as generated tokens either.
         ends = eos_ids | {pad}
@@ -413,6 +430,7 @@ class HFBackend:
             mask = torch.cat([base.mask.index_select(0, idx), seg_mask], dim=1)
             cache = self._expand_cache(base.cache, idx)
         positions = (start[:, None] + seg_mask.cumsum(1) - 1).clamp(min=0)
+        self._usage.update(forward_tokens=int(seg_mask.sum()), padded_tokens=ids.numel())
         with torch.inference_mode():
             out = self.model.base_model(input_ids=ids, attention_mask=mask, position_ids=positions,
                                         past_key_values=cache, use_cache=True)
@@ -488,6 +506,7 @@ class HFBackend:
             mask = torch.tensor([[1] * len(seqs[i]) + [0] * (width - len(seqs[i])) for i in batch])
             with torch.inference_mode():
                 logits = self.model(input_ids=ids, attention_mask=mask).logits
+            self._usage.update(forward_tokens=int(mask.sum()), padded_tokens=ids.numel(), head_positions=ids.numel())
             for row, i in enumerate(batch):
                 cont = split[i][1]
                 end = len(seqs[i])
@@ -580,6 +599,7 @@ class HFBackend:
         if not unique:
             return
         keys = list(unique)
+        self._usage["head_positions"] += len(keys)
         picked = hidden[torch.tensor([r for r, _ in keys]), torch.tensor([c for _, c in keys])]
         pos, target, request = (torch.tensor(x) for x in (pair_pos, pair_target, pair_request))
         with torch.inference_mode():

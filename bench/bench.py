@@ -1,0 +1,235 @@
+"""lingdiag against lm-evaluation-harness: same work, same model, same machine, one command.
+
+Run by ``bash bench/run.sh`` (``make bench``), which installs lm-eval into its own venv.
+Both tools load SmolLM2-135M-Instruct converted to a plain transformers directory
+(``ensure_converted``), in float32 on the CPU with 2 torch threads, each in a fresh
+subprocess (so each peak RSS is its own), and only the request phase is timed:
+
+1. ExpliCa perplexity pass: 1,200 ordered pairs × 4 connectives = 4,800 log-likelihood
+   requests with an empty context. The sentences are joined by the ExpliCa suite
+   (``lingdiag.datasets.explica.join``: first sentence without its final period, ", ",
+   the connective, the second sentence with its first letter lowercased unless it is a
+   proper noun). Decision per pair: the connective with the lowest per-token perplexity.
+2. ImperfectiveNLI zero-shot generation on the 400 official items: chat template, greedy,
+   16 new tokens. Decision per item: the label lingdiag's parser reads from the text.
+3. ``lingdiag run`` of (2) cold (empty response cache) against a re-run from the cache,
+   wall time of the whole command.
+
+It also measures a float32 matmul rate and prints the compute floor of (1): model FLOPs
+per token × tokens ÷ that rate, both for all tokens (2N per token, as the issue's table)
+and for the work lingdiag actually does (the transformer body on tokens not shared with
+another request, the LM head only on scored positions).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+WORK = ROOT / "bench" / ".work"
+SHARED = ROOT.parent / "shared" / "datasets"
+MAX_NEW_TOKENS = 16
+THREADS = 2
+
+
+def data_path(suite: str, shared_file: str) -> Path:
+    """The official file from ``../shared/datasets``, else lingdiag's verified fetch cache."""
+    from lingdiag.datasets.fetch import OFFICIAL, official_path
+    from lingdiag.registry import load_plugins
+
+    if (SHARED / shared_file).exists():
+        return SHARED / shared_file
+    load_plugins()
+    return official_path(suite, OFFICIAL[suite][0].local)
+
+
+def matmul_rate(seconds: float = 3.0) -> float:
+    """Best float32 GEMM rate (FLOP/s) of 2048² matrices on ``THREADS`` threads."""
+    import torch
+
+    torch.set_num_threads(THREADS)
+    a, b = torch.randn(2048, 2048), torch.randn(2048, 2048)
+    a @ b
+    best, end = 0.0, time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        t = time.perf_counter()
+        a @ b
+        best = max(best, 2 * 2048**3 / (time.perf_counter() - t))
+    return best
+
+
+def worker(python: str, script: str, task: str, model_dir: Path, payload: dict[str, Any],
+           *extra: str) -> dict[str, Any]:
+    """Run one timed task in a fresh process and return its result file."""
+    name = f"{Path(script).stem}-{task}{''.join(extra)}"
+    requests, result = WORK / f"{task}-requests.json", WORK / f"{name}.json"
+    requests.write_text(json.dumps(payload))
+    env = {**os.environ, "OMP_NUM_THREADS": str(THREADS), "TOKENIZERS_PARALLELISM": "false",
+           "HF_HUB_OFFLINE": "1", "TRANSFORMERS_VERBOSITY": "error", "HF_HUB_DISABLE_PROGRESS_BARS": "1"}
+    print(f"  running {name} ...", file=sys.stderr, flush=True)
+    subprocess.run([python, str(ROOT / "bench" / script), task, str(model_dir), str(requests), str(result), *extra],
+                   check=True, env=env)
+    return dict(json.loads(result.read_text()))
+
+
+def lingdiag_cli(args: list[str], cache: Path) -> float:
+    """Wall seconds of one ``lingdiag`` command against the response cache in ``cache``."""
+    env = {**os.environ, "LINGDIAG_CACHE": str(cache), "HF_HUB_OFFLINE": "1"}
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "lingdiag.cli", *args], check=True, env=env, stdout=subprocess.DEVNULL)
+    return time.perf_counter() - start
+
+
+def fresh_cache(models: Path) -> Path:
+    """An empty lingdiag cache that shares the converted models."""
+    cache = WORK / "cache"
+    shutil.rmtree(cache, ignore_errors=True)
+    cache.mkdir(parents=True)
+    (cache / "models").symlink_to(models)
+    return cache
+
+
+def agreement(a: list[str], b: list[str]) -> float:
+    """Share of positions where two decision lists agree."""
+    return sum(x == y for x, y in zip(a, b, strict=True)) / len(a)
+
+
+def main() -> None:
+    """Run the three comparisons and print the table and the machine-readable last line."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--lm-eval-python", required=True, help="python of the venv holding lm-eval")
+    parser.add_argument("--plain", action="store_true", help="also time lingdiag with prefix reuse off")
+    parser.add_argument("--limit", type=int, help="only the first N pairs and items (a quick check, not the benchmark)")
+    args = parser.parse_args()
+    WORK.mkdir(parents=True, exist_ok=True)
+
+    from lingdiag.datasets import explica as explica_data
+    from lingdiag.models.embedded import ensure_converted
+    from lingdiag.models.hf import HFBackend
+    from lingdiag.records import Generation, GenerationRequest
+    from lingdiag.suite import SUITES
+    from lingdiag.suites import imperfective
+    from lingdiag.suites.explica import PerplexityTask
+
+    model_dir, _ = ensure_converted("smollm2-135m")
+    config = json.loads((model_dir / "config.json").read_text())
+    from lingdiag.models.hf import stored_param_count
+
+    n_params = stored_param_count(str(model_dir)) or 0
+    n_head = config["vocab_size"] * config["hidden_size"]  # tied: the embedding matrix is the LM head
+    rate_before = matmul_rate()
+
+    # (1) ExpliCa: 4,800 log-likelihood requests.
+    explica_path = data_path("explica", "explica/explica.csv")
+    pairs = SUITES.get("explica").load(str(explica_path)).items[:args.limit]
+    ppl_task = PerplexityTask()
+    ll_requests = [r for it in pairs for r in ppl_task.render(it)]
+    ll_payload = {"requests": [[r.context, r.continuation] for r in ll_requests]}  # type: ignore[union-attr]
+    ref = worker(args.lm_eval_python, "lmeval_worker.py", "loglik", model_dir, ll_payload)
+    ours = worker(sys.executable, "lingdiag_worker.py", "loglik", model_dir, ll_payload)
+    plain = worker(sys.executable, "lingdiag_worker.py", "loglik", model_dir, ll_payload, "--plain") \
+        if args.plain else None
+
+    def explica_decisions(logprobs: list[float]) -> list[str]:
+        n_tokens = [a[1] for a in ours["answers"]]
+        out = []
+        for k in range(len(pairs)):
+            ppl = {c: math.exp(-logprobs[4 * k + j] / n_tokens[4 * k + j])
+                   for j, c in enumerate(explica_data.CONNECTIVES)}
+            out.append(explica_data.best(ppl, lower_is_better=True))
+        return out
+
+    ll_agree = agreement(explica_decisions([a[0] for a in ref["answers"]]),
+                         explica_decisions([a[0] for a in ours["answers"]]))
+    ll_maxdiff = max(abs(a[0] - b[0]) for a, b in zip(ref["answers"], ours["answers"], strict=True))
+    tokens_all = sum(a[1] for a in ours["answers"])  # model inputs: prefix token + continuation - 1
+
+    # (2) ImperfectiveNLI: 400 zero-shot generations.
+    imp_path = data_path("imperfective", "imperfective_nli/imperfectiveNLI.json")
+    items = SUITES.get("imperfective").load(str(imp_path)).items[:args.limit]
+    strategy = imperfective.strategy("zero-shot", max_new_tokens=MAX_NEW_TOKENS)
+    gen_requests: list[GenerationRequest] = [strategy.render(it)[0] for it in items]
+    renderer = HFBackend(str(model_dir))
+    gen_ref = worker(args.lm_eval_python, "lmeval_worker.py", "gen", model_dir,
+                     {"prompts": [renderer.render(r) for r in gen_requests], "max_new_tokens": MAX_NEW_TOKENS})
+    gen_ours = worker(sys.executable, "lingdiag_worker.py", "gen", model_dir,
+                      {"messages": [[{"role": m.role, "content": m.content} for m in r.messages] for r in gen_requests],
+                       "max_new_tokens": MAX_NEW_TOKENS})
+
+    def labels(texts: list[str]) -> list[str]:
+        return [strategy.parse(it, [Generation(text=t)]).label for it, t in zip(items, texts, strict=True)]
+
+    gen_agree = agreement(labels(gen_ref["answers"]), labels(gen_ours["answers"]))
+    same_text = agreement(gen_ref["answers"], gen_ours["answers"])
+
+    # (3) A cold lingdiag run of (2), then the same run again from the response cache.
+    cache = fresh_cache(model_dir.parent.resolve())
+    run_args = ["run", "imperfective", "--model", "smollm2-135m", "--dataset", str(imp_path), "--strategy",
+                "zero-shot", "-o", f"max_new_tokens={MAX_NEW_TOKENS}", "--json",
+                *(["--limit", str(args.limit)] if args.limit else [])]
+    print("  running lingdiag run (cold, then from the cache) ...", file=sys.stderr, flush=True)
+    cold = lingdiag_cli([*run_args, "--out", str(cache / "runs" / "cold")], cache)
+    rerun = lingdiag_cli([*run_args, "--out", str(cache / "runs" / "rerun")], cache)
+    rerun_meta = json.loads((cache / "runs" / "rerun" / "meta.json").read_text())
+    identical = (cache / "runs" / "cold" / "items.jsonl").read_bytes() == \
+        (cache / "runs" / "rerun" / "items.jsonl").read_bytes()
+
+    rate = max(rate_before, matmul_rate())
+    usage = ours["usage"]
+    floor_all = 2 * n_params * tokens_all / rate
+    floor_ours = (2 * (n_params - n_head) * usage["forward_tokens"] + 2 * n_head * usage["head_positions"]) / rate
+
+    loglik_speedup = ref["seconds"] / ours["seconds"]
+    gen_speedup = gen_ref["seconds"] / gen_ours["seconds"]
+    rerun_fraction = rerun / cold
+    floor_ratio = ours["seconds"] / floor_ours
+    pooled = (ll_agree * len(pairs) + gen_agree * len(items)) / (len(pairs) + len(items))
+
+    def mb(x: float) -> str:
+        return f"{x / 1024:.2f} GB"
+
+    rows = [
+        "| work (smollm2-135m, float32, 2 threads) | lm-eval 0.4.13 (batch 16) | lingdiag | speedup | "
+        "peak RSS lm-eval | peak RSS lingdiag | same decisions |",
+        "|---|---|---|---|---|---|---|",
+        f"| (1) ExpliCa {len(ll_requests):,} log-likelihood requests, {tokens_all / 1000:.1f}k tokens | "
+        f"{ref['seconds']:.1f} s ({len(ll_requests) / ref['seconds']:.0f} req/s) | "
+        f"{ours['seconds']:.1f} s ({len(ll_requests) / ours['seconds']:.0f} req/s) | {loglik_speedup:.2f}× | "
+        f"{mb(ref['peak_rss_mb'])} | {mb(ours['peak_rss_mb'])} | {ll_agree:.2%} of {len(pairs):,} pairs |",
+        f"| (2) ImperfectiveNLI {len(items)} generations, ≤{MAX_NEW_TOKENS} new tokens | "
+        f"{gen_ref['seconds']:.1f} s ({len(items) / gen_ref['seconds']:.1f} items/s) | "
+        f"{gen_ours['seconds']:.1f} s ({len(items) / gen_ours['seconds']:.1f} items/s) | {gen_speedup:.2f}× | "
+        f"{mb(gen_ref['peak_rss_mb'])} | {mb(gen_ours['peak_rss_mb'])} | {gen_agree:.2%} of {len(items)} items |",
+        f"| (3) `lingdiag run` of (2): cold vs re-run from the cache | — | {cold:.1f} s cold, {rerun:.2f} s re-run | "
+        f"re-run = {rerun_fraction:.1%} of cold | — | — | records identical: {identical} |",
+    ]
+    if plain is not None:
+        rows.append(f"| (1) lingdiag plain path (no prefix reuse) | — | {plain['seconds']:.1f} s | "
+                    f"{ref['seconds'] / plain['seconds']:.2f}× | — | {mb(plain['peak_rss_mb'])} | — |")
+    print("\n".join(rows))
+    print(f"\nmatmul rate (float32 2048² GEMM, {THREADS} threads, best in this command): "
+          f"{rate / 1e9:.0f} GFLOP/s")
+    print(f"compute floor of (1), all {tokens_all:,} tokens at 2N = {2 * n_params / 1e6:.0f} MFLOP/token: "
+          f"{floor_all:.1f} s (lm-eval at {ref['seconds'] / floor_all:.2f}× it, "
+          f"lingdiag at {ours['seconds'] / floor_all:.2f}×)")
+    print(f"compute floor of lingdiag's work in (1): body on {usage['forward_tokens']:,} unshared tokens, "
+          f"LM head on {usage['head_positions']:,} positions: {floor_ours:.1f} s "
+          f"(lingdiag at {floor_ratio:.2f}× it)")
+    print(f"(1) max |Δ log-prob| lm-eval vs lingdiag: {ll_maxdiff:.2e}; "
+          f"(2) identical text: {same_text:.2%}; re-run cache misses: {rerun_meta['usage'].get('cache_misses')}")
+    print("note: the CPU may be shared; ratios compare runs of this one command.")
+    print(f"bench: loglik_speedup={loglik_speedup:.2f} gen_speedup={gen_speedup:.2f} "
+          f"rerun_fraction={rerun_fraction:.3f} floor_ratio={floor_ratio:.2f} agreement={pooled:.4f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,46 @@
+"""The lingdiag side of the benchmark; runs in the project's ``.venv``.
+
+Usage: ``python lingdiag_worker.py {loglik|gen} MODEL_DIR REQUESTS.json RESULT.json [--plain]``.
+
+Loads the model with lingdiag's transformers backend (float32, CPU, 2 torch threads;
+``--plain`` turns prefix reuse off), then times only the request phase, like the lm-eval
+worker. Writes the answers, the seconds, the backend's work counters (tokens through the
+transformer body, LM-head positions) and the process's peak RSS.
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import sys
+import time
+from pathlib import Path
+
+from lingdiag.models.hf import HFBackend
+from lingdiag.records import ChatMessage, GenerationRequest, LoglikelihoodRequest
+
+
+def main() -> None:
+    """Run one task and write its result file."""
+    task, model_dir, requests_file, result_file = sys.argv[1:5]
+    backend = HFBackend(model_dir, threads=2, prefix_reuse="--plain" not in sys.argv[5:])
+    backend.model  # noqa: B018 - load now: only the request phase is timed
+    data = json.loads(Path(requests_file).read_text(encoding="utf-8"))
+    answers: list[object]
+    if task == "loglik":
+        requests = [LoglikelihoodRequest(c, x) for c, x in data["requests"]]
+        start = time.perf_counter()
+        answers = [[r.logprob, r.n_tokens, r.is_greedy] for r in backend.loglikelihood(requests)]
+    else:
+        gen = [GenerationRequest(messages=tuple(ChatMessage(m["role"], m["content"]) for m in msgs),
+                                 max_new_tokens=data["max_new_tokens"]) for msgs in data["messages"]]
+        start = time.perf_counter()
+        answers = [g.text for g in backend.generate(gen)]
+    seconds = time.perf_counter() - start
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+    Path(result_file).write_text(json.dumps({"seconds": seconds, "answers": answers, "peak_rss_mb": peak,
+                                             "usage": backend.usage()}))
+
+
+if __name__ == "__main__":
+    main()
