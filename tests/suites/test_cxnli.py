@@ -202,6 +202,7 @@ def test_metrics_on_a_hand_computed_fixture() -> None:
 
     m2 = suite.metrics(EXP2)
     assert m2["accuracy"] == 0.25 and m2["human_agreement"] == 0.83
+    assert m["majority_baseline"] == pytest.approx(1 / 3) and m2["majority_baseline"] == 0.5
     # A label never predicted scores F1 0; precision of the always-predicted label is 1/4.
     assert m2["by_label"][C]["f1"] == 0.0 and m2["by_label"][E]["precision"] == 0.25
     assert m2["by_label"][E]["f1"] == pytest.approx(2 * 0.25 * 1 / 1.25)
@@ -212,7 +213,8 @@ def test_table_pairs_exp1_with_exp2_beside_human_agreement() -> None:
     rows = [("m", "exp1/zero/variation-2", {**suite.metrics(EXP1), "n": 6, "unparsed_rate": 1 / 6}),
             ("m", "exp2/zero/variation-2", {**suite.metrics(EXP2), "n": 4, "unparsed_rate": 0.0})]
     text = suite.table(rows)
-    assert "| m | zero | variation-2 | off | 0.67 | 0.25 | 0.42 | 0.90 | 0.83 | 0.17 | 0.00 | 6 | 4 |" in text
+    assert ("| m | zero | variation-2 | off | 0.67 | 0.25 | 0.42 | 0.90 | 0.83 | 0.33 | 0.50 | 0.17 | 0.00 | 6 | 4 |"
+            in text)
     assert "| m | exp1/zero/variation-2 | 0.67 | 0.50 | 1.00 | 0.50 | 0.67 | 0.80 | 0.67 |" in text
     assert "| m | zero | variation-2 | off | resultative | 0.50 | depictive | 0.50 |" in text
     assert "| m | zero | variation-2 | off | let-alone | 0.00 | – | – |" in text
