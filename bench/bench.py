@@ -224,6 +224,11 @@ def main() -> None:
     print(f"compute floor of lingdiag's work in (1): body on {usage['forward_tokens']:,} unshared tokens, "
           f"LM head on {usage['head_positions']:,} positions: {floor_ours:.1f} s "
           f"(lingdiag at {floor_ratio:.2f}× it)")
+    print(f"CPU seconds of the request phases (less sensitive to a shared CPU): (1) lm-eval "
+          f"{ref['cpu_seconds']:.1f}, lingdiag {ours['cpu_seconds']:.1f} "
+          f"({ref['cpu_seconds'] / ours['cpu_seconds']:.2f}×); "
+          f"(2) lm-eval {gen_ref['cpu_seconds']:.1f}, lingdiag {gen_ours['cpu_seconds']:.1f} "
+          f"({gen_ref['cpu_seconds'] / gen_ours['cpu_seconds']:.2f}×)")
     print(f"(1) max |Δ log-prob| lm-eval vs lingdiag: {ll_maxdiff:.2e}; "
           f"(2) identical text: {same_text:.2%}; re-run cache misses: {rerun_meta['usage'].get('cache_misses')}")
     print("note: the CPU may be shared; ratios compare runs of this one command.")

@@ -29,17 +29,18 @@ def main() -> None:
     answers: list[object]
     if task == "loglik":
         requests = [LoglikelihoodRequest(c, x) for c, x in data["requests"]]
-        start = time.perf_counter()
+        start, cpu_start = time.perf_counter(), time.process_time()
         answers = [[r.logprob, r.n_tokens, r.is_greedy] for r in backend.loglikelihood(requests)]
     else:
         gen = [GenerationRequest(messages=tuple(ChatMessage(m["role"], m["content"]) for m in msgs),
                                  max_new_tokens=data["max_new_tokens"]) for msgs in data["messages"]]
-        start = time.perf_counter()
+        start, cpu_start = time.perf_counter(), time.process_time()
         answers = [g.text for g in backend.generate(gen)]
-    seconds = time.perf_counter() - start
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu_start
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
-    Path(result_file).write_text(json.dumps({"seconds": seconds, "answers": answers, "peak_rss_mb": peak,
-                                             "usage": backend.usage()}))
+    result = {"seconds": seconds, "cpu_seconds": cpu, "answers": answers, "peak_rss_mb": peak,
+              "usage": backend.usage()}
+    Path(result_file).write_text(json.dumps(result))
 
 
 if __name__ == "__main__":

@@ -31,16 +31,17 @@ def main() -> None:
     data = json.loads(Path(requests_file).read_text(encoding="utf-8"))
     if task == "loglik":
         instances = [Instance("loglikelihood", {}, (c, x), i) for i, (c, x) in enumerate(data["requests"])]
-        start = time.perf_counter()
+        start, cpu_start = time.perf_counter(), time.process_time()
         answers = [[float(lp), bool(g)] for lp, g in lm.loglikelihood(instances, disable_tqdm=True)]
     else:
         kwargs = {"until": [], "max_gen_toks": data["max_new_tokens"], "do_sample": False}
         instances = [Instance("generate_until", {}, (p, dict(kwargs)), i) for i, p in enumerate(data["prompts"])]
-        start = time.perf_counter()
+        start, cpu_start = time.perf_counter(), time.process_time()
         answers = list(lm.generate_until(instances, disable_tqdm=True))
-    seconds = time.perf_counter() - start
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu_start
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
-    Path(result_file).write_text(json.dumps({"seconds": seconds, "answers": answers, "peak_rss_mb": peak}))
+    result = {"seconds": seconds, "cpu_seconds": cpu, "answers": answers, "peak_rss_mb": peak}
+    Path(result_file).write_text(json.dumps(result))
 
 
 if __name__ == "__main__":

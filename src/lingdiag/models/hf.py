@@ -162,7 +162,7 @@ class HFBackend:
         gguf_file: str | None = None,
         trust_remote_code: bool = False,
         batch_tokens: int = 8192,
-        max_batch: int = 64,
+        max_batch: int = 256,
         threads: int | None = None,
         prefix_reuse: bool = True,
     ) -> None:
