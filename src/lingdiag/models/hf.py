@@ -36,8 +36,8 @@ if TYPE_CHECKING:
 
 MIN_SHARED_PROMPT = 8
 """Shortest common prompt prefix worth a separate forward pass in generation."""
-HEAD_CHUNK = 512
-"""Positions per LM-head chunk when scoring: bounds the logits buffer (512 × vocab floats)."""
+HEAD_CHUNK = 256
+"""Positions per LM-head chunk when scoring: bounds the logits buffer (256 × vocab floats)."""
 
 
 def fallback_chat(messages: Sequence[ChatMessage]) -> str:
