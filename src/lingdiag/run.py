@@ -166,6 +166,7 @@ def evaluate(
     conditions = suite.conditions(dataset, axes, options)
     store = RunStore(out)
     done = store.prepare_resume(config.model_dump(mode="json"))
+    earlier = store.read_json("meta.json").get("timings", {}) if done else {}
     meta: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION, "config": config.model_dump(mode="json"),
         "model": backend.identity, "dataset": dict(dataset.source), "versions": _versions(),
@@ -200,7 +201,10 @@ def evaluate(
             store.append(records)
             if progress:
                 progress(condition.name, len(items) - len(pending) + k + len(chunk), len(items))
-        meta["timings"][condition.name] = round(time.perf_counter() - start, 3)
+        # Seconds spent on the condition, summed over resumed sessions; written per condition
+        # so that a run killed later keeps the timings of what it finished.
+        meta["timings"][condition.name] = round(earlier.get(condition.name, 0) + time.perf_counter() - start, 3)
+        store.write_json("meta.json", meta)
     records = store.finalize(order)
     metrics: dict[str, Any] = {}
     for condition in conditions:

@@ -61,6 +61,24 @@ def test_resume_skips_done_items_and_repairs_torn_line(tmp_path: Path) -> None:
     assert (out / "items.jsonl").read_bytes() == full
 
 
+def test_timings_survive_a_crash_and_add_up_over_resumes(tmp_path: Path) -> None:
+    out = tmp_path / "r"
+
+    class CrashOnDap(MockBackend):
+        def generate(self, requests):  # type: ignore[no-untyped-def]
+            if any("Important Linguistic Rule" in m.content for r in requests for m in r.messages):
+                raise KeyboardInterrupt  # the DAP system prompt: the run dies mid-way
+            return super().generate(requests)
+
+    with pytest.raises(KeyboardInterrupt):
+        evaluate(config(), CrashOnDap(answer_by_group), out)
+    first = json.loads((out / "meta.json").read_text())["timings"]
+    assert set(first) == {"zero-shot"}
+    evaluate(config(), MockBackend(answer_by_group), out)
+    timings = json.loads((out / "meta.json").read_text())["timings"]
+    assert set(timings) == {"zero-shot", "dap"} and timings["zero-shot"] >= first["zero-shot"]
+
+
 def test_errored_items_are_retried_on_resume(tmp_path: Path) -> None:
     out = tmp_path / "r"
 
