@@ -3,7 +3,7 @@ PY := .venv/bin/python
 PIP := $(PY) -m pip
 STAMP := .venv/.lingdiag-installed
 
-.PHONY: demo test install bench clean
+.PHONY: lint demo test install bench clean
 
 .venv/bin/python:
 	python3 -m venv .venv
@@ -29,8 +29,12 @@ $(TEST_STAMP): $(STAMP)
 	CMAKE_ARGS="-DGGML_NATIVE=OFF" $(PIP) install -q "llama-cpp-python[server]==0.3.36"
 	touch $(TEST_STAMP)
 
-test: $(STAMP) $(TEST_STAMP)
+test: $(STAMP) $(TEST_STAMP) lint
 	$(PY) -m pytest -q -ra
+
+lint: $(STAMP)
+	$(PY) -m ruff check src tests bench
+	$(PY) -m mypy src
 
 bench: $(STAMP)
 	bash bench/run.sh

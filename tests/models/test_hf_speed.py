@@ -157,6 +157,36 @@ def test_smollm2_generation_prefix_reuse_equals_plain(smollm2: HFBackend) -> Non
     _assert_generation_equal(smollm2, requests)
 
 
+@pytest.mark.slow
+def test_smollm2_batched_decoding_with_eviction_equals_transformers_generate(smollm2: HFBackend) -> None:
+    # SmolLM2 answers DAP prompts in two tokens and CoT prompts at length: in one batch,
+    # finished rows are dropped while others decode on.
+    import torch
+
+    from lingdiag.datasets.imperfective import builtin_items
+    from lingdiag.suites.imperfective import strategy
+
+    max_new = 40
+    items = builtin_items()[::50][:4]
+    requests = [strategy(name, max_new_tokens=max_new).render(it)[0] for name in ("dap", "cot") for it in items]
+    before = smollm2.usage()["head_positions"]
+    ours = smollm2.generate(requests)
+    lengths = sorted(g.n_tokens for g in ours)
+    assert lengths[0] < 5 and lengths[-1] > 20  # the batch really had early finishers
+    # Rows were dropped: far fewer LM-head positions than rows × steps (+1 for the prefix pass).
+    assert smollm2.usage()["head_positions"] - before < len(requests) * lengths[-1]
+    eos = sorted(smollm2.eos_ids)
+    for request, g in zip(requests, ours, strict=True):
+        ids = torch.tensor([smollm2._encode_prompt(request)])
+        with torch.inference_mode():
+            ref = smollm2.model.generate(input_ids=ids, attention_mask=torch.ones_like(ids), do_sample=False,
+                                         max_new_tokens=max_new, eos_token_id=eos,
+                                         pad_token_id=smollm2.tokenizer.pad_token_id)
+        new = ref[0, ids.shape[1]:].tolist()
+        assert g.n_tokens == len(new)
+        assert g.text == smollm2.tokenizer.decode([t for t in new if t not in eos], skip_special_tokens=True)
+
+
 @pytest.fixture(scope="module")
 def gemma3() -> Iterator[HFBackend]:
     from lingdiag.models.providers import load_backend

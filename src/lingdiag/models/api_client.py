@@ -182,7 +182,7 @@ class ApiClient:
             wait = min(server_wait, cap)
             return wait + self._rng.uniform(0, 0.1 * wait)
         wait = min(cap, self.policy.backoff * 2 ** (attempt - 1))
-        return wait * self._rng.uniform(0.5, 1.0)
+        return float(wait * self._rng.uniform(0.5, 1.0))
 
     async def _attempt(self, client: httpx.AsyncClient, path: str, body: dict[str, Any]) -> dict[str, Any] | ApiFailure:
         url = f"{self.base_url}/{path.lstrip('/')}"

@@ -50,40 +50,16 @@ def fallback_chat(messages: Sequence[ChatMessage]) -> str:
     return "\n\n".join(turns) + "\n\nAssistant:"
 
 
-class _GreedyLogprobs:
-    """A logits processor recording the log-probability of each greedy choice (no full score tensors)."""
+def _hits_stop(tokenizer: Any, generated: Sequence[int], stop: Sequence[str]) -> bool:
+    """Whether the newest token completes one of the ``stop`` strings.
 
-    def __init__(self) -> None:
-        self.steps: list[torch.Tensor] = []
-
-    def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
-        import torch
-
-        self.steps.append(scores.max(dim=-1).values - torch.logsumexp(scores.float(), dim=-1))
-        return scores
-
-
-class _StopStrings:
-    """A stopping criterion: a row is done once its generated text contains a stop string.
-
-    transformers' own ``stop_strings`` preprocesses the whole vocabulary on every
-    ``generate`` call (seconds for a 50k vocabulary); decoding each row's last few tokens
-    per step costs microseconds. Every step is checked, so a stop string is caught in the
-    step that completes it, as with ``stop_strings``.
+    Tokens decode to at least one character, so a stop string ending in the newest token
+    lies within the last ``len(stop string)`` tokens; one more absorbs a split character.
+    (transformers' own ``stop_strings`` preprocesses the whole vocabulary on every call.)
     """
-
-    def __init__(self, tokenizer: Any, stop: Sequence[str], prompt_width: int) -> None:
-        self.tokenizer, self.stop, self.prompt_width = tokenizer, tuple(stop), prompt_width
-        # Tokens decode to at least one character, so a stop string ending in the newest
-        # token lies within its last len(stop) tokens; one more absorbs a split character.
-        self.window = max(len(x) for x in stop) + 1
-
-    def __call__(self, input_ids: torch.Tensor, scores: Any, **kwargs: Any) -> torch.Tensor:
-        import torch
-
-        start = max(self.prompt_width, input_ids.shape[1] - self.window)
-        tails = self.tokenizer.batch_decode(input_ids[:, start:].tolist(), skip_special_tokens=True)
-        return torch.tensor([any(x in t for x in self.stop) for t in tails], dtype=torch.bool)
+    window = max(len(x) for x in stop) + 1
+    tail = tokenizer.decode(list(generated[-window:]), skip_special_tokens=True)
+    return any(x in tail for x in stop)
 
 
 def token_budget_batches(lengths: Sequence[int], budget: int, max_batch: int = 64) -> list[list[int]]:
@@ -330,59 +306,89 @@ class HFBackend:
 
     def _generate_batch(self, prompts: list[list[int]], max_new: int, stop: tuple[str, ...],
                         constraint: Any, shared: tuple[list[int], _Rows] | None) -> list[Generation]:
+        """Greedy decoding of one batch, dropping finished rows as it goes.
+
+        transformers' ``generate`` keeps a finished row in the batch until the longest one
+        ends; answers of diagnostic prompts range from one word to hundreds of tokens, so
+        that can multiply the decoding work several times. Here, once an eighth of the
+        live rows are done, the batch is compacted (their cache rows dropped). With a
+        constraint the rows stay (the grammar processor keeps per-row state by position)
+        and finished rows receive padding, as in ``generate``.
+        """
         import torch
-        from transformers import GenerationConfig, StoppingCriteriaList
+        from transformers import DynamicCache
 
         pad = self.tokenizer.pad_token_id
-        cache: dict[str, Any] = {}
+        eos_ids = self.eos_ids
+        n = len(prompts)
         if shared is None:
-            width = max(len(p) for p in prompts)
+            skip, width = 0, max(len(p) for p in prompts)
             ids = [[pad] * (width - len(p)) + p for p in prompts]
             mask = [[0] * (width - len(p)) + [1] * len(p) for p in prompts]
+            cache = DynamicCache(config=self.model.config)
         else:
-            # [shared prefix][padding][own tokens]: the prefix slots come from the cache,
-            # and generate() numbers positions by the mask, so padding does not shift them.
+            # [shared prefix][padding][own tokens]: the prefix slots come from the cache;
+            # positions follow the mask, so padding does not shift them.
             prefix, rows = shared
-            tails = [p[len(prefix):] for p in prompts]
+            skip = len(prefix)
+            tails = [p[skip:] for p in prompts]
             tail_width = max(len(t) for t in tails)
-            ids = [prefix + [pad] * (tail_width - len(t)) + t for t in tails]
-            mask = [[1] * len(prefix) + [0] * (tail_width - len(t)) + [1] * len(t) for t in tails]
-            width = len(prefix) + tail_width
-            cache["past_key_values"] = self._expand_cache(rows.cache, torch.zeros(len(prompts), dtype=torch.long))
-        eos_ids = self.eos_ids
-        recorder = _GreedyLogprobs()
-        processors = [*self._constraint_processors(constraint, len(prompts)), recorder]
-        config = GenerationConfig(  # type: ignore[no-untyped-call]
-            do_sample=False, max_new_tokens=max_new, pad_token_id=pad, eos_token_id=sorted(eos_ids), num_beams=1)
-        stopping = StoppingCriteriaList([_StopStrings(self.tokenizer, stop, width)] if stop else [])
+            ids = [[pad] * (tail_width - len(t)) + t for t in tails]
+            mask = [[1] * skip + [0] * (tail_width - len(t)) + [1] * len(t) for t in tails]
+            cache = self._expand_cache(rows.cache, torch.zeros(n, dtype=torch.long))
+        attn = torch.tensor(mask)
+        inputs = torch.tensor(ids)
+        positions = (attn.cumsum(1) - 1).clamp(min=0)[:, skip:]
+        processors = self._constraint_processors(constraint, n)
+        # A sliding-window cache rebuilt from its rows would forget how many tokens it has seen.
+        window = self._window
+        evict = not processors and not (window and attn.shape[1] + max_new > window)
+        live = list(range(n))  # batch row -> request row
+        done = [False] * n
+        tokens: list[list[int]] = [[] for _ in range(n)]
+        logprobs: list[list[float]] = [[] for _ in range(n)]
+        self._usage.update(forward_tokens=sum(len(p) - skip for p in prompts), padded_tokens=inputs.numel())
         with torch.inference_mode():
-            seqs = self.model.generate(
-                input_ids=torch.tensor(ids), attention_mask=torch.tensor(mask), generation_config=config,
-                logits_processor=processors, stopping_criteria=stopping, **cache,
-            )
-        new = seqs[:, width:].tolist()
-        steps = torch.stack(recorder.steps, dim=1).tolist() if recorder.steps else [[] for _ in prompts]
-        # The shared prefix was counted once, in _extend; each decoding step after the first runs one token per row.
-        skip = len(shared[0]) if shared else 0
-        decoded = len(prompts) * max(len(recorder.steps) - 1, 0)
-        self._usage.update(forward_tokens=sum(len(p) - skip for p in prompts) + decoded,
-                           padded_tokens=(width - skip) * len(prompts) + decoded,
-                           head_positions=len(prompts) * len(recorder.steps))
-        # A row finished early (EOS or a stop string) is padded; padding that is not EOS
-        # must not count as generated tokens either.
-        ends = eos_ids | {pad}
+            for step in range(max_new):
+                out = self.model(input_ids=inputs, attention_mask=attn, position_ids=positions,
+                                 past_key_values=cache, use_cache=True, logits_to_keep=1)
+                cache, scores = out.past_key_values, out.logits[:, -1, :].float()
+                self._usage["head_positions"] += len(live)
+                for proc in processors:
+                    scores = proc(inputs[:, -1:], scores)
+                best = scores.max(dim=-1)
+                lps = (best.values - torch.logsumexp(scores, dim=-1)).tolist()
+                picks = best.indices.tolist()
+                for b, r in enumerate(live):
+                    if done[r]:
+                        picks[b] = pad
+                        continue
+                    tokens[r].append(picks[b])
+                    logprobs[r].append(round(lps[b], 6))
+                    done[r] = picks[b] in eos_ids or (bool(stop) and _hits_stop(self.tokenizer, tokens[r], stop))
+                finished = [b for b, r in enumerate(live) if done[r]]
+                if len(finished) == len(live) or step == max_new - 1:
+                    break
+                if evict and len(finished) >= max(1, len(live) // 8):
+                    keep = torch.tensor([b for b, r in enumerate(live) if not done[r]], dtype=torch.long)
+                    cache = self._expand_cache(cache, keep)
+                    attn, positions = attn.index_select(0, keep), positions.index_select(0, keep)
+                    picks = [picks[b] for b in keep.tolist()]
+                    live = [live[b] for b in keep.tolist()]
+                inputs = torch.tensor(picks)[:, None]
+                attn = torch.cat([attn, torch.ones(len(live), 1, dtype=attn.dtype)], dim=1)
+                positions = positions[:, -1:] + 1
+                self._usage.update(forward_tokens=sum(not done[r] for r in live), padded_tokens=len(live))
         results = []
-        for row, lps, prompt in zip(new, steps, prompts, strict=True):
-            n = next((k + 1 for k, t in enumerate(row) if t in ends), len(row))
-            if n and row[n - 1] == pad and pad not in eos_ids:
-                n -= 1
-            content = row[:n - 1] if n and row[n - 1] in eos_ids else row[:n]
+        for r, prompt in enumerate(prompts):
+            row = tokens[r]
+            content = row[:-1] if row and row[-1] in eos_ids else row
             text = self.tokenizer.decode(content, skip_special_tokens=True)
-            for s in stop:
-                if s in text:
-                    text = text[:text.index(s)]
-            results.append(Generation(text=text, n_tokens=n, prompt_tokens=len(prompt),
-                                      logprobs=tuple(round(x, 6) for x in lps[:n])))
+            for x in stop:
+                if x in text:
+                    text = text[:text.index(x)]
+            results.append(Generation(text=text, n_tokens=len(row), prompt_tokens=len(prompt),
+                                      logprobs=tuple(logprobs[r])))
         return results
 
     def _constraint_processors(self, constraint: Any, batch: int) -> list[Any]:

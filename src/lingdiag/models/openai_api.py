@@ -53,15 +53,15 @@ class OpenAIOptions(BaseModel):
 
     api_key_env: str | None = None
     """Environment variable holding the key; default ``OPENAI_API_KEY`` for api.openai.com, none elsewhere."""
-    concurrency: int = Field(8, ge=1)
+    concurrency: int = Field(default=8, ge=1)
     """Requests in flight at once (raise it for vLLM/SGLang servers with large batches)."""
-    timeout: float = Field(120.0, gt=0)
+    timeout: float = Field(default=120.0, gt=0)
     """Seconds without an answer before an attempt is retried."""
-    connect_timeout: float = Field(10.0, gt=0)
-    max_retries: int = Field(6, ge=0)
-    backoff: float = Field(1.0, ge=0)
+    connect_timeout: float = Field(default=10.0, gt=0)
+    max_retries: int = Field(default=6, ge=0)
+    backoff: float = Field(default=1.0, ge=0)
     """First retry wait in seconds, doubled per retry (with jitter)."""
-    max_backoff: float = Field(60.0, ge=0)
+    max_backoff: float = Field(default=60.0, ge=0)
     """Cap on a retry wait, including a server's ``Retry-After``."""
     seed: int | None = 0
     """Sent with every request where servers take one; None leaves it out."""
@@ -75,7 +75,7 @@ class OpenAIOptions(BaseModel):
     OpenAI's chat-only models."""
     verify_prompt_logprobs: bool = True
     """Check echo log-probs against generation log-probs before the first log-likelihood request."""
-    prompt_logprob_tolerance: float = Field(0.1, gt=0)
+    prompt_logprob_tolerance: float = Field(default=0.1, gt=0)
     """Largest per-token difference (nat) the check accepts."""
     bos_text: str | None = None
     """Text of the model's start token, scored as the context of empty-context requests."""
@@ -269,7 +269,8 @@ class OpenAIBackend:
     def usage(self) -> dict[str, int]:
         """Counters since the backend was built: requests, retries (by reason), errors, tokens, and
         ``constraint_violations`` (constrained answers that break their constraint: the server
-        ignored the structured-output request)."""
+        ignored the structured-output request).
+        """
         base = dict.fromkeys(("requests", "retries", "errors", "prompt_tokens", "completion_tokens"), 0)
         return {**base, **self.client.counts, "constraint_violations": self._violations}
 

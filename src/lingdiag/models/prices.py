@@ -107,7 +107,8 @@ class CostEstimate:
 
     def summary(self) -> str:
         """One paragraph for the terminal."""
-        tokens = f"{self.requests:,} requests, ≈{self.input_tokens:,} input tokens, ≤{self.output_tokens:,} output tokens"
+        tokens = (f"{self.requests:,} requests, ≈{self.input_tokens:,} input tokens, "
+                  f"≤{self.output_tokens:,} output tokens")
         if self.price is None:
             return f"cost estimate for {self.model}: {tokens}; no listed price in {self.source}"
         cost_in = self.input_tokens * self.price.input / 1e6

@@ -3,7 +3,8 @@
 Accepted, in order: a JSON object with the label key (code fences, single quotes and
 text around the object tolerated); the whole answer being a label; the answer starting
 with a label word (and naming no other label in that line); an ``Answer:``,
-``Label:`` or ``... is`` phrase naming a label; a last line that is a label. Case, quotes, asterisks and trailing punctuation are ignored.
+``Label:`` or ``... is`` phrase naming a label; a last line that is a label. Case, quotes,
+asterisks and trailing punctuation are ignored.
 """
 
 from __future__ import annotations
