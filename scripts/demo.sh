@@ -7,7 +7,8 @@ LD=.venv/bin/lingdiag
 SHARED=../shared/datasets
 
 echo "== ImperfectiveNLI: demo caps (see configs/demo-imperfective.yaml): 100 items per strategy, CoT/counterfactual capped at 160 new tokens"
-$LD run imperfective --config configs/demo-imperfective.yaml --dataset builtin --out runs/demo/imperfective-builtin
+# Large batches: finished answers leave the batch, so many rows decode at once (≈3 GB RAM).
+$LD run imperfective --config configs/demo-imperfective.yaml --batch-tokens 65536 --dataset builtin --out runs/demo/imperfective-builtin
 
 # The official file is fetched from its pinned public URL; a local mirror (the reference
 # copy beside this repository) is used first when present, since this machine may be offline.
@@ -17,7 +18,7 @@ else
   $LD fetch imperfective || true
 fi
 if $LD data stats imperfective --dataset official --json >/dev/null 2>&1; then
-  $LD run imperfective --config configs/demo-imperfective.yaml --dataset official --out runs/demo/imperfective-official
+  $LD run imperfective --config configs/demo-imperfective.yaml --batch-tokens 65536 --dataset official --out runs/demo/imperfective-official
 else
   echo "official ImperfectiveNLI data not available (lingdiag fetch imperfective failed): skipped"
 fi
