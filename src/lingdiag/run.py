@@ -165,8 +165,7 @@ def evaluate(
     options = {"seed": config.seed, **config.options}
     conditions = suite.conditions(dataset, axes, options)
     store = RunStore(out)
-    done = store.prepare_resume(config.model_dump(mode="json"))
-    earlier = store.read_json("meta.json").get("timings", {}) if done else {}
+    done, earlier = store.prepare_resume(config.model_dump(mode="json"))
     meta: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION, "config": config.model_dump(mode="json"),
         "model": backend.identity, "dataset": dict(dataset.source), "versions": _versions(),

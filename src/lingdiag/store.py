@@ -56,16 +56,19 @@ class RunStore:
                 raise RunError(f"{self.items_path}, line {n}: not an item record ({e})") from e
         return records
 
-    def prepare_resume(self, config: dict[str, Any]) -> set[tuple[str, str]]:
-        """Check the directory matches ``config`` and return the (condition, item) keys done.
+    def prepare_resume(self, config: dict[str, Any]) -> tuple[set[tuple[str, str]], dict[str, float]]:
+        """Check the directory matches ``config``; return the (condition, item) keys done
+        and the seconds the earlier sessions spent per condition.
 
         Errored records are dropped so those items run again; the file is rewritten with
         one record per key.
         """
         self.root.mkdir(parents=True, exist_ok=True)
         meta_path = self.root / "meta.json"
+        timings: dict[str, float] = {}
         if meta_path.exists():
-            old = json.loads(meta_path.read_text(encoding="utf-8")).get("config", {})
+            meta = json.loads(meta_path.read_text(encoding="utf-8"))
+            old, timings = meta.get("config", {}), meta.get("timings", {})
             if old != config:
                 changed = sorted(k for k in set(old) | set(config) if old.get(k) != config.get(k))
                 raise RunError(f"{self.root} holds a run with a different configuration "
@@ -75,7 +78,7 @@ class RunStore:
             if r.error is None:
                 kept[(r.condition, r.item_id)] = r
         _atomic_write(self.items_path, "".join(r.to_json() + "\n" for r in kept.values()))
-        return set(kept)
+        return set(kept), timings
 
     def append(self, records: Iterable[ItemRecord]) -> None:
         """Append records durably."""

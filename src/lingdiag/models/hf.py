@@ -50,16 +50,14 @@ def fallback_chat(messages: Sequence[ChatMessage]) -> str:
     return "\n\n".join(turns) + "\n\nAssistant:"
 
 
-def _hits_stop(tokenizer: Any, generated: Sequence[int], stop: Sequence[str]) -> bool:
-    """Whether the newest token completes one of the ``stop`` strings.
+def _stop_window(stop: Sequence[str]) -> int:
+    """Tokens to decode to see whether the newest one completes a ``stop`` string (0: none).
 
     Tokens decode to at least one character, so a stop string ending in the newest token
     lies within the last ``len(stop string)`` tokens; one more absorbs a split character.
     (transformers' own ``stop_strings`` preprocesses the whole vocabulary on every call.)
     """
-    window = max(len(x) for x in stop) + 1
-    tail = tokenizer.decode(list(generated[-window:]), skip_special_tokens=True)
-    return any(x in tail for x in stop)
+    return max(len(x) for x in stop) + 1 if stop else 0
 
 
 def token_budget_batches(lengths: Sequence[int], budget: int, max_batch: int = 64) -> list[list[int]]:
@@ -343,6 +341,7 @@ class HFBackend:
         # A sliding-window cache rebuilt from its rows would forget how many tokens it has seen.
         window = self._window
         evict = not processors and not (window and attn.shape[1] + max_new > window)
+        stop_window = _stop_window(stop)
         live = list(range(n))  # batch row -> request row
         done = [False] * n
         tokens: list[list[int]] = [[] for _ in range(n)]
@@ -365,16 +364,17 @@ class HFBackend:
                         continue
                     tokens[r].append(picks[b])
                     logprobs[r].append(round(lps[b], 6))
-                    done[r] = picks[b] in eos_ids or (bool(stop) and _hits_stop(self.tokenizer, tokens[r], stop))
-                finished = [b for b, r in enumerate(live) if done[r]]
-                if len(finished) == len(live) or step == max_new - 1:
+                    tail = self.tokenizer.decode(tokens[r][-stop_window:], skip_special_tokens=True) if stop else ""
+                    done[r] = picks[b] in eos_ids or any(x in tail for x in stop)
+                n_done = sum(done[r] for r in live)
+                if n_done == len(live) or step == max_new - 1:
                     break
-                if evict and len(finished) >= max(1, len(live) // 8):
-                    keep = torch.tensor([b for b, r in enumerate(live) if not done[r]], dtype=torch.long)
+                if evict and n_done >= max(1, len(live) // 8):
+                    kept = [b for b, r in enumerate(live) if not done[r]]
+                    keep = torch.tensor(kept, dtype=torch.long)
                     cache = self._expand_cache(cache, keep)
                     attn, positions = attn.index_select(0, keep), positions.index_select(0, keep)
-                    picks = [picks[b] for b in keep.tolist()]
-                    live = [live[b] for b in keep.tolist()]
+                    picks, live = [picks[b] for b in kept], [live[b] for b in kept]
                 inputs = torch.tensor(picks)[:, None]
                 attn = torch.cat([attn, torch.ones(len(live), 1, dtype=attn.dtype)], dim=1)
                 positions = positions[:, -1:] + 1
