@@ -71,7 +71,8 @@ def run(
     option: list[str] = typer.Option([], "--option", "-o", help="Suite option key=value (repeatable)."),
     config_file: Path = typer.Option(None, "--config", help="A RunConfig YAML; flags override it."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Do not read or write the response cache."),
-    batch_tokens: int = typer.Option(None, help="Padded tokens per forward batch (transformers backend)."),
+    batch_tokens: int = typer.Option(None, help="Padded-token budget per batch, for generation and "
+                                    "log-likelihood alike (transformers backend; default 8192 and 2048)."),
     trust_remote_code: bool = typer.Option(False, help="Let a hub model run its own code (transformers)."),
     model_option: list[str] = typer.Option([], "--model-option", help="Model provider option key=value "
                                            "(repeatable), e.g. concurrency=32 for openai: models."),

@@ -187,6 +187,48 @@ def test_smollm2_batched_decoding_with_eviction_equals_transformers_generate(smo
         assert g.text == smollm2.tokenizer.decode([t for t in new if t not in eos], skip_special_tokens=True)
 
 
+@pytest.mark.slow
+def test_smollm2_last_tree_level_reads_parent_rows_without_changing_them(smollm2: HFBackend) -> None:
+    # The last level of the log-likelihood tree gathers its parents' rows layer by layer
+    # (RowView) instead of copying them: same hidden states, parent cache untouched.
+    import torch
+
+    tok = smollm2.tokenizer
+    groups = [tok(t, add_special_tokens=False)["input_ids"] for t in ("The ice melted,", "It rained all day,")]
+    tails = [tok(t, add_special_tokens=False)["input_ids"] for t in (" so the floor was wet.", " because",
+                                                                     " then the street was wet.")]
+    parents = [0, 0, 1]
+    base, _ = smollm2._extend(None, [0, 0], groups)
+    assert base is not None
+    before = [(layer.keys.clone(), layer.values.clone()) for layer in base.cache.layers]
+    copied_rows, copied = smollm2._extend(base, parents, tails)
+    viewed_rows, viewed = smollm2._extend(base, parents, tails, keep=False)
+    assert copied_rows is not None and viewed_rows is None
+    assert torch.equal(copied, viewed)
+    for layer, (keys, values) in zip(base.cache.layers, before, strict=True):
+        assert torch.equal(layer.keys, keys) and torch.equal(layer.values, values)
+
+
+@pytest.mark.slow
+def test_transformers_backend_keeps_triton_out_and_still_constrains() -> None:
+    # triton compiles GPU kernels; torch imports it eagerly when installed (~70 MB resident).
+    # A fresh process that loads the backend must not import it, and constrained decoding
+    # (xgrammar, which depends on triton) must still work on CPU.
+    code = """
+import sys
+from lingdiag.models import constraints
+from lingdiag.models.providers import load_backend
+from lingdiag.records import ChatMessage, Constraint, GenerationRequest
+b = load_backend('smollm2-135m')
+c = Constraint('choice', choices=('so', 'because')) if constraints.available() else None
+out = b.generate([GenerationRequest(messages=(ChatMessage('user', 'It rained. The street is wet. so or because?'),),
+                                    max_new_tokens=4, constraint=c)])
+assert sys.modules.get('triton') is None, 'triton was imported'
+assert c is None or out[0].text in ('so', 'because'), out
+"""
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
 @pytest.fixture(scope="module")
 def gemma3() -> Iterator[HFBackend]:
     from lingdiag.models.providers import load_backend
