@@ -340,6 +340,8 @@ class HFBackend:
         import torch
         from transformers import DynamicCache
 
+        from lingdiag.models.hf_cache import PrefixedCache
+
         pad = self.tokenizer.pad_token_id
         eos_ids = self.eos_ids
         n = len(prompts)
@@ -357,7 +359,7 @@ class HFBackend:
             tail_width = max(len(t) for t in tails)
             ids = [[pad] * (tail_width - len(t)) + t for t in tails]
             mask = [[1] * skip + [0] * (tail_width - len(t)) + [1] * len(t) for t in tails]
-            cache = self._expand_cache(rows.cache, torch.zeros(n, dtype=torch.long))
+            cache = PrefixedCache(rows.cache)
         attn = torch.tensor(mask)
         inputs = torch.tensor(ids)
         positions = (attn.cumsum(1) - 1).clamp(min=0)[:, skip:]
@@ -396,7 +398,7 @@ class HFBackend:
                 if evict and n_done >= max(1, len(live) // 8):
                     kept = [b for b, r in enumerate(live) if not done[r]]
                     keep = torch.tensor(kept, dtype=torch.long)
-                    cache = self._expand_cache(cache, keep)
+                    cache.batch_select_indices(keep)  # layer by layer: no second copy of the cache
                     attn, positions = attn.index_select(0, keep), positions.index_select(0, keep)
                     picks, live = [picks[b] for b in kept], [live[b] for b in kept]
                 inputs = torch.tensor(picks)[:, None]
