@@ -6,11 +6,12 @@ returned in request order.
 
 Shared prefixes are computed once (``prefix_reuse``, on by default; see
 ``lingdiag.models.prefix``): generation requests of one call run their common prompt
-prefix (system prompt, few-shot block) at batch size 1 and every row of every batch reads
-that one copy of its keys and values (``hf_cache.PrefixedCache``); log-likelihood requests run as a three-level tree (call-wide prefix, groups
-sharing more, per-request tails) and apply the LM head only at the positions that are
-scored, a chunk at a time. The plain path (``prefix_reuse=False``) runs every request in
-full; both give the same greedy text and argmax, and log-probs equal within 1e-4.
+prefix (system prompt, few-shot block) at batch size 1, and every row of every batch reads
+that one copy of its keys and values (``hf_cache.PrefixedCache``); log-likelihood requests
+run as a three-level tree (call-wide prefix, groups sharing more, per-request tails) and
+apply the LM head only at the positions that are scored, a chunk at a time. The plain
+path (``prefix_reuse=False``) runs every request in full; both give the same greedy text
+and argmax, and log-probs equal within 1e-4.
 
 torch and transformers are imported, and the weights loaded, on the first request: a
 run answered entirely from the response cache never pays for them.
