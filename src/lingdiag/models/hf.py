@@ -478,9 +478,9 @@ class HFBackend:
         """Logits from up to ``HEAD_CHUNK`` final hidden states, as the model's LM head computes them.
 
         The result is a view of a buffer reused by the next call (callers may modify it;
-        ``loglikelihood`` drops the buffer when it returns): a
-        fresh logits tensor (50 MB at 256 × 49k) comes from newly mapped pages every time,
-        and faulting them in made the LM head run at ~110 GFLOP/s instead of ~150 on 2 cores.
+        ``loglikelihood`` drops the buffer when it returns): a fresh logits tensor (50 MB at
+        256 × 49k) comes from newly mapped pages every time, and faulting them in made the LM
+        head run at ~110 GFLOP/s instead of ~150 on 2 cores.
         """
         import torch
 
@@ -540,13 +540,13 @@ class HFBackend:
         scored = [_Scored(seq=(ctx + cont)[:-1], targets=(ctx + cont)[1:], first=len(ctx) - 1) for ctx, cont in split]
         window = self._window
         longest = max(len(s.seq) for s in scored)
-        if self.prefix_reuse and not (window and 2 * longest > window) and self._head_matches_model():
-            try:
+        try:
+            if self.prefix_reuse and not (window and 2 * longest > window) and self._head_matches_model():
                 totals, wrong = self._loglik_tree(scored)
-            finally:
-                self._head_buffer = None  # 268 MB for Gemma-3's vocabulary: not kept between calls
-            return [LogLikelihood(logprob=float(totals[i]), n_tokens=len(cont), is_greedy=int(wrong[i]) == 0)
-                    for i, (_, cont) in enumerate(split)]
+                return [LogLikelihood(logprob=float(totals[i]), n_tokens=len(cont), is_greedy=int(wrong[i]) == 0)
+                        for i, (_, cont) in enumerate(split)]
+        finally:
+            self._head_buffer = None  # 268 MB for Gemma-3's vocabulary: not kept between calls
         return self._loglik_plain(split)
 
     def _loglik_plain(self, split: list[tuple[list[int], list[int]]]) -> list[LogLikelihood]:
@@ -668,8 +668,8 @@ class HFBackend:
                 # largest tensor here, and logsumexp plus argmax would read it and allocate
                 # its size several times.
                 best, argmax = logits.max(dim=-1)
-                picked_logit = logits[local, tgt]
+                target_logit = logits[local, tgt]
                 lse = best + logits.sub_(best[:, None]).exp_().sum(dim=-1).log_()
-                totals.index_add_(0, request[sel], (picked_logit - lse[local]).double())
+                totals.index_add_(0, request[sel], (target_logit - lse[local]).double())
                 wrong.index_add_(0, request[sel], (argmax[local] != tgt).long())
 
