@@ -2,7 +2,8 @@
 
 ``Item`` (dataset) → ``GenerationRequest``/``LoglikelihoodRequest`` (prompt) →
 ``Generation``/``LogLikelihood`` (model) → ``Prediction`` (parse) → ``ItemRecord`` (scored,
-written once to ``items.jsonl``). Stages build new records and never mutate earlier ones.
+written once to ``items.jsonl``) → ``ResultRow`` (one condition's metrics, as tables, figures
+and analyses read them). Stages build new records and never mutate earlier ones.
 """
 
 from __future__ import annotations
@@ -180,3 +181,23 @@ class ItemRecord:
     def from_json(cls, line: str) -> ItemRecord:
         """Parse a line of ``items.jsonl``."""
         return cls(**json.loads(line))
+
+
+@dataclass(frozen=True, slots=True)
+class ResultRow:
+    """One condition of one run with its metrics: what tables, figures and analyses read."""
+
+    model: str
+    """The model's display name (``meta.json`` ``model.model``)."""
+    condition: str
+    """Condition name, e.g. ``zero-shot`` or ``exp1/zero/variation-2``."""
+    axes: Mapping[str, str]
+    """The condition's axis values; tables group and order by these, never by parsing names."""
+    metrics: Mapping[str, Any]
+    """The suite's metrics of this condition plus the counts every condition has (``n``, ...)."""
+    run: str = ""
+    """The run directory the row was read from (empty for rows built in memory)."""
+    dataset: str = ""
+    """The dataset spec of the run (``builtin``, ``official`` or a path)."""
+    n_params: float | None = None
+    """The model's parameter count where the backend recorded one."""

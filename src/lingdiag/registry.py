@@ -20,11 +20,9 @@ T = TypeVar("T")
 # stays light and optional heavy dependencies load only when their backend is chosen.
 _BUILTIN_MODULES = (
     "lingdiag.models.providers",
-    "lingdiag.models.openai_api",
     "lingdiag.suites.imperfective",
     "lingdiag.suites.explica",
     "lingdiag.suites.cxnli",
-    "lingdiag.analysis.cli",
 )
 _loaded = False
 

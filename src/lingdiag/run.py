@@ -12,6 +12,7 @@ from typing import Any
 
 from lingdiag.config import RunConfig
 from lingdiag.errors import CapabilityError, ConfigError
+from lingdiag.metrics.core import summary
 from lingdiag.models.base import Backend, ReportsUsage
 from lingdiag.records import (
     UNPARSED,
@@ -22,9 +23,10 @@ from lingdiag.records import (
     LoglikelihoodRequest,
     Request,
     Response,
+    ResultRow,
 )
 from lingdiag.store import SCHEMA_VERSION, RunStore
-from lingdiag.suite import SUITES, Condition, Suite
+from lingdiag.suite import SUITES, Condition, Dataset, Suite
 
 Progress = Callable[[str, int, int], None]
 """``progress(condition, done, total)``, called after each chunk."""
@@ -136,6 +138,33 @@ def _versions() -> dict[str, str]:
     return out
 
 
+@dataclass(frozen=True)
+class Plan:
+    """What a run will do, before any model is loaded: the one planner of the run and of
+    cost estimates.
+    """
+
+    suite: Suite
+    dataset: Dataset
+    conditions: list[Condition]
+    items: dict[str, list[Item]]
+    """Condition name → the items it runs on (after ``--limit``)."""
+
+    def requests(self) -> list[Request]:
+        """Every request the run would send (before resume and cache hits)."""
+        return [r for c in self.conditions for item in self.items[c.name] for r in c.strategy.render(item)]
+
+
+def plan(config: RunConfig) -> Plan:
+    """Load the dataset and build the conditions of ``config``; options are validated here."""
+    suite = SUITES.get(config.suite)
+    axes = resolve_axes(suite, config.axes)
+    options = suite.parse_options(config.options)
+    dataset = suite.load(config.dataset)
+    conditions = suite.conditions(dataset, axes, options, config.seed)
+    return Plan(suite, dataset, conditions, {c.name: spread(c.items, config.limit) for c in conditions})
+
+
 def default_out(config: RunConfig) -> Path:
     """``runs/<suite>-<model>-<dataset>``, one directory per configuration by default."""
     safe = "".join(c if c.isalnum() or c in "-._" else "_" for c in f"{config.model}-{Path(config.dataset).stem}")
@@ -147,6 +176,7 @@ def evaluate(
     backend: Backend,
     out: Path,
     progress: Progress | None = None,
+    planned: Plan | None = None,
 ) -> RunResult:
     """Run every condition of ``config`` on ``backend``, resuming whatever ``out`` holds.
 
@@ -155,17 +185,15 @@ def evaluate(
         backend: The model (usually wrapped in the response cache).
         out: Run directory; created, or resumed if it holds the same configuration.
         progress: Optional callback after each chunk.
+        planned: ``plan(config)`` if the caller already built it (e.g. for a cost estimate).
 
     Returns:
         The run's location, metrics per condition and the markdown table.
     """
-    suite = SUITES.get(config.suite)
-    axes = resolve_axes(suite, config.axes)
-    dataset = suite.load(config.dataset)
-    options = {"seed": config.seed, **config.options}
-    conditions = suite.conditions(dataset, axes, options)
+    p = planned or plan(config)
+    suite, dataset, conditions = p.suite, p.dataset, p.conditions
     store = RunStore(out)
-    done, earlier = store.prepare_resume(config.model_dump(mode="json"))
+    done, earlier = store.prepare_resume(config.resume_key())
     meta: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION, "config": config.model_dump(mode="json"),
         "model": backend.identity, "dataset": dict(dataset.source), "versions": _versions(),
@@ -175,7 +203,7 @@ def evaluate(
     usage_before = backend.usage() if isinstance(backend, ReportsUsage) else {}
     order: list[tuple[str, str]] = []
     for condition in conditions:
-        items = spread(condition.items, config.limit)
+        items = p.items[condition.name]
         order += [(condition.name, it.id) for it in items]
         rendered = {it.id: condition.strategy.render(it) for it in items}
         reason = _check(backend, _needs([r for rs in rendered.values() for r in rs]))
@@ -210,7 +238,9 @@ def evaluate(
         rs = [r for r in records if r.condition == condition.name]
         if rs:
             metrics[condition.name] = {**suite.metrics(rs), **summary(rs)}
-    table = suite.table([(backend.identity.get("model", config.model), c, m) for c, m in metrics.items()])
+    model = backend.identity.get("model", config.model)
+    table = suite.table([ResultRow(model, c.name, dict(c.axes), metrics[c.name], str(out), config.dataset)
+                         for c in conditions if c.name in metrics])
     store.write_json("metrics.json", metrics)
     store.write_text("table.md", table)
     if isinstance(backend, ReportsUsage):
@@ -220,12 +250,28 @@ def evaluate(
                      usage=dict(meta.get("usage", {})))
 
 
-def summary(records: Sequence[ItemRecord]) -> dict[str, Any]:
-    """Counts every condition reports: items, unparsed answers and backend errors."""
-    n = len(records)
-    unparsed = sum(r.label == UNPARSED and r.error is None for r in records)
-    errors = sum(r.error is not None for r in records)
-    return {"n": n, "n_unparsed": unparsed, "unparsed_rate": unparsed / n if n else 0.0, "n_errors": errors}
+def load_model(config: RunConfig) -> Backend:
+    """The model of ``config`` with its provider options (not cached).
+
+    ``--batch-tokens``, ``--trust-remote-code`` and ``--model-option`` all reach the provider
+    here, validated by its option model.
+    """
+    from lingdiag.models.providers import load_backend
+
+    options = dict(config.model_options)
+    if config.batch_tokens is not None:
+        options["batch_tokens"] = config.batch_tokens
+    if config.trust_remote_code:
+        options["trust_remote_code"] = True
+    return load_backend(config.model, options)
+
+
+def cached(backend: Backend) -> Backend:
+    """``backend`` behind the SQLite response cache in ``$LINGDIAG_CACHE``."""
+    from lingdiag.models.cache import CachedBackend, ResponseCache
+    from lingdiag.paths import cache_dir
+
+    return CachedBackend(backend, ResponseCache(cache_dir() / "responses.sqlite"))
 
 
 def run(
@@ -234,8 +280,8 @@ def run(
     *,
     backend: Backend | None = None,
     cache: bool = True,
-    backend_options: dict[str, Any] | None = None,
     progress: Progress | None = None,
+    planned: Plan | None = None,
 ) -> RunResult:
     """Load the model named in ``config`` (unless ``backend`` is given) and evaluate.
 
@@ -244,18 +290,14 @@ def run(
         out: Run directory (default ``runs/<suite>-<model>-<dataset>``).
         backend: An already built backend (tests, notebooks); else ``config.model`` is loaded.
         cache: Serve repeated requests from the SQLite response cache.
-        backend_options: Provider options such as ``batch_tokens``.
         progress: Optional per-chunk callback.
+        planned: ``plan(config)`` if already built.
 
     Returns:
         See :func:`evaluate`.
     """
-    from lingdiag.models.cache import CachedBackend, ResponseCache
-    from lingdiag.models.embedded import cache_dir
-    from lingdiag.models.providers import load_backend
-
-    SUITES.get(config.suite)  # fail on a bad suite name before loading a model
-    model = backend or load_backend(config.model, backend_options)
+    p = planned or plan(config)  # options and data are checked before a model loads
+    model = backend or load_model(config)
     if cache:
-        model = CachedBackend(model, ResponseCache(cache_dir() / "responses.sqlite"))
-    return evaluate(config, model, out or default_out(config), progress)
+        model = cached(model)
+    return evaluate(config, model, out or default_out(config), progress, p)

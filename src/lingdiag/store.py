@@ -1,4 +1,5 @@
-"""The run directory: ``meta.json``, ``items.jsonl``, ``metrics.json``, ``table.md``.
+"""The run directory: ``meta.json``, ``items.jsonl``, ``metrics.json``, ``table.md``, and
+loading run directories back as ``ResultRow``s (metrics recomputed from the records).
 
 ``items.jsonl`` is appended chunk by chunk and fsynced, so a run killed at any point
 loses at most the chunk in flight. On resume, a torn last line and records that carry a
@@ -11,12 +12,16 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Sequence
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from lingdiag.errors import RunError
-from lingdiag.records import ItemRecord
+from lingdiag.metrics.core import summary
+from lingdiag.records import ItemRecord, ResultRow
+from lingdiag.suite import SUITES
 
 SCHEMA_VERSION = 1
 
@@ -109,3 +114,39 @@ class RunStore:
     def write_text(self, name: str, text: str) -> None:
         """Write a text file (``table.md``) atomically."""
         _atomic_write(self.root / name, text)
+
+
+@dataclass(frozen=True)
+class LoadedRun:
+    """A run directory read back for reports and analyses (never a model call)."""
+
+    path: Path
+    suite: str
+    model: str
+    meta: Mapping[str, Any]
+    rows: list[ResultRow]
+    """One row per condition, metrics recomputed from ``items.jsonl`` with the suite's function."""
+
+
+def n_params(meta: Mapping[str, Any]) -> float | None:
+    """The parameter count a backend recorded in ``meta.json`` (``model.n_params``), if any."""
+    value = meta.get("model", {}).get("n_params")
+    try:
+        return float(value) if value not in (None, "") else None
+    except (TypeError, ValueError):
+        return None
+
+
+def load_run(run_dir: Path) -> LoadedRun:
+    """Read ``run_dir`` and recompute every condition's metrics from its records."""
+    store = RunStore(run_dir)
+    meta = store.read_json("meta.json")
+    suite = SUITES.get(meta["config"]["suite"])
+    model = str(meta["model"].get("model", meta["config"]["model"]))
+    by_condition: dict[str, list[ItemRecord]] = defaultdict(list)
+    for r in store.load_records():
+        by_condition[r.condition].append(r)
+    rows = [ResultRow(model, c, dict(rs[0].axes), {**suite.metrics(rs), **summary(rs)}, str(run_dir),
+                      str(meta["config"].get("dataset", "")), n_params(meta))
+            for c, rs in by_condition.items()]
+    return LoadedRun(Path(run_dir), suite.name, model, meta, rows)

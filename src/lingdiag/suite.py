@@ -1,9 +1,11 @@
 """What a diagnostic suite provides to the engine.
 
-A suite is data plus functions, registered by name: it loads a dataset, turns the
-user's axis selection (strategies, shots, decoding, ...) into ``Condition``s, and computes
-metrics and a paper-style table from the scored records. The orchestrator (``run.py``)
-knows nothing suite-specific.
+A suite is one package under ``lingdiag.suites`` (or a user's own package) that builds a
+``Suite`` and registers it: it loads a dataset, turns the user's axis selection
+(strategies, shots, decoding, ...) and validated options into ``Condition``s, and computes
+metrics and a paper-style table from scored records. Figures, cross-run analyses and
+command-line tools are optional. The orchestrator (``run.py``), the report and the CLI
+know nothing suite-specific.
 """
 
 from __future__ import annotations
@@ -13,7 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from lingdiag.records import Item, ItemRecord, Prediction, Request, Response
+from pydantic import BaseModel
+
+from lingdiag.config import NoOptions, validate_options
+from lingdiag.figures import Figure
+from lingdiag.records import Item, ItemRecord, Prediction, Request, Response, ResultRow
 from lingdiag.registry import Registry
 
 
@@ -66,6 +72,11 @@ class Dataset:
     """Files read and their SHA-256, for ``meta.json``."""
 
 
+Conditions = Callable[[Dataset, Mapping[str, Sequence[str]], Any, int], list[Condition]]
+"""``conditions(dataset, axis_selection, options, seed)``; ``options`` is an instance of the
+suite's ``options`` model."""
+
+
 @dataclass(frozen=True)
 class Suite:
     """A registered diagnostic suite."""
@@ -75,18 +86,28 @@ class Suite:
     axes: tuple[Axis, ...]
     load: Callable[[str], Dataset]
     """``load(spec)`` with spec ``builtin``, ``official`` or a path/URL."""
-    conditions: Callable[[Dataset, Mapping[str, Sequence[str]], Mapping[str, Any]], list[Condition]]
-    """``conditions(dataset, axis_selection, options)``; options hold e.g. ``max_new_tokens``."""
+    conditions: Conditions
     metrics: Callable[[Sequence[ItemRecord]], dict[str, Any]]
     """Metrics of one condition's records; pure, so reports can be recomputed offline."""
-    table: Callable[[Sequence[tuple[str, str, Mapping[str, Any]]]], str]
-    """Markdown table from ``(model, condition, metrics)`` rows."""
+    table: Callable[[Sequence[ResultRow]], str]
+    """Markdown tables in the paper's layout from the rows of one or more runs."""
+    options: type[BaseModel] = NoOptions
+    """The suite's options (``-o key=value``): a pydantic model with ``extra="forbid"``."""
     stat_tags: tuple[str, ...] = ()
     """Item tags that ``lingdiag data stats`` counts items by."""
     default_dataset: str = "builtin"
     build: Callable[[Path | None, Path | None, int], list[dict[str, Any]]] | None = None
     """``build(lexicon, templates, seed)``: rows of a new dataset file from user material
     (``lingdiag data build``); None where the suite has no generator."""
+    figures: Callable[[Sequence[ResultRow]], list[Figure]] | None = None
+    """The suite's figures for a report, from result rows (never from a model)."""
+    analyses: Callable[[Sequence[ResultRow]], str] | None = None
+    """A markdown section of cross-run analyses for a report."""
+    cli: Callable[[], Any] | None = None
+    """Returns the suite's ``typer.Typer`` app, mounted as ``lingdiag <name>``; called only by
+    the CLI, so the suite loads without typer."""
+    score_cli: Callable[[], Callable[..., None]] | None = None
+    """Returns the ``lingdiag score <name>`` command function (outside answers → metrics)."""
 
     def axis(self, name: str) -> Axis:
         """The axis called ``name``."""
@@ -94,6 +115,10 @@ class Suite:
             if a.name == name:
                 return a
         raise KeyError(name)
+
+    def parse_options(self, raw: Mapping[str, Any]) -> BaseModel:
+        """Validate ``-o`` options; an unknown or mistyped one is a one-line ``ConfigError``."""
+        return validate_options(self.options, raw, f"suite {self.name!r}")
 
 
 SUITES: Registry[Suite] = Registry("suite")

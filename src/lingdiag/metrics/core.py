@@ -7,7 +7,7 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from lingdiag.records import ItemRecord
+from lingdiag.records import UNPARSED, ItemRecord
 
 Metric = Callable[[Sequence[ItemRecord]], float]
 
@@ -66,3 +66,11 @@ def markdown_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     lines += ["| " + " | ".join(fmt(c) for c in row) + " |" for row in rows]
     return "\n".join(lines) + "\n"
+
+
+def summary(records: Sequence[ItemRecord]) -> dict[str, Any]:
+    """Counts every condition reports: items, unparsed answers and backend errors."""
+    n = len(records)
+    unparsed = sum(r.label == UNPARSED and r.error is None for r in records)
+    errors = sum(r.error is not None for r in records)
+    return {"n": n, "n_unparsed": unparsed, "unparsed_rate": unparsed / n if n else 0.0, "n_errors": errors}

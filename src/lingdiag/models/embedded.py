@@ -9,7 +9,6 @@ tokenizer under ``$LINGDIAG_CACHE/models/<name>``; later loads take seconds.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -19,20 +18,7 @@ from importlib.util import find_spec
 from pathlib import Path
 
 from lingdiag.errors import BackendError, MissingDependency
-
-
-def cache_dir() -> Path:
-    """``$LINGDIAG_CACHE``, default ``~/.cache/lingdiag``."""
-    return Path(os.environ.get("LINGDIAG_CACHE") or Path.home() / ".cache" / "lingdiag")
-
-
-def sha256_file(path: Path) -> str:
-    """SHA-256 of a file, read in 1 MiB blocks."""
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+from lingdiag.paths import cache_dir, sha256_file
 
 
 def _package_dir(name: str) -> Path:

@@ -1,58 +1,67 @@
-"""Model specs → backends: ``smollm2-135m``, ``hf:<id|dir>``, ``gguf:<file>``, ...
+"""Model specs → backends: ``smollm2-135m``, ``hf:<id|dir>``, ``gguf:<file>``, ``openai:<model>``.
 
-Each provider is a factory registered under its prefix; its heavy imports happen inside
-the factory, so choosing one backend never imports another's dependencies.
+A provider is registered under its prefix as a lazy stub returning a ``Loader`` (the
+provider's option model and its load function): a backend's module, and its heavy
+dependencies, are imported only when that backend is chosen. Options are validated
+against the provider's model before anything loads, so a mistyped ``--model-option`` is a
+one-line error naming the valid options.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 
-from lingdiag.errors import ConfigError, UnknownNameError
+from pydantic import BaseModel
+
+from lingdiag.config import validate_options
+from lingdiag.errors import UnknownNameError
 from lingdiag.models.base import Backend
-from lingdiag.models.embedded import EMBEDDED, cache_dir, ensure_converted, sha256_file
+from lingdiag.models.embedded import EMBEDDED
 from lingdiag.registry import Registry
 
-Factory = Callable[[str, Mapping[str, Any]], Backend]
-PROVIDERS: Registry[Factory] = Registry("model provider")
+
+@dataclass(frozen=True)
+class Loader:
+    """What a provider module exports: its options and how to build a backend from a spec."""
+
+    options: type[BaseModel]
+    """A pydantic model with ``extra="forbid"``."""
+    load: Callable[[str, Any], Backend]
+    """``load(spec, options)`` with ``options`` an instance of ``options``."""
+
+
+PROVIDERS: Registry[Callable[[], Loader]] = Registry("model provider")
+"""Prefix → lazy stub returning the provider's ``Loader``."""
 
 
 @PROVIDERS.register("embedded")
-def _embedded(name: str, options: Mapping[str, Any]) -> Backend:
-    from lingdiag.models.hf import HFBackend
+def _embedded() -> Loader:
+    from lingdiag.models import hf
 
-    path, digest = ensure_converted(name)
-    return HFBackend(str(path), name=name, weights_hash=digest, **options)
+    return hf.EMBEDDED_LOADER
 
 
 @PROVIDERS.register("hf")
-def _hf(spec: str, options: Mapping[str, Any]) -> Backend:
-    from lingdiag.models.hf import HFBackend
+def _hf() -> Loader:
+    from lingdiag.models import hf
 
-    path = Path(spec)
-    digest = ""
-    if path.is_dir():
-        weights = sorted(path.glob("*.safetensors")) or sorted(path.glob("*.bin"))
-        digest = sha256_file(weights[0]) if len(weights) == 1 else ""
-    return HFBackend(spec, weights_hash=digest, **options)
+    return hf.HF_LOADER
 
 
 @PROVIDERS.register("gguf")
-def _gguf(spec: str, options: Mapping[str, Any]) -> Backend:
-    from lingdiag.models.embedded import convert_gguf
-    from lingdiag.models.hf import HFBackend
+def _gguf() -> Loader:
+    from lingdiag.models import hf
 
-    path = Path(spec).expanduser().resolve()
-    if not path.is_file():
-        raise ConfigError(f"gguf:{spec}: no such file")
-    digest = sha256_file(path)
-    target = cache_dir() / "models" / f"gguf-{digest[:16]}"
-    if not (target / "lingdiag_source.json").exists():
-        target.parent.mkdir(parents=True, exist_ok=True)
-        convert_gguf(path, target)
-    return HFBackend(str(target), name=path.name, weights_hash=digest, **options)
+    return hf.GGUF_LOADER
+
+
+@PROVIDERS.register("openai")
+def _openai() -> Loader:
+    from lingdiag.models import openai
+
+    return openai.LOADER
 
 
 def load_backend(spec: str, options: Mapping[str, Any] | None = None) -> Backend:
@@ -61,15 +70,16 @@ def load_backend(spec: str, options: Mapping[str, Any] | None = None) -> Backend
     Args:
         spec: ``<embedded name>`` or ``<provider>:<rest>`` (``hf:gpt2``, ``gguf:m.gguf``,
             ``openai:gpt-4o-mini@http://127.0.0.1:8000/v1``).
-        options: Provider keyword options (e.g. ``batch_tokens``).
+        options: Provider options (e.g. ``batch_tokens``), validated by the provider.
 
     Returns:
         The backend, not yet wrapped in the response cache.
     """
-    options = dict(options or {})
     if spec in EMBEDDED:
-        return PROVIDERS.get("embedded")(spec, options)
-    provider, sep, rest = spec.partition(":")
-    if not sep:
-        raise UnknownNameError("model", spec, [*EMBEDDED, *(f"{p}:..." for p in PROVIDERS.names())])
-    return PROVIDERS.get(provider)(rest, options)
+        provider, rest = "embedded", spec
+    else:
+        provider, sep, rest = spec.partition(":")
+        if not sep:
+            raise UnknownNameError("model", spec, [*EMBEDDED, *(f"{p}:..." for p in PROVIDERS.names())])
+    loader = PROVIDERS.get(provider)()
+    return loader.load(rest, validate_options(loader.options, options or {}, f"the {provider} backend"))

@@ -4,9 +4,8 @@ One file with no scripts and no external resources; figures are base64 PNG data 
 Everything that comes from a run (model output, prompts, dataset text, model names) is
 untrusted and passes through ``html.escape``; only this module's own markup is raw.
 
-``ANALYSES`` maps a suite name to a function of the runs (``{run_dir: {suite, model,
-metrics}}``) that returns a markdown section, e.g. cross-run statistics; a suite adds one
-with ``ANALYSES.register("name")``. Figures come from ``report.plots.PLOTS``.
+Figures and analyses come from each suite's ``Suite.figures`` and ``Suite.analyses``; this
+module knows no suite.
 """
 
 from __future__ import annotations
@@ -14,21 +13,17 @@ from __future__ import annotations
 import base64
 import json
 from collections import defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 from html import escape
 from pathlib import Path
 from typing import Any
 
+from lingdiag import figures as figs
 from lingdiag.errors import LingdiagError
 from lingdiag.records import UNPARSED, ItemRecord
-from lingdiag.registry import Registry
-from lingdiag.store import RunStore
-
-Runs = Mapping[str, Mapping[str, Any]]
-"""``{run_dir: {"suite", "model", "metrics"}}`` as ``report.tables.combined`` builds it."""
-
-ANALYSES: Registry[Callable[[Runs], str]] = Registry("report analysis")
-"""Suite name → function of that suite's runs returning a markdown section."""
+from lingdiag.report.tables import rows_by_suite
+from lingdiag.store import LoadedRun, RunStore
+from lingdiag.suite import SUITES
 
 SAMPLES_PER_KIND = 2
 """Records shown per condition for each of: correct, wrong, unparsed."""
@@ -91,61 +86,52 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
-def _counts(runs: Runs) -> str:
+def _counts(runs: Sequence[LoadedRun]) -> str:
     rows = []
-    for run_dir, run in runs.items():
-        for condition, m in run["metrics"].items():
+    for run in runs:
+        for row in run.rows:
+            m = row.metrics
             rate = m.get("unparsed_rate")
-            rows.append([run_dir, run["model"], condition, m.get("n", ""), m.get("n_unparsed", ""),
+            rows.append([str(run.path), run.model, row.condition, m.get("n", ""), m.get("n_unparsed", ""),
                          f"{rate:.1%}" if isinstance(rate, float) else "", m.get("n_errors", "")])
     return _table(["Run", "Model", "Condition", "n", "Unparsed", "Unparsed rate", "Errors"], rows)
-
-
-def _rows_by_suite(runs: Runs) -> dict[str, list[tuple[str, str, Mapping[str, Any]]]]:
-    out: dict[str, list[tuple[str, str, Mapping[str, Any]]]] = defaultdict(list)
-    for run in runs.values():
-        out[run["suite"]] += [(run["model"], c, m) for c, m in run["metrics"].items()]
-    return out
 
 
 def _note(text: str) -> str:
     return f'<p class="note">{escape(text)}</p>'
 
 
-def _figures(runs: Runs) -> str:
-    from lingdiag.report import plots
-
+def _figures(runs: Sequence[LoadedRun]) -> str:
     parts = []
-    for suite, rows in _rows_by_suite(runs).items():
-        if suite not in plots.PLOTS.names():
+    for name, rows in rows_by_suite(runs).items():
+        draw = SUITES.get(name).figures
+        if draw is None:
             continue
-        if not plots.available():
-            parts.append(_note(f"{suite}: figures need matplotlib: pip install 'lingdiag[plots]'"))
+        if not figs.available():
+            parts.append(_note(f"{name}: figures need matplotlib: pip install 'lingdiag[plots]'"))
             continue
         try:
-            figures = plots.PLOTS.get(suite)(rows)
+            drawn = draw(rows)
         except LingdiagError as e:
-            parts.append(_note(f"{suite}: no figures: {e}"))
+            parts.append(_note(f"{name}: no figures: {e}"))
             continue
-        for f in figures:
+        for f in drawn:
             data = base64.b64encode(f.png).decode("ascii")
             parts.append(f"<figure><img alt=\"{escape(f.title)}\" src=\"data:image/png;base64,{data}\">"
                          f"<figcaption><b>{escape(f.title)}.</b> {escape(f.caption)}</figcaption></figure>")
     return "\n".join(parts)
 
 
-def _analyses(runs: Runs) -> str:
+def _analyses(runs: Sequence[LoadedRun]) -> str:
     parts = []
-    by_suite: dict[str, dict[str, Mapping[str, Any]]] = defaultdict(dict)
-    for run_dir, run in runs.items():
-        by_suite[run["suite"]][run_dir] = run
-    for suite, suite_runs in by_suite.items():
-        if suite not in ANALYSES.names():
+    for name, rows in rows_by_suite(runs).items():
+        analyse = SUITES.get(name).analyses
+        if analyse is None:
             continue
         try:
-            parts.append(markdown_to_html(ANALYSES.get(suite)(suite_runs)))
+            parts.append(markdown_to_html(analyse(rows)))
         except LingdiagError as e:
-            parts.append(_note(f"{suite}: analyses unavailable: {e}"))
+            parts.append(_note(f"{name}: analyses unavailable: {e}"))
     return "\n".join(parts)
 
 
@@ -181,9 +167,9 @@ def _kind(r: ItemRecord) -> str:
     return "correct" if r.correct else "wrong"
 
 
-def _samples(run_dir: str, k: int) -> str:
+def _samples(run_dir: Path, k: int) -> str:
     by_condition: dict[str, dict[str, list[ItemRecord]]] = defaultdict(lambda: defaultdict(list))
-    for r in RunStore(Path(run_dir)).load_records():
+    for r in RunStore(run_dir).load_records():
         if r.correct is None and r.label != UNPARSED:
             continue  # no gold label: neither correct nor wrong
         by_condition[r.condition][_kind(r)].append(r)
@@ -195,18 +181,18 @@ def _samples(run_dir: str, k: int) -> str:
     return "\n".join(parts)
 
 
-def render_html(text: str, runs: Runs, samples: int = SAMPLES_PER_KIND) -> str:
+def render_html(text: str, runs: Sequence[LoadedRun], samples: int = SAMPLES_PER_KIND) -> str:
     """The report page.
 
     Args:
         text: The markdown tables (``report.tables.combined``).
-        runs: ``{run_dir: {suite, model, metrics}}``.
+        runs: The runs, in the order given.
         samples: Records shown per condition for each of correct, wrong, unparsed.
 
     Returns:
         A complete HTML document.
     """
-    sample_parts = [f"<h3>{escape(d)} ({escape(str(r['model']))})</h3>{_samples(d, samples)}" for d, r in runs.items()]
+    sample_parts = [f"<h3>{escape(str(r.path))} ({escape(r.model)})</h3>{_samples(r.path, samples)}" for r in runs]
     return "\n".join([
         "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
         "<title>lingdiag report</title>", f"<style>{_STYLE}</style></head><body>",
@@ -220,16 +206,14 @@ def render_html(text: str, runs: Runs, samples: int = SAMPLES_PER_KIND) -> str:
     ]) + "\n"
 
 
-def write_html(path: Path, text: str, everything: Runs, runs: Sequence[Path]) -> None:
+def write_html(path: Path, text: str, runs: Sequence[LoadedRun]) -> None:
     """Write the report for ``runs`` to ``path`` (called by ``report.tables.combined``).
 
     Args:
         path: The HTML file to write.
         text: The markdown tables.
-        everything: ``{run_dir: {suite, model, metrics}}`` for every run.
-        runs: The run directories, in the order given.
+        runs: The runs, in the order given.
     """
-    ordered = {str(r): everything[str(r)] for r in runs if str(r) in everything}
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render_html(text, ordered), encoding="utf-8")
+    path.write_text(render_html(text, runs), encoding="utf-8")

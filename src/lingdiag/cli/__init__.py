@@ -1,0 +1,45 @@
+"""The ``lingdiag`` command line: thin commands that build a ``RunConfig`` and call the library.
+
+Suite axes become options automatically (``lingdiag run imperfective --strategy zero-shot,cot``).
+Each suite's own commands (``Suite.cli``) are mounted as ``lingdiag <suite>`` and its score
+command (``Suite.score_cli``) as ``lingdiag score <suite>``. Nothing in the library imports
+this package.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from lingdiag.cli import cache, data, info, report, run  # noqa: F401  (registers the commands)
+from lingdiag.cli.app import app, err, score_app
+from lingdiag.errors import LingdiagError
+from lingdiag.suite import SUITES
+
+
+def mount_suites() -> None:
+    """Add every registered suite's command group and score command."""
+    for name in SUITES.names():
+        suite = SUITES.get(name)
+        if suite.cli is not None:
+            app.add_typer(suite.cli(), name=name)
+        if suite.score_cli is not None:
+            score_app.command(name)(suite.score_cli())
+
+
+def main() -> None:
+    """Entry point: lingdiag errors print one clear line and exit 2."""
+    # transformers' per-load progress bars would interleave with lingdiag's own.
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    mount_suites()
+    try:
+        app()
+    except LingdiagError as e:
+        err.print("[red]error:[/]", end=" ")
+        err.print(str(e), markup=False, highlight=False)
+        sys.exit(2)
+
+
+if __name__ == "__main__":
+    main()

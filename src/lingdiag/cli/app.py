@@ -1,0 +1,32 @@
+"""The typer application and its command groups; commands live in the sibling modules."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import typer
+from rich.console import Console
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help="Linguistic diagnostics for language models.")
+data_app = typer.Typer(no_args_is_help=True, help="Inspect and build datasets.")
+cache_app = typer.Typer(no_args_is_help=True, help="The response cache.")
+score_app = typer.Typer(no_args_is_help=True, help="Score answers computed elsewhere (outside files → metrics).")
+app.add_typer(data_app, name="data")
+app.add_typer(cache_app, name="cache")
+app.add_typer(score_app, name="score")
+err = Console(stderr=True)
+out = Console()
+
+
+def option_value(text: str) -> Any:
+    """A ``key=value`` option's value: JSON if it parses (numbers, booleans, lists), else the text."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
+def key_values(pairs: list[str]) -> dict[str, Any]:
+    """``["a=1", "b=x"]`` → ``{"a": 1, "b": "x"}``."""
+    return {k: option_value(v) for k, _, v in (o.partition("=") for o in pairs)}

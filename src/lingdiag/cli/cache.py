@@ -1,0 +1,26 @@
+"""``lingdiag cache stats|clear``."""
+
+from __future__ import annotations
+
+import json
+
+import typer
+
+from lingdiag.cli.app import cache_app, out
+from lingdiag.models.cache import ResponseCache
+from lingdiag.paths import cache_dir
+
+
+@cache_app.command("stats")
+def cache_stats() -> None:
+    """Entries per model and request kind."""
+    print(json.dumps(ResponseCache(cache_dir() / "responses.sqlite").stats(), indent=2))
+
+
+@cache_app.command("clear")
+def cache_clear(model: str = typer.Option(None, help="Only this model's entries.")) -> None:
+    """Delete cached responses."""
+    n = ResponseCache(cache_dir() / "responses.sqlite").clear(model)
+    out.print(f"deleted {n} cached responses")
+
+

@@ -1,0 +1,29 @@
+"""``lingdiag report``: tables (and an HTML page) recomputed from run directories, offline."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+from lingdiag.cli.app import app
+from lingdiag.report.html import write_html
+from lingdiag.report.tables import load_runs, metrics_json, tables
+
+
+@app.command()
+def report(
+    runs: list[Path] = typer.Argument(..., help="Run directories to tabulate together."),
+    html: Path = typer.Option(None, help="Also write an HTML report with figures here."),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Recompute metrics from the records of one or more runs (offline) and print the tables."""
+    loaded = load_runs(runs)
+    text = tables(loaded)
+    if html is not None:
+        write_html(html, text, loaded)
+    if as_json:
+        print(json.dumps(metrics_json(loaded), indent=2, sort_keys=True))
+    else:
+        print(text)

@@ -1,0 +1,111 @@
+"""``lingdiag run``: builds a ``RunConfig`` from flags (and an optional YAML file) and runs it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from lingdiag.cli.app import app, err, key_values
+from lingdiag.config import RunConfig
+from lingdiag.errors import ConfigError
+from lingdiag.models.openai.prices import estimate
+from lingdiag.run import plan
+from lingdiag.run import run as run_suite
+
+
+def _parse_extra(args: list[str]) -> dict[str, list[str]]:
+    """``--axis a,b`` / ``--axis=a`` / bare ``--flag`` (→ ``on``) pairs from unknown options."""
+    result: dict[str, list[str]] = {}
+    k = 0
+    while k < len(args):
+        arg = args[k]
+        if not arg.startswith("--"):
+            raise ConfigError(f"unexpected argument {arg!r}")
+        key, eq, value = arg[2:].partition("=")
+        if not eq:
+            if k + 1 < len(args) and not args[k + 1].startswith("--"):
+                value, k = args[k + 1], k + 1
+            else:
+                value = "on"
+        result.setdefault(key, []).extend(v for v in value.split(",") if v)
+        k += 1
+    return result
+
+
+@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def run(
+    ctx: typer.Context,
+    suite: str = typer.Argument(..., help="Suite name (see `lingdiag list`)."),
+    model: str = typer.Option(None, "--model", "-m", help="Model spec, e.g. smollm2-135m, hf:DIR, gguf:FILE."),
+    dataset: str = typer.Option(None, help="builtin, official, or a path."),
+    limit: int = typer.Option(None, help="Items per condition, spread evenly over the dataset."),
+    out_dir: Path = typer.Option(None, "--out", help="Run directory (resumed if it exists)."),
+    seed: int = typer.Option(None, help="Seed for shuffles (few-shot order, option order)."),
+    option: list[str] = typer.Option([], "--option", "-o", help="Suite option key=value (repeatable)."),
+    config_file: Path = typer.Option(None, "--config", help="A RunConfig YAML; flags override it."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Do not read or write the response cache."),
+    batch_tokens: int = typer.Option(None, help="Padded-token budget per batch, for generation and "
+                                    "log-likelihood alike (transformers backend; default 8192 and 2048)."),
+    trust_remote_code: bool = typer.Option(False, help="Let a hub model run its own code (transformers)."),
+    model_option: list[str] = typer.Option([], "--model-option", help="Model provider option key=value "
+                                           "(repeatable), e.g. concurrency=32 for openai: models."),
+    as_json: bool = typer.Option(False, "--json", help="Print metrics.json instead of the table."),
+) -> None:
+    """Run a suite's conditions on a model; axes are options (e.g. --strategy zero-shot,cot)."""
+    base: dict[str, Any] = RunConfig.from_yaml(config_file).model_dump() if config_file else {}
+    fields: dict[str, Any] = {**base, "suite": suite}
+    for key, value in (("model", model), ("dataset", dataset), ("limit", limit), ("seed", seed)):
+        if value is not None:
+            fields[key] = value
+    fields["axes"] = {**base.get("axes", {}), **_parse_extra(list(ctx.args))}
+    fields["options"] = {**base.get("options", {}), **key_values(option)}
+    fields["model_options"] = {**base.get("model_options", {}), **key_values(model_option)}
+    if batch_tokens is not None:
+        fields["batch_tokens"] = batch_tokens
+    if trust_remote_code:
+        fields["trust_remote_code"] = True
+    if "model" not in fields:
+        raise ConfigError("--model is required (e.g. --model smollm2-135m)")
+    config = validated(fields)
+    planned = plan(config)
+    cost = estimate(config.model, planned.requests())
+    if cost is not None:
+        err.print(cost.summary(), markup=False, highlight=False)
+
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=err, transient=False, disable=as_json) as bar:
+        tasks: dict[str, Any] = {}
+
+        def progress(condition: str, done: int, total: int) -> None:
+            if condition not in tasks:
+                tasks[condition] = bar.add_task(condition, total=total)
+            bar.update(tasks[condition], completed=done)
+
+        result = run_suite(config, out_dir, cache=not no_cache, progress=progress, planned=planned)
+    if as_json:
+        print(json.dumps(result.metrics, indent=2, sort_keys=True))
+        return
+    print(result.table)
+    for name, reason in result.skipped.items():
+        err.print(f"[yellow]skipped {name}:[/] {reason}")
+    if result.usage:
+        err.print("backend: " + ", ".join(f"{k} {v:,}" for k, v in sorted(result.usage.items()) if v))
+    err.print(f"run directory: {result.out}")
+
+
+
+
+def validated(fields: dict[str, Any]) -> RunConfig:
+    """``RunConfig`` from flags; a bad value is a one-line error naming the field."""
+    from pydantic import ValidationError
+
+    from lingdiag.config import one_line
+
+    try:
+        return RunConfig.model_validate(fields)
+    except ValidationError as e:
+        raise ConfigError(one_line(e)) from None

@@ -1,0 +1,107 @@
+"""Download the papers' official data files at run time, pinned and checksummed.
+
+The files are never shipped with lingdiag. Each suite registers its official files
+(public URL at a pinned commit, local name, SHA-256); ``lingdiag fetch SUITE`` downloads
+them into ``$LINGDIAG_CACHE/datasets``. ``--from`` takes a mirror (a directory or a base
+URL laid out like the local names), e.g. a copy of the authors' release.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+from lingdiag.errors import DatasetError, UnknownNameError
+from lingdiag.paths import cache_dir
+
+RAW = "https://raw.githubusercontent.com"
+
+
+@dataclass(frozen=True)
+class OfficialFile:
+    """One pinned file of an official release."""
+
+    url: str
+    local: str
+    """Path under the datasets cache (and under a ``--from`` mirror)."""
+    sha256: str
+
+
+OFFICIAL: dict[str, tuple[OfficialFile, ...]] = {}
+
+
+def register_official(suite: str, files: tuple[OfficialFile, ...]) -> None:
+    """Declare the official files of ``suite``."""
+    OFFICIAL[suite] = files
+
+
+def datasets_dir() -> Path:
+    """Where fetched files live."""
+    return cache_dir() / "datasets"
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _read(source: str, timeout: float = 60) -> bytes:
+    if "://" in source:
+        try:
+            with urllib.request.urlopen(source, timeout=timeout) as resp:  # noqa: S310 - http(s) only
+                return bytes(resp.read())
+        except (urllib.error.URLError, TimeoutError, OSError) as e:
+            raise DatasetError(f"download failed: {e}", path=source) from e
+    try:
+        return Path(source).read_bytes()
+    except OSError as e:
+        raise DatasetError(f"cannot read: {e.strerror}", path=source) from e
+
+
+def fetch(suite: str, mirror: str | None = None) -> list[Path]:
+    """Download (or copy from ``mirror``) every official file of ``suite``, verifying SHA-256.
+
+    Args:
+        suite: A suite with registered official files.
+        mirror: Directory or base URL holding the files under their local names.
+
+    Returns:
+        The local paths, all verified.
+    """
+    if suite not in OFFICIAL:
+        raise UnknownNameError("suite with official files", suite, OFFICIAL)
+    paths = []
+    for f in OFFICIAL[suite]:
+        target = datasets_dir() / f.local
+        if target.exists() and _sha256(target.read_bytes()) == f.sha256:
+            paths.append(target)
+            continue
+        source = f.url if mirror is None else (
+            mirror.rstrip("/") + "/" + f.local if "://" in mirror else str(Path(mirror) / f.local))
+        data = _read(source)
+        if _sha256(data) != f.sha256:
+            raise DatasetError(f"SHA-256 mismatch: expected {f.sha256}, got {_sha256(data)}; "
+                               "the mirror holds a different version of this file", path=source)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(target.name + ".partial")
+        tmp.write_bytes(data)
+        os.replace(tmp, target)
+        paths.append(target)
+    return paths
+
+
+def official_path(suite: str, local: str) -> Path:
+    """The verified cached copy of an official file; explains how to fetch it if absent."""
+    for f in OFFICIAL.get(suite, ()):
+        if f.local == local:
+            path = datasets_dir() / f.local
+            if not path.exists():
+                raise DatasetError(f"the official {suite} data is not downloaded yet; "
+                                   f"run: lingdiag fetch {suite}", path=path)
+            if _sha256(path.read_bytes()) != f.sha256:
+                raise DatasetError("cached file fails its SHA-256 check; run: lingdiag fetch " + suite, path=path)
+            return path
+    raise DatasetError(f"no official file {local!r} registered for {suite}")

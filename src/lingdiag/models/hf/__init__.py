@@ -1,0 +1,78 @@
+"""The transformers backend: hub ids, local directories, GGUF files and the embedded models.
+
+``HFOptions`` are the provider options (``--batch-tokens``, ``--trust-remote-code`` and
+``--model-option``); the three loaders below are what ``lingdiag.models.providers``
+registers for ``hf:``, ``gguf:`` and the embedded short names.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from lingdiag.errors import ConfigError
+from lingdiag.models.base import Backend
+from lingdiag.models.embedded import convert_gguf, ensure_converted
+from lingdiag.models.hf.backend import HFBackend
+from lingdiag.models.providers import Loader
+from lingdiag.paths import cache_dir, sha256_file
+
+__all__ = ["EMBEDDED_LOADER", "GGUF_LOADER", "HF_LOADER", "HFBackend", "HFOptions"]
+
+
+class HFOptions(BaseModel):
+    """Options of the transformers backend."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    batch_tokens: int | None = Field(default=None, ge=1)
+    """Padded-token budget per batch, for both request kinds (``--batch-tokens``)."""
+    trust_remote_code: bool = False
+    """Allow the model repository's own code (``--trust-remote-code``)."""
+    max_batch: int = Field(default=256, ge=1)
+    """Upper bound on rows per forward batch."""
+    threads: int | None = Field(default=None, ge=1)
+    """Torch CPU threads (default: all cores)."""
+    prefix_reuse: bool = True
+    """Compute shared prompt prefixes once."""
+
+
+def _backend(path: str, options: HFOptions, *, weights_hash: str, name: str | None = None) -> HFBackend:
+    return HFBackend(path, name=name, weights_hash=weights_hash, batch_tokens=options.batch_tokens,
+                     trust_remote_code=options.trust_remote_code, max_batch=options.max_batch,
+                     threads=options.threads, prefix_reuse=options.prefix_reuse)
+
+
+def load_embedded(name: str, options: HFOptions) -> Backend:
+    """An embedded model by short name, converted into the cache on first use."""
+    path, digest = ensure_converted(name)
+    return _backend(str(path), options, name=name, weights_hash=digest)
+
+
+def load_hf(spec: str, options: HFOptions) -> Backend:
+    """A hub id or a local model directory."""
+    path = Path(spec)
+    digest = ""
+    if path.is_dir():
+        weights = sorted(path.glob("*.safetensors")) or sorted(path.glob("*.bin"))
+        digest = sha256_file(weights[0]) if len(weights) == 1 else ""
+    return _backend(spec, options, weights_hash=digest)
+
+
+def load_gguf(spec: str, options: HFOptions) -> Backend:
+    """A GGUF file, converted once into a transformers directory in the cache."""
+    path = Path(spec).expanduser().resolve()
+    if not path.is_file():
+        raise ConfigError(f"gguf:{spec}: no such file")
+    digest = sha256_file(path)
+    target = cache_dir() / "models" / f"gguf-{digest[:16]}"
+    if not (target / "lingdiag_source.json").exists():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        convert_gguf(path, target)
+    return _backend(str(target), options, name=path.name, weights_hash=digest)
+
+
+EMBEDDED_LOADER = Loader(HFOptions, load_embedded)
+HF_LOADER = Loader(HFOptions, load_hf)
+GGUF_LOADER = Loader(HFOptions, load_gguf)

@@ -1,0 +1,28 @@
+"""The OpenAI-compatible backend: OpenAI, vLLM, SGLang, TGI and llama.cpp servers.
+
+``client`` is the retrying HTTP client, ``backend`` the request/response mapping and the
+prompt-logprob check, ``prices`` the cost estimate. ``LOADER`` is what
+``lingdiag.models.providers`` registers for ``openai:``.
+"""
+
+from __future__ import annotations
+
+from lingdiag.errors import MissingDependency
+from lingdiag.models.base import Backend
+from lingdiag.models.openai.backend import OpenAIBackend, OpenAIOptions, parse_spec
+from lingdiag.models.providers import Loader
+
+__all__ = ["LOADER", "OpenAIBackend", "OpenAIOptions", "load"]
+
+
+def load(spec: str, options: OpenAIOptions) -> Backend:
+    """``<model>[@<base_url>]`` with validated options."""
+    try:
+        import httpx  # noqa: F401
+    except ImportError as e:
+        raise MissingDependency("the openai backend", "openai", ["httpx"]) from e
+    model, base_url = parse_spec(spec)
+    return OpenAIBackend(model, base_url, options)
+
+
+LOADER = Loader(OpenAIOptions, load)

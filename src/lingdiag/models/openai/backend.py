@@ -1,0 +1,448 @@
+"""The OpenAI-compatible backend: OpenAI's API and any server that speaks it.
+
+``openai:<model>`` talks to api.openai.com with the key in ``OPENAI_API_KEY``;
+``openai:<model>@<base_url>`` talks to any compatible server (vLLM, SGLang, llama.cpp,
+TGI), sending a key only when the ``api_key_env`` option names a variable, so an OpenAI
+key never travels to a third-party host. Keys live in one request header and are
+redacted from every error message; they never reach records, logs or ``meta.json``.
+
+Chat requests go to ``/chat/completions`` and raw prompts to ``/completions``, greedy
+(temperature 0, a fixed seed). Log-likelihoods come from ``/completions`` with
+``echo`` + ``logprobs``; because servers get echo log-probs wrong (llama-cpp-python 0.3.36
+shifts them by one token for models without BOS), the backend checks them once before
+the first log-likelihood request and refuses with a ``CapabilityError`` saying what it
+found when they disagree with generation log-probs. Constraints go through the server's
+structured output (``structured_output`` option). HTTP, retries and counters live in
+``client``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+from urllib.parse import urlsplit, urlunsplit
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from lingdiag.errors import CapabilityError, ConfigError
+from lingdiag.models.base import Capabilities
+from lingdiag.records import Constraint, Generation, GenerationRequest, LogLikelihood, LoglikelihoodRequest
+
+if TYPE_CHECKING:
+    from lingdiag.models.openai.client import ApiClient, ApiFailure
+
+OPENAI_URL = "https://api.openai.com/v1"
+OPENAI_COMPLETION_MODELS = ("gpt-3.5-turbo-instruct", "davinci-002", "babbage-002")
+"""OpenAI models served by ``/completions``; every other OpenAI model is chat-only."""
+MAX_STOP = 4
+"""OpenAI accepts at most four stop strings; the rest are applied to the returned text."""
+PROBES = ("The capital of France is", "One, two, three, four,", "Once upon a time")
+"""Prompts for the prompt-log-prob check (the first with a usable continuation is used)."""
+_SECRET_PATTERNS = (re.compile(r"sk-[A-Za-z0-9_\-*]{6,}"), re.compile(r"(?i)bearer\s+\S+"))
+
+
+class OpenAIOptions(BaseModel):
+    """Options of the ``openai:`` provider (``--model-option key=value`` on the command line)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    api_key_env: str | None = None
+    """Environment variable holding the key; default ``OPENAI_API_KEY`` for api.openai.com, none elsewhere."""
+    concurrency: int = Field(default=8, ge=1)
+    """Requests in flight at once (raise it for vLLM/SGLang servers with large batches)."""
+    timeout: float = Field(default=120.0, gt=0)
+    """Seconds without an answer before an attempt is retried."""
+    connect_timeout: float = Field(default=10.0, gt=0)
+    max_retries: int = Field(default=6, ge=0)
+    backoff: float = Field(default=1.0, ge=0)
+    """First retry wait in seconds, doubled per retry (with jitter)."""
+    max_backoff: float = Field(default=60.0, ge=0)
+    """Cap on a retry wait, including a server's ``Retry-After``."""
+    seed: int | None = 0
+    """Sent with every request where servers take one; None leaves it out."""
+    logprobs: bool = True
+    """Ask for generated-token log-probs (some reasoning models refuse them)."""
+    structured_output: Literal["json_schema", "gbnf", "none"] = "json_schema"
+    """How constraints are sent: ``json_schema`` (``response_format``, OpenAI, vLLM, SGLang,
+    llama.cpp chat), ``gbnf`` (llama.cpp grammars), or ``none`` (constrained requests unsupported)."""
+    completions: bool | None = None
+    """Whether ``/completions`` exists (raw prompts, log-likelihoods); default: yes except for
+    OpenAI's chat-only models."""
+    verify_prompt_logprobs: bool = True
+    """Check echo log-probs against generation log-probs before the first log-likelihood request."""
+    prompt_logprob_tolerance: float = Field(default=0.1, gt=0)
+    """Largest per-token difference (nat) the check accepts."""
+    bos_text: str | None = None
+    """Text of the model's start token, scored as the context of empty-context requests."""
+    max_tokens_field: Literal["max_tokens", "max_completion_tokens"] | None = None
+    """Name of the chat length limit; default ``max_completion_tokens`` on OpenAI, else ``max_tokens``."""
+    extra_body: dict[str, Any] = Field(default_factory=dict)
+    """Merged into every request body; a null value removes a field (e.g. ``{"temperature": null}``)."""
+
+
+def parse_spec(spec: str) -> tuple[str, str]:
+    """Split ``<model>[@<base_url>]`` into the model name and a normalised base URL.
+
+    Args:
+        spec: What follows ``openai:`` in a model spec.
+
+    Returns:
+        ``(model, base_url)``; the base URL defaults to OpenAI's and gains ``/v1`` when it has no path.
+    """
+    model, sep, url = spec.partition("@")
+    if not model:
+        raise ConfigError(f"openai:{spec}: name a model, e.g. openai:gpt-4o-mini or openai:NAME@http://HOST:PORT/v1")
+    if not sep:
+        return model, OPENAI_URL
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConfigError(f"openai:{model}@...: {url!r} is not an http(s) URL")
+    if parts.username or parts.password:
+        raise ConfigError(f"openai:{model}@...: put no credentials in the URL; name the variable holding the key "
+                          "with the api_key_env option")
+    return model, urlunsplit((parts.scheme, parts.netloc, parts.path.rstrip("/") or "/v1", "", ""))
+
+
+def _redactor(secret: str | None) -> Callable[[str], str]:
+    """A function removing ``secret`` and anything shaped like an API key or bearer token."""
+
+    def redact(text: str) -> str:
+        if secret:
+            text = text.replace(secret, "***")
+        for pattern in _SECRET_PATTERNS:
+            text = pattern.sub("***", text)
+        return text
+
+    return redact
+
+
+def gbnf_literal(text: str) -> str:
+    """``text`` as a GBNF string literal."""
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r")
+    return f'"{escaped}"'
+
+
+def _wrapped(value_schema: dict[str, Any]) -> dict[str, Any]:
+    # OpenAI's strict mode needs an object at the root: the answer travels as {"answer": ...}.
+    return {"type": "object", "properties": {"answer": value_schema}, "required": ["answer"],
+            "additionalProperties": False}
+
+
+@dataclass(frozen=True, slots=True)
+class _Call:
+    """One HTTP request for one generation request, and how to read its answer."""
+
+    path: str
+    body: dict[str, Any]
+    chat: bool
+    unwrap: bool
+    """The answer is ``{"answer": text}`` standing for ``text`` (a wrapped choice or regex)."""
+
+
+def constraint_fields(constraint: Constraint, dialect: str, chat: bool) -> tuple[dict[str, Any], bool]:
+    """Request-body fields that enforce ``constraint`` on a server of the given dialect.
+
+    Args:
+        constraint: The request's constraint.
+        dialect: ``json_schema`` or ``gbnf`` (see ``OpenAIOptions.structured_output``).
+        chat: Whether the request goes to the chat endpoint.
+
+    Returns:
+        ``(fields, unwrap)``: body fields, and whether the answer comes wrapped as ``{"answer": ...}``.
+    """
+    if dialect == "gbnf" and constraint.kind == "choice":
+        return {"grammar": "root ::= " + " | ".join(gbnf_literal(c) for c in constraint.choices)}, False
+    if constraint.kind == "json_schema":
+        schema, unwrap = json.loads(constraint.schema), False
+    elif constraint.kind == "choice":
+        schema, unwrap = _wrapped({"type": "string", "enum": list(constraint.choices)}), True
+    else:
+        schema, unwrap = _wrapped({"type": "string", "pattern": constraint.pattern}), True
+    if dialect == "gbnf":
+        # llama-cpp-python's /completions takes grammars only, and its schema converter
+        # ignores "pattern" (it silently falls back to any JSON), so neither can be enforced.
+        if not chat or constraint.kind == "regex":
+            raise CapabilityError(f"structured_output=gbnf cannot enforce a {constraint.kind} constraint on "
+                                  f"{'chat' if chat else 'raw-prompt'} requests; it serves choice constraints, "
+                                  "and JSON schemas on chat requests")
+        # llama-cpp-python knows only the older "json_object" + schema form of response_format.
+        return {"response_format": {"type": "json_object", "schema": schema}}, unwrap
+    return {"response_format": {"type": "json_schema",
+                                "json_schema": {"name": "answer", "schema": schema, "strict": True}}}, unwrap
+
+
+def _unwrap(text: str) -> str:
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        return text
+    return value["answer"] if isinstance(value, dict) and isinstance(value.get("answer"), str) else text
+
+
+def satisfies(text: str, constraint: Constraint) -> bool:
+    """Whether ``text`` obeys ``constraint`` (a JSON answer must be an object; its schema is not checked)."""
+    if constraint.kind == "choice":
+        return text in constraint.choices
+    if constraint.kind == "regex":
+        return re.fullmatch(constraint.pattern, text) is not None
+    try:
+        return isinstance(json.loads(text), dict)
+    except json.JSONDecodeError:
+        return False
+
+
+def _cut(text: str, stop: Sequence[str]) -> str:
+    for s in stop:
+        if s and s in text:
+            text = text[:text.index(s)]
+    return text
+
+
+def _echo_span(choice: Mapping[str, Any], start: int, end: int) -> list[tuple[str, float | None, dict[str, float]]]:
+    """``(token, logprob, top alternatives)`` of the echoed tokens that end after ``start`` and begin before ``end``.
+
+    A token straddling ``start`` counts as part of the span (its probability covers span text).
+    """
+    lp = choice.get("logprobs") or {}
+    tokens, values = lp.get("tokens") or [], lp.get("token_logprobs") or []
+    offsets, tops = lp.get("text_offset") or [], lp.get("top_logprobs") or []
+    span = []
+    for k, (tok, offset) in enumerate(zip(tokens, offsets, strict=False)):
+        if offset < end and offset + len(tok) > start:
+            top = tops[k] if k < len(tops) and isinstance(tops[k], dict) else {}
+            span.append((tok, values[k] if k < len(values) else None, top))
+    return span
+
+
+class OpenAIBackend:
+    """A model behind an OpenAI-compatible HTTP API."""
+
+    def __init__(self, model: str, base_url: str = OPENAI_URL, options: OpenAIOptions | None = None) -> None:
+        """Prepare the client; the key is read from the environment here and kept only in a header.
+
+        Args:
+            model: The model name the server knows.
+            base_url: API root including ``/v1``.
+            options: Provider options.
+        """
+        from lingdiag.models.openai.client import ApiClient, RetryPolicy
+
+        self.model, self.base_url = model, base_url
+        self.options = opts = options or OpenAIOptions()
+        self.hosted = urlsplit(base_url).hostname == "api.openai.com"
+        key_env = opts.api_key_env or ("OPENAI_API_KEY" if self.hosted else None)
+        key = os.environ.get(key_env) if key_env else None
+        if key_env and not key:
+            raise ConfigError(f"the API key variable {key_env} is not set (name another with the api_key_env option)")
+        self._redact = _redactor(key)
+        policy = RetryPolicy(timeout=opts.timeout, connect_timeout=opts.connect_timeout,
+                             max_retries=opts.max_retries, backoff=opts.backoff, max_backoff=opts.max_backoff)
+        self.client: ApiClient = ApiClient(base_url, {"Authorization": f"Bearer {key}"} if key else {},
+                                           concurrency=opts.concurrency, policy=policy, redact=self._redact)
+        self.completions = opts.completions if opts.completions is not None else (
+            not self.hosted or model.startswith(OPENAI_COMPLETION_MODELS))
+        self.max_tokens_field = opts.max_tokens_field or ("max_completion_tokens" if self.hosted else "max_tokens")
+        self._prompt_logprobs_problem: str | None = None
+        self._violations = 0
+        self._prompt_logprobs_checked = not opts.verify_prompt_logprobs
+
+    @property
+    def identity(self) -> dict[str, str]:
+        """Backend, model, base URL and the settings that change answers (no key); the cache key's model part."""
+        identity = {"backend": "openai", "model": self.model, "base_url": self.base_url, "weights_sha256": "",
+                    "seed": str(self.options.seed), "structured_output": self.options.structured_output}
+        if self.options.extra_body:
+            identity["extra_body"] = json.dumps(self.options.extra_body, sort_keys=True)
+        return identity
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """Chat always; log-likelihoods where ``/completions`` exists (checked at first use)."""
+        return Capabilities(generate=True, loglikelihood=self.completions,
+                            constrained=self.options.structured_output != "none", chat=True)
+
+    def usage(self) -> dict[str, int]:
+        """Counters since the backend was built: requests, retries (by reason), errors, tokens, and
+        ``constraint_violations`` (constrained answers that break their constraint: the server
+        ignored the structured-output request).
+        """
+        base = dict.fromkeys(("requests", "retries", "errors", "prompt_tokens", "completion_tokens"), 0)
+        return {**base, **self.client.counts, "constraint_violations": self._violations}
+
+    # -- request bodies -------------------------------------------------------------------
+    def _body(self, fields: dict[str, Any]) -> dict[str, Any]:
+        body = {"model": self.model, "temperature": 0, **fields}
+        if not self.hosted:
+            # llama.cpp servers apply a repetition penalty of 1.1 by default, which makes
+            # temperature 0 not greedy; other servers ignore the field or already use 1.0.
+            body["repeat_penalty"] = 1.0
+        if self.options.seed is not None:
+            body["seed"] = self.options.seed
+        body.update(self.options.extra_body)
+        return {k: v for k, v in body.items() if v is not None}
+
+    def _call(self, r: GenerationRequest) -> _Call:
+        chat = bool(r.messages)
+        fields: dict[str, Any] = {"stop": list(r.stop[:MAX_STOP]) or None}
+        if chat:
+            fields["messages"] = [{"role": m.role, "content": m.content} for m in r.messages]
+            fields[self.max_tokens_field] = r.max_new_tokens
+            fields["logprobs"] = True if self.options.logprobs else None
+            # llama-cpp-python returns chat log-probs only when top_logprobs is set as well.
+            fields["top_logprobs"] = 1 if self.options.logprobs else None
+        else:
+            fields["prompt"] = r.prompt
+            fields["max_tokens"] = r.max_new_tokens
+            fields["logprobs"] = 1 if self.options.logprobs else None
+        unwrap = False
+        if r.constraint is not None:
+            extra, unwrap = constraint_fields(r.constraint, self.options.structured_output, chat)
+            fields.update(extra)
+        return _Call("chat/completions" if chat else "completions", self._body(fields), chat, unwrap)
+
+    # -- generation -----------------------------------------------------------------------
+    def generate(self, requests: Sequence[GenerationRequest]) -> list[Generation]:
+        """Greedy generations, ``concurrency`` requests in flight; see ``Backend.generate``.
+
+        A request that still fails after retries gets ``Generation.error``; the others are unaffected.
+        """
+        if not self.completions and any(not r.messages for r in requests):
+            raise CapabilityError(f"{self.model} at {self.base_url} is chat-only: raw-prompt requests need "
+                                  "/completions (set the completions option if the server has it)")
+        if self.options.structured_output == "none" and any(r.constraint for r in requests):
+            raise CapabilityError("constrained requests need structured output (structured_output is none)")
+        calls = [self._call(r) for r in requests]
+        answers = self.client.post_many([(c.path, c.body) for c in calls])
+        return [self._generation(r, c, a) for r, c, a in zip(requests, calls, answers, strict=True)]
+
+    def _generation(self, request: GenerationRequest, call: _Call, answer: dict[str, Any] | ApiFailure) -> Generation:
+        if not isinstance(answer, dict):
+            return Generation(text="", error=answer.message)
+        try:
+            choice = answer["choices"][0]
+            text = (choice["message"]["content"] if call.chat else choice["text"]) or ""
+        except (KeyError, IndexError, TypeError):
+            return Generation(text="", error=f"malformed answer from {self.base_url}: no choices[0] text")
+        lp = choice.get("logprobs") or {}
+        values = [t.get("logprob") for t in lp.get("content") or []] if call.chat else lp.get("token_logprobs") or []
+        logprobs = tuple(round(float(v), 6) for v in values if v is not None) or None
+        usage = answer.get("usage") or {}
+        text = _cut(_unwrap(text) if call.unwrap else text, request.stop)
+        if request.constraint is not None and not satisfies(text, request.constraint):
+            self._violations += 1
+        return Generation(text=text, n_tokens=int(usage.get("completion_tokens") or len(logprobs or ())),
+                          prompt_tokens=int(usage.get("prompt_tokens") or 0), logprobs=logprobs)
+
+    # -- log-likelihood -------------------------------------------------------------------
+    def _echo_body(self, text: str) -> dict[str, Any]:
+        # max_tokens=1: some servers read 0 as "no limit"; the one sampled token is ignored.
+        return self._body({"prompt": text, "max_tokens": 1, "echo": True, "logprobs": 1})
+
+    def loglikelihood(self, requests: Sequence[LoglikelihoodRequest]) -> list[LogLikelihood]:
+        """Summed continuation log-probs from echoed prompt log-probs; see ``Backend.loglikelihood``.
+
+        Raises:
+            CapabilityError: The server has no ``/completions``, its prompt log-probs failed
+                the check, or a request has an empty context and no ``bos_text`` is set.
+        """
+        if not self.completions:
+            raise CapabilityError(f"{self.model} at {self.base_url} is chat-only: the chat API returns no prompt "
+                                  "log-probs, so log-likelihood requests cannot be served")
+        if not self._prompt_logprobs_checked:
+            failure = self._check_prompt_logprobs()
+            if failure is not None:  # a transient failure: the verdict is left for the next call
+                return [LogLikelihood(0.0, 0, False, error=f"prompt log-prob check failed: {failure}")
+                        for _ in requests]
+        if self._prompt_logprobs_problem:
+            raise CapabilityError(self._prompt_logprobs_problem)
+        bos = self.options.bos_text or ""
+        spans = []
+        for r in requests:
+            # A space at the end of the context belongs to the continuation (lm-eval's rule).
+            context = r.context.rstrip(" ")
+            if not context and not bos:
+                raise CapabilityError("an empty-context log-likelihood request needs the text of the model's start "
+                                      "token as context: set the bos_text option (e.g. '<|endoftext|>')")
+            prefix = context if context else bos
+            spans.append((prefix + r.context[len(context):] + r.continuation, len(prefix)))
+        answers = self.client.post_many([("completions", self._echo_body(text)) for text, _ in spans])
+        return [self._loglik(text, start, a) for (text, start), a in zip(spans, answers, strict=True)]
+
+    def _loglik(self, text: str, start: int, answer: dict[str, Any] | ApiFailure) -> LogLikelihood:
+        if not isinstance(answer, dict):
+            return LogLikelihood(0.0, 0, False, error=answer.message)
+        try:
+            span = _echo_span(answer["choices"][0], start, len(text))
+        except (KeyError, IndexError, TypeError):
+            span = []
+        if not span or any(lp is None for _, lp, _ in span):
+            return LogLikelihood(0.0, 0, False, error=f"no prompt log-probs in the echo answer from {self.base_url}")
+        total = sum(float(lp) for _, lp, _ in span if lp is not None)
+        greedy = all(lp is not None and (not top or lp >= max(top.values()) - 1e-6) for _, lp, top in span)
+        return LogLikelihood(logprob=total, n_tokens=len(span), is_greedy=greedy)
+
+    def _check_prompt_logprobs(self) -> str | None:
+        """Compare echoed prompt log-probs with generation log-probs of the same greedy tokens.
+
+        Sets ``_prompt_logprobs_problem`` to a description of any disagreement and marks the
+        check done; returns a failure message instead when the server could not be asked.
+        """
+        verdict = "could not check prompt log-probs: no probe prompt gave a usable greedy continuation"
+        for probe in PROBES:
+            gen, = self.client.post_many([("completions", self._body(
+                {"prompt": probe, "max_tokens": 6, "logprobs": 1}))])
+            if not isinstance(gen, dict):
+                if gen.retryable:
+                    return gen.message
+                verdict = f"the server refused a /completions request with log-probs: {gen.message}"
+                break
+            choice = (gen.get("choices") or [{}])[0]
+            text = choice.get("text") or ""
+            lp = choice.get("logprobs") or {}
+            gen_tokens, gen_lps = lp.get("tokens") or [], lp.get("token_logprobs") or []
+            if len(text.strip()) < 2 or len(gen_lps) < 2 or None in gen_lps or "".join(gen_tokens) != text:
+                continue
+            echo, = self.client.post_many([("completions", self._echo_body(probe + text))])
+            if not isinstance(echo, dict):
+                if echo.retryable:
+                    return echo.message
+                verdict = f"the server refused a /completions request with echo=true: {echo.message}"
+                break
+            span = _echo_span((echo.get("choices") or [{}])[0], len(probe), len(probe + text))
+            verdict = self._compare(probe, text, gen_tokens, gen_lps, span)
+            break
+        self._prompt_logprobs_problem = verdict or None
+        self._prompt_logprobs_checked = True
+        return None
+
+    def _compare(self, probe: str, text: str, gen_tokens: list[str], gen_lps: list[float],
+                 span: list[tuple[str, float | None, dict[str, float]]]) -> str:
+        """Empty when the echoed span agrees with generation; else what was found."""
+        echo_lps = [lp for _, lp, _ in span]
+        if not span or None in echo_lps:
+            return f"{self.base_url} returns no prompt log-probs with echo=true, so log-likelihoods cannot be computed"
+        tol = self.options.prompt_logprob_tolerance
+        if [t for t, _, _ in span] == gen_tokens:
+            worst = max(abs(float(e) - g) for e, g in zip(echo_lps, gen_lps, strict=True) if e is not None)
+        else:  # tokenised differently on the way back: compare the totals
+            worst = abs(sum(float(e) for e in echo_lps if e is not None) - sum(gen_lps)) / len(gen_lps)
+        if worst <= tol:
+            return ""
+        # Greedy tokens are each the top choice where they were generated; finding token k+1
+        # on top at echo position k means the rows are shifted by one position.
+        shifted = sum(1 for k in range(len(span) - 1)
+                      if span[k][2] and max(span[k][2], key=span[k][2].__getitem__) == span[k + 1][0])
+        shift_note = (f"; at {shifted} of {len(span) - 1} positions the echo's top token is the *next* token, "
+                      "i.e. the rows are shifted by one position (a known llama-cpp-python bug for models "
+                      "without a BOS token)") if shifted else ""
+        fmt = ", ".join
+        return (f"prompt log-probs from {self.base_url} are wrong, so log-likelihood requests are refused: "
+                f"the probe {probe!r} + its greedy continuation {text!r} scored "
+                f"[{fmt(f'{float(e):.3f}' for e in echo_lps if e is not None)}] with echo=true but "
+                f"[{fmt(f'{g:.3f}' for g in gen_lps)}] when generated (largest difference {worst:.2f} nat, "
+                f"tolerance {tol}){shift_note}. Serve the model with vLLM or SGLang, or run it in-process; "
+                "verify_prompt_logprobs=false skips this check")

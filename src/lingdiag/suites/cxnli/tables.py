@@ -1,0 +1,68 @@
+"""Exp 1 vs Exp 2 (Tables 1, 4, 6), per label, and per construction pair (Figure 1)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from lingdiag.metrics.core import markdown_table
+from lingdiag.records import (
+    UNPARSED,
+    ResultRow,
+)
+from lingdiag.suites.cxnli import data
+from lingdiag.suites.cxnli.files import SETTINGS
+from lingdiag.suites.cxnli.metrics import HUMAN_AGREEMENT
+from lingdiag.suites.cxnli.prompts import VARIANTS
+
+
+def _order(axes: Mapping[str, Any]) -> tuple[int, int, str, str]:
+    setting, variant = str(axes.get("setting")), str(axes.get("variant"))
+    return (SETTINGS.index(setting) if setting in SETTINGS else 99,
+            VARIANTS.index(variant) if variant in VARIANTS else 99, variant, str(axes.get("cot")))
+
+
+def table(rows: Sequence[ResultRow]) -> str:
+    """Exp 1 vs Exp 2 with human agreement (Tables 1, 4, 6), per-label scores, and accuracy
+    per construction pair (Figure 1).
+    """
+    cells: dict[tuple[str, str, str, str], dict[str, Mapping[str, Any]]] = {}
+    for r in rows:
+        a = r.axes
+        cells.setdefault((r.model, str(a.get("setting")), str(a.get("variant")), str(a.get("cot"))), {})[
+            str(a.get("exp"))] = r.metrics
+    keys = sorted(cells, key=lambda k: (_order({"setting": k[1], "variant": k[2], "cot": k[3]}), k[0]))
+
+    def get(k: tuple[str, str, str, str], exp: str, field: str) -> Any:
+        return cells[k].get(exp, {}).get(field)
+
+    def drop(k: tuple[str, str, str, str]) -> float | None:
+        one, two = get(k, "1", "accuracy"), get(k, "2", "accuracy")
+        return one - two if one is not None and two is not None else None
+
+    main = markdown_table(
+        ["Model", "Setting", "Variant", "CoT", "Exp 1 acc", "Exp 2 acc", "Drop", "Human Exp 1", "Human Exp 2",
+         "Majority 1", "Majority 2", "Unparsed 1", "Unparsed 2", "N 1", "N 2"],
+        [[k[0], k[1], k[2], k[3], get(k, "1", "accuracy"), get(k, "2", "accuracy"), drop(k),
+          HUMAN_AGREEMENT["1"], HUMAN_AGREEMENT["2"], get(k, "1", "majority_baseline"),
+          get(k, "2", "majority_baseline"), get(k, "1", "unparsed_rate"), get(k, "2", "unparsed_rate"),
+          get(k, "1", "n"), get(k, "2", "n")] for k in keys])
+    ordered = sorted(rows, key=lambda r: (str(r.axes.get("exp")), _order(r.axes), r.model))
+    per_label = markdown_table(
+        ["Model", "Condition", "Acc", "Acc E", "Acc N", "Acc C", "F1 E", "F1 N", "F1 C", "Macro-F1",
+         "Pred E", "Pred N", "Pred C", "Unparsed", "N"],
+        [[r.model, r.condition, r.metrics["accuracy"], *(r.metrics["by_label"][lab]["accuracy"] for lab in data.LABELS),
+          *(r.metrics["by_label"][lab]["f1"] for lab in data.LABELS), r.metrics["macro_f1"],
+          *(r.metrics["predicted"][lab] for lab in data.LABELS), r.metrics["predicted"][UNPARSED], r.metrics.get("n")]
+         for r in ordered])
+    schemas = [c.name for c in data.CONSTRUCTIONS.values() if c.exp == "1"]
+    per_cxn = markdown_table(
+        ["Model", "Setting", "Variant", "CoT", "Exp 1 construction", "Acc", "Exp 2 construction", "Acc"],
+        [[k[0], k[1], k[2], k[3], s, get(k, "1", "by_construction") and get(k, "1", "by_construction").get(s),
+          data.COUNTERPART.get(s, "–"),
+          get(k, "2", "by_construction") and get(k, "2", "by_construction").get(data.COUNTERPART.get(s, ""))]
+         for k in keys for s in schemas])
+    return ("## CxNLI: Exp 1 vs Exp 2 (Table 1; Tables 4 and 6 layout; human = IAA, Table 7; "
+            "majority = always the commonest gold label)\n\n" + main +
+            "\n## Per label (E = entailment, N = neutral, C = contradiction)\n\n" + per_label +
+            "\n## Per construction (Figure 1 layout; Exp 2 constructions share the Exp 1 form)\n\n" + per_cxn)

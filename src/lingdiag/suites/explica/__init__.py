@@ -1,0 +1,98 @@
+"""ExpliCa: explicit causal and temporal relations (so / because / then / after).
+
+Tasks (§4, Appendix E): acceptability rating (1-10) of each of the four joined
+sentences, cloze (name the masked connective), multiple choice (letter A-D) and
+perplexity (the joined sentence with the lowest per-token perplexity gives the
+prediction: APS). Prompting tasks run zero-shot or with one example per connective, with
+greedy decoding plus the answer cleaning of Appendix D, or with constrained decoding that
+can only produce a valid answer (the paper used Outlines; lingdiag uses xgrammar).
+
+Metrics (§5, Appendix G-I): accuracy over causal and temporal pairs, overall and per
+TYPE × ORDER (Tables 6-9), confusion matrices (Fig. 12), accuracy per frequency bin when
+the data has one (Table 10), Spearman correlation of model ratings (and perplexities)
+with the human mean ratings per class and on UNRELATED pairs (Table 13), and the rating
+distributions of model and humans (Fig. 5).
+
+Choices made where the paper is silent, all recorded per item in ``detail``:
+- Rating ties: the highest rating wins and ties are broken in the order because, so,
+  after, then, as the gold labels are (and as the authors' ``idxmax`` did);
+  ``-o ties=miss`` counts a tie as a miss instead. Missing ratings are -1; a pair with
+  no rating at all is unparsed.
+- Shuffles (few-shot example order, cloze choice order, MC option order) use
+  ``random.Random(f"{seed}:{item id}:<what>")``: deterministic per seed and independent of
+  ``--limit`` and item order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from lingdiag.fetch import RAW, OfficialFile, official_path, register_official
+from lingdiag.suite import Axis, Condition, Dataset, Suite, register_suite
+from lingdiag.suites.explica import data
+from lingdiag.suites.explica.metrics import metrics
+from lingdiag.suites.explica.options import Options
+from lingdiag.suites.explica.prompts import DECODINGS, SHOTS, TASKS
+from lingdiag.suites.explica.tables import table
+from lingdiag.suites.explica.tasks import strategy
+
+OFFICIAL_FILE = OfficialFile(
+    url=f"{RAW}/martinadh/ExpliCa/87f8706e3869ca2f2a85a0d7d077a61f729f2a63/data/explica/explica.csv",
+    local="explica/explica.csv",
+    sha256="28e6078164da1f315a52eebb6748701031cd016745e36296b691ef27eac23f63",
+)
+register_official("explica", (OFFICIAL_FILE,))
+
+
+def load(spec: str) -> Dataset:
+    """``builtin`` (the project's own pairs), ``official`` (fetched) or a CSV/TSV path."""
+    if spec == "builtin":
+        return Dataset("builtin", data.builtin_items(), source={"builtin": "lingdiag explica_builtin.yaml"})
+    path = official_path("explica", OFFICIAL_FILE.local) if spec == "official" else Path(spec)
+    return Dataset(spec, data.load_csv(path), source={str(path): OFFICIAL_FILE.sha256 if spec == "official" else ""})
+
+
+def conditions(dataset: Dataset, axes: Mapping[str, Sequence[str]], options: Options, seed: int) -> list[Condition]:
+    """Task × shots × decoding; perplexity has neither shots nor decoding, so it runs once."""
+    out = []
+    for task in axes["task"]:
+        if task == "perplexity":
+            out.append(Condition("perplexity", {"task": "perplexity"}, strategy("perplexity"), dataset.items))
+            continue
+        for shots in axes["shots"]:
+            for decoding in axes["decoding"]:
+                out.append(Condition(f"{task}/{shots}-shot/{decoding}",
+                                     {"task": task, "shots": shots, "decoding": decoding},
+                                     strategy(task, int(shots), decoding, options, seed), dataset.items))
+    return out
+
+
+def _cli() -> Any:
+    from lingdiag.suites.explica.cli import app
+
+    return app
+
+
+def _score_cli() -> Any:
+    from lingdiag.suites.explica.cli import score
+
+    return score
+
+
+SUITE = register_suite(Suite(
+    name="explica",
+    description="ExpliCa: causal vs temporal connectives (so/because/then/after), prompting vs perplexity",
+    axes=(Axis("task", TASKS, TASKS, "rating, cloze, mc (§4 prompting tasks) and perplexity (APS)"),
+          Axis("shots", SHOTS, SHOTS, "0: zero-shot; 1: one example per connective"),
+          Axis("decoding", DECODINGS, DECODINGS, "greedy + Appendix D cleaning, or constrained (xgrammar)")),
+    load=load,
+    conditions=conditions,
+    metrics=metrics,
+    table=table,
+    options=Options,
+    stat_tags=("relation", "type", "order", "additional_dimension"),
+    cli=_cli,
+    score_cli=_score_cli,
+))

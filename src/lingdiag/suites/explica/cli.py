@@ -1,0 +1,137 @@
+"""``lingdiag explica select-prompt|write-builtin`` and ``lingdiag score explica``."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from lingdiag.errors import ConfigError
+from lingdiag.metrics.core import markdown_table, summary
+from lingdiag.models.base import Backend
+from lingdiag.models.providers import load_backend
+from lingdiag.records import (
+    Item,
+    LogLikelihood,
+    LoglikelihoodRequest,
+    ResultRow,
+)
+from lingdiag.run import cached, dispatch, spread
+from lingdiag.suites.explica import data
+from lingdiag.suites.explica.importing import import_scores
+from lingdiag.suites.explica.metrics import metrics
+from lingdiag.suites.explica.options import Options
+from lingdiag.suites.explica.prompts import PROMPT_TASKS, load_prompts
+from lingdiag.suites.explica.tables import table
+from lingdiag.suites.explica.tasks import perplexity, strategy
+
+# -- command line -----------------------------------------------------------------------------
+
+app = typer.Typer(no_args_is_help=True, help="ExpliCa tools: prompt selection, built-in data.")
+
+
+def score(
+    scores: Annotated[Path, typer.Option("--scores", help="CSV/TSV: Sentence_A, Sentence_B, connective, score.")],
+    dataset: Annotated[str, typer.Option(help="official, builtin, or a path in the official layout.")] = "official",
+    connective_col: Annotated[str, typer.Option(help="Column holding the connective.")] = "connective",
+    score_col: Annotated[str, typer.Option(help="Column holding the score.")] = "score",
+    lower_is_better: Annotated[bool, typer.Option("--lower-is-better",
+                                                  help="Lowest score wins (perplexity).")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print metrics and unmatched rows as JSON.")] = False,
+) -> None:
+    """APS overall and per class from outside per-item scores, as a run would print it."""
+    from lingdiag.suites.explica import load
+
+    items = load(dataset).items
+    result = import_scores(scores, items, connective_col=connective_col, score_col=score_col,
+                           lower_is_better=lower_is_better)
+    m = {**metrics(result.records), **summary(result.records)} if result.records else {}
+    if as_json:
+        print(json.dumps({"metrics": m, "matched_items": len(result.records), "unmatched": result.unmatched,
+                          "incomplete": result.incomplete}, indent=2, sort_keys=True))
+        return
+    if result.records:
+        print(table([ResultRow(scores.name, "imported", {"task": "imported"}, m)]))
+    print(f"matched items: {len(result.records)} of {len(items)}", file=sys.stderr)
+    if result.incomplete:
+        print(f"left out, missing some connective: {len(result.incomplete)} items "
+              f"({', '.join(result.incomplete[:10])}{' ...' if len(result.incomplete) > 10 else ''})", file=sys.stderr)
+    if result.unmatched:
+        print(f"unmatched rows: {len(result.unmatched)}", file=sys.stderr)
+        for u in result.unmatched[:20]:
+            print(f"  line {u['line']}: {u['reason']}: {u['Sentence_A']!r} / {u['Sentence_B']!r} / "
+                  f"{u['connective']!r}", file=sys.stderr)
+        if len(result.unmatched) > 20:
+            print(f"  ... and {len(result.unmatched) - 20} more (see --json)", file=sys.stderr)
+
+
+def prompt_perplexities(backend: Backend, items: Sequence[Item], tasks: Sequence[str],
+                        prompts_file: str | None = None) -> dict[str, dict[str, float]]:
+    """Mean perplexity of each task's zero-shot prompt variants over ``items`` (Appendix E).
+
+    Args:
+        backend: A backend with log-likelihoods.
+        items: Items whose sentences fill the prompts.
+        tasks: Prompting tasks to rank.
+        prompts_file: Optional user prompt file (``-o prompts=FILE``).
+
+    Returns:
+        ``{task: {variant: mean per-token perplexity of the filled prompt text}}``.
+    """
+    out: dict[str, dict[str, float]] = {}
+    for task in tasks:
+        _, variants = load_prompts(prompts_file)[task]
+        out[task] = {}
+        for name in variants:
+            strat = strategy(task, 0, "greedy",
+                             Options.model_validate({"prompts": prompts_file, f"prompt_{task}": name, "format": "raw"}))
+            texts = []
+            for k, it in enumerate(items):
+                reqs = strat.render(it)
+                # Rating has one prompt per connective: rotate through them over the items.
+                texts.append(reqs[k % len(reqs)].prompt)
+            lls = dispatch(backend, [LoglikelihoodRequest(context="", continuation=t) for t in texts])
+            out[task][name] = sum(perplexity(r) for r in lls if isinstance(r, LogLikelihood)) / len(lls)
+    return out
+
+
+@app.command("select-prompt")
+def select_prompt_cmd(
+    model: Annotated[list[str], typer.Option("--model", "-m", help="Model spec; repeat to average over models.")],
+    limit: Annotated[int, typer.Option(help="Items whose sentences fill the prompts.")] = 20,
+    task: Annotated[str, typer.Option(help="Tasks to rank (comma-separated).")] = ",".join(PROMPT_TASKS),
+    prompts: Annotated[str | None, typer.Option(help="A YAML file with more variants (as -o prompts=FILE).")] = None,
+    dataset: Annotated[str, typer.Option(help="builtin, official, or a path.")] = "builtin",
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Rank prompt variants by mean perplexity over models (the paper's selection, §4)."""
+    from lingdiag.suites.explica import load
+
+    tasks = [t for t in task.split(",") if t]
+    bad = [t for t in tasks if t not in PROMPT_TASKS]
+    if bad:
+        raise ConfigError(f"unknown task(s) {', '.join(bad)}; valid: {', '.join(PROMPT_TASKS)}")
+    items = spread(load(dataset).items, limit)
+    per_model = {}
+    for spec in model:
+        backend = cached(load_backend(spec))
+        per_model[spec] = prompt_perplexities(backend, items, tasks, prompts)
+    ranking = {t: sorted(((name, sum(per_model[m][t][name] for m in model) / len(model))
+                          for name in per_model[model[0]][t]), key=lambda x: x[1]) for t in tasks}
+    if as_json:
+        print(json.dumps({"per_model": per_model, "ranking": ranking}, indent=2, sort_keys=True))
+        return
+    print(markdown_table(["Task", "Variant", *model, "Avg", "Selected"],
+                         [[t, name, *[per_model[m][t][name] for m in model], avg, "✓" if k == 0 else ""]
+                          for t in tasks for k, (name, avg) in enumerate(ranking[t])]))
+
+
+@app.command("write-builtin")
+def write_builtin_cmd(out: Annotated[Path, typer.Argument(help="Where to write the CSV.")]) -> None:
+    """Write the built-in pairs (illustrative ratings) in the official CSV layout."""
+    n = data.write_builtin(out)
+    print(f"wrote {n} rows to {out} (ratings are illustrative, not human judgements)", file=sys.stderr)

@@ -1,0 +1,113 @@
+"""Accuracy (APS for perplexity) per TYPE × ORDER, confusion matrices, frequency bins,
+Spearman ρ with human ratings and rating distributions (§5, Appendix G-I).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from lingdiag.metrics.core import accuracy, proportion_ci
+from lingdiag.records import (
+    ItemRecord,
+)
+from lingdiag.suites.explica import data
+
+ACCURACY = "accuracy"
+"""Accuracy over causal and temporal pairs (APS for perplexity; Tables 6-8)."""
+BY_CLASS = "by_class"
+"""Accuracy per TYPE × ORDER class."""
+N_RELATED = "n_related"
+SPEARMAN = "spearman"
+"""``{class | "unrelated" | "all": {"rho", "p", "n"}}`` (Table 13)."""
+BY_FREQUENCY_BIN = "by_frequency_bin"
+"""Accuracy per frequency bin (Table 10), where the data has bins."""
+RATING_DISTRIBUTION = "rating_distribution"
+"""Model and human rating counts (Fig. 5)."""
+RATING_TIE_RATE = "rating_tie_rate"
+
+
+def spearman(xs: Sequence[float], ys: Sequence[float]) -> dict[str, float]:
+    """Spearman ρ and its p-value; NaN when fewer than 3 pairs or a side is constant."""
+    n = len(xs)
+    if n < 3 or len(set(xs)) < 2 or len(set(ys)) < 2:
+        return {"rho": math.nan, "p": math.nan, "n": n}
+    from scipy.stats import spearmanr
+
+    res = spearmanr(xs, ys)
+    return {"rho": round(float(res.statistic), 6), "p": float(res.pvalue), "n": n}
+
+
+def _scores(r: ItemRecord) -> dict[str, float] | None:
+    for key in ("ratings", "perplexity", "scores"):
+        if key in r.detail:
+            return {c: float(v) for c, v in r.detail[key].items()}
+    return None
+
+
+def _correlations(records: Sequence[ItemRecord]) -> dict[str, dict[str, float]]:
+    groups: dict[str, tuple[list[float], list[float]]] = {g: ([], []) for g in (*data.CLASSES, data.UNRELATED, "all")}
+    for r in records:
+        scores = _scores(r)
+        if scores is None:
+            continue
+        for c, v in scores.items():
+            if "ratings" in r.detail and v == -1:
+                continue  # no rating given: not a point of the correlation
+            for g in (r.tags["relation"], "all"):
+                groups[g][0].append(v)
+                groups[g][1].append(float(r.fields["human"][c]))
+    return {g: spearman(xs, ys) for g, (xs, ys) in groups.items()}
+
+
+def _distributions(records: Sequence[ItemRecord]) -> dict[str, dict[str, dict[str, int]]]:
+    out: dict[str, dict[str, dict[str, int]]] = {}
+    for subset, related in (("related", True), ("unrelated", False)):
+        model: Counter[str] = Counter()
+        human: Counter[str] = Counter()
+        for r in records:
+            if (r.gold is not None) == related and "ratings" in r.detail:
+                model.update(str(v) for v in r.detail["ratings"].values())
+                human.update(str(min(10, max(1, math.floor(float(v) + 0.5)))) for v in r.fields["human"].values())
+        keys = ["-1", *map(str, range(1, 11))]
+        out[subset] = {"model": {k: model.get(k, 0) for k in keys}, "human": {k: human.get(k, 0) for k in keys[1:]}}
+    return out
+
+
+def metrics(records: Sequence[ItemRecord]) -> dict[str, Any]:
+    """Accuracy (APS for perplexity) over causal/temporal pairs, per class, confusion
+    matrix, per frequency bin; for ratings and perplexities also Spearman ρ and (ratings)
+    the distributions. Pure: recomputed offline from ``items.jsonl``.
+    """
+    related = [r for r in records if r.gold is not None]
+    by_class = {c: [r for r in related if r.tags["relation"] == c] for c in data.CLASSES}
+    confusion: dict[str, Counter[str]] = {}
+    for r in records:
+        predicted = data.class_of(r.label) if r.label in data.RELATION else r.label
+        confusion.setdefault(r.tags["relation"], Counter())[predicted] += 1
+    out: dict[str, Any] = {
+        ACCURACY: accuracy(related),
+        "accuracy_ci95": proportion_ci(related, lambda r: bool(r.correct)) if related else None,
+        BY_CLASS: {c: accuracy(rs) for c, rs in by_class.items()},
+        "by_type": {t: accuracy([r for r in related if r.tags["type"] == t]) for t in ("causal", "temporal")},
+        "by_order": {o: accuracy([r for r in related if r.tags["order"] == o]) for o in ("iconic", "anti-iconic")},
+        N_RELATED: len(related), "n_unrelated": len(records) - len(related),
+        "n_by_class": {c: len(rs) for c, rs in by_class.items()},
+        "confusion": {g: dict(sorted(c.items())) for g, c in sorted(confusion.items())},
+        "predicted": dict(sorted(Counter(r.label for r in records).items())),
+    }
+    bins = sorted({str(r.tags["frequency_bin"]) for r in related if "frequency_bin" in r.tags})
+    if bins:
+        out[BY_FREQUENCY_BIN] = {b: accuracy([r for r in related if str(r.tags.get("frequency_bin")) == b])
+                                   for b in bins}
+    if any(_scores(r) is not None for r in records):
+        out[SPEARMAN] = _correlations(records)
+    rated = [r for r in records if "ratings" in r.detail]
+    if rated:
+        values = [v for r in rated for v in r.detail["ratings"].values()]
+        out["rating_missing_rate"] = sum(v == -1 for v in values) / len(values)
+        out[RATING_TIE_RATE] = sum(bool(r.detail.get("tied")) for r in rated) / len(rated)
+        out[RATING_DISTRIBUTION] = _distributions(rated)
+    return out

@@ -1,0 +1,173 @@
+"""The four tasks as strategies: rating, cloze, multiple choice (prompting, §4) and
+perplexity (APS), and the strategy of one condition.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from lingdiag.errors import UnknownNameError
+from lingdiag.records import (
+    UNPARSED,
+    Generation,
+    Item,
+    LogLikelihood,
+    LoglikelihoodRequest,
+    Prediction,
+    Request,
+    Response,
+)
+from lingdiag.suites.explica import data
+from lingdiag.suites.explica.options import Options
+from lingdiag.suites.explica.parse import parse_connective, parse_letter, parse_rating
+from lingdiag.suites.explica.prompts import TASKS, Prompting, load_prompts, rng
+
+LETTERS = ("A", "B", "C", "D")
+TIE = "tie"
+"""The label of a rating tie under ``-o ties=miss``."""
+
+
+
+@dataclass(frozen=True)
+class RatingTask:
+    """Rate each of the four joined sentences 1-10; the best-rated connective is the answer."""
+
+    prompting: Prompting
+    ties: str = "order"
+    """``order``: break ties by ``TIE_ORDER``; ``miss``: a tie is the label ``tie``."""
+
+    def render(self, item: Item) -> list[Request]:
+        """Four requests, in ``CONNECTIVES`` order."""
+        examples = self.prompting.examples(item)
+        return [self.prompting.request(self.prompting.variant.template.format(
+            sentence=item.fields["sentences"][c], examples=examples), [str(k) for k in range(1, 11)])
+            for c in data.CONNECTIVES]
+
+    def parse(self, item: Item, responses: Sequence[Response]) -> Prediction:
+        """Ratings per connective (-1 when missing) and the chosen connective."""
+        texts = [r.text if isinstance(r, Generation) else "" for r in responses]
+        ratings = {c: parse_rating(t) for c, t in zip(data.CONNECTIVES, texts, strict=True)}
+        valid = {c: float(v) for c, v in ratings.items() if v != -1}
+        top = max(valid.values()) if valid else None
+        tied = sum(v == top for v in valid.values()) > 1
+        if not valid:
+            label = UNPARSED
+        elif tied and self.ties == "miss":
+            label = TIE
+        else:
+            label = data.best(valid)
+        return Prediction(label, {"ratings": ratings, "tied": tied, "answers": dict(zip(data.CONNECTIVES, texts,
+                                                                                         strict=True))})
+
+
+@dataclass(frozen=True)
+class ClozeTask:
+    """Name the connective that links the two sentences, from the list."""
+
+    prompting: Prompting
+
+    def choices(self, item: Item) -> list[str]:
+        """The connectives in this item's (seeded) order."""
+        return rng(self.prompting.seed, item, "choices").sample(list(data.CONNECTIVES), len(data.CONNECTIVES))
+
+    def render(self, item: Item) -> list[Request]:
+        """One request."""
+        choices = self.choices(item)
+        text = self.prompting.variant.template.format(
+            sentence_a=item.fields["sentence_a"], sentence_b=item.fields["sentence_b"],
+            choices=", ".join(f"'{c}'" for c in choices), examples=self.prompting.examples(item))
+        return [self.prompting.request(text, choices)]
+
+    def parse(self, item: Item, responses: Sequence[Response]) -> Prediction:
+        """The named connective, or ``UNPARSED``."""
+        (answer,) = responses
+        text = answer.text if isinstance(answer, Generation) else ""
+        return Prediction(parse_connective(text), {"answer": text})
+
+
+@dataclass(frozen=True)
+class ChoiceTask:
+    """Multiple choice: the four connectives as options A-D, answer with a letter."""
+
+    prompting: Prompting
+
+    def options(self, item: Item) -> dict[str, str]:
+        """Letter → connective, shuffled per item by the seed."""
+        order = rng(self.prompting.seed, item, "options").sample(list(data.CONNECTIVES), len(data.CONNECTIVES))
+        return dict(zip(LETTERS, order, strict=True))
+
+    def render(self, item: Item) -> list[Request]:
+        """One request."""
+        options = self.options(item)
+        text = self.prompting.variant.template.format(
+            sentence_a=item.fields["sentence_a"], sentence_b=item.fields["sentence_b"],
+            options="\n".join(f"- {k}. {c}" for k, c in options.items()), examples=self.prompting.examples(item))
+        return [self.prompting.request(text, LETTERS)]
+
+    def parse(self, item: Item, responses: Sequence[Response]) -> Prediction:
+        """The connective behind the chosen letter, or ``UNPARSED``."""
+        (answer,) = responses
+        text = answer.text if isinstance(answer, Generation) else ""
+        options = self.options(item)
+        letter = parse_letter(text, options)
+        return Prediction(options[letter] if letter else UNPARSED, {"options": options, "letter": letter,
+                                                                    "answer": text})
+
+
+def perplexity(r: LogLikelihood) -> float:
+    """Per-token perplexity ``exp(-logprob / n_tokens)``."""
+    return math.exp(-r.logprob / max(r.n_tokens, 1))
+
+
+@dataclass(frozen=True)
+class PerplexityTask:
+    """Score the four joined sentences; the lowest perplexity gives the connective (APS)."""
+
+    def render(self, item: Item) -> list[Request]:
+        """Four log-likelihood requests over whole sentences, in ``CONNECTIVES`` order."""
+        return [LoglikelihoodRequest(context="", continuation=item.fields["sentences"][c]) for c in data.CONNECTIVES]
+
+    def parse(self, item: Item, responses: Sequence[Response]) -> Prediction:
+        """Perplexity per connective and the connective with the lowest."""
+        lls = [r for r in responses if isinstance(r, LogLikelihood)]
+        ppl = {c: perplexity(r) for c, r in zip(data.CONNECTIVES, lls, strict=True)}
+        return Prediction(data.best(ppl, lower_is_better=True), {
+            "perplexity": ppl, "logprob": {c: r.logprob for c, r in zip(data.CONNECTIVES, lls, strict=True)},
+            "n_tokens": {c: r.n_tokens for c, r in zip(data.CONNECTIVES, lls, strict=True)}})
+
+
+
+def strategy(task: str, shots: int = 0, decoding: str = "greedy", options: Options | None = None,
+             seed: int = 0) -> Any:
+    """The strategy of one condition.
+
+    Args:
+        task: rating, cloze, mc or perplexity.
+        shots: 0, or 1 (one example per connective).
+        decoding: greedy (answer cleaning) or constrained.
+        options: Validated suite options.
+        seed: The run's seed (shuffles of examples, choices and options).
+
+    Returns:
+        A ``Strategy``.
+    """
+    if task == "perplexity":
+        return PerplexityTask()
+    opts = options or Options()
+    default, variants = load_prompts(opts.prompts)[task]
+    name = opts.variant(task) or default
+    if name not in variants:
+        raise UnknownNameError(f"{task} prompt variant", name, variants)
+    prompting = Prompting(variants[name], shots=shots, constrained=decoding == "constrained",
+                          seed=seed, chat=opts.format == "chat", max_new_tokens=opts.max_new_tokens)
+    match task:
+        case "rating":
+            return RatingTask(prompting, opts.ties)
+        case "cloze":
+            return ClozeTask(prompting)
+        case "mc":
+            return ChoiceTask(prompting)
+    raise UnknownNameError("explica task", task, TASKS)

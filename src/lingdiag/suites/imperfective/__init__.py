@@ -1,0 +1,88 @@
+"""ImperfectiveNLI ("The Imperfective Paradox in Large Language Models").
+
+One package: ``data`` (loader and generator), ``prompts`` (§4.2 / Appendix B strategies),
+``metrics`` (§4.3 and Appendix E: group accuracy, TBR_C eq. 1, Δ_AA eq. 2, the "False"
+rate of Table 6, per telic verb class, Tables 7-18), ``tables``, ``figures``, ``analysis``
+(§5.2-5.3 and footnote 4), ``similarity`` (§5.4) and ``cli`` (``lingdiag imperfective``).
+This module registers the suite.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from lingdiag.fetch import RAW, OfficialFile, official_path, register_official
+from lingdiag.suite import Axis, Condition, Dataset, Suite, register_suite
+from lingdiag.suites.imperfective import data
+from lingdiag.suites.imperfective.analysis import report_section
+from lingdiag.suites.imperfective.figures import figures
+from lingdiag.suites.imperfective.metrics import metrics
+from lingdiag.suites.imperfective.prompts import STRATEGIES, strategy
+from lingdiag.suites.imperfective.tables import table
+
+OFFICIAL_FILE = OfficialFile(
+    url=f"{RAW}/boleima/ImperfectiveParadox/f25d08e0d63bdafafc891d37d687c9162edfe4c0/data/imperfectiveNLI.json",
+    local="imperfective_nli/imperfectiveNLI.json",
+    sha256="ddd01d06b18b9bab24abb5bc92a8eb740bb145123658fa9a10bd86e38b4bdb5a",
+)
+register_official("imperfective", (OFFICIAL_FILE,))
+
+
+class Options(BaseModel):
+    """``-o`` options: the generation cap, overall and per strategy."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    max_new_tokens: int = Field(default=512, ge=1)
+    """New tokens per answer (Appendix D: 512)."""
+    max_new_tokens_zero_shot: int | None = Field(default=None, ge=1, alias="max_new_tokens_zero-shot")
+    max_new_tokens_dap: int | None = Field(default=None, ge=1)
+    max_new_tokens_cot: int | None = Field(default=None, ge=1)
+    max_new_tokens_counterfactual: int | None = Field(default=None, ge=1)
+
+    def cap(self, name: str) -> int:
+        """The cap of strategy ``name``: its own option if given, else ``max_new_tokens``."""
+        own = {"zero-shot": self.max_new_tokens_zero_shot, "dap": self.max_new_tokens_dap,
+               "cot": self.max_new_tokens_cot, "counterfactual": self.max_new_tokens_counterfactual}[name]
+        return own if own is not None else self.max_new_tokens
+
+
+def load(spec: str) -> Dataset:
+    """``builtin`` (generated), ``official`` (fetched) or a JSON file in the official format."""
+    if spec == "builtin":
+        return Dataset("builtin", data.builtin_items(), source={"builtin": "lingdiag imperfective lexicon"})
+    path = official_path("imperfective", OFFICIAL_FILE.local) if spec == "official" else Path(spec)
+    return Dataset(spec, data.load_json(path), source={str(path): OFFICIAL_FILE.sha256 if spec == "official" else ""})
+
+
+def conditions(dataset: Dataset, axes: Mapping[str, Sequence[str]], options: Options, seed: int) -> list[Condition]:
+    """One condition per strategy (greedy decoding uses no seed)."""
+    return [Condition(name, {"strategy": name}, strategy(name, options.cap(name)), dataset.items)
+            for name in axes["strategy"]]
+
+
+def _cli() -> Any:
+    from lingdiag.suites.imperfective.cli import app
+
+    return app
+
+
+SUITE = register_suite(Suite(
+    name="imperfective",
+    description="ImperfectiveNLI: teleological bias on telic/atelic progressives (groups A-D)",
+    axes=(Axis("strategy", STRATEGIES, STRATEGIES, "prompt strategies of §4.2 / Appendix B"),),
+    load=load,
+    conditions=conditions,
+    metrics=metrics,
+    table=table,
+    options=Options,
+    stat_tags=("group", "verb_class"),
+    build=data.build,
+    figures=figures,
+    analyses=report_section,
+    cli=_cli,
+))

@@ -1,0 +1,365 @@
+"""ImperfectiveNLI analyses over several runs (paper §5.2, §5.3 and footnote 4 of §5.4).
+
+Pure functions over ``(model, condition, metrics)`` rows as ``recompute`` gives them:
+
+- the prompt trade-off (§5.2, Figures 1 and 5-9): Pearson r of Acc C and of Acc D
+  against the strategy index, zero-shot → dap → cot → counterfactual, per model;
+- model scale (§5.3, Figure 2, Table 5): Pearson r of model size (log10 and raw) against
+  TBR_C and Δ_AA for one strategy;
+- the two-way repeated-measures ANOVA of footnote 4: accuracy by group (A, C) × telic
+  verb class, with models as subjects.
+
+On the paper's own numbers (Tables 3, 5, 7, 8) these reproduce its statistics: Llama-3.1
+r_C = 1.00, r_D = -0.91 (p = 0.09); size vs TBR_C r = -0.93 (p = 0.02) on log size and
+r = 0.79 for Δ_AA on raw size; class F(3, 18) = 6.98, interaction F(3, 18) = 3.88.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from lingdiag.errors import ConfigError, MissingDependency
+from lingdiag.metrics.core import fmt, markdown_table
+from lingdiag.records import ResultRow
+from lingdiag.store import load_run
+from lingdiag.suites.imperfective.data import TELIC_CLASSES
+from lingdiag.suites.imperfective.metrics import ACC, BY_CLASS, DELTA_AA, TBR_C
+from lingdiag.suites.imperfective.prompts import STRATEGIES
+
+
+@dataclass(frozen=True, slots=True)
+class Correlation:
+    """A Pearson correlation."""
+
+    r: float
+    p: float
+    """Two-sided p-value (scipy.stats.pearsonr)."""
+    n: int
+    """Number of points."""
+
+
+@dataclass(frozen=True, slots=True)
+class TradeOff:
+    """One model's Acc C and Acc D across prompt strategies (§5.2, Figure 1)."""
+
+    model: str
+    strategies: tuple[str, ...]
+    """In the paper's order; the x value of each is its index in ``STRATEGIES``."""
+    acc_c: tuple[float, ...]
+    acc_d: tuple[float, ...]
+    corr_c: Correlation | None
+    """Acc C against the strategy index; None with fewer than 3 strategies or constant values."""
+    corr_d: Correlation | None
+
+
+@dataclass(frozen=True, slots=True)
+class ScalePoint:
+    """One model of a model-scale comparison."""
+
+    model: str
+    n_params: float
+    tbr_c: float
+    delta_aa: float
+
+
+@dataclass(frozen=True, slots=True)
+class ModelScale:
+    """Model size against bias for one strategy (§5.3, Figure 2, Table 5)."""
+
+    strategy: str
+    points: tuple[ScalePoint, ...]
+    """Sorted by size."""
+    tbr_c_vs_log_size: Correlation | None
+    """The paper's statistic (r = -0.93 for Qwen2.5 1.5B-72B) uses log size."""
+    delta_aa_vs_log_size: Correlation | None
+    tbr_c_vs_size: Correlation | None
+    """Raw size: the "linear scaling trend" of Appendix E (r = 0.79 for Δ_AA)."""
+    delta_aa_vs_size: Correlation | None
+
+
+@dataclass(frozen=True, slots=True)
+class AnovaEffect:
+    """One row of a repeated-measures ANOVA table."""
+
+    effect: str
+    """``group``, ``verb_class`` or ``group:verb_class``."""
+    f: float
+    df_num: float
+    df_den: float
+    p: float
+
+
+@dataclass(frozen=True, slots=True)
+class VerbClassAnova:
+    """Accuracy ~ group (A, C) × telic verb class, subjects = models (footnote 4)."""
+
+    strategy: str
+    models: tuple[str, ...]
+    classes: tuple[str, ...]
+    """Classes present with a defined accuracy for every model (the design must be balanced)."""
+    effects: tuple[AnovaEffect, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Analysis:
+    """Everything :func:`analyze` computes; parts that need more runs are empty or None."""
+
+    tradeoff: tuple[TradeOff, ...]
+    scale: ModelScale | None
+    anova: VerbClassAnova | None
+    notes: tuple[str, ...]
+    """Why a part is missing (e.g. "model scale needs sizes for ≥ 3 models")."""
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-able dict (NaN becomes None)."""
+        out: dict[str, Any] = _finite(asdict(self))
+        return out
+
+
+def _finite(x: Any) -> Any:
+    if isinstance(x, float):
+        return None if math.isnan(x) or math.isinf(x) else x
+    if isinstance(x, dict):
+        return {k: _finite(v) for k, v in x.items()}
+    if isinstance(x, list | tuple):
+        return [_finite(v) for v in x]
+    return x
+
+
+def pearson(x: Sequence[float], y: Sequence[float]) -> Correlation | None:
+    """Pearson r and p over the pairs where both values are defined.
+
+    Args:
+        x: First variable.
+        y: Second variable, same length.
+
+    Returns:
+        The correlation, or None with fewer than 3 defined pairs or a constant variable
+        (r is undefined there; scipy would only warn).
+    """
+    from scipy.stats import pearsonr
+
+    pairs = [(a, b) for a, b in zip(x, y, strict=True) if _defined(a) and _defined(b)]
+    if len(pairs) < 3:
+        return None
+    xs, ys = [a for a, _ in pairs], [b for _, b in pairs]
+    if len(set(xs)) < 2 or len(set(ys)) < 2:
+        return None
+    res = pearsonr(xs, ys)
+    return Correlation(r=float(res.statistic), p=float(res.pvalue), n=len(pairs))
+
+
+def _defined(v: Any) -> bool:
+    return isinstance(v, int | float) and not math.isnan(v)
+
+
+def by_model(rows: Sequence[ResultRow]) -> dict[str, dict[str, Mapping[str, Any]]]:
+    """``{model: {condition: metrics}}``; a model with two runs of one condition is an error."""
+    out: dict[str, dict[str, Mapping[str, Any]]] = {}
+    for r in rows:
+        if r.condition in out.setdefault(r.model, {}):
+            raise ConfigError(f"model {r.model!r} has two runs of condition {r.condition!r}; "
+                              "give each model's runs of a strategy only once")
+        out[r.model][r.condition] = r.metrics
+    return out
+
+
+def prompt_tradeoff(rows: Sequence[ResultRow]) -> list[TradeOff]:
+    """Acc C and Acc D across strategies, per model (§5.2, Figure 1, Figures 5-9).
+
+    Args:
+        rows: ``(model, condition, metrics)`` of ImperfectiveNLI runs.
+
+    Returns:
+        One entry per model with at least 2 of the paper's strategies, sorted by model;
+        correlations need 3. The x value of a strategy is its index in zero-shot → dap →
+        cot → counterfactual, so a missing strategy leaves a gap rather than shifting the rest.
+    """
+    out = []
+    for model, conds in sorted(by_model(rows).items()):
+        present = [s for s in STRATEGIES if s in conds]
+        if len(present) < 2:
+            continue
+        x = [float(STRATEGIES.index(s)) for s in present]
+        acc_c = tuple(float(conds[s][ACC["C"]]) for s in present)
+        acc_d = tuple(float(conds[s][ACC["D"]]) for s in present)
+        out.append(TradeOff(model, tuple(present), acc_c, acc_d, pearson(x, acc_c), pearson(x, acc_d)))
+    return out
+
+
+_SIZE = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:e[0-9]+)?)\s*([kmbt]?)\s*$", re.I)
+_SCALE = {"": 1.0, "k": 1e3, "m": 1e6, "b": 1e9, "t": 1e12}
+
+
+def parse_size(text: str) -> float:
+    """A parameter count from ``7B``, ``1.5b``, ``135M`` or ``134515008``.
+
+    Raises:
+        ConfigError: the text is not a count.
+    """
+    m = _SIZE.match(text)
+    if not m:
+        raise ConfigError(f"model size {text!r} is not a number of parameters (e.g. 7B, 135M, 134515008)")
+    return float(m.group(1)) * _SCALE[m.group(2).lower()]
+
+
+def model_scale(rows: Sequence[ResultRow], sizes: Mapping[str, float],
+                strategy: str = "zero-shot") -> ModelScale | None:
+    """Model size against TBR_C and Δ_AA for one strategy (§5.3).
+
+    Args:
+        rows: ``(model, condition, metrics)`` of ImperfectiveNLI runs.
+        sizes: Parameter count per model; models without one are left out.
+        strategy: The condition compared across models (the paper: zero-shot).
+
+    Returns:
+        The points and correlations, or None when fewer than 2 models have a size and
+        the strategy (correlations themselves need 3).
+    """
+    points = []
+    for model, conds in by_model(rows).items():
+        if strategy in conds and model in sizes and sizes[model] > 0:
+            m = conds[strategy]
+            points.append(ScalePoint(model, float(sizes[model]), float(m[TBR_C]), float(m[DELTA_AA])))
+    if len(points) < 2:
+        return None
+    points.sort(key=lambda p: p.n_params)
+    size = [p.n_params for p in points]
+    log_size = [math.log10(s) for s in size]
+    tbr = [p.tbr_c for p in points]
+    daa = [p.delta_aa for p in points]
+    return ModelScale(strategy, tuple(points), pearson(log_size, tbr), pearson(log_size, daa),
+                      pearson(size, tbr), pearson(size, daa))
+
+
+def verb_class_anova(rows: Sequence[ResultRow], strategy: str = "zero-shot") -> VerbClassAnova | None:
+    """Two-way repeated-measures ANOVA of group (A, C) × telic verb class (footnote 4).
+
+    Each model is a subject contributing one accuracy per group and class
+    (``metrics["by_class"]["acc_A"|"acc_C"]``). AnovaRM needs a balanced design, so only
+    classes with a defined accuracy for every model and both groups are used.
+
+    Args:
+        rows: ``(model, condition, metrics)`` of ImperfectiveNLI runs.
+        strategy: The condition analysed (the paper: zero-shot).
+
+    Returns:
+        The F tests, or None with fewer than 2 models or 2 usable classes.
+
+    Raises:
+        MissingDependency: statsmodels is not installed.
+    """
+    table = {m: c[strategy][BY_CLASS] for m, c in by_model(rows).items() if strategy in c}
+    classes = tuple(k for k in TELIC_CLASSES
+                    if all(_defined(t[g].get(k)) for t in table.values() for g in (ACC["A"], ACC["C"])))
+    if len(table) < 2 or len(classes) < 2:
+        return None
+    try:
+        import pandas as pd
+        from statsmodels.stats.anova import AnovaRM
+    except ImportError as e:
+        raise MissingDependency("the repeated-measures ANOVA", "stats", ["statsmodels>=0.14"]) from e
+    data = pd.DataFrame([
+        {"model": m, "group": g[-1], "verb_class": k, "acc": float(t[g][k])}
+        for m, t in table.items() for g in (ACC["A"], ACC["C"]) for k in classes
+    ])
+    with warnings.catch_warnings():
+        # Zero error variance (e.g. identical models) makes F = x/0; it is reported as inf/NaN.
+        warnings.simplefilter("ignore", RuntimeWarning)
+        result = AnovaRM(data, "acc", "model", within=["group", "verb_class"]).fit().anova_table
+    effects = tuple(
+        AnovaEffect(str(name), float(r["F Value"]), float(r["Num DF"]), float(r["Den DF"]), float(r["Pr > F"]))
+        for name, r in result.iterrows()
+    )
+    return VerbClassAnova(strategy, tuple(sorted(table)), classes, effects)
+
+
+def analyze(rows: Sequence[ResultRow], sizes: Mapping[str, float] | None = None,
+            strategy: str = "zero-shot") -> Analysis:
+    """All three analyses, with a note for each part the given runs cannot support.
+
+    Args:
+        rows: ``(model, condition, metrics)`` of ImperfectiveNLI runs.
+        sizes: Parameter count per model (from ``meta.json`` or the user).
+        strategy: The condition for the model-scale and ANOVA parts.
+
+    Returns:
+        The analysis.
+    """
+    sizes = dict(sizes or {})
+    notes = []
+    tradeoff = tuple(prompt_tradeoff(rows))
+    if not any(t.corr_c or t.corr_d for t in tradeoff):
+        notes.append("prompt trade-off (§5.2) needs runs of ≥ 3 strategies of one model")
+    scale = model_scale(rows, sizes, strategy)
+    if scale is None or len(scale.points) < 3:
+        notes.append(f"model scale (§5.3) needs {strategy} runs of ≥ 3 models with a known size "
+                     f"(sizes known for: {', '.join(sorted(sizes)) or 'none'})")
+    elif scale.tbr_c_vs_log_size is None or scale.delta_aa_vs_log_size is None:
+        notes.append("model scale (§5.3): Pearson r is undefined where TBR_C or Δ_AA is equal for every model")
+    anova = verb_class_anova(rows, strategy)
+    if anova is None:
+        notes.append(f"verb-class ANOVA (footnote 4) needs {strategy} runs of ≥ 2 models")
+    return Analysis(tradeoff, scale, anova, tuple(notes))
+
+
+def _corr(c: Correlation | None) -> str:
+    return "–" if c is None else f"r = {c.r:.2f}, p = {c.p:.2f} (n = {c.n})"
+
+
+def to_markdown(a: Analysis) -> str:
+    """The analysis as markdown: one table per part, then the notes."""
+    parts = []
+    if a.tradeoff:
+        parts.append("### Prompt trade-off (§5.2, Figure 1)\n\n" + markdown_table(
+            ["Model", "Strategies", "Acc C", "Acc D", "Acc C ~ strategy", "Acc D ~ strategy"],
+            [[t.model, " → ".join(t.strategies), " ".join(fmt(v) for v in t.acc_c),
+              " ".join(fmt(v) for v in t.acc_d), _corr(t.corr_c), _corr(t.corr_d)] for t in a.tradeoff]))
+    if a.scale:
+        s = a.scale
+        parts.append(f"### Model scale (§5.3, {s.strategy})\n\n" + markdown_table(
+            ["Model", "Parameters", "TBR_C", "Δ_AA"],
+            [[p.model, f"{p.n_params / 1e9:.3g}B", p.tbr_c, p.delta_aa] for p in s.points]) + "\n" +
+            markdown_table(["Size", "TBR_C", "Δ_AA"],
+                           [["log10(parameters)", _corr(s.tbr_c_vs_log_size), _corr(s.delta_aa_vs_log_size)],
+                            ["parameters", _corr(s.tbr_c_vs_size), _corr(s.delta_aa_vs_size)]]))
+    if a.anova:
+        v = a.anova
+        parts.append(f"### Group × verb class repeated-measures ANOVA (footnote 4, {v.strategy}; "
+                     f"{len(v.models)} models, classes: {', '.join(v.classes)})\n\n" + markdown_table(
+                         ["Effect", "F", "df", "p"],
+                         [[e.effect, e.f, f"({e.df_num:g}, {e.df_den:g})", f"{e.p:.4f}"] for e in v.effects]))
+    if a.notes:
+        parts.append("\n".join(f"- {n}" for n in a.notes) + "\n")
+    return "\n".join(parts)
+
+
+def sizes_of(rows: Sequence[ResultRow]) -> dict[str, float]:
+    """The parameter count each model's runs recorded in ``meta.json``, where known."""
+    return {r.model: r.n_params for r in rows if r.n_params is not None}
+
+
+def load_runs(runs: Sequence[Path]) -> tuple[list[ResultRow], dict[str, float]]:
+    """Rows (metrics recomputed from the records) and recorded sizes of ImperfectiveNLI runs.
+
+    Raises:
+        ConfigError: a run directory holds another suite.
+    """
+    rows: list[ResultRow] = []
+    for run_dir in runs:
+        run = load_run(Path(run_dir))
+        if run.suite != "imperfective":
+            raise ConfigError(f"{run_dir} is a {run.suite!r} run; these analyses need imperfective runs")
+        rows += run.rows
+    return rows, sizes_of(rows)
+
+
+def report_section(rows: Sequence[ResultRow]) -> str:
+    """The HTML report's analysis section for ImperfectiveNLI runs (sizes from ``meta.json``)."""
+    return "## ImperfectiveNLI analyses\n\n" + to_markdown(analyze(rows, sizes_of(rows)))

@@ -1,0 +1,53 @@
+"""§4.3 and Appendix E metrics of one condition, and their names.
+
+The names are constants so that every reader (tables, figures, analyses) fails loudly on
+a rename instead of drawing an empty bar.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from lingdiag.metrics.core import accuracy, grouped, proportion_ci, rate
+from lingdiag.records import ItemRecord
+from lingdiag.suites.imperfective.data import TELIC_CLASSES
+
+GROUPS = ("A", "B", "C", "D")
+ACC = {g: f"acc_{g}" for g in GROUPS}
+"""Accuracy per group (Table 3)."""
+ACC_CI = {g: f"acc_{g}_ci95" for g in GROUPS}
+TBR_C = "tbr_C"
+"""Teleological Bias Rate: share of group C answered "True" (eq. 1)."""
+TBR_C_CI = "tbr_C_ci95"
+DELTA_AA = "delta_aa"
+"""Aspectual Awareness Gap: Acc D - TBR_C (eq. 2)."""
+FALSE_RATE_C = "false_rate_C"
+"""Share of group C answered "False" (Table 6)."""
+BY_CLASS = "by_class"
+"""``{ACC["A"] | ACC["C"] | TBR_C: {telic verb class: value}}`` (Tables 7-18)."""
+CLASS_METRICS = (ACC["A"], ACC["C"], TBR_C)
+N_BY_GROUP = "n_by_group"
+
+
+def metrics(records: Sequence[ItemRecord]) -> dict[str, Any]:
+    """§4.3 and Appendix E metrics of one condition."""
+    by_group = {g: [r for r in records if r.tags["group"] == g] for g in GROUPS}
+    acc = {g: accuracy(rs) for g, rs in by_group.items()}
+    c = by_group["C"]
+    tbr = rate("True")(c)
+    telic = {g: [r for r in by_group[g] if r.tags["verb_class"] in TELIC_CLASSES] for g in "AC"}
+    return {
+        **{ACC[g]: acc[g] for g in GROUPS},
+        **{ACC_CI[g]: proportion_ci(by_group[g], lambda r: bool(r.correct)) for g in GROUPS if by_group[g]},
+        TBR_C: tbr,
+        TBR_C_CI: proportion_ci(c, lambda r: r.label == "True") if c else None,
+        DELTA_AA: acc["D"] - tbr,
+        FALSE_RATE_C: rate("False")(c),
+        BY_CLASS: {
+            ACC["A"]: grouped(accuracy, "verb_class")(telic["A"]),
+            ACC["C"]: grouped(accuracy, "verb_class")(telic["C"]),
+            TBR_C: grouped(rate("True"), "verb_class")(telic["C"]),
+        },
+        N_BY_GROUP: {g: len(rs) for g, rs in by_group.items()},
+    }

@@ -1,0 +1,28 @@
+"""Table 3 (rows: strategy × model), then Table 6 and the per-class Tables 7-18."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from lingdiag.metrics.core import markdown_table
+from lingdiag.records import ResultRow
+from lingdiag.suites.imperfective.data import TELIC_CLASSES
+from lingdiag.suites.imperfective.metrics import ACC, BY_CLASS, CLASS_METRICS, DELTA_AA, FALSE_RATE_C, GROUPS, TBR_C
+from lingdiag.suites.imperfective.prompts import STRATEGIES
+
+
+def table(rows: Sequence[ResultRow]) -> str:
+    """Table 3 (rows: strategy × model), then Table 6 and the per-class Tables 7-18."""
+    order = {s: k for k, s in enumerate(STRATEGIES)}
+    rows = sorted(rows, key=lambda r: (order.get(r.condition, 99), r.model))
+    main = markdown_table(
+        ["Prompt", "Model", "Acc A (↑)", "Acc B (↑)", "Acc C (↑)", "Acc D (↑)", "TBR_C (↓)", "Δ_AA (↑)",
+         "\"False\" rate C", "Unparsed", "N"],
+        [[r.condition, r.model, *(r.metrics[ACC[g]] for g in GROUPS), r.metrics[TBR_C], r.metrics[DELTA_AA],
+          r.metrics[FALSE_RATE_C], r.metrics.get("unparsed_rate"), r.metrics.get("n")] for r in rows])
+    per_class = markdown_table(
+        ["Prompt", "Model", "Metric", *[k.replace("_", " ") for k in TELIC_CLASSES]],
+        [[r.condition, r.model, key.replace("_", " "), *[r.metrics[BY_CLASS][key].get(k) for k in TELIC_CLASSES]]
+         for r in rows for key in CLASS_METRICS])
+    return ("## ImperfectiveNLI (Table 3 layout)\n\n" + main +
+            "\n## Telic verb classes (Appendix E, Tables 7-18 layout)\n\n" + per_class)
