@@ -7,7 +7,7 @@ subprocess (so each peak RSS is its own), and only the request phase is timed:
 
 1. ExpliCa perplexity pass: 1,200 ordered pairs × 4 connectives = 4,800 log-likelihood
    requests with an empty context. The sentences are joined by the ExpliCa suite
-   (``lingdiag.datasets.explica.join``: first sentence without its final period, ", ",
+   (``lingdiag.suites.explica.data.join``: first sentence without its final period, ", ",
    the connective, the second sentence with its first letter lowercased unless it is a
    proper noun). Decision per pair: the connective with the lowest per-token perplexity.
 2. ImperfectiveNLI zero-shot generation on the 400 official items: chat template, greedy,
@@ -45,7 +45,7 @@ SMALL_GEN_BUDGET = 2048
 
 def data_path(suite: str, shared_file: str) -> Path:
     """The official file from ``../shared/datasets``, else lingdiag's verified fetch cache."""
-    from lingdiag.datasets.fetch import OFFICIAL, official_path
+    from lingdiag.fetch import OFFICIAL, official_path
     from lingdiag.registry import load_plugins
 
     if (SHARED / shared_file).exists():
@@ -114,17 +114,17 @@ def main() -> None:
     args = parser.parse_args()
     WORK.mkdir(parents=True, exist_ok=True)
 
-    from lingdiag.datasets import explica as explica_data
     from lingdiag.models.embedded import ensure_converted
     from lingdiag.models.hf import HFBackend
     from lingdiag.records import Generation, GenerationRequest
     from lingdiag.suite import SUITES
-    from lingdiag.suites import imperfective
-    from lingdiag.suites.explica import PerplexityTask
+    from lingdiag.suites.explica import data as explica_data
+    from lingdiag.suites.explica.tasks import PerplexityTask
+    from lingdiag.suites.imperfective import prompts as imperfective
 
     model_dir, _ = ensure_converted("smollm2-135m")
     config = json.loads((model_dir / "config.json").read_text())
-    from lingdiag.models.hf import stored_param_count
+    from lingdiag.models.hf.load import stored_param_count
 
     n_params = stored_param_count(str(model_dir)) or 0
     n_head = config["vocab_size"] * config["hidden_size"]  # tied: the embedding matrix is the LM head

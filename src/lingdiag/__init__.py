@@ -22,8 +22,9 @@ from lingdiag.records import (
     LogLikelihood,
     LoglikelihoodRequest,
     Prediction,
+    ResultRow,
 )
-from lingdiag.run import RunResult, evaluate, run
+from lingdiag.run import Plan, RunResult, evaluate, plan, run
 from lingdiag.suite import Axis, Condition, Dataset, Strategy, Suite, register_suite
 
 __all__ = [
@@ -45,7 +46,9 @@ __all__ = [
     "LogLikelihood",
     "LoglikelihoodRequest",
     "MissingDependency",
+    "Plan",
     "Prediction",
+    "ResultRow",
     "RunConfig",
     "RunError",
     "RunResult",
@@ -53,6 +56,7 @@ __all__ = [
     "Suite",
     "UnknownNameError",
     "evaluate",
+    "plan",
     "register_suite",
     "run",
 ]

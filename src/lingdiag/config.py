@@ -60,14 +60,6 @@ class RunConfig(BaseModel):
         except ValidationError as e:
             raise ConfigError(f"{path}: {one_line(e)}") from e
 
-    def resume_key(self) -> dict[str, Any]:
-        """The fields a resumed run must share with the one in its directory.
-
-        ``batch_tokens`` only changes how requests are grouped into batches, so a run may be
-        resumed with another budget.
-        """
-        return self.model_dump(mode="json", exclude={"batch_tokens"})
-
 
 def one_line(e: ValidationError) -> str:
     """The first error of a pydantic validation, as ``field: message``."""

@@ -28,6 +28,9 @@ from lingdiag.records import (
 from lingdiag.store import SCHEMA_VERSION, RunStore
 from lingdiag.suite import SUITES, Condition, Dataset, Suite
 
+RESUMABLE_CHANGES = ("batch_tokens",)
+"""Config fields a resumed run may change: they group requests into batches, nothing more."""
+
 Progress = Callable[[str, int, int], None]
 """``progress(condition, done, total)``, called after each chunk."""
 
@@ -193,7 +196,7 @@ def evaluate(
     p = planned or plan(config)
     suite, dataset, conditions = p.suite, p.dataset, p.conditions
     store = RunStore(out)
-    done, earlier = store.prepare_resume(config.resume_key())
+    done, earlier = store.prepare_resume(config.model_dump(mode="json"), ignore=RESUMABLE_CHANGES)
     meta: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION, "config": config.model_dump(mode="json"),
         "model": backend.identity, "dataset": dict(dataset.source), "versions": _versions(),

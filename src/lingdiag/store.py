@@ -61,19 +61,22 @@ class RunStore:
                 raise RunError(f"{self.items_path}, line {n}: not an item record ({e})") from e
         return records
 
-    def prepare_resume(self, config: dict[str, Any]) -> tuple[set[tuple[str, str]], dict[str, float]]:
+    def prepare_resume(self, config: dict[str, Any],
+                       ignore: Sequence[str] = ()) -> tuple[set[tuple[str, str]], dict[str, float]]:
         """Check the directory matches ``config``; return the (condition, item) keys done
         and the seconds the earlier sessions spent per condition.
 
         Errored records are dropped so those items run again; the file is rewritten with
-        one record per key.
+        one record per key. Fields named in ``ignore`` may differ from the earlier run's.
         """
         self.root.mkdir(parents=True, exist_ok=True)
         meta_path = self.root / "meta.json"
         timings: dict[str, float] = {}
         if meta_path.exists():
             meta = json.loads(meta_path.read_text(encoding="utf-8"))
-            old, timings = meta.get("config", {}), meta.get("timings", {})
+            timings = meta.get("timings", {})
+            old = {k: v for k, v in meta.get("config", {}).items() if k not in ignore}
+            config = {k: v for k, v in config.items() if k not in ignore}
             if old != config:
                 changed = sorted(k for k in set(old) | set(config) if old.get(k) != config.get(k))
                 raise RunError(f"{self.root} holds a run with a different configuration "

@@ -8,13 +8,15 @@ from pathlib import Path
 
 import pytest
 
+from lingdiag import figures
 from lingdiag.config import RunConfig
 from lingdiag.models.mock import MockBackend
 from lingdiag.records import GenerationRequest
-from lingdiag.report import plots
-from lingdiag.report.html import markdown_to_html
-from lingdiag.report.tables import combined
+from lingdiag.report.html import markdown_to_html, write_html
+from lingdiag.report.tables import load_runs, metrics_json, tables
 from lingdiag.run import evaluate
+from lingdiag.store import load_run
+from lingdiag.suites.imperfective import figures as plots
 
 PNG = b"\x89PNG\r\n\x1a\n"
 XSS_OUTPUT = "<script>alert(1)</script> I refuse"
@@ -45,6 +47,14 @@ def answer(req: GenerationRequest) -> str:
     if "hailed" in text:
         return "Unknown"
     return XSS_OUTPUT if "gazebo" in text else "True"
+
+
+def combined(run_dirs: list[Path], html: Path) -> tuple[str, dict[str, object]]:
+    """What ``lingdiag report RUN... --html FILE`` does."""
+    runs = load_runs(run_dirs)
+    text = tables(runs)
+    write_html(html, text, runs)
+    return text, metrics_json(runs)
 
 
 def make_run(tmp_path: Path, name: str, model: str, strategies: list[str], dataset: str = "builtin",
@@ -89,7 +99,7 @@ def test_report_holds_counts_tables_figures_and_samples(tmp_path: Path) -> None:
 def test_report_without_matplotlib_still_writes_tables(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     run = make_run(tmp_path, "r", "mock", ["zero-shot"], limit=8)
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if the plots extra were not installed
-    assert not plots.available()
+    assert not figures.available()
     combined([run], tmp_path / "report.html")
     page = (tmp_path / "report.html").read_text()
     assert "figures need matplotlib: pip install &#x27;lingdiag[plots]&#x27;" in page
@@ -109,11 +119,10 @@ def test_plot_functions_return_png_for_several_models(tmp_path: Path) -> None:
     rows = []
     for model in ("m1", "m2"):
         run = make_run(tmp_path, model, model, ["zero-shot", "cot", "counterfactual"], limit=12)
-        metrics = json.loads((run / "metrics.json").read_text())
-        rows += [(model, c, x) for c, x in metrics.items()]
+        rows += load_run(run).rows
     for draw in (plots.group_accuracy_png, plots.tradeoff_png, plots.verb_class_png):
         assert draw(rows).startswith(PNG)
-    assert [f.title for f in plots.PLOTS.get("imperfective")(rows)][1] == "Prompt trade-off (§5.2, Figure 1)"
+    assert [f.title for f in plots.figures(rows)][1] == "Prompt trade-off (§5.2, Figure 1)"
 
 
 @pytest.mark.parametrize(("markdown", "html"), [

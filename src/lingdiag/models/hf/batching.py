@@ -1,4 +1,8 @@
-"""Shared-prefix planning for batched forward passes (pure Python; no torch).
+"""Batch and shared-prefix planning for batched forward passes (pure Python; no torch).
+
+Batches are formed by a token budget over length-sorted requests (``token_budget_batches``;
+``pack_groups`` for the groups below): short requests travel in large batches, long ones in
+small.
 
 Requests of one condition often start with the same tokens: the system prompt and
 few-shot block of every item, the first sentence of ExpliCa's four connective variants,
@@ -91,3 +95,67 @@ def plan_groups(seqs: Sequence[list[int]], root: int, max_size: int) -> list[Gro
         j = k
     groups.reverse()
     return groups
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    """How one call batches its requests."""
+
+    tokens: int
+    """Padded tokens per batch."""
+    max_batch: int
+    """Upper bound on rows per forward batch."""
+    prefix_reuse: bool
+    """Whether shared prefixes are computed once (else every request runs in full)."""
+
+
+def token_budget_batches(lengths: Sequence[int], budget: int, max_batch: int = 64) -> list[list[int]]:
+    """Group indices, longest first, so that ``batch size × longest length ≤ budget``.
+
+    Args:
+        lengths: Token length of each request (including tokens to be generated).
+        budget: Maximum padded tokens per batch.
+        max_batch: Upper bound on requests per batch.
+
+    Returns:
+        Batches of indices into ``lengths``; every index appears once.
+    """
+    order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
+    batches: list[list[int]] = []
+    for i in order:
+        if batches and len(batches[-1]) < max_batch and lengths[batches[-1][0]] * (len(batches[-1]) + 1) <= budget:
+            batches[-1].append(i)
+        else:
+            batches.append([i])
+    return batches
+
+
+def pack_groups(groups: list[Group], seqs: Sequence[list[int]], root: int, budget: Budget) -> list[list[Group]]:
+    """Batches of groups within the token budget, similar tails together (less padding).
+
+    Args:
+        groups: Groups from ``plan_groups``.
+        seqs: The planned sequences.
+        root: Length of the prefix common to all of ``seqs``.
+        budget: Padded tokens (``tokens``) and rows (``max_batch``) per batch; a batch
+            holds one row per member of its groups.
+
+    Returns:
+        Batches of groups; every group appears once.
+    """
+    def tail(g: Group) -> int:
+        return max(len(seqs[i]) for i in g.members) - g.end
+
+    groups = sorted(groups, key=lambda g: (-tail(g), -(g.end - root)))
+    batches: list[list[Group]] = []
+    rows = longest = 0
+    for g in groups:
+        length = max(len(seqs[i]) for i in g.members)
+        if batches and rows + len(g.members) <= budget.max_batch and \
+                max(longest, length) * (rows + len(g.members)) <= budget.tokens:
+            batches[-1].append(g)
+            rows, longest = rows + len(g.members), max(longest, length)
+        else:
+            batches.append([g])
+            rows, longest = len(g.members), length
+    return batches

@@ -19,10 +19,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from lingdiag.errors import ConfigError
 from lingdiag.suite import Axis, Condition, Dataset, Suite, register_suite
+from lingdiag.suites.cxnli import metrics, prompts, tables
 from lingdiag.suites.cxnli.files import EXPS, SETTINGS, load
-from lingdiag.suites.cxnli.metrics import metrics
-from lingdiag.suites.cxnli.prompts import DEFAULT_VARIANT, USER, VARIANTS, CxnliPrompt, prompts, user_variants
-from lingdiag.suites.cxnli.tables import table
+from lingdiag.suites.cxnli.prompts import DEFAULT_VARIANT, USER, VARIANTS, CxnliPrompt, user_variants
 
 
 class Options(BaseModel):
@@ -39,7 +38,7 @@ class Options(BaseModel):
 
 
 def _variants(selected: Sequence[str], options: Options) -> dict[str, str]:
-    texts = prompts()["variants"]
+    texts = prompts.prompts()["variants"]
     out = {v: texts[v] for v in selected if v != USER}
     if USER in selected:
         if options.variants is None:
@@ -52,7 +51,7 @@ def _variants(selected: Sequence[str], options: Options) -> dict[str, str]:
 
 def conditions(dataset: Dataset, axes: Mapping[str, Sequence[str]], options: Options, seed: int) -> list[Condition]:
     """One condition per exp × setting × variant × cot (greedy decoding uses no seed)."""
-    p = prompts()
+    p = prompts.prompts()
     variants = _variants(axes["variant"], options)
     short, long = options.max_new_tokens, options.max_new_tokens_cot
     out = []
@@ -93,8 +92,8 @@ SUITE = register_suite(Suite(
     ),
     load=load,
     conditions=conditions,
-    metrics=metrics,
-    table=table,
+    metrics=metrics.metrics,
+    table=tables.table,
     options=Options,
     stat_tags=("exp", "construction", "schema", "kind"),
     cli=_cli,

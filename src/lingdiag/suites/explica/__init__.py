@@ -31,11 +31,9 @@ from typing import Any
 
 from lingdiag.fetch import RAW, OfficialFile, official_path, register_official
 from lingdiag.suite import Axis, Condition, Dataset, Suite, register_suite
-from lingdiag.suites.explica import data
-from lingdiag.suites.explica.metrics import metrics
+from lingdiag.suites.explica import data, metrics, tables
 from lingdiag.suites.explica.options import Options
 from lingdiag.suites.explica.prompts import DECODINGS, SHOTS, TASKS
-from lingdiag.suites.explica.tables import table
 from lingdiag.suites.explica.tasks import strategy
 
 OFFICIAL_FILE = OfficialFile(
@@ -89,8 +87,8 @@ SUITE = register_suite(Suite(
           Axis("decoding", DECODINGS, DECODINGS, "greedy + Appendix D cleaning, or constrained (xgrammar)")),
     load=load,
     conditions=conditions,
-    metrics=metrics,
-    table=table,
+    metrics=metrics.metrics,
+    table=tables.table,
     options=Options,
     stat_tags=("relation", "type", "order", "additional_dimension"),
     cli=_cli,

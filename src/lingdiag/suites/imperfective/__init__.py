@@ -17,12 +17,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from lingdiag.fetch import RAW, OfficialFile, official_path, register_official
 from lingdiag.suite import Axis, Condition, Dataset, Suite, register_suite
-from lingdiag.suites.imperfective import data
-from lingdiag.suites.imperfective.analysis import report_section
-from lingdiag.suites.imperfective.figures import figures
-from lingdiag.suites.imperfective.metrics import metrics
+from lingdiag.suites.imperfective import analysis, data, figures, metrics, tables
 from lingdiag.suites.imperfective.prompts import STRATEGIES, strategy
-from lingdiag.suites.imperfective.tables import table
 
 OFFICIAL_FILE = OfficialFile(
     url=f"{RAW}/boleima/ImperfectiveParadox/f25d08e0d63bdafafc891d37d687c9162edfe4c0/data/imperfectiveNLI.json",
@@ -77,12 +73,12 @@ SUITE = register_suite(Suite(
     axes=(Axis("strategy", STRATEGIES, STRATEGIES, "prompt strategies of §4.2 / Appendix B"),),
     load=load,
     conditions=conditions,
-    metrics=metrics,
-    table=table,
+    metrics=metrics.metrics,
+    table=tables.table,
     options=Options,
     stat_tags=("group", "verb_class"),
     build=data.build,
-    figures=figures,
-    analyses=report_section,
+    figures=figures.figures,
+    analyses=analysis.report_section,
     cli=_cli,
 ))

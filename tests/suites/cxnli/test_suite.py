@@ -7,15 +7,16 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from lingdiag import fetch as fetch_mod
 from lingdiag.config import RunConfig
-from lingdiag.datasets import fetch as fetch_mod
 from lingdiag.errors import ConfigError
-from lingdiag.records import UNPARSED, Generation, ItemRecord
+from lingdiag.records import UNPARSED, Generation, ItemRecord, ResultRow
 from lingdiag.registry import load_plugins
 from lingdiag.suites import cxnli as suite
+from lingdiag.suites.cxnli import files, metrics, parse, prompts, tables
 
-ALL = {"exp": ["1", "2"], "setting": list(suite.SETTINGS), "variant": ["variation-2"], "cot": ["off", "on"]}
-V2 = suite.prompts()["variants"]["variation-2"].splitlines()
+ALL = {"exp": ["1", "2"], "setting": list(files.SETTINGS), "variant": ["variation-2"], "cot": ["off", "on"]}
+V2 = prompts.prompts()["variants"]["variation-2"].splitlines()
 
 # (answer, cot, echo of the instruction, truncated, label). Several answers are SmolLM2-135M's.
 PARSE_CASES = [
@@ -55,12 +56,12 @@ PARSE_CASES = [
 
 @pytest.mark.parametrize("text,cot,truncated,label", PARSE_CASES)
 def test_parse_relation(text: str, cot: bool, truncated: bool, label: str) -> None:
-    assert suite.parse_relation(text, cot, V2, truncated)[0] == label
+    assert parse.parse_relation(text, cot, V2, truncated)[0] == label
 
 
 def conditions_for(ds_spec: str, axes: dict[str, list[str]] = ALL, **options: object) -> dict[str, object]:
-    ds = suite.load(ds_spec)
-    return {c.name: c for c in suite.conditions(ds, axes, options)}
+    ds = files.load(ds_spec)
+    return {c.name: c for c in suite.conditions(ds, axes, suite.SUITE.parse_options(options), 0)}
 
 
 def test_condition_grid_and_axes() -> None:
@@ -84,7 +85,7 @@ def test_each_setting_renders_its_examples(shared_datasets: Path, setting: str, 
         (msg,) = req.messages
         text = msg.content
         assert msg.role == "user" and req.max_new_tokens == 16
-        assert text.startswith(suite.prompts()["variants"]["variation-2"])
+        assert text.startswith(prompts.prompts()["variants"]["variation-2"])
         assert text.count("Example Premise") == n_examples
         assert text.endswith(f"\nPremise: {item.fields['premise']}\nHypothesis: {item.fields['hypothesis']}\nRelation:")
         if n_examples:
@@ -117,7 +118,7 @@ def test_cot_asks_for_the_answer_on_the_last_line_with_more_tokens() -> None:
 
 
 def test_variants_by_name_and_from_a_file(tmp_path: Path) -> None:
-    names = [v for v in suite.VARIANTS if v != suite.USER]
+    names = [v for v in prompts.VARIANTS if v != prompts.USER]
     assert names == ["variation-1", "variation-2", "variation-3", "variation-4", "rephrase-1", "rephrase-2",
                      "rephrase-3"]
     conds = conditions_for("builtin", {**ALL, "variant": names, "cot": ["off"], "setting": ["zero"]})
@@ -185,7 +186,7 @@ EXP2 = [rec("2", "depictive", E, E), rec("2", "depictive", C, E), rec("2", "intr
 
 
 def test_metrics_on_a_hand_computed_fixture() -> None:
-    m = suite.metrics(EXP1)
+    m = metrics.metrics(EXP1)
     assert m["accuracy"] == pytest.approx(4 / 6)
     assert m["by_construction"] == {"conative": 1.0, "let-alone": 0.0, "resultative": 0.5}
     assert m["n_by_construction"] == {"conative": 3, "let-alone": 1, "resultative": 2}
@@ -197,22 +198,24 @@ def test_metrics_on_a_hand_computed_fixture() -> None:
     assert (c["n"], c["accuracy"], c["f1"]) == (2, 0.5, pytest.approx(2 / 3))
     assert m["macro_f1"] == pytest.approx((2 / 3 + 0.8 + 2 / 3) / 3)
     assert m["predicted"] == pytest.approx({E: 1 / 6, N: 3 / 6, C: 1 / 6, UNPARSED: 1 / 6})
-    assert m["human_agreement"] == 0.90 and m["axes"]["exp"] == "1"
+    assert m["human_agreement"] == 0.90 and "axes" not in m  # axes live in the result row
     assert m["accuracy_ci95"][0] < 4 / 6 < m["accuracy_ci95"][1]
 
-    m2 = suite.metrics(EXP2)
+    m2 = metrics.metrics(EXP2)
     assert m2["accuracy"] == 0.25 and m2["human_agreement"] == 0.83
     assert m["majority_baseline"] == pytest.approx(1 / 3) and m2["majority_baseline"] == 0.5
     # A label never predicted scores F1 0; precision of the always-predicted label is 1/4.
     assert m2["by_label"][C]["f1"] == 0.0 and m2["by_label"][E]["precision"] == 0.25
     assert m2["by_label"][E]["f1"] == pytest.approx(2 * 0.25 * 1 / 1.25)
-    assert math.isnan(suite.label_scores([rec("1", "x", E, E)])[N]["f1"])
+    assert math.isnan(metrics.label_scores([rec("1", "x", E, E)])[N]["f1"])
 
 
 def test_table_pairs_exp1_with_exp2_beside_human_agreement() -> None:
-    rows = [("m", "exp1/zero/variation-2", {**suite.metrics(EXP1), "n": 6, "unparsed_rate": 1 / 6}),
-            ("m", "exp2/zero/variation-2", {**suite.metrics(EXP2), "n": 4, "unparsed_rate": 0.0})]
-    text = suite.table(rows)
+    rows = [ResultRow("m", "exp1/zero/variation-2", EXP1[0].axes,
+                      {**metrics.metrics(EXP1), "n": 6, "unparsed_rate": 1 / 6}),
+            ResultRow("m", "exp2/zero/variation-2", EXP2[0].axes,
+                      {**metrics.metrics(EXP2), "n": 4, "unparsed_rate": 0.0})]
+    text = tables.table(rows)
     assert ("| m | zero | variation-2 | off | 0.67 | 0.25 | 0.42 | 0.90 | 0.83 | 0.33 | 0.50 | 0.17 | 0.00 | 6 | 4 |"
             in text)
     assert "| m | exp1/zero/variation-2 | 0.67 | 0.50 | 1.00 | 0.50 | 0.67 | 0.80 | 0.67 |" in text
@@ -224,20 +227,20 @@ def test_table_pairs_exp1_with_exp2_beside_human_agreement() -> None:
 
 
 def test_cli_generate(tmp_path: Path) -> None:
-    from lingdiag.cli import CLI_APPS
+    from lingdiag.suites.cxnli.cli import app
 
-    assert CLI_APPS.get("cxnli") is suite.app
+    assert suite.SUITE.cli is not None and suite.SUITE.cli() is app
     slots = tmp_path / "slots.csv"
     slots.write_text("construction,premise,SBJ,V,OBJ,ADJ,neutral\n"
                      "resultative,He hammered the metal flat.,He,hammered,the metal,flat,He was tired.\n")
     out = tmp_path / "out.tsv"
-    result = CliRunner().invoke(suite.app, ["generate", "--slots", str(slots), "--out", str(out)])
+    result = CliRunner().invoke(app, ["generate", "--slots", str(slots), "--out", str(out)])
     assert result.exit_code == 0, result.output
     assert "wrote 3 triples from 1 premises" in result.output
-    assert [it.gold for it in suite.load(str(out)).items] == ["entailment", "neutral", "contradiction"]
+    assert [it.gold for it in files.load(str(out)).items] == ["entailment", "neutral", "contradiction"]
     bad = tmp_path / "bad.csv"
     bad.write_text("construction,premise,SBJ\nresultative,He hammered the metal flat.,He\n")
-    result = CliRunner().invoke(suite.app, ["generate", "--slots", str(bad), "--out", str(out)])
+    result = CliRunner().invoke(app, ["generate", "--slots", str(bad), "--out", str(out)])
     assert result.exit_code != 0 and "needs slot V" in str(result.exception)
 
 

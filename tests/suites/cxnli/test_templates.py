@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from lingdiag.datasets import cxnli as data
-from lingdiag.datasets import cxnli_templates as tpl
 from lingdiag.errors import DatasetError
+from lingdiag.suites.cxnli import data
+from lingdiag.suites.cxnli import templates as tpl
 
 # (construction, premise, slots, entailment, contradiction). Premises are the paper's
 # examples (§4.1, §5, Tables 2, 3, 9, 10); starred hypotheses are the paper's own wording.

@@ -4,20 +4,39 @@ import math
 import subprocess
 import sys
 from collections import Counter
+from typing import Any
 
 import pytest
 
 from lingdiag.config import RunConfig
-from lingdiag.datasets import explica as data
 from lingdiag.errors import ConfigError, DatasetError
 from lingdiag.models.mock import MockBackend
-from lingdiag.records import UNPARSED, Generation, ItemRecord, LogLikelihood
+from lingdiag.records import UNPARSED, Generation, ItemRecord, LogLikelihood, ResultRow
 from lingdiag.run import evaluate
 from lingdiag.store import RunStore
 from lingdiag.suites import explica as suite
+from lingdiag.suites.explica import cli, data, importing, metrics, parse, prompts, tables, tasks
+
+
+def row(model: str, condition: str, metrics: dict[str, Any], axes: dict[str, str] | None = None) -> ResultRow:
+    """A result row as a run directory would give it."""
+    return ResultRow(model, condition, axes if axes is not None else {"strategy": condition}, metrics)
 
 OFFICIAL = "explica/explica.csv"
 HEADER = list(data.OFFICIAL_COLUMNS)
+
+
+def strat(task: str, shots: int = 0, decoding: str = "greedy", options: dict[str, Any] | None = None) -> Any:
+    """A condition's strategy as ``lingdiag run`` builds it: options validated, the seed apart."""
+    opts = dict(options or {})
+    seed = int(opts.pop("seed", 0))
+    return tasks.strategy(task, shots, decoding, suite.SUITE.parse_options(opts), seed)
+
+
+def conds_of(ds: Any, axes: dict[str, list[str]], options: dict[str, Any]) -> list[Any]:
+    opts = dict(options)
+    seed = int(opts.pop("seed", 0))
+    return suite.conditions(ds, axes, suite.SUITE.parse_options(opts), seed)
 
 
 def ratings(so=1.0, because=1.0, then=1.0, after=1.0):
@@ -186,7 +205,7 @@ def test_builtin_spec_errors_name_entry(tmp_path):
     ("Sentence: 4", 4),
 ])
 def test_parse_rating(text, rating):
-    assert suite.parse_rating(text) == rating
+    assert parse.parse_rating(text) == rating
 
 
 @pytest.mark.parametrize(("text", "label"), [
@@ -196,7 +215,7 @@ def test_parse_rating(text, rating):
     ("then or after", UNPARSED), ("and", UNPARSED), ("also", UNPARSED), ("", UNPARSED),
 ])
 def test_parse_connective(text, label):
-    assert suite.parse_connective(text) == label
+    assert parse.parse_connective(text) == label
 
 
 OPTIONS = {"A": "then", "B": "so", "C": "after", "D": "because"}
@@ -207,7 +226,7 @@ OPTIONS = {"A": "then", "B": "so", "C": "after", "D": "because"}
     ("Answer: C", "C"), ("The answer is D", "D"), ("so", "B"), ("A good choice", None), ("E", None), ("", None),
 ])
 def test_parse_letter(text, letter):
-    assert suite.parse_letter(text, OPTIONS) == letter
+    assert parse.parse_letter(text, OPTIONS) == letter
 
 
 # -- strategies ------------------------------------------------------------------------------
@@ -220,44 +239,44 @@ def gen(*texts):
 
 
 def test_rating_renders_four_sentences_and_shuffles_examples_by_seed():
-    zero = suite.strategy("rating", 0, "greedy")
+    zero = strat("rating", 0, "greedy")
     reqs = zero.render(ITEM)
     assert len(reqs) == 4 and "Examples:" not in reqs[0].messages[0].content
     assert [r.messages[0].content.split("Sentence: ")[1].split("\n")[0] for r in reqs] == \
         [ITEM.fields["sentences"][c] for c in data.CONNECTIVES]
     orders = set()
     for seed in range(6):
-        text = suite.strategy("rating", 1, "greedy", {"seed": seed}).render(ITEM)[0].messages[0].content
+        text = strat("rating", 1, "greedy", {"seed": seed}).render(ITEM)[0].messages[0].content
         assert text.count("(Rating: ") == 4 and "Examples:" in text
         orders.add(tuple(sorted(("So (effect)", "Because (cause)", "After (", "Then ("), key=text.index)))
-        assert text == suite.strategy("rating", 1, "greedy", {"seed": seed}).render(ITEM)[0].messages[0].content
+        assert text == strat("rating", 1, "greedy", {"seed": seed}).render(ITEM)[0].messages[0].content
     assert len(orders) > 1  # different seeds, different example orders
 
 
 def test_rating_parse_ties_and_missing():
-    s = suite.strategy("rating")
+    s = strat("rating")
     p = s.parse(ITEM, gen("8", "8", "3", "nonsense"))  # so, because tie at 8
     assert p.label == "because" and p.detail["tied"] is True and p.detail["ratings"]["after"] == -1
-    strict = suite.strategy("rating", options={"ties": "miss"})
-    assert strict.parse(ITEM, gen("8", "8", "3", "1")).label == suite.TIE
+    strict = strat("rating", options={"ties": "miss"})
+    assert strict.parse(ITEM, gen("8", "8", "3", "1")).label == tasks.TIE
     assert s.parse(ITEM, gen("x", "y", "z", "w")).label == UNPARSED
     assert s.parse(ITEM, gen("2", "9", "10", "4")).label == "then"
 
 
 def test_constrained_requests_carry_the_answer_set():
-    r = suite.strategy("rating", 0, "constrained").render(ITEM)[0]
+    r = strat("rating", 0, "constrained").render(ITEM)[0]
     assert r.constraint.choices == tuple(str(k) for k in range(1, 11)) and r.max_new_tokens >= 8
-    c = suite.strategy("cloze", 0, "constrained").render(ITEM)[0]
+    c = strat("cloze", 0, "constrained").render(ITEM)[0]
     assert sorted(c.constraint.choices) == sorted(data.CONNECTIVES)
-    m = suite.strategy("mc", 1, "constrained").render(ITEM)[0]
-    assert m.constraint.choices == suite.LETTERS
-    assert suite.strategy("mc", 0, "greedy").render(ITEM)[0].constraint is None
+    m = strat("mc", 1, "constrained").render(ITEM)[0]
+    assert m.constraint.choices == tasks.LETTERS
+    assert strat("mc", 0, "greedy").render(ITEM)[0].constraint is None
 
 
 def test_mc_options_shuffle_per_item_and_seed_and_parse_back():
-    orders = {tuple(suite.strategy("mc", options={"seed": s}).options(ITEM).values()) for s in range(8)}
+    orders = {tuple(strat("mc", options={"seed": s}).options(ITEM).values()) for s in range(8)}
     assert len(orders) > 1 and all(sorted(o) == sorted(data.CONNECTIVES) for o in orders)
-    s = suite.strategy("mc", options={"seed": 3})
+    s = strat("mc", options={"seed": 3})
     options = s.options(ITEM)
     text = s.render(ITEM)[0].messages[0].content
     assert all(f"- {k}. {c}" in text for k, c in options.items())
@@ -266,14 +285,14 @@ def test_mc_options_shuffle_per_item_and_seed_and_parse_back():
 
 
 def test_cloze_prompt_lists_choices_and_raw_format():
-    s = suite.strategy("cloze", 1, "greedy", {"format": "raw"})
+    s = strat("cloze", 1, "greedy", {"format": "raw"})
     (r,) = s.render(ITEM)
     assert r.messages == () and "Choose from: [" in r.prompt and r.prompt.count('Answer: "') == 4
     assert s.parse(ITEM, gen(" because.")).label == "because"
 
 
 def test_perplexity_picks_lowest_per_token_perplexity():
-    s = suite.strategy("perplexity")
+    s = strat("perplexity")
     reqs = s.render(ITEM)
     assert [r.continuation for r in reqs] == [ITEM.fields["sentences"][c] for c in data.CONNECTIVES]
     assert all(r.context == "" for r in reqs)
@@ -286,27 +305,32 @@ def test_perplexity_picks_lowest_per_token_perplexity():
 
 def test_conditions_grid_and_options():
     ds = suite.load("builtin")
-    conds = suite.conditions(ds, {"task": list(suite.TASKS), "shots": ["0", "1"],
+    conds = conds_of(ds, {"task": list(prompts.TASKS), "shots": ["0", "1"],
                                   "decoding": ["greedy", "constrained"]}, {"seed": 0})
     names = [c.name for c in conds]
     assert len(names) == 13 and names.count("perplexity") == 1 and "mc/1-shot/constrained" in names
-    with pytest.raises(ConfigError, match="unknown explica option"):
-        suite.conditions(ds, {"task": ["mc"], "shots": ["0"], "decoding": ["greedy"]}, {"seed": 0, "promtps": "x"})
+    with pytest.raises(ConfigError, match="suite 'explica' has no option 'promtps'; valid options: format, "):
+        conds_of(ds, {"task": ["mc"], "shots": ["0"], "decoding": ["greedy"]}, {"seed": 0, "promtps": "x"})
+    # The seed has one path (RunConfig.seed / --seed): as a suite option it is an error.
+    with pytest.raises(ConfigError, match="has no option 'seed'"):
+        suite.SUITE.parse_options({"seed": 3})
+    with pytest.raises(ConfigError, match="option 'ties': Input should be 'order' or 'miss'"):
+        suite.SUITE.parse_options({"ties": "random"})
 
 
 def test_user_prompt_file_adds_variants_and_validates(tmp_path):
     good = tmp_path / "p.yaml"
     good.write_text("mc:\n  variants:\n    terse: |-\n      {examples}A: {sentence_a}\n      B: {sentence_b}\n"
                     "      {options}\n      Letter:\n")
-    s = suite.strategy("mc", 1, "greedy", {"prompts": str(good), "prompt_mc": "terse"})
+    s = strat("mc", 1, "greedy", {"prompts": str(good), "prompt_mc": "terse"})
     text = s.render(ITEM)[0].messages[0].content
     assert text.endswith("Letter:") and "Examples:" in text and "4. Answer: D" in text
     bad = tmp_path / "bad.yaml"
     bad.write_text("rating:\n  variants:\n    broken: 'Rate {sentense}: {examples}'\n")
     with pytest.raises(ConfigError, match=r"bad.yaml: rating.variants.broken: template uses unknown fields"):
-        suite.load_prompts(bad)
+        prompts.load_prompts(bad)
     with pytest.raises(Exception, match="prompt variant"):
-        suite.strategy("cloze", options={"prompt_cloze": "nope"})
+        strat("cloze", options={"prompt_cloze": "nope"})
 
 
 # -- metrics on a hand-computed fixture ---------------------------------------------------------
@@ -339,7 +363,7 @@ def fixture():
 
 
 def test_metrics_hand_computed():
-    m = suite.metrics(fixture())
+    m = metrics.metrics(fixture())
     assert m["accuracy"] == pytest.approx(2 / 4) and m["n_related"] == 4 and m["n_unrelated"] == 1
     assert m["by_class"]["causal_iconic"] == 0.5 and m["by_class"]["causal_anti-iconic"] == 1.0
     assert m["by_class"]["temporal_iconic"] == 0.0 and math.isnan(m["by_class"]["temporal_anti-iconic"])
@@ -362,13 +386,14 @@ def test_metrics_hand_computed():
 
 def test_spearman_matches_a_hand_computed_value():
     # Ranks x: 1 2 3 4 5; y: 2 1 4 3 5 → d² = 1+1+1+1+0 = 4; ρ = 1 - 6·4 / (5·24) = 0.8
-    assert suite.spearman([1, 2, 3, 4, 5], [2, 1, 4, 3, 5])["rho"] == pytest.approx(0.8)
-    assert math.isnan(suite.spearman([1, 1, 1], [1, 2, 3])["rho"])
+    assert metrics.spearman([1, 2, 3, 4, 5], [2, 1, 4, 3, 5])["rho"] == pytest.approx(0.8)
+    assert math.isnan(metrics.spearman([1, 1, 1], [1, 2, 3])["rho"])
 
 
 def test_table_layout():
-    m = suite.metrics(fixture())
-    text = suite.table([("m1", "perplexity", {**m, "unparsed_rate": 0.0}), ("m1", "rating/0-shot/greedy", m)])
+    m = metrics.metrics(fixture())
+    text = tables.table([row("m1", "perplexity", {**m, "unparsed_rate": 0.0}, {"task": "perplexity"}),
+                         row("m1", "rating/0-shot/greedy", m, {"task": "rating", "shots": "0", "decoding": "greedy"})])
     lines = text.splitlines()
     assert "| Task | Shots | Decoding | Model | All | Caus. Ic. | Temp. Ic. | Caus. a.Ic. | Temp. a.Ic." in text
     assert text.index("| rating | 0 | greedy |") < text.index("| perplexity (APS) |")
@@ -392,13 +417,13 @@ def test_imported_scores_score_exactly_like_a_run(tmp_path):
     rows.append({"Sentence_A": items[5].fields["sentence_a"], "Sentence_B": items[5].fields["sentence_b"],
                  "conn": "and", "ppl": 1.0})
     path = write_csv(tmp_path / "scores.tsv", rows, delimiter="\t")
-    result = suite.import_scores(path, items, connective_col="conn", score_col="ppl", lower_is_better=True)
+    result = importing.import_scores(path, items, connective_col="conn", score_col="ppl", lower_is_better=True)
     assert [u["line"] for u in result.unmatched] == [len(rows), len(rows) + 1]
     assert sorted(result.incomplete) == ["0-1", "0-2"]
-    imported = suite.metrics(result.records)
+    imported = metrics.metrics(result.records)
     assert run.metrics["perplexity"]["n"] == 72
     records = [r for r in RunStore(tmp_path / "run").load_records() if r.item_id not in ("0-1", "0-2")]
-    expected = suite.metrics(records)
+    expected = metrics.metrics(records)
     for key in ("accuracy", "by_class", "confusion", "predicted", "n_related"):
         assert imported[key] == expected[key]
     assert imported["spearman"]["all"]["rho"] == pytest.approx(expected["spearman"]["all"]["rho"])
@@ -424,7 +449,7 @@ def test_score_cli_reports_aps_and_unmatched(tmp_path):
 def test_prompt_perplexities_rank_variants():
     mock = MockBackend(loglik_fn=lambda r: -0.01 * len(r.continuation))
     items = data.builtin_items()[:4]
-    ranked = suite.prompt_perplexities(mock, items, ["rating", "mc"])
+    ranked = cli.prompt_perplexities(mock, items, ["rating", "mc"])
     assert set(ranked) == {"rating", "mc"} and set(ranked["mc"]) == {"paper", "plain"}
     # n_tokens is 1 in the mock, so a longer prompt has a higher "perplexity".
     assert ranked["mc"]["plain"] < ranked["mc"]["paper"]
@@ -460,7 +485,7 @@ def test_constrained_answers_are_always_valid_on_smollm2(smollm2, tmp_path):
         elif r.axes["task"] == "cloze":
             assert r.outputs[0] in data.CONNECTIVES and r.label == r.outputs[0]
         else:
-            assert r.outputs[0] in suite.LETTERS and r.label in data.CONNECTIVES
+            assert r.outputs[0] in tasks.LETTERS and r.label in data.CONNECTIVES
     assert all(m["n_unparsed"] == 0 for m in res.metrics.values())
 
 

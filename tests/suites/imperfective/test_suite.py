@@ -1,13 +1,18 @@
 import json
 import math
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from lingdiag.datasets import imperfective as data
 from lingdiag.errors import DatasetError
-from lingdiag.records import UNPARSED, Generation, Item, ItemRecord
-from lingdiag.suites import imperfective as suite
+from lingdiag.records import UNPARSED, Generation, Item, ItemRecord, ResultRow
+from lingdiag.suites.imperfective import data, metrics, prompts, tables
+
+
+def row(model: str, condition: str, metrics: dict[str, Any], axes: dict[str, str] | None = None) -> ResultRow:
+    """A result row as a run directory would give it."""
+    return ResultRow(model, condition, axes if axes is not None else {"strategy": condition}, metrics)
 
 
 def rec(group: str, label: str, verb_class: str = "Creation", gold: str | None = None) -> ItemRecord:
@@ -30,7 +35,7 @@ def fixture_records() -> list[ItemRecord]:
 
 
 def test_metrics_hand_computed() -> None:
-    m = suite.metrics(fixture_records())
+    m = metrics.metrics(fixture_records())
     assert m["acc_A"] == 0.25 and m["acc_B"] == 1.0
     assert m["acc_C"] == 0.25 and m["acc_D"] == pytest.approx(2 / 3)
     assert m["tbr_C"] == 0.5  # eq. 1: share of group C predicted True
@@ -44,13 +49,13 @@ def test_metrics_hand_computed() -> None:
 
 
 def test_metrics_empty_group_is_nan() -> None:
-    m = suite.metrics([rec("A", "False")])
+    m = metrics.metrics([rec("A", "False")])
     assert math.isnan(m["acc_C"]) and math.isnan(m["tbr_C"])
 
 
 def test_table_has_table3_columns() -> None:
-    m = suite.metrics(fixture_records())
-    text = suite.table([("m1", "cot", m), ("m1", "zero-shot", m)])
+    m = metrics.metrics(fixture_records())
+    text = tables.table([row("m1", "cot", m), row("m1", "zero-shot", m)])
     header = text.splitlines()[2]
     for col in ("Acc A", "Acc D", "TBR_C", "Δ_AA", "Unparsed"):
         assert col in header
@@ -59,20 +64,20 @@ def test_table_has_table3_columns() -> None:
 
 def test_strategies_use_appendix_b_texts() -> None:
     item = Item("x", {"premise": "P.", "hypothesis": "H."}, "True", {})
-    zs = suite.strategy("zero-shot").messages(item)
+    zs = prompts.strategy("zero-shot").messages(item)
     assert zs[0].content.startswith("You are a strict logician.")
     assert "Please respond with ONLY one of the following options" in zs[1].content
-    dap = suite.strategy("dap").messages(item)
+    dap = prompts.strategy("dap").messages(item)
     assert "Important Linguistic Rule" in dap[0].content and "Important Linguistic Rule" not in zs[0].content
-    cot = suite.strategy("cot").messages(item)[1].content
+    cot = prompts.strategy("cot").messages(item)[1].content
     assert '"reasoning"' in cot and "Premise: P." in cot and '{"reasoning": "The premise describes' in cot
-    cf = suite.strategy("counterfactual").messages(item)[1].content
+    cf = prompts.strategy("counterfactual").messages(item)[1].content
     assert "list 3 possible real-world scenarios" in cf and '"possible_interruptions"' in cf
-    assert suite.strategy("cot", max_new_tokens=7).render(item)[0].max_new_tokens == 7
+    assert prompts.strategy("cot", max_new_tokens=7).render(item)[0].max_new_tokens == 7
 
 
 def test_strategy_parses_json_and_counts_truncation() -> None:
-    s = suite.strategy("cot", max_new_tokens=10)
+    s = prompts.strategy("cot", max_new_tokens=10)
     item = Item("x", {"premise": "P.", "hypothesis": "H."}, "True", {})
     pred = s.parse(item, [Generation(text='{"reasoning": "r", "label": "Unknown"}', n_tokens=10)])
     assert pred.label == "Unknown" and pred.detail["truncated"] is True

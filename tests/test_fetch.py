@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from lingdiag import fetch as fetch_mod
 from lingdiag.cli import app
-from lingdiag.datasets import fetch as fetch_mod
 from lingdiag.errors import DatasetError
 from lingdiag.registry import load_plugins
 

@@ -26,9 +26,9 @@ import pytest
 
 from lingdiag.config import RunConfig
 from lingdiag.errors import CapabilityError, ConfigError
-from lingdiag.models.api_client import retry_after
-from lingdiag.models.openai_api import OpenAIBackend, OpenAIOptions, constraint_fields, parse_spec
-from lingdiag.models.prices import estimate, load_prices, price_for
+from lingdiag.models.openai.backend import OpenAIBackend, OpenAIOptions, constraint_fields, parse_spec
+from lingdiag.models.openai.client import retry_after
+from lingdiag.models.openai.prices import estimate, load_prices, price_for
 from lingdiag.models.providers import load_backend
 from lingdiag.records import (
     ChatMessage,
@@ -40,7 +40,7 @@ from lingdiag.records import (
     Request,
     Response,
 )
-from lingdiag.run import run
+from lingdiag.run import plan, run
 from lingdiag.suite import Axis, Condition, Dataset, Suite, register_suite
 
 needs_server = pytest.mark.skipif(find_spec("llama_cpp") is None,
@@ -123,12 +123,13 @@ def test_price_table_and_estimate(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     monkeypatch.setenv("LINGDIAG_OPENAI_PRICES", str(custom))
     config = RunConfig(suite="imperfective", model="openai:gpt-4o", axes={"strategy": ["zero-shot"]},
                        options={"max_new_tokens": 10}, limit=5)
-    cost = estimate(config)
+    requests = plan(config).requests()
+    cost = estimate(config.model, requests)
     assert cost is not None and cost.requests == 5 and cost.output_tokens == 50
     assert cost.price is not None and cost.price.input == 1000.0  # $1 per 1000 tokens = $1000 per 1M
     assert str(custom) in cost.summary() and "at most $" in cost.summary()
-    assert estimate(config.model_copy(update={"model": "smollm2-135m"})) is None
-    assert estimate(config.model_copy(update={"model": "openai:local@http://127.0.0.1:9/v1"})) is None
+    assert estimate("smollm2-135m", requests) is None
+    assert estimate("openai:local@http://127.0.0.1:9/v1", requests) is None
 
 
 # -- the real server ------------------------------------------------------------------------
@@ -258,9 +259,9 @@ F32_TOLERANCE = 0.01
 @pytest.fixture(scope="module")
 def imperfective_local(smollm2: Any) -> tuple[list[Item], list[GenerationRequest], list[Any]]:
     """A dozen builtin ImperfectiveNLI items, their zero-shot requests, and the transformers answers."""
-    from lingdiag.datasets.imperfective import builtin_items
     from lingdiag.run import spread
-    from lingdiag.suites.imperfective import strategy
+    from lingdiag.suites.imperfective.data import builtin_items
+    from lingdiag.suites.imperfective.prompts import strategy
 
     items = spread(builtin_items(), 12)
     s = strategy("zero-shot", max_new_tokens=24)
@@ -278,7 +279,7 @@ def shared_token_count(tokenizer: Any, a: str, b: str) -> int:
 def compare(url: str, smollm2: Any, case: tuple[list[Item], list[GenerationRequest], list[Any]]
             ) -> tuple[list[str], list[str], list[float]]:
     """Labels from the server and from transformers, and |Δ log-prob| over the tokens both generated."""
-    from lingdiag.suites.imperfective import strategy
+    from lingdiag.suites.imperfective.prompts import strategy
 
     items, requests, local = case
     served = api(url, concurrency=4).generate(requests)
@@ -375,7 +376,7 @@ register_suite(Suite(
     description="test-only: one log-likelihood and one generation condition",
     axes=(Axis("strategy", ("loglik", "gen"), ("loglik", "gen")),),
     load=lambda spec: Dataset(spec, LOGLIK_ITEMS),
-    conditions=lambda ds, axes, opts: [
+    conditions=lambda ds, axes, opts, seed: [
         Condition(n, {"strategy": n}, ChooseContinuation() if n == "loglik" else AnswerPrompt(), ds.items)
         for n in axes["strategy"]],
     metrics=lambda records: {},
@@ -573,8 +574,8 @@ def test_refused_connections_until_the_server_listens(proxy_factory: Callable[..
 @pytest.mark.slow
 def test_faulty_run_completes_and_resume_fills_only_failures(proxy_factory: Callable[..., FaultProxy],
                                                              tmp_path: Path) -> None:
-    from lingdiag.datasets.imperfective import builtin_items
     from lingdiag.run import spread
+    from lingdiag.suites.imperfective.data import builtin_items
 
     items = spread(builtin_items(), 8)
     doomed = {items[2].fields["premise"].encode(), items[5].fields["premise"].encode()}

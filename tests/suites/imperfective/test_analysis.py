@@ -10,7 +10,12 @@ from typing import Any
 
 import pytest
 
-from lingdiag.analysis.imperfective import (
+from lingdiag.config import RunConfig
+from lingdiag.errors import ConfigError, MissingDependency
+from lingdiag.models.mock import MockBackend
+from lingdiag.records import GenerationRequest, ResultRow
+from lingdiag.run import evaluate
+from lingdiag.suites.imperfective.analysis import (
     analyze,
     by_model,
     load_runs,
@@ -21,12 +26,12 @@ from lingdiag.analysis.imperfective import (
     to_markdown,
     verb_class_anova,
 )
-from lingdiag.config import RunConfig
-from lingdiag.datasets.imperfective import TELIC_CLASSES, builtin_items
-from lingdiag.errors import ConfigError, MissingDependency
-from lingdiag.models.mock import MockBackend
-from lingdiag.records import GenerationRequest
-from lingdiag.run import evaluate
+from lingdiag.suites.imperfective.data import TELIC_CLASSES, builtin_items
+
+
+def row(model: str, condition: str, metrics: dict[str, Any], axes: dict[str, str] | None = None) -> ResultRow:
+    """A result row as a run directory would give it."""
+    return ResultRow(model, condition, axes if axes is not None else {"strategy": condition}, metrics)
 
 # Table 3 of the paper: Acc C and Acc D per strategy (zero-shot, dap, cot, counterfactual),
 # with the correlations its Figures 1 and 5-9 report.
@@ -43,8 +48,8 @@ LINGDIAG = [sys.executable, "-c", "from lingdiag.cli import main; main()"]
 """The real command line (``python -m lingdiag.cli`` would import the CLI module twice)."""
 
 
-def table3_rows() -> list[tuple[str, str, dict[str, Any]]]:
-    return [(m, s, {"acc_C": c[k], "acc_D": d[k]}) for m, (c, d, _, _) in TABLE3.items()
+def table3_rows() -> list[ResultRow]:
+    return [row(m, s, {"acc_C": c[k], "acc_D": d[k]}) for m, (c, d, _, _) in TABLE3.items()
             for k, s in enumerate(STRATEGIES)]
 
 
@@ -59,13 +64,14 @@ def test_prompt_tradeoff_reproduces_figures_1_and_5_to_9(model: str) -> None:
 
 
 def test_tradeoff_needs_three_strategies_for_a_correlation() -> None:
-    rows = [("m", "zero-shot", {"acc_C": 0.1, "acc_D": 0.9}), ("m", "counterfactual", {"acc_C": 0.9, "acc_D": 0.1}),
-            ("single", "zero-shot", {"acc_C": 0.1, "acc_D": 0.9})]
+    rows = [row("m", "zero-shot", {"acc_C": 0.1, "acc_D": 0.9}),
+            row("m", "counterfactual", {"acc_C": 0.9, "acc_D": 0.1}),
+            row("single", "zero-shot", {"acc_C": 0.1, "acc_D": 0.9})]
     (t,) = prompt_tradeoff(rows)
     assert t.model == "m" and t.corr_c is None and t.corr_d is None
     # A missing strategy keeps its slot: x = 0, 2, 3 rather than 0, 1, 2.
     points = (("zero-shot", 0.0), ("cot", 0.2), ("counterfactual", 0.9))
-    rows = [("m", s, {"acc_C": c, "acc_D": 0.5 + c / 10}) for s, c in points]
+    rows = [row("m", s, {"acc_C": c, "acc_D": 0.5 + c / 10}) for s, c in points]
     (t,) = prompt_tradeoff(rows)
     assert t.corr_c is not None and t.corr_c.n == 3
     assert t.corr_c.r == pytest.approx(pearson([0, 2, 3], [0.0, 0.2, 0.9]).r)  # type: ignore[union-attr]
@@ -77,7 +83,7 @@ TABLE5 = {"1.5B": (1.00, 0.00), "7B": (0.53, 0.44), "14B": (0.61, 0.37), "32B": 
 
 
 def test_model_scale_reproduces_section_5_3() -> None:
-    rows = [(f"Qwen2.5-{s}", "zero-shot", {"tbr_C": t, "delta_aa": d}) for s, (t, d) in TABLE5.items()]
+    rows = [row(f"Qwen2.5-{s}", "zero-shot", {"tbr_C": t, "delta_aa": d}) for s, (t, d) in TABLE5.items()]
     sizes = {f"Qwen2.5-{s}": parse_size(s) for s in TABLE5}
     result = model_scale(rows, sizes)
     assert result is not None and [p.model for p in result.points][0] == "Qwen2.5-1.5B"
@@ -99,8 +105,8 @@ TABLE8 = [[.02, 0, .03, 0], [0, 0, .03, .12], [.43, .33, .51, .62], [.02, .11, 0
           [0, 0, 0, 0], [.02, .11, .05, .25], [0, .11, .03, .12]]
 
 
-def anova_rows() -> list[tuple[str, str, dict[str, Any]]]:
-    return [(f"model{k}", "zero-shot", {"by_class": {"acc_A": dict(zip(TELIC_CLASSES, a, strict=True)),
+def anova_rows() -> list[ResultRow]:
+    return [row(f"model{k}", "zero-shot", {"by_class": {"acc_A": dict(zip(TELIC_CLASSES, a, strict=True)),
                                                      "acc_C": dict(zip(TELIC_CLASSES, c, strict=True))}})
             for k, (a, c) in enumerate(zip(TABLE7, TABLE8, strict=True))]
 
@@ -117,7 +123,7 @@ def test_verb_class_anova_reproduces_footnote_4() -> None:
 
 def test_anova_drops_classes_missing_for_any_model_and_needs_two_models() -> None:
     rows = anova_rows()
-    rows[0][2]["by_class"]["acc_C"]["Consumption"] = math.nan  # no Consumption items in one run
+    rows[0].metrics["by_class"]["acc_C"]["Consumption"] = math.nan  # no Consumption items in one run
     result = verb_class_anova(rows)
     assert result is not None and "Consumption" not in result.classes and len(result.classes) == 3
     assert verb_class_anova(rows[:1]) is None
@@ -154,7 +160,7 @@ def test_parse_size_rejects_non_counts(text: str) -> None:
 
 def test_two_runs_of_one_model_and_condition_are_an_error() -> None:
     with pytest.raises(ConfigError, match="two runs of condition 'zero-shot'"):
-        by_model([("m", "zero-shot", {}), ("m", "zero-shot", {})])
+        by_model([row("m", "zero-shot", {}), row("m", "zero-shot", {})])
 
 
 # -- real run directories --------------------------------------------------------------------

@@ -132,9 +132,9 @@ class ScoreChoices:
 register_suite(Suite(
     name="toy-loglik", description="test suite", axes=(),
     load=lambda spec: Dataset(spec, [Item(f"i{k}", {}, "yes", {}) for k in range(3)]),
-    conditions=lambda ds, axes, opts: [Condition("choice", {}, ScoreChoices(), ds.items)],
+    conditions=lambda ds, axes, opts, seed: [Condition("choice", {}, ScoreChoices(), ds.items)],
     metrics=lambda rs: {"acc": sum(bool(r.correct) for r in rs) / len(rs)},
-    table=lambda rows: "\n".join(f"{m} {c} {x['acc']}" for m, c, x in rows),
+    table=lambda rows: "\n".join(f"{r.model} {r.condition} {r.metrics['acc']}" for r in rows),
 ))
 
 

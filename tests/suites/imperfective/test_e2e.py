@@ -35,8 +35,8 @@ def test_smollm2_zero_shot_and_cot_end_to_end(smollm2: HFBackend, tmp_path: Path
 
 
 def test_batched_generation_matches_single_requests(smollm2: HFBackend) -> None:
-    from lingdiag.datasets.imperfective import builtin_items
-    from lingdiag.suites.imperfective import strategy
+    from lingdiag.suites.imperfective.data import builtin_items
+    from lingdiag.suites.imperfective.prompts import strategy
 
     s = strategy("zero-shot", max_new_tokens=6)
     requests = [s.render(it)[0] for it in builtin_items()[::50]]

@@ -1,88 +1,39 @@
-"""The speed engine of the transformers backend: prefix planning, and prefix reuse equal to the plain path."""
+"""The speed engine of the transformers backend: prefix reuse equal to the plain path, row eviction,
+and the lazy imports. Planning alone is tested in ``test_batching``."""
 
 from __future__ import annotations
 
-import copy
 import subprocess
 import sys
+from collections import Counter
 from collections.abc import Iterator
+from functools import cache
 
 import pytest
 
-from lingdiag.models.hf import HFBackend, token_budget_batches
-from lingdiag.models.prefix import Group, common_prefix, common_prefix_all, plan_groups
+from lingdiag.models.hf import HFBackend
+from lingdiag.models.hf.decode import Decoder
+from lingdiag.models.hf.forward import Forward
 from lingdiag.records import ChatMessage, GenerationRequest, LoglikelihoodRequest
 
 LOGPROB_TOLERANCE = 1e-4
 
 
-# -- planning (pure) ------------------------------------------------------------------
-
-@pytest.mark.parametrize(("a", "b", "n"),
-                         [([], [1], 0), ([1, 2, 3], [1, 2, 4], 2), ([5], [5], 1), ([1, 2], [1, 2, 3], 2)])
-def test_common_prefix(a: list[int], b: list[int], n: int) -> None:
-    assert common_prefix(a, b) == n
-
-
-def test_common_prefix_all_uses_every_sequence() -> None:
-    assert common_prefix_all([[1, 2, 3, 4], [1, 2, 3], [1, 2, 9, 9]]) == 2
-    assert common_prefix_all([]) == 0
-
-
-def _saved(groups: list[Group], root: int) -> int:
-    return sum((len(g.members) - 1) * (g.end - root) for g in groups if len(g.members) > 1)
-
-
-def test_plan_groups_finds_connective_variants() -> None:
-    # Three "first sentences" of 6 tokens after a shared BOS (1), each with four variants; the
-    # first sentences share 2 tokens with each other, which must not merge the groups.
-    seqs = [[1, 7, 7, s, s + 1, s + 2, s + 3, 40 + c, 50, 51] for s in (10, 20, 30) for c in range(4)]
-    groups = plan_groups(seqs, root=1, max_size=64)
-    assert sorted(i for g in groups for i in g.members) == list(range(12))
-    assert sorted(sorted(g.members) for g in groups) == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 10, 11]]
-    assert {g.end for g in groups} == {7}
-    assert _saved(groups, 1) == 3 * 3 * 6
-
-
-def test_plan_groups_lone_sequences_and_size_cap() -> None:
-    seqs = [[1, 2, 3], [4, 5], [1, 2, 3, 6], [1, 2, 3, 7], [1, 2, 3, 8]]
-    groups = plan_groups(seqs, root=0, max_size=2)
-    assert sorted(i for g in groups for i in g.members) == list(range(5))
-    assert all(len(g.members) <= 2 for g in groups)
-    lone = next(g for g in groups if g.members == (1,))
-    assert lone.end == 2  # a lone sequence's whole remainder is its segment
-
-
-def test_plan_groups_prefers_long_shared_prompts_over_chaining() -> None:
-    # Label scoring: two items share a 3-token system prompt (the root), each item's prompt
-    # is 5 more tokens, then one label token per candidate.
-    item = [[9, 9, 9, 1, 1, 1, 1, 1, lab] for lab in (70, 71, 72)] + [[9, 9, 9, 2, 2, 2, 2, 2, lab] for lab in (70, 71)]
-    groups = plan_groups(item, root=3, max_size=64)
-    assert sorted(sorted(g.members) for g in groups) == [[0, 1, 2], [3, 4]]
-    assert all(g.end == 8 for g in groups)
-
-
-def test_token_budget_batches_cover_and_respect_budget() -> None:
-    lengths = [5, 50, 7, 30, 30, 2, 90, 12]
-    batches = token_budget_batches(lengths, budget=100, max_batch=3)
-    assert sorted(i for b in batches for i in b) == list(range(len(lengths)))
-    for b in batches:
-        assert len(b) <= 3
-        assert len(b) == 1 or max(lengths[i] for i in b) * len(b) <= 100
-
-
 # -- equality with the plain path on the embedded models -------------------------------
 
+@cache
+def _plain_backend(path: str) -> HFBackend:
+    return HFBackend(path, prefix_reuse=False)
+
+
 def _plain(backend: HFBackend) -> HFBackend:
-    """The same loaded model on the plain path."""
-    plain = copy.copy(backend)
-    plain.prefix_reuse = False
-    return plain
+    """The same model on the plain path (loaded once per model)."""
+    return _plain_backend(backend.identity["path"])
 
 
 def _loglik_requests() -> list[LoglikelihoodRequest]:
-    from lingdiag.datasets.explica import builtin_items
-    from lingdiag.suites.explica import PerplexityTask
+    from lingdiag.suites.explica.data import builtin_items
+    from lingdiag.suites.explica.tasks import PerplexityTask
 
     # ExpliCa perplexity: four sentences per pair, empty context, shared first sentence.
     requests = [r for it in builtin_items()[:5] for r in PerplexityTask().render(it)]
@@ -114,8 +65,8 @@ def _assert_loglik_equal(backend: HFBackend, requests: list[LoglikelihoodRequest
 
 
 def _generation_requests(n: int, max_new: int) -> list[GenerationRequest]:
-    from lingdiag.datasets.imperfective import builtin_items
-    from lingdiag.suites.imperfective import strategy
+    from lingdiag.suites.imperfective.data import builtin_items
+    from lingdiag.suites.imperfective.prompts import strategy
 
     items = builtin_items()[::max(1, len(builtin_items()) // n)][:n]
     requests = [strategy("zero-shot", max_new_tokens=max_new).render(it)[0] for it in items]
@@ -153,7 +104,8 @@ def test_smollm2_loglikelihood_prefix_reuse_equals_plain(smollm2: HFBackend) -> 
 @pytest.mark.slow
 def test_smollm2_generation_prefix_reuse_equals_plain(smollm2: HFBackend) -> None:
     requests = _generation_requests(8, max_new=12)
-    assert smollm2._shared_prompt([smollm2._encode_prompt(r) for r in requests[:8]], 12) is not None
+    decoder = Decoder(smollm2.loaded, Counter())
+    assert decoder.shared_prompt([smollm2.loaded.encode_prompt(r) for r in requests[:8]], 12) is not None
     _assert_generation_equal(smollm2, requests)
 
 
@@ -163,8 +115,8 @@ def test_smollm2_batched_decoding_with_eviction_equals_transformers_generate(smo
     # finished rows are dropped while others decode on.
     import torch
 
-    from lingdiag.datasets.imperfective import builtin_items
-    from lingdiag.suites.imperfective import strategy
+    from lingdiag.suites.imperfective.data import builtin_items
+    from lingdiag.suites.imperfective.prompts import strategy
 
     max_new = 40
     items = builtin_items()[::50][:4]
@@ -177,7 +129,7 @@ def test_smollm2_batched_decoding_with_eviction_equals_transformers_generate(smo
     assert smollm2.usage()["head_positions"] - before < len(requests) * lengths[-1]
     eos = sorted(smollm2.eos_ids)
     for request, g in zip(requests, ours, strict=True):
-        ids = torch.tensor([smollm2._encode_prompt(request)])
+        ids = torch.tensor([smollm2.loaded.encode_prompt(request)])
         with torch.inference_mode():
             ref = smollm2.model.generate(input_ids=ids, attention_mask=torch.ones_like(ids), do_sample=False,
                                          max_new_tokens=max_new, eos_token_id=eos,
@@ -198,11 +150,12 @@ def test_smollm2_last_tree_level_reads_parent_rows_without_changing_them(smollm2
     tails = [tok(t, add_special_tokens=False)["input_ids"] for t in (" so the floor was wet.", " because",
                                                                      " then the street was wet.")]
     parents = [0, 0, 1]
-    base, _ = smollm2._extend(None, [0, 0], groups)
+    forward = Forward(smollm2.loaded, Counter())
+    base, _ = forward.extend(None, [0, 0], groups)
     assert base is not None
     before = [(layer.keys.clone(), layer.values.clone()) for layer in base.cache.layers]
-    copied_rows, copied = smollm2._extend(base, parents, tails)
-    viewed_rows, viewed = smollm2._extend(base, parents, tails, keep=False)
+    copied_rows, copied = forward.extend(base, parents, tails)
+    viewed_rows, viewed = forward.extend(base, parents, tails, keep=False)
     assert copied_rows is not None and viewed_rows is None
     assert torch.equal(copied, viewed)
     for layer, (keys, values) in zip(base.cache.layers, before, strict=True):
@@ -216,7 +169,7 @@ def test_transformers_backend_keeps_triton_out_and_still_constrains() -> None:
     # (xgrammar, which depends on triton) must still work on CPU.
     code = """
 import sys
-from lingdiag.models import constraints
+from lingdiag.models.hf import constraints
 from lingdiag.models.providers import load_backend
 from lingdiag.records import ChatMessage, Constraint, GenerationRequest
 b = load_backend('smollm2-135m')

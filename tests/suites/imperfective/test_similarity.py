@@ -5,10 +5,18 @@ import math
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from lingdiag.analysis.similarity import (
+from lingdiag.config import RunConfig
+from lingdiag.errors import ConfigError
+from lingdiag.models.hf import HFBackend
+from lingdiag.models.mock import MockBackend
+from lingdiag.records import Item, ResultRow
+from lingdiag.run import evaluate
+from lingdiag.suites.imperfective.data import TELIC_CLASSES, builtin_items, load_json
+from lingdiag.suites.imperfective.similarity import (
     Encoder,
     PhrasePair,
     Span,
@@ -19,13 +27,11 @@ from lingdiag.analysis.similarity import (
     similarity_analysis,
     tbr_by_class,
 )
-from lingdiag.config import RunConfig
-from lingdiag.datasets.imperfective import TELIC_CLASSES, builtin_items, load_json
-from lingdiag.errors import ConfigError
-from lingdiag.models.hf import HFBackend
-from lingdiag.models.mock import MockBackend
-from lingdiag.records import Item
-from lingdiag.run import evaluate
+
+
+def row(model: str, condition: str, metrics: dict[str, Any], axes: dict[str, str] | None = None) -> ResultRow:
+    """A result row as a run directory would give it."""
+    return ResultRow(model, condition, axes if axes is not None else {"strategy": condition}, metrics)
 
 
 def item(premise: str, hypothesis: str, group: str = "C") -> Item:
@@ -76,9 +82,9 @@ def test_cosine() -> None:
 
 
 def test_tbr_by_class_averages_models() -> None:
-    rows = [("m1", "zero-shot", {"by_class": {"tbr_C": {"Creation": 1.0, "Consumption": 0.5}}}),
-            ("m2", "zero-shot", {"by_class": {"tbr_C": {"Creation": 0.5, "Consumption": math.nan}}}),
-            ("m2", "cot", {"by_class": {"tbr_C": {"Creation": 0.0}}})]
+    rows = [row("m1", "zero-shot", {"by_class": {"tbr_C": {"Creation": 1.0, "Consumption": 0.5}}}),
+            row("m2", "zero-shot", {"by_class": {"tbr_C": {"Creation": 0.5, "Consumption": math.nan}}}),
+            row("m2", "cot", {"by_class": {"tbr_C": {"Creation": 0.0}}})]
     assert tbr_by_class(rows) == {"Creation": 0.75, "Consumption": 0.5}
     with pytest.raises(ConfigError, match="no run has condition 'dap'"):
         tbr_by_class(rows, "dap")

@@ -4,7 +4,7 @@ import re
 import pytest
 
 from lingdiag.errors import ConfigError
-from lingdiag.models import constraints
+from lingdiag.models.hf import constraints
 from lingdiag.records import ChatMessage, Constraint, GenerationRequest
 
 pytestmark = pytest.mark.skipif(not constraints.available(), reason="xgrammar is not installed")

@@ -5,10 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from lingdiag.datasets import cxnli as data
-from lingdiag.datasets import fetch as fetch_mod
+from lingdiag import fetch as fetch_mod
 from lingdiag.errors import DatasetError
 from lingdiag.registry import load_plugins
+from lingdiag.suites.cxnli import data
 
 EXP1_TEST = Path("cxnli/CxNLI/CxNLI_3_examples_test.tsv")
 EXP2_TEST = Path("cxnli/CxNLI_distinction/CxNLI_distinction_test.tsv")

@@ -1,0 +1,251 @@
+"""Greedy decoding: batches by a token budget, finished rows dropped, a shared prompt run once.
+
+Generation requests of one call run their common prompt prefix (system prompt, few-shot
+block) at batch size 1, and every row of every batch reads that one copy of its keys and
+values (``kv.PrefixedCache``).
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from lingdiag.models.hf.batching import Budget, common_prefix_all, token_budget_batches
+from lingdiag.models.hf.forward import Forward, Rows
+from lingdiag.models.hf.load import LoadedModel
+from lingdiag.records import Generation, GenerationRequest
+
+if TYPE_CHECKING:
+    import torch
+
+MIN_SHARED_PROMPT = 8
+"""Shortest common prompt prefix worth a separate forward pass in generation."""
+GEN_BATCH_TOKENS = 8192
+"""Default budget of a generation batch, prompt plus new tokens per row: it bounds the
+key/value cache (rows × tokens); larger batches decode more rows per step."""
+
+SharedPrompt = tuple[list[int], Rows]
+"""A call's common prompt prefix and its one-row cache."""
+
+
+def stop_window(stop: Sequence[str]) -> int:
+    """Tokens to decode to see whether the newest one completes a ``stop`` string (0: none).
+
+    Tokens decode to at least one character, so a stop string ending in the newest token
+    lies within the last ``len(stop string)`` tokens; one more absorbs a split character.
+    (transformers' own ``stop_strings`` preprocesses the whole vocabulary on every call.)
+    """
+    return max(len(x) for x in stop) + 1 if stop else 0
+
+
+def cut_at_stop(text: str, stop: Sequence[str]) -> str:
+    """``text`` up to the first occurrence of each stop string, in ``stop`` order."""
+    for x in stop:
+        if x in text:
+            text = text[:text.index(x)]
+    return text
+
+
+@dataclass
+class _Batch:
+    """One batch being decoded: the next step's inputs and what each row produced so far."""
+
+    inputs: torch.Tensor
+    """``[live rows, tokens]``: what the next forward pass reads."""
+    attn: torch.Tensor
+    """``[live rows, slots]``: the attention mask, cache slots included."""
+    positions: torch.Tensor
+    """Position ids of ``inputs``."""
+    cache: Any
+    """The key/value cache of the live rows."""
+    live: list[int]
+    """Batch row -> request row."""
+    done: list[bool]
+    """Per request row: finished (EOS or stop string)."""
+    tokens: list[list[int]]
+    """Per request row: generated tokens."""
+    logprobs: list[list[float]]
+    """Per request row: log-prob of each generated token."""
+
+    def evict(self, picks: list[int]) -> list[int]:
+        """Drop the finished rows (their cache rows too); return the live rows' picks."""
+        import torch
+
+        kept = [b for b, r in enumerate(self.live) if not self.done[r]]
+        keep = torch.tensor(kept, dtype=torch.long)
+        self.cache.batch_select_indices(keep)  # layer by layer: no second copy of the cache
+        self.attn, self.positions = self.attn.index_select(0, keep), self.positions.index_select(0, keep)
+        self.live = [self.live[b] for b in kept]
+        return [picks[b] for b in kept]
+
+    def advance(self, picks: list[int]) -> None:
+        """Make ``picks`` the next step's inputs."""
+        import torch
+
+        self.inputs = torch.tensor(picks)[:, None]
+        self.attn = torch.cat([self.attn, torch.ones(len(self.live), 1, dtype=self.attn.dtype)], dim=1)
+        self.positions = self.positions[:, -1:] + 1
+
+
+class Decoder:
+    """Greedy generation on a ``LoadedModel``."""
+
+    def __init__(self, lm: LoadedModel, usage: Counter[str]) -> None:
+        """Decode with ``lm``, counting work into ``usage``.
+
+        Args:
+            lm: The model (loaded on the first request).
+            usage: The backend's work counters, updated.
+        """
+        self.lm = lm
+        self.usage = usage
+        self.forward = Forward(lm, usage)
+
+    def generate(self, requests: Sequence[GenerationRequest], budget: Budget) -> list[Generation]:
+        """Greedy generation, batched by ``budget``; see ``Backend.generate``."""
+        out: list[Generation | None] = [None] * len(requests)
+        groups: dict[tuple[Any, ...], list[int]] = defaultdict(list)
+        for i, r in enumerate(requests):
+            groups[(r.max_new_tokens, r.stop, r.constraint)].append(i)
+        encoded = [self.lm.encode_prompt(r) for r in requests]
+        for (max_new, stop, constraint), idx in groups.items():
+            prompts = [encoded[i] for i in idx]
+            shared = self.shared_prompt(prompts, max_new) if budget.prefix_reuse else None
+            lengths = [len(p) + max_new for p in prompts]
+            for batch in token_budget_batches(lengths, budget.tokens, budget.max_batch):
+                rows = [idx[b] for b in batch]
+                answers = self.decode_batch([encoded[i] for i in rows], max_new, stop, constraint, shared)
+                for i, g in zip(rows, answers, strict=True):
+                    out[i] = g
+        return [g for g in out if g is not None]
+
+    def shared_prompt(self, prompts: list[list[int]], max_new: int) -> SharedPrompt | None:
+        """The prompts' common prefix and its one-row cache, when worth reusing.
+
+        Args:
+            prompts: Prompt tokens of one group of requests.
+            max_new: Their ``max_new_tokens``.
+
+        Returns:
+            None when fewer than two prompts share ``MIN_SHARED_PROMPT`` tokens, or when the
+            padded rows could reach the model's sliding window.
+        """
+        if len(prompts) < 2:
+            return None
+        # Every row keeps at least one token of its own to start generating from.
+        n = min(common_prefix_all(prompts), min(len(p) for p in prompts) - 1)
+        window = self.lm.window
+        if n < MIN_SHARED_PROMPT or (window and 2 * max(len(p) for p in prompts) + max_new > window):
+            return None
+        prefix = prompts[0][:n]
+        rows, _ = self.forward.extend(None, [0], [prefix])
+        assert rows is not None
+        return prefix, rows
+
+    def decode_batch(self, prompts: list[list[int]], max_new: int, stop: tuple[str, ...],
+                     constraint: Any, shared: SharedPrompt | None) -> list[Generation]:
+        """Greedy decoding of one batch, dropping finished rows as it goes.
+
+        transformers' ``generate`` keeps a finished row in the batch until the longest one
+        ends; answers of diagnostic prompts range from one word to hundreds of tokens, so
+        that can multiply the decoding work several times. Here, once an eighth of the
+        live rows are done, the batch is compacted (their cache rows dropped). With a
+        constraint the rows stay (the grammar processor keeps per-row state by position)
+        and finished rows receive padding, as in ``generate``.
+        """
+        import torch
+
+        eos_ids = self.lm.eos_ids
+        batch = self._start(prompts, shared)
+        processors = self._constraint_processors(constraint, len(prompts))
+        # A sliding-window cache rebuilt from its rows would forget how many tokens it has seen.
+        window = self.lm.window
+        evict = not processors and not (window and batch.attn.shape[1] + max_new > window)
+        with torch.inference_mode():
+            for step in range(max_new):
+                picks = self._step(batch, processors, eos_ids, stop)
+                n_done = sum(batch.done[r] for r in batch.live)
+                if n_done == len(batch.live) or step == max_new - 1:
+                    break
+                if evict and n_done >= max(1, len(batch.live) // 8):
+                    picks = batch.evict(picks)
+                batch.advance(picks)
+                self.usage.update(forward_tokens=sum(not batch.done[r] for r in batch.live),
+                                  padded_tokens=len(batch.live))
+        return [self._result(prompt, batch.tokens[r], batch.logprobs[r], eos_ids, stop)
+                for r, prompt in enumerate(prompts)]
+
+    def _start(self, prompts: list[list[int]], shared: SharedPrompt | None) -> _Batch:
+        """The first step's inputs: whole prompts, or their tails after the shared prefix."""
+        import torch
+        from transformers import DynamicCache
+
+        from lingdiag.models.hf.kv import PrefixedCache
+
+        pad = self.lm.tokenizer.pad_token_id
+        n = len(prompts)
+        if shared is None:
+            skip, width = 0, max(len(p) for p in prompts)
+            ids = [[pad] * (width - len(p)) + p for p in prompts]
+            mask = [[0] * (width - len(p)) + [1] * len(p) for p in prompts]
+            cache = DynamicCache(config=self.lm.model.config)
+        else:
+            # [shared prefix][padding][own tokens]: the prefix slots come from the cache;
+            # positions follow the mask, so padding does not shift them.
+            prefix, rows = shared
+            skip = len(prefix)
+            tails = [p[skip:] for p in prompts]
+            tail_width = max(len(t) for t in tails)
+            ids = [[pad] * (tail_width - len(t)) + t for t in tails]
+            mask = [[1] * skip + [0] * (tail_width - len(t)) + [1] * len(t) for t in tails]
+            cache = PrefixedCache(rows.cache)
+        attn = torch.tensor(mask)
+        inputs = torch.tensor(ids)
+        positions = (attn.cumsum(1) - 1).clamp(min=0)[:, skip:]
+        self.usage.update(forward_tokens=sum(len(p) - skip for p in prompts), padded_tokens=inputs.numel())
+        return _Batch(inputs=inputs, attn=attn, positions=positions, cache=cache, live=list(range(n)),
+                      done=[False] * n, tokens=[[] for _ in range(n)], logprobs=[[] for _ in range(n)])
+
+    def _step(self, batch: _Batch, processors: list[Any], eos_ids: set[int], stop: tuple[str, ...]) -> list[int]:
+        """One forward pass: each live row's greedy pick (padding for finished rows), recorded."""
+        import torch
+
+        out = self.lm.model(input_ids=batch.inputs, attention_mask=batch.attn, position_ids=batch.positions,
+                            past_key_values=batch.cache, use_cache=True, logits_to_keep=1)
+        batch.cache, scores = out.past_key_values, out.logits[:, -1, :].float()
+        self.usage["head_positions"] += len(batch.live)
+        for proc in processors:
+            scores = proc(batch.inputs[:, -1:], scores)
+        best = scores.max(dim=-1)
+        lps = (best.values - torch.logsumexp(scores, dim=-1)).tolist()
+        picks: list[int] = best.indices.tolist()
+        window = stop_window(stop)
+        for b, r in enumerate(batch.live):
+            if batch.done[r]:
+                picks[b] = self.lm.tokenizer.pad_token_id
+                continue
+            tokens = batch.tokens[r]
+            tokens.append(picks[b])
+            batch.logprobs[r].append(round(lps[b], 6))
+            tail = self.lm.tokenizer.decode(tokens[-window:], skip_special_tokens=True) if stop else ""
+            batch.done[r] = picks[b] in eos_ids or any(x in tail for x in stop)
+        return picks
+
+    def _result(self, prompt: list[int], row: list[int], logprobs: list[float], eos_ids: set[int],
+                stop: tuple[str, ...]) -> Generation:
+        """The answer of one row: text without the final EOS, cut at the first stop string."""
+        content = row[:-1] if row and row[-1] in eos_ids else row
+        text = cut_at_stop(self.lm.tokenizer.decode(content, skip_special_tokens=True), stop)
+        return Generation(text=text, n_tokens=len(row), prompt_tokens=len(prompt), logprobs=tuple(logprobs))
+
+    def _constraint_processors(self, constraint: Any, batch: int) -> list[Any]:
+        """The logits processor enforcing ``constraint`` on ``batch`` rows (none without one)."""
+        if constraint is None:
+            return []
+        from lingdiag.models.hf.constraints import logits_processor
+
+        return [logits_processor(constraint, self.lm.tokenizer, batch,
+                                 vocab_size=int(self.lm.model.get_output_embeddings().weight.shape[0]),
+                                 stop_ids=sorted(self.lm.eos_ids))]

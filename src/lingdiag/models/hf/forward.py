@@ -1,0 +1,90 @@
+"""The shared-prefix forward pass: one level of a prefix tree on top of rows computed before.
+
+Generation runs a call's common prompt prefix through it once (``decode``); log-likelihood
+scoring runs its three-level tree through it (``score``). torch and transformers are
+imported inside the functions, on the first forward pass.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from lingdiag.models.hf.load import LoadedModel
+
+if TYPE_CHECKING:
+    import torch
+
+
+@dataclass
+class Rows:
+    """Batched rows computed so far: their key/value cache and 2D attention mask."""
+
+    cache: Any
+    """A transformers ``DynamicCache`` with one batch row per row."""
+    mask: torch.Tensor
+    """``[rows, slots]``: 1 for real tokens, 0 for padding between and before segments."""
+    length: torch.Tensor
+    """``[rows]``: real tokens so far, i.e. the position id of each row's next token."""
+
+
+class Forward:
+    """Forward passes of the transformer body over left-padded segments."""
+
+    def __init__(self, lm: LoadedModel, usage: Counter[str]) -> None:
+        """Run ``lm``'s model, counting tokens into ``usage``.
+
+        Args:
+            lm: The model (loaded on the first pass).
+            usage: The backend's work counters (``forward_tokens``, ``padded_tokens``), updated.
+        """
+        self.lm = lm
+        self.usage = usage
+
+    def expand_cache(self, cache: Any, rows: torch.Tensor) -> Any:
+        """A new cache whose row ``r`` copies row ``rows[r]`` of ``cache`` (which is not modified)."""
+        from transformers import DynamicCache
+
+        layers = [(layer.keys.index_select(0, rows), layer.values.index_select(0, rows)) for layer in cache.layers]
+        return DynamicCache(ddp_cache_data=layers, config=self.lm.model.config)
+
+    def extend(self, base: Rows | None, parents: Sequence[int],
+               segments: Sequence[Sequence[int]], keep: bool = True) -> tuple[Rows | None, torch.Tensor]:
+        """Run one level of the prefix tree.
+
+        Args:
+            base: Rows computed so far (None to start from scratch).
+            parents: For each new row, the row of ``base`` it continues.
+            segments: For each new row, its tokens (non-empty), left-padded to one width.
+            keep: Whether the new rows' cache is needed later; a last level reads its
+                parents' rows one layer at a time instead of copying them (``RowView``).
+
+        Returns:
+            The new rows (None unless ``keep``) and their last hidden states ``[rows, width, hidden]``.
+        """
+        import torch
+        from transformers import DynamicCache
+
+        from lingdiag.models.hf.kv import RowView
+
+        width = max(len(s) for s in segments)
+        pad = self.lm.tokenizer.pad_token_id
+        ids = torch.tensor([[pad] * (width - len(s)) + list(s) for s in segments])
+        seg_mask = torch.tensor([[0] * (width - len(s)) + [1] * len(s) for s in segments])
+        if base is None:
+            start = torch.zeros(len(segments), dtype=torch.long)
+            mask, cache = seg_mask, DynamicCache(config=self.lm.model.config)
+        else:
+            idx = torch.tensor(list(parents), dtype=torch.long)
+            start = base.length.index_select(0, idx)
+            mask = torch.cat([base.mask.index_select(0, idx), seg_mask], dim=1)
+            cache = self.expand_cache(base.cache, idx) if keep else RowView(base.cache, idx)
+        positions = (start[:, None] + seg_mask.cumsum(1) - 1).clamp(min=0)
+        self.usage.update(forward_tokens=int(seg_mask.sum()), padded_tokens=ids.numel())
+        with torch.inference_mode():
+            out = self.lm.model.base_model(input_ids=ids, attention_mask=mask, position_ids=positions,
+                                           past_key_values=cache, use_cache=True)
+        rows = Rows(out.past_key_values, mask, start + seg_mask.sum(1)) if keep else None
+        return rows, out.last_hidden_state

@@ -1,0 +1,153 @@
+"""Loading a transformers model lazily, and what the backend reads from it.
+
+``LoadedModel`` describes a model without importing anything heavy: torch and
+transformers are imported, and the weights loaded, on the first use of ``tokenizer`` or
+``model``, so a run answered entirely from the response cache never pays for them.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+from functools import cached_property
+from typing import Any
+
+from lingdiag.errors import BackendError
+from lingdiag.records import ChatMessage, GenerationRequest
+
+
+def keep_gpu_compiler_out() -> None:
+    """Make ``import triton`` fail in this process unless torch is already loaded.
+
+    This backend runs on CPU, where triton (a GPU kernel compiler) is never used; but when
+    it is installed (xgrammar depends on it) torch imports it eagerly, which costs ~70 MB of
+    resident memory for nothing. xgrammar imports it only for CUDA logits.
+    """
+    if "torch" not in sys.modules:
+        sys.modules.setdefault("triton", None)  # type: ignore[arg-type]
+
+
+def fallback_chat(messages: Sequence[ChatMessage]) -> str:
+    """The prompt used for models without a chat template (e.g. base models).
+
+    Each turn becomes ``Role: content`` separated by blank lines, ending with
+    ``Assistant:`` so that a base model continues as the answerer.
+    """
+    turns = [f"{m.role.capitalize()}: {m.content}" for m in messages]
+    return "\n\n".join(turns) + "\n\nAssistant:"
+
+
+def stored_param_count(model_path: str) -> int | None:
+    """Parameters stored in ``model_path``'s safetensors files, from their headers alone.
+
+    Recorded as ``n_params`` for model-scale analyses without loading the weights (the
+    backend loads lazily); None for hub ids, GGUF or ``.bin`` checkpoints.
+    """
+    import json
+    import math
+    from pathlib import Path
+
+    files = sorted(Path(model_path).glob("*.safetensors")) if Path(model_path).is_dir() else []
+    total = 0
+    for f in files:
+        with open(f, "rb") as fh:
+            header = json.loads(fh.read(int.from_bytes(fh.read(8), "little")))
+        total += sum(math.prod(v["shape"]) for k, v in header.items() if k != "__metadata__")
+    return total or None
+
+
+class LoadedModel:
+    """A causal LM and its tokenizer, loaded on first use, in float32 on the CPU."""
+
+    def __init__(self, path: str, *, threads: int | None = None, **load_kwargs: Any) -> None:
+        """Describe the model at ``path``; nothing is imported or loaded yet.
+
+        Args:
+            path: Hub id or local directory.
+            threads: Torch CPU threads (default: all cores), set when the model loads.
+            **load_kwargs: Passed to both ``from_pretrained`` calls (``trust_remote_code``,
+                ``gguf_file``).
+        """
+        self.path = path
+        self._threads = threads
+        self._load_kwargs = load_kwargs
+        self._tokenizer: Any = None
+        self._model: Any = None
+
+    @property
+    def tokenizer(self) -> Any:
+        """The transformers tokenizer, loaded on first use (a pad token is always set)."""
+        if self._tokenizer is None:
+            keep_gpu_compiler_out()
+            from transformers import AutoTokenizer
+
+            try:
+                tokenizer = AutoTokenizer.from_pretrained(self.path, **self._load_kwargs)
+            except OSError as e:
+                raise BackendError(f"cannot load the tokenizer of {self.path!r}: {e}") from e
+            if tokenizer.pad_token_id is None:
+                tokenizer.pad_token = tokenizer.eos_token
+            self._tokenizer = tokenizer
+        return self._tokenizer
+
+    @property
+    def model(self) -> Any:
+        """The transformers model in float32, eval mode, loaded on first use."""
+        if self._model is None:
+            keep_gpu_compiler_out()
+            import torch
+            from transformers import AutoModelForCausalLM
+
+            torch.set_num_threads(self._threads or os.cpu_count() or 1)
+            try:
+                model: Any = AutoModelForCausalLM.from_pretrained(self.path, dtype=torch.float32, **self._load_kwargs)
+            except OSError as e:
+                raise BackendError(f"cannot load model {self.path!r}: {e}") from e
+            self._model = model.eval()
+        return self._model
+
+    @property
+    def eos_ids(self) -> set[int]:
+        """Token ids that end a generation (the model's and the tokenizer's EOS)."""
+        eos = self.model.generation_config.eos_token_id
+        ids = set(eos if isinstance(eos, list) else [eos] if eos is not None else [])
+        ids.add(self.tokenizer.eos_token_id)
+        return ids
+
+    @property
+    def prefix_id(self) -> int:
+        """The token an empty log-likelihood context stands for: BOS, else EOS (as lm-eval)."""
+        bos = self.tokenizer.bos_token_id
+        return int(bos if bos is not None else self.tokenizer.eos_token_id)
+
+    @cached_property
+    def window(self) -> int | None:
+        """The sliding-window size of the model's attention, if any.
+
+        Sliding-window layers count cache slots, and prefix reuse adds padding slots
+        between segments; batches that could reach the window take the plain path.
+        """
+        window = self.model.config.get_text_config().to_dict().get("sliding_window")
+        return int(window) if window else None
+
+    @cached_property
+    def softcap(self) -> float | None:
+        """The cap on the final logits (Gemma-family configs; None for other architectures)."""
+        cap = self.model.config.get_text_config().to_dict().get("final_logit_softcapping")
+        return float(cap) if cap else None
+
+    def render(self, request: GenerationRequest) -> str:
+        """The exact prompt text for ``request`` (chat template applied)."""
+        if not request.messages:
+            return request.prompt or ""
+        if self.tokenizer.chat_template:
+            msgs = [{"role": m.role, "content": m.content} for m in request.messages]
+            return str(self.tokenizer.apply_chat_template(msgs, add_generation_prompt=True, tokenize=False))
+        return fallback_chat(request.messages)
+
+    def encode_prompt(self, request: GenerationRequest) -> list[int]:
+        """The prompt tokens of ``request``."""
+        # A chat template writes its own BOS; raw prompts get the tokenizer's specials.
+        specials = not (request.messages and self.tokenizer.chat_template)
+        return list(self.tokenizer(self.render(request), add_special_tokens=specials)["input_ids"])
