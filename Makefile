@@ -35,6 +35,7 @@ test: $(STAMP) $(TEST_STAMP) lint
 lint: $(STAMP)
 	$(PY) -m ruff check src tests bench
 	$(PY) -m mypy src
+	.venv/bin/lint-imports
 
 bench: $(STAMP)
 	bash bench/run.sh

@@ -174,6 +174,45 @@ def default_out(config: RunConfig) -> Path:
     return Path("runs") / f"{config.suite}-{safe}"
 
 
+def _run_chunks(condition: Condition, pending: Sequence[Item], total: int, rendered: dict[str, Sequence[Request]],
+                backend: Backend, store: RunStore, chunk_items: int, progress: Progress | None) -> str | None:
+    """Send ``pending`` items chunk by chunk and append their records; the reason if the
+    backend turns out not to serve the condition's requests.
+    """
+    for k in range(0, len(pending), chunk_items):
+        chunk = pending[k:k + chunk_items]
+        requests = [r for it in chunk for r in rendered[it.id]]
+        try:
+            responses = dispatch(backend, requests)
+        except CapabilityError as e:
+            return str(e)
+        records, pos = [], 0
+        for it in chunk:
+            n = len(rendered[it.id])
+            records.append(_score(condition, it, rendered[it.id], responses[pos:pos + n]))
+            pos += n
+        store.append(records)
+        if progress:
+            progress(condition.name, total - len(pending) + k + len(chunk), total)
+    return None
+
+
+def _finalize(store: RunStore, order: Sequence[tuple[str, str]], suite: Suite, conditions: Sequence[Condition],
+              model: str, dataset: str) -> tuple[dict[str, Any], str]:
+    """Rewrite the records in canonical order; write ``metrics.json`` and ``table.md``."""
+    records = store.finalize(order)
+    metrics: dict[str, Any] = {}
+    for condition in conditions:
+        rs = [r for r in records if r.condition == condition.name]
+        if rs:
+            metrics[condition.name] = {**suite.metrics(rs), **summary(rs)}
+    table = suite.table([ResultRow(model, c.name, dict(c.axes), metrics[c.name], str(store.root), dataset)
+                         for c in conditions if c.name in metrics])
+    store.write_json("metrics.json", metrics)
+    store.write_text("table.md", table)
+    return metrics, table
+
+
 def evaluate(
     config: RunConfig,
     backend: Backend,
@@ -215,37 +254,15 @@ def evaluate(
             continue
         pending = [it for it in items if (condition.name, it.id) not in done]
         start = time.perf_counter()
-        for k in range(0, len(pending), config.chunk_items):
-            chunk = pending[k:k + config.chunk_items]
-            requests = [r for it in chunk for r in rendered[it.id]]
-            try:
-                responses = dispatch(backend, requests)
-            except CapabilityError as e:
-                meta["skipped"][condition.name] = str(e)
-                break
-            records, pos = [], 0
-            for it in chunk:
-                n = len(rendered[it.id])
-                records.append(_score(condition, it, rendered[it.id], responses[pos:pos + n]))
-                pos += n
-            store.append(records)
-            if progress:
-                progress(condition.name, len(items) - len(pending) + k + len(chunk), len(items))
+        skipped = _run_chunks(condition, pending, len(items), rendered, backend, store, config.chunk_items, progress)
+        if skipped:
+            meta["skipped"][condition.name] = skipped
         # Seconds spent on the condition, summed over resumed sessions; written per condition
         # so that a run killed later keeps the timings of what it finished.
         meta["timings"][condition.name] = round(earlier.get(condition.name, 0) + time.perf_counter() - start, 3)
         store.write_json("meta.json", meta)
-    records = store.finalize(order)
-    metrics: dict[str, Any] = {}
-    for condition in conditions:
-        rs = [r for r in records if r.condition == condition.name]
-        if rs:
-            metrics[condition.name] = {**suite.metrics(rs), **summary(rs)}
     model = backend.identity.get("model", config.model)
-    table = suite.table([ResultRow(model, c.name, dict(c.axes), metrics[c.name], str(out), config.dataset)
-                         for c in conditions if c.name in metrics])
-    store.write_json("metrics.json", metrics)
-    store.write_text("table.md", table)
+    metrics, table = _finalize(store, order, suite, conditions, model, config.dataset)
     if isinstance(backend, ReportsUsage):
         meta["usage"] = {k: v - usage_before.get(k, 0) for k, v in backend.usage().items()}
     store.write_json("meta.json", meta)

@@ -37,7 +37,7 @@ def main() -> None:
         app()
     except LingdiagError as e:
         err.print("[red]error:[/]", end=" ")
-        err.print(str(e), markup=False, highlight=False)
+        err.print(str(e), markup=False, highlight=False, soft_wrap=True)
         sys.exit(2)
 
 

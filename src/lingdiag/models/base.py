@@ -8,9 +8,11 @@ capabilities before sending anything, so an API backend never fakes a tokenizer.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
+
+from pydantic import BaseModel
 
 from lingdiag.records import Generation, GenerationRequest, LogLikelihood, LoglikelihoodRequest
 
@@ -75,3 +77,13 @@ class ReportsUsage(Protocol):
     def usage(self) -> dict[str, int]:
         """Counters since the backend was built (e.g. requests, retries, errors, tokens)."""
         ...
+
+
+@dataclass(frozen=True)
+class Loader:
+    """What a provider module exports: its options and how to build a backend from a spec."""
+
+    options: type[BaseModel]
+    """A pydantic model with ``extra="forbid"``."""
+    load: Callable[[str, Any], Backend]
+    """``load(spec, options)`` with ``options`` an instance of ``options``."""

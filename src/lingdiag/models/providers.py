@@ -10,27 +10,13 @@ one-line error naming the valid options.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
-
-from pydantic import BaseModel
 
 from lingdiag.config import validate_options
 from lingdiag.errors import UnknownNameError
-from lingdiag.models.base import Backend
+from lingdiag.models.base import Backend, Loader
 from lingdiag.models.embedded import EMBEDDED
 from lingdiag.registry import Registry
-
-
-@dataclass(frozen=True)
-class Loader:
-    """What a provider module exports: its options and how to build a backend from a spec."""
-
-    options: type[BaseModel]
-    """A pydantic model with ``extra="forbid"``."""
-    load: Callable[[str, Any], Backend]
-    """``load(spec, options)`` with ``options`` an instance of ``options``."""
-
 
 PROVIDERS: Registry[Callable[[], Loader]] = Registry("model provider")
 """Prefix → lazy stub returning the provider's ``Loader``."""

@@ -12,10 +12,9 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from lingdiag.errors import ConfigError
-from lingdiag.models.base import Backend
+from lingdiag.models.base import Backend, Loader
 from lingdiag.models.embedded import convert_gguf, ensure_converted
 from lingdiag.models.hf.backend import HFBackend
-from lingdiag.models.providers import Loader
 from lingdiag.paths import cache_dir, sha256_file
 
 __all__ = ["EMBEDDED_LOADER", "GGUF_LOADER", "HF_LOADER", "HFBackend", "HFOptions"]

@@ -71,7 +71,7 @@ class LoadedModel:
         """
         self.path = path
         self._threads = threads
-        self._load_kwargs = load_kwargs
+        self.load_kwargs = load_kwargs
         self._tokenizer: Any = None
         self._model: Any = None
 
@@ -83,7 +83,7 @@ class LoadedModel:
             from transformers import AutoTokenizer
 
             try:
-                tokenizer = AutoTokenizer.from_pretrained(self.path, **self._load_kwargs)
+                tokenizer = AutoTokenizer.from_pretrained(self.path, **self.load_kwargs)
             except OSError as e:
                 raise BackendError(f"cannot load the tokenizer of {self.path!r}: {e}") from e
             if tokenizer.pad_token_id is None:
@@ -101,7 +101,7 @@ class LoadedModel:
 
             torch.set_num_threads(self._threads or os.cpu_count() or 1)
             try:
-                model: Any = AutoModelForCausalLM.from_pretrained(self.path, dtype=torch.float32, **self._load_kwargs)
+                model: Any = AutoModelForCausalLM.from_pretrained(self.path, dtype=torch.float32, **self.load_kwargs)
             except OSError as e:
                 raise BackendError(f"cannot load model {self.path!r}: {e}") from e
             self._model = model.eval()

@@ -8,9 +8,8 @@ prompt-logprob check, ``prices`` the cost estimate. ``LOADER`` is what
 from __future__ import annotations
 
 from lingdiag.errors import MissingDependency
-from lingdiag.models.base import Backend
+from lingdiag.models.base import Backend, Loader
 from lingdiag.models.openai.backend import OpenAIBackend, OpenAIOptions, parse_spec
-from lingdiag.models.providers import Loader
 
 __all__ = ["LOADER", "OpenAIBackend", "OpenAIOptions", "load"]
 

@@ -26,30 +26,14 @@ Choices made where the paper is silent, all recorded per item in ``detail``:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
-from lingdiag.fetch import RAW, OfficialFile, official_path, register_official
 from lingdiag.suite import Axis, Condition, Dataset, Suite, register_suite
-from lingdiag.suites.explica import data, metrics, tables
+from lingdiag.suites.explica import metrics, tables
+from lingdiag.suites.explica.files import load
 from lingdiag.suites.explica.options import Options
 from lingdiag.suites.explica.prompts import DECODINGS, SHOTS, TASKS
 from lingdiag.suites.explica.tasks import strategy
-
-OFFICIAL_FILE = OfficialFile(
-    url=f"{RAW}/martinadh/ExpliCa/87f8706e3869ca2f2a85a0d7d077a61f729f2a63/data/explica/explica.csv",
-    local="explica/explica.csv",
-    sha256="28e6078164da1f315a52eebb6748701031cd016745e36296b691ef27eac23f63",
-)
-register_official("explica", (OFFICIAL_FILE,))
-
-
-def load(spec: str) -> Dataset:
-    """``builtin`` (the project's own pairs), ``official`` (fetched) or a CSV/TSV path."""
-    if spec == "builtin":
-        return Dataset("builtin", data.builtin_items(), source={"builtin": "lingdiag explica_builtin.yaml"})
-    path = official_path("explica", OFFICIAL_FILE.local) if spec == "official" else Path(spec)
-    return Dataset(spec, data.load_csv(path), source={str(path): OFFICIAL_FILE.sha256 if spec == "official" else ""})
 
 
 def conditions(dataset: Dataset, axes: Mapping[str, Sequence[str]], options: Options, seed: int) -> list[Condition]:

@@ -22,6 +22,7 @@ from lingdiag.records import (
 )
 from lingdiag.run import cached, dispatch, spread
 from lingdiag.suites.explica import data
+from lingdiag.suites.explica.files import load
 from lingdiag.suites.explica.importing import import_scores
 from lingdiag.suites.explica.metrics import metrics
 from lingdiag.suites.explica.options import Options
@@ -44,8 +45,6 @@ def score(
     as_json: Annotated[bool, typer.Option("--json", help="Print metrics and unmatched rows as JSON.")] = False,
 ) -> None:
     """APS overall and per class from outside per-item scores, as a run would print it."""
-    from lingdiag.suites.explica import load
-
     items = load(dataset).items
     result = import_scores(scores, items, connective_col=connective_col, score_col=score_col,
                            lower_is_better=lower_is_better)
@@ -109,8 +108,6 @@ def select_prompt_cmd(
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """Rank prompt variants by mean perplexity over models (the paper's selection, §4)."""
-    from lingdiag.suites.explica import load
-
     tasks = [t for t in task.split(",") if t]
     bad = [t for t in tasks if t not in PROMPT_TASKS]
     if bad:

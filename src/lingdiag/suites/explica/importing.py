@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,6 +28,26 @@ class ImportResult:
 
 def _norm(text: str) -> str:
     return " ".join(text.split())
+
+
+def _records(items: Sequence[Item], scores: Mapping[str, Mapping[str, float]],
+             lower_is_better: bool) -> tuple[list[ItemRecord], list[str]]:
+    """Records of the items scored for every connective, and the ids of those scored for only some."""
+    records, incomplete = [], []
+    for it in items:
+        got = scores.get(it.id)
+        if not got:
+            continue
+        if len(got) < len(data.CONNECTIVES):
+            incomplete.append(it.id)
+            continue
+        label = data.best(got, lower_is_better=lower_is_better)
+        records.append(ItemRecord(
+            condition="imported", axes={"task": "imported"}, item_id=it.id, tags=dict(it.tags),
+            fields=dict(it.fields), prompts=[], outputs=[], label=label,
+            detail={"scores": dict(got), "lower_is_better": lower_is_better}, gold=it.gold,
+            correct=None if it.gold is None else label == it.gold))
+    return records, incomplete
 
 
 def import_scores(
@@ -76,18 +96,5 @@ def import_scores(
                                f"{seen[(item.id, connective)]})", path=path, row=n, field=connective_col)
         seen[(item.id, connective)] = n
         scores.setdefault(item.id, {})[connective] = value
-    records, incomplete = [], []
-    for it in items:
-        got = scores.get(it.id)
-        if not got:
-            continue
-        if len(got) < len(data.CONNECTIVES):
-            incomplete.append(it.id)
-            continue
-        label = data.best(got, lower_is_better=lower_is_better)
-        records.append(ItemRecord(
-            condition="imported", axes={"task": "imported"}, item_id=it.id, tags=dict(it.tags),
-            fields=dict(it.fields), prompts=[], outputs=[], label=label,
-            detail={"scores": got, "lower_is_better": lower_is_better}, gold=it.gold,
-            correct=None if it.gold is None else label == it.gold))
+    records, incomplete = _records(items, scores, lower_is_better)
     return ImportResult(records, unmatched, incomplete)

@@ -10,22 +10,14 @@ This module registers the suite.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from lingdiag.fetch import RAW, OfficialFile, official_path, register_official
 from lingdiag.suite import Axis, Condition, Dataset, Suite, register_suite
 from lingdiag.suites.imperfective import analysis, data, figures, metrics, tables
+from lingdiag.suites.imperfective.files import load
 from lingdiag.suites.imperfective.prompts import STRATEGIES, strategy
-
-OFFICIAL_FILE = OfficialFile(
-    url=f"{RAW}/boleima/ImperfectiveParadox/f25d08e0d63bdafafc891d37d687c9162edfe4c0/data/imperfectiveNLI.json",
-    local="imperfective_nli/imperfectiveNLI.json",
-    sha256="ddd01d06b18b9bab24abb5bc92a8eb740bb145123658fa9a10bd86e38b4bdb5a",
-)
-register_official("imperfective", (OFFICIAL_FILE,))
 
 
 class Options(BaseModel):
@@ -45,14 +37,6 @@ class Options(BaseModel):
         own = {"zero-shot": self.max_new_tokens_zero_shot, "dap": self.max_new_tokens_dap,
                "cot": self.max_new_tokens_cot, "counterfactual": self.max_new_tokens_counterfactual}[name]
         return own if own is not None else self.max_new_tokens
-
-
-def load(spec: str) -> Dataset:
-    """``builtin`` (generated), ``official`` (fetched) or a JSON file in the official format."""
-    if spec == "builtin":
-        return Dataset("builtin", data.builtin_items(), source={"builtin": "lingdiag imperfective lexicon"})
-    path = official_path("imperfective", OFFICIAL_FILE.local) if spec == "official" else Path(spec)
-    return Dataset(spec, data.load_json(path), source={str(path): OFFICIAL_FILE.sha256 if spec == "official" else ""})
 
 
 def conditions(dataset: Dataset, axes: Mapping[str, Sequence[str]], options: Options, seed: int) -> list[Condition]:

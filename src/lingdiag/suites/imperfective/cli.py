@@ -12,6 +12,7 @@ from lingdiag.errors import ConfigError
 from lingdiag.metrics.core import markdown_table
 from lingdiag.run import spread
 from lingdiag.suites.imperfective import analysis
+from lingdiag.suites.imperfective.files import load
 from lingdiag.suites.imperfective.similarity import load_encoder, similarity_analysis, tbr_by_class
 
 app = typer.Typer(no_args_is_help=True, help="ImperfectiveNLI analyses (paper §5.2-5.4).")
@@ -57,8 +58,6 @@ def similarity(
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """Cosine similarity of "was V-ing" and "V-ed" embeddings per verb class (§5.4, Figure 4)."""
-    from lingdiag.suites.imperfective import load
-
     items = [it for it in load(dataset).items if it.tags.get("group") in ("C", "D")]
     tbr = tbr_by_class(analysis.load_runs(run)[0], strategy) if run else None
     result = similarity_analysis(spread(items, limit), load_encoder(model), layer, tbr)

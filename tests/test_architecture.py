@@ -1,0 +1,131 @@
+"""The layout's promises: no import cycles, a library that loads without the CLI's
+dependencies, and options that reach their consumer validated, by one path each."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import grimp
+import pytest
+
+from lingdiag.config import RunConfig
+from lingdiag.errors import ConfigError
+from lingdiag.models.providers import load_backend
+from lingdiag.suite import SUITES
+
+LINGDIAG = [sys.executable, "-c", "from lingdiag.cli import main; main()"]
+
+
+def _cycle(graph: grimp.ImportGraph) -> list[str] | None:
+    """One import cycle among modules (function-level imports included), if any."""
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(m: str) -> list[str] | None:
+        state[m] = 1
+        stack.append(m)
+        for n in sorted(graph.find_modules_directly_imported_by(m)):
+            if state.get(n) == 1:
+                return [*stack[stack.index(n):], n]
+            if n not in state and (found := visit(n)):
+                return found
+        stack.pop()
+        state[m] = 2
+        return None
+
+    for m in sorted(graph.modules):
+        if m not in state and (found := visit(m)):
+            return found
+    return None
+
+
+def test_no_import_cycle_among_modules() -> None:
+    graph = grimp.build_graph("lingdiag")
+    assert _cycle(graph) is None
+    # Nothing in the library imports the CLI.
+    assert not [m for m in graph.find_modules_that_directly_import("lingdiag.cli")
+                if not m.startswith("lingdiag.cli")]
+
+
+def test_library_and_every_suite_load_without_typer_and_rich() -> None:
+    code = """
+import sys
+sys.modules["typer"] = None  # import typer now raises ImportError, as if not installed
+sys.modules["rich"] = None
+import lingdiag
+from lingdiag.suite import SUITES
+for name in ("imperfective", "explica", "cxnli"):
+    suite = SUITES.get(name)
+    assert suite.load("builtin").items, name
+    assert suite.table([]) is not None
+assert not [m for m in sys.modules if m.startswith("lingdiag.cli")]
+print("ok", len(SUITES.names()))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("ok")
+
+
+@pytest.mark.parametrize(("options", "message"), [
+    ({"batchtokens": 5}, "the embedded backend has no option 'batchtokens'; valid options: batch_tokens, max_batch"),
+    ({"threads": "two"}, "the embedded backend option 'threads': Input should be a valid integer"),
+    ({"batch_tokens": -1}, "option 'batch_tokens': Input should be greater than or equal to 1"),
+])
+def test_backend_options_are_validated_before_loading(options: dict[str, object], message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        load_backend("smollm2-135m", options)
+
+
+def test_openai_options_are_validated() -> None:
+    with pytest.raises(ConfigError, match="openai backend has no option 'batch_tokens'; valid options: api_key_env"):
+        load_backend("openai:m@http://127.0.0.1:9/v1", {"batch_tokens": 10})
+
+
+def test_trust_remote_code_and_batch_tokens_reach_the_backend() -> None:
+    from lingdiag.run import load_model
+
+    backend = load_model(RunConfig(suite="imperfective", model="smollm2-135m", batch_tokens=1000,
+                                   trust_remote_code=True))
+    assert backend.gen_batch_tokens == backend.loglik_batch_tokens == 1000  # type: ignore[attr-defined]
+    assert backend.loaded.load_kwargs["trust_remote_code"] is True  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["-o", "seed=3"], "suite 'imperfective' has no option 'seed'; valid options: max_new_tokens"),
+    (["-o", "max_new_tokens=abc"], "option 'max_new_tokens': Input should be a valid integer"),
+    (["--model-option", "concurency=4"], "the embedded backend has no option 'concurency'"),
+    (["--batch-tokens", "0"], "batch_tokens: Input should be greater than or equal to 1"),
+])
+def test_cli_option_errors_are_one_line(tmp_path: Path, args: list[str], message: str) -> None:
+    out = subprocess.run([*LINGDIAG, "run", "imperfective", "--model", "smollm2-135m", "--limit", "1",
+                          "--out", str(tmp_path / "r"), *args], capture_output=True, text=True, check=False)
+    assert out.returncode == 2
+    assert message in out.stderr and "Traceback" not in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1
+
+
+def test_execution_settings_are_recorded_in_meta(tmp_path: Path) -> None:
+    from lingdiag.models.mock import MockBackend
+    from lingdiag.run import evaluate
+
+    config = RunConfig(suite="imperfective", model="mock", axes={"strategy": ["zero-shot"]}, limit=2, seed=7,
+                       batch_tokens=512, trust_remote_code=False, model_options={"threads": 1})
+    evaluate(config, MockBackend(lambda r: "True"), tmp_path / "r")
+    meta = json.loads((tmp_path / "r" / "meta.json").read_text())
+    assert meta["config"]["batch_tokens"] == 512 and meta["config"]["seed"] == 7 == meta["seed"]
+    assert meta["config"]["model_options"] == {"threads": 1} and meta["config"]["trust_remote_code"] is False
+    # A resumed run may change the batch budget (it only groups requests) but not the seed.
+    evaluate(config.model_copy(update={"batch_tokens": 4096}), MockBackend(lambda r: "True"), tmp_path / "r")
+    from lingdiag.errors import RunError
+
+    with pytest.raises(RunError, match="differs in: seed"):
+        evaluate(config.model_copy(update={"seed": 8}), MockBackend(lambda r: "True"), tmp_path / "r")
+
+
+def test_every_suite_declares_an_option_model() -> None:
+    for name in ("imperfective", "explica", "cxnli"):
+        with pytest.raises(ConfigError, match=f"suite '{name}' has no option 'nope'"):
+            SUITES.get(name).parse_options({"nope": 1})
