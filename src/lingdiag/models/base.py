@@ -25,8 +25,6 @@ class Capabilities:
     loglikelihood: bool = True
     constrained: bool = False
     """Whether ``GenerationRequest.constraint`` is enforced (not merely ignored)."""
-    chat: bool = True
-    """Whether chat messages can be rendered (a chat template or a chat API)."""
 
 
 @runtime_checkable

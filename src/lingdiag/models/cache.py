@@ -80,10 +80,6 @@ class ResponseCache:
         self.db.execute("VACUUM")
         return cur.rowcount
 
-    def close(self) -> None:
-        """Close the connection."""
-        self.db.close()
-
 
 class CachedBackend:
     """Serves what the cache holds and sends only the misses to the wrapped backend."""

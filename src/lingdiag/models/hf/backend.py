@@ -43,14 +43,13 @@ class HFBackend:
         *,
         name: str | None = None,
         weights_hash: str = "",
-        gguf_file: str | None = None,
         trust_remote_code: bool = False,
         batch_tokens: int | None = None,
         max_batch: int = 256,
         threads: int | None = None,
         prefix_reuse: bool = True,
     ) -> None:
-        """Describe ``model_path`` (a hub id or a directory; with ``gguf_file``, the file in it).
+        """Describe ``model_path`` (a hub id or a directory).
 
         Nothing is loaded until the first request.
 
@@ -58,7 +57,6 @@ class HFBackend:
             model_path: Hub id or local directory.
             name: Display name (defaults to ``model_path``).
             weights_hash: SHA-256 of the weights file, recorded in ``meta.json`` and cache keys.
-            gguf_file: File name of a GGUF model inside ``model_path``.
             trust_remote_code: Allow the model repository's own code; off unless asked.
             batch_tokens: Padded-token budget per batch, for both request kinds (default:
                 ``GEN_BATCH_TOKENS`` for generation, ``LOGLIK_BATCH_TOKENS`` for log-likelihood).
@@ -74,10 +72,7 @@ class HFBackend:
         self.loglik_batch_tokens = batch_tokens or LOGLIK_BATCH_TOKENS
         self.max_batch = max_batch
         self.prefix_reuse = prefix_reuse
-        load_kwargs: dict[str, Any] = {"trust_remote_code": trust_remote_code}
-        if gguf_file:
-            load_kwargs["gguf_file"] = gguf_file
-        self._lm = LoadedModel(model_path, threads=threads, **load_kwargs)
+        self._lm = LoadedModel(model_path, threads=threads, trust_remote_code=trust_remote_code)
         self._identity = {"backend": "hf", "model": self.name, "path": model_path, "weights_sha256": weights_hash}
         n_params = stored_param_count(model_path)
         if n_params:
@@ -106,7 +101,7 @@ class HFBackend:
         """Generation and log-likelihood; constrained decoding is added by the constraint module."""
         from lingdiag.models.hf import constraints
 
-        return Capabilities(generate=True, loglikelihood=True, constrained=constraints.available(), chat=True)
+        return Capabilities(generate=True, loglikelihood=True, constrained=constraints.available())
 
     @property
     def loaded(self) -> LoadedModel:

@@ -66,8 +66,7 @@ class LoadedModel:
         Args:
             path: Hub id or local directory.
             threads: Torch CPU threads (default: all cores), set when the model loads.
-            **load_kwargs: Passed to both ``from_pretrained`` calls (``trust_remote_code``,
-                ``gguf_file``).
+            **load_kwargs: Passed to both ``from_pretrained`` calls (``trust_remote_code``).
         """
         self.path = path
         self._threads = threads

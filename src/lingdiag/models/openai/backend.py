@@ -261,9 +261,9 @@ class OpenAIBackend:
 
     @property
     def capabilities(self) -> Capabilities:
-        """Chat always; log-likelihoods where ``/completions`` exists (checked at first use)."""
+        """Generation always; log-likelihoods where ``/completions`` exists (checked at first use)."""
         return Capabilities(generate=True, loglikelihood=self.completions,
-                            constrained=self.options.structured_output != "none", chat=True)
+                            constrained=self.options.structured_output != "none")
 
     def usage(self) -> dict[str, int]:
         """Counters since the backend was built: requests, retries (by reason), errors, tokens, and
