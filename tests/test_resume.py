@@ -44,7 +44,7 @@ def _cache_dir(root: Path) -> Path:
 
 def _start(cfg: Path, out: Path, cache: Path) -> subprocess.Popen[bytes]:
     env = {**os.environ, "LINGDIAG_CACHE": str(cache)}
-    return subprocess.Popen([sys.executable, "-m", "lingdiag.cli", "run", "imperfective", "--config", str(cfg),
+    return subprocess.Popen([sys.executable, "-m", "lingdiag", "run", "imperfective", "--config", str(cfg),
                              "--out", str(out), "--json"], env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE)
 
