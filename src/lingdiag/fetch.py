@@ -72,7 +72,7 @@ def fetch(suite: str, mirror: str | None = None) -> list[Path]:
         The local paths, all verified.
     """
     if suite not in OFFICIAL:
-        raise UnknownNameError("suite with official files", suite, OFFICIAL)
+        raise UnknownNameError("official file set", suite, OFFICIAL)
     paths = []
     for f in OFFICIAL[suite]:
         target = datasets_dir() / f.local

@@ -20,10 +20,11 @@ from lingdiag.suite import SUITES
 def fetch(
     suite: str = typer.Argument(..., help="Suite whose official files to download."),
     mirror: str = typer.Option(None, "--from", help="A directory or base URL holding the files."),
+    results: bool = typer.Option(False, "--results", help="The authors' published per-item outputs instead."),
 ) -> None:
     """Download a suite's official data files, verifying pinned SHA-256 checksums."""
     load_plugins()
-    for path in do_fetch(suite, mirror):
+    for path in do_fetch(f"{suite}-results" if results else suite, mirror):
         out.print(f"verified {path}")
 
 
