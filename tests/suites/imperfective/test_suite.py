@@ -56,7 +56,8 @@ def test_metrics_empty_group_is_nan() -> None:
 def test_table_has_table3_columns() -> None:
     m = metrics.metrics(fixture_records())
     text = tables.table([row("m1", "cot", m), row("m1", "zero-shot", m)])
-    header = text.splitlines()[2]
+    assert text.splitlines()[2] == "Prompts: paper (Appendix B)"  # rows without the axis predate the option
+    header = text.splitlines()[4]
     for col in ("Acc A", "Acc D", "TBR_C", "Δ_AA", "Unparsed"):
         assert col in header
     assert text.index("| zero-shot |") < text.index("| cot |")  # paper order
@@ -64,16 +65,58 @@ def test_table_has_table3_columns() -> None:
 
 def test_strategies_use_appendix_b_texts() -> None:
     item = Item("x", {"premise": "P.", "hypothesis": "H."}, "True", {})
-    zs = prompts.strategy("zero-shot").messages(item)
+    zs = prompts.strategy("zero-shot", source="paper").messages(item)
     assert zs[0].content.startswith("You are a strict logician.")
     assert "Please respond with ONLY one of the following options" in zs[1].content
-    dap = prompts.strategy("dap").messages(item)
+    dap = prompts.strategy("dap", source="paper").messages(item)
     assert "Important Linguistic Rule" in dap[0].content and "Important Linguistic Rule" not in zs[0].content
-    cot = prompts.strategy("cot").messages(item)[1].content
+    cot = prompts.strategy("cot", source="paper").messages(item)[1].content
     assert '"reasoning"' in cot and "Premise: P." in cot and '{"reasoning": "The premise describes' in cot
-    cf = prompts.strategy("counterfactual").messages(item)[1].content
+    cf = prompts.strategy("counterfactual", source="paper").messages(item)[1].content
     assert "list 3 possible real-world scenarios" in cf and '"possible_interruptions"' in cf
-    assert prompts.strategy("cot", max_new_tokens=7).render(item)[0].max_new_tokens == 7
+    assert prompts.strategy("cot", max_new_tokens=7, source="paper").render(item)[0].max_new_tokens == 7
+
+
+def test_authors_texts_are_the_default() -> None:
+    item = Item("x", {"premise": "P.", "hypothesis": "H."}, "True", {})
+    zs = prompts.strategy("zero-shot").messages(item)
+    assert zs[0].content.startswith("System Prompt: You are a strict logician.")
+    assert zs[1].content.startswith("User Input: Premise: P. Hypothesis: H.\n")
+    cot = prompts.strategy("cot").messages(item)[1].content
+    assert "provide your final label (True, False, or Unknown)." in cot
+    cf = prompts.strategy("counterfactual").messages(item)[1].content
+    assert '"possible_interruptions": a list of three strings' in cf and '"reasoning"' not in cf
+
+
+def test_prompt_source_option_reaches_conditions_and_table() -> None:
+    from lingdiag.prompts.chat import ChatPrompt
+    from lingdiag.suite import Dataset
+    from lingdiag.suites.imperfective import Options, conditions
+
+    ds = Dataset("builtin", data.builtin_items()[:2])
+    (default,) = conditions(ds, {"strategy": ["dap"]}, Options(), seed=0)
+    assert default.name == "dap" and default.axes == {"strategy": "dap", "prompt_source": "authors"}
+    assert isinstance(default.strategy, ChatPrompt) and default.strategy.system.startswith("System Prompt: ")
+    (paper,) = conditions(ds, {"strategy": ["dap"]}, Options(prompt_source="paper"), seed=0)
+    assert paper.name == "dap" and paper.axes["prompt_source"] == "paper"
+    assert isinstance(paper.strategy, ChatPrompt) and paper.strategy.system.startswith("You are a strict logician.")
+    m = metrics.metrics(fixture_records())
+    one = tables.table([row("m1", "dap", m, dict(default.axes))])
+    assert one.splitlines()[2] == "Prompts: authors (run_inference.py)"
+    both = tables.table([row("m1", "dap", m, dict(default.axes)), row("m1", "dap", m, dict(paper.axes))])
+    assert both.splitlines()[2] == "Prompts: authors (run_inference.py), paper (Appendix B)"
+    assert "| dap (authors) |" in both and "| dap (paper) |" in both
+
+
+@pytest.mark.parametrize("source", ["authors", "paper"])
+def test_parser_reads_both_json_answers(source: prompts.PromptSource) -> None:
+    item = Item("x", {"premise": "P.", "hypothesis": "H."}, "False", {})
+    cf = prompts.strategy("counterfactual", source=source)
+    answer = '{\n  "possible_interruptions": ["a", "b", "c"],\n  "label": "False"\n}'
+    assert cf.parse(item, [Generation(text=answer, n_tokens=20)]).label == "False"
+    cot = prompts.strategy("cot", source=source)
+    answer = '{\n  "reasoning": "The premise describes a process...",\n  "label": "Unknown"\n}'
+    assert cot.parse(item, [Generation(text=answer, n_tokens=20)]).label == "Unknown"
 
 
 def test_strategy_parses_json_and_counts_truncation() -> None:

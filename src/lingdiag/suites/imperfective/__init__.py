@@ -17,14 +17,16 @@ from pydantic import BaseModel, ConfigDict, Field
 from lingdiag.suite import Axis, Condition, Dataset, Suite, register_suite
 from lingdiag.suites.imperfective import analysis, data, figures, metrics, tables
 from lingdiag.suites.imperfective.files import load
-from lingdiag.suites.imperfective.prompts import STRATEGIES, strategy
+from lingdiag.suites.imperfective.prompts import STRATEGIES, PromptSource, strategy
 
 
 class Options(BaseModel):
-    """``-o`` options: the generation cap, overall and per strategy."""
+    """``-o`` options: the prompt texts, and the generation cap, overall and per strategy."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
+    prompt_source: PromptSource = "authors"
+    """``authors``: the templates of the authors' ``run_inference.py`` as sent; ``paper``: Appendix B as printed."""
     max_new_tokens: int = Field(default=512, ge=1)
     """New tokens per answer (Appendix D: 512)."""
     max_new_tokens_zero_shot: int | None = Field(default=None, ge=1, alias="max_new_tokens_zero-shot")
@@ -40,8 +42,13 @@ class Options(BaseModel):
 
 
 def conditions(dataset: Dataset, axes: Mapping[str, Sequence[str]], options: Options, seed: int) -> list[Condition]:
-    """One condition per strategy (greedy decoding uses no seed)."""
-    return [Condition(name, {"strategy": name}, strategy(name, options.cap(name)), dataset.items)
+    """One condition per strategy, named by it (greedy decoding uses no seed).
+
+    The prompt source is recorded in each condition's axes, so items and table rows name it.
+    """
+    source = options.prompt_source
+    return [Condition(name, {"strategy": name, "prompt_source": source},
+                      strategy(name, options.cap(name), source), dataset.items)
             for name in axes["strategy"]]
 
 
