@@ -18,6 +18,11 @@ Choices made where the paper is silent, all recorded per item in ``detail``:
   after, then, as the gold labels are (and as the authors' ``idxmax`` did);
   ``-o ties=miss`` counts a tie as a miss instead. Missing ratings are -1; a pair with
   no rating at all is unparsed.
+- Prompts (``-o prompt_source``): ``authors`` (default) sends the prompts as the authors ran
+  them, raw text without a chat template and 5 new tokens (their API runs used 50: pass
+  ``-o max_new_tokens=50``), replayed per row from their result files where fetched, else
+  the same template with a seeded connective order; ``paper`` sends lingdiag's variants.
+  The axes ``prompt_source`` and ``prompt_text`` (replayed/seeded) name which.
 - Shuffles (few-shot example order, cloze choice order, MC option order) use
   ``random.Random(f"{seed}:{item id}:<what>")``: deterministic per seed and independent of
   ``--limit`` and item order.
@@ -28,6 +33,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from lingdiag.records import Item
 from lingdiag.suite import Axis, Condition, Dataset, Suite, register_suite
 from lingdiag.suites.explica import metrics, tables
 from lingdiag.suites.explica.files import load
@@ -36,8 +42,18 @@ from lingdiag.suites.explica.prompts import DECODINGS, SHOTS, TASKS
 from lingdiag.suites.explica.tasks import strategy
 
 
+def _prompt_axes(strat: Any, items: Sequence[Item], options: Options) -> dict[str, str]:
+    """``prompt_source``, and under ``authors`` whether the prompts were ``replayed`` from the
+    published result file, ``seeded`` or both (``replayed+seeded``; each item's ``origin`` says).
+    """
+    if not options.authors:
+        return {"prompt_source": options.prompt_source}
+    seen = sorted({strat.origin(it) for it in items})
+    return {"prompt_source": options.prompt_source, "prompt_text": "+".join(seen)}
+
+
 def conditions(dataset: Dataset, axes: Mapping[str, Sequence[str]], options: Options, seed: int) -> list[Condition]:
-    """Task × shots × decoding; perplexity has neither shots nor decoding, so it runs once."""
+    """Task × shots × decoding; perplexity has neither shots nor decoding (nor prompts), so it runs once."""
     out = []
     for task in axes["task"]:
         if task == "perplexity":
@@ -45,9 +61,11 @@ def conditions(dataset: Dataset, axes: Mapping[str, Sequence[str]], options: Opt
             continue
         for shots in axes["shots"]:
             for decoding in axes["decoding"]:
+                strat = strategy(task, int(shots), decoding, options, seed)
                 out.append(Condition(f"{task}/{shots}-shot/{decoding}",
-                                     {"task": task, "shots": shots, "decoding": decoding},
-                                     strategy(task, int(shots), decoding, options, seed), dataset.items))
+                                     {"task": task, "shots": shots, "decoding": decoding,
+                                      **_prompt_axes(strat, dataset.items, options)},
+                                     strat, dataset.items))
     return out
 
 

@@ -40,7 +40,9 @@ def table(rows: Sequence[ResultRow]) -> str:
     (per frequency bin, when present) and the rating distributions of Fig. 5.
     """
     rows = sorted(rows, key=lambda r: (_order(r), r.model))
-    text = "## ExpliCa accuracy on causal/temporal pairs (Tables 6-8 layout; APS for perplexity)\n\n"
+    text = ("## ExpliCa accuracy on causal/temporal pairs (Tables 6-8 layout; APS for perplexity; prompts: "
+            + (", ".join(sorted({r.axes.get("prompt_source", "paper") for r in rows if "shots" in r.axes})) or "–")
+            + ")\n\n")
     text += markdown_table(
         ["Task", "Shots", "Decoding", "Model", "All", *_CLASS_HEADERS, "Unparsed", "N"],
         [[*_condition_cells(r), r.model, r.metrics[ACCURACY], *[r.metrics[BY_CLASS][k] for k in data.CLASSES],

@@ -23,7 +23,7 @@ from lingdiag.records import (
 from lingdiag.suites.explica import data
 from lingdiag.suites.explica.options import Options
 from lingdiag.suites.explica.parse import parse_connective, parse_letter, parse_rating
-from lingdiag.suites.explica.prompts import TASKS, Prompting, load_prompts, rng
+from lingdiag.suites.explica.prompts import TASKS, Prompting, authors_prompting, load_prompts, rng
 
 LETTERS = ("A", "B", "C", "D")
 TIE = "tie"
@@ -41,10 +41,14 @@ class RatingTask:
 
     def render(self, item: Item) -> list[Request]:
         """Four requests, in ``CONNECTIVES`` order."""
-        examples = self.prompting.examples(item)
-        return [self.prompting.request(self.prompting.variant.template.format(
-            sentence=item.fields["sentences"][c], examples=examples), [str(k) for k in range(1, 11)])
-            for c in data.CONNECTIVES]
+        authors, examples = self.prompting.authors, self.prompting.examples(item)
+        texts = [authors.rating(item, c) if authors else self.prompting.variant.template.format(
+            sentence=item.fields["sentences"][c], examples=examples) for c in data.CONNECTIVES]
+        return [self.prompting.request(t, [str(k) for k in range(1, 11)]) for t in texts]
+
+    def origin(self, item: Item) -> str:
+        """Where ``item``'s prompts came from: ``paper``, ``replayed`` or ``seeded``."""
+        return self.prompting.origin(item, data.CONNECTIVES)
 
     def parse(self, item: Item, responses: Sequence[Response]) -> Prediction:
         """Ratings per connective (-1 when missing) and the chosen connective."""
@@ -76,10 +80,16 @@ class ClozeTask:
     def render(self, item: Item) -> list[Request]:
         """One request."""
         choices = self.choices(item)
+        if self.prompting.authors:
+            return [self.prompting.request(self.prompting.authors.cloze(item, choices), choices)]
         text = self.prompting.variant.template.format(
             sentence_a=item.fields["sentence_a"], sentence_b=item.fields["sentence_b"],
             choices=", ".join(f"'{c}'" for c in choices), examples=self.prompting.examples(item))
         return [self.prompting.request(text, choices)]
+
+    def origin(self, item: Item) -> str:
+        """Where ``item``'s prompt came from: ``paper``, ``replayed`` or ``seeded``."""
+        return self.prompting.origin(item, ("",))
 
     def parse(self, item: Item, responses: Sequence[Response]) -> Prediction:
         """The named connective, or ``UNPARSED``."""
@@ -102,10 +112,16 @@ class ChoiceTask:
     def render(self, item: Item) -> list[Request]:
         """One request."""
         options = self.options(item)
+        if self.prompting.authors:
+            return [self.prompting.request(self.prompting.authors.mc(item, options), LETTERS)]
         text = self.prompting.variant.template.format(
             sentence_a=item.fields["sentence_a"], sentence_b=item.fields["sentence_b"],
             options="\n".join(f"- {k}. {c}" for k, c in options.items()), examples=self.prompting.examples(item))
         return [self.prompting.request(text, LETTERS)]
+
+    def origin(self, item: Item) -> str:
+        """``paper``, or ``seeded`` (the authors' open-model MC prompts were not published)."""
+        return self.prompting.origin(item, ())
 
     def parse(self, item: Item, responses: Sequence[Response]) -> Prediction:
         """The connective behind the chosen letter, or ``UNPARSED``."""
@@ -161,8 +177,9 @@ def strategy(task: str, shots: int = 0, decoding: str = "greedy", options: Optio
     name = opts.variant(task) or default
     if name not in variants:
         raise UnknownNameError(f"{task} prompt variant", name, variants)
+    authors = authors_prompting(task, shots, seed, opts.authors_model, opts.authors_prompts) if opts.authors else None
     prompting = Prompting(variants[name], shots=shots, constrained=decoding == "constrained",
-                          seed=seed, chat=opts.format == "chat", max_new_tokens=opts.max_new_tokens)
+                          seed=seed, chat=opts.chat(), max_new_tokens=opts.new_tokens(), authors=authors)
     match task:
         case "rating":
             return RatingTask(prompting, opts.ties)
