@@ -25,9 +25,17 @@ RELEASED = {
     "cxnli/CxNLI_distinction/CxNLI_1_example_train_CxNLI_distinction_train.csv": 24,
     "cxnli/CxNLI_distinction/CxNLI_distinction_train.tsv": 14,
 }
+# The subsets the authors ran o1-preview on (their README): 104 + 16 Exp 1 triples (6 in
+# both files), 10 Exp 2 triples; the 16-triple file comes as CSV and TSV.
+O1 = {
+    "cxnli/o1-preview/CxNLI_3_examples_test104.csv": 104,
+    "cxnli/o1-preview/CxNLI_3_examples_test16.csv": 16,
+    "cxnli/o1-preview/CxNLI_3_examples_test16.tsv": 16,
+    "cxnli/o1-preview/CxNLI_distinction_test10.csv": 10,
+}
 
 
-@pytest.mark.parametrize("rel,n", RELEASED.items())
+@pytest.mark.parametrize("rel,n", {**RELEASED, **O1}.items())
 def test_every_released_file_loads(shared_datasets: Path, rel: str, n: int) -> None:
     triples = data.read_triples(shared_datasets / rel)
     assert len(triples) == n
@@ -74,7 +82,7 @@ def test_fetch_from_shared_folder_then_load_official(shared_datasets: Path) -> N
 
     load_plugins()
     paths = fetch_mod.fetch("cxnli", str(shared_datasets))
-    assert [p.relative_to(fetch_mod.datasets_dir()).as_posix() for p in paths] == list(RELEASED)
+    assert [p.relative_to(fetch_mod.datasets_dir()).as_posix() for p in paths] == [*RELEASED, *O1]
     ds = load("official")
     assert Counter(it.tags["exp"] for it in ds.items) == {"1": 390, "2": 100}
     assert len(ds.source) == len(RELEASED)
@@ -84,6 +92,25 @@ def test_fetch_from_shared_folder_then_load_official(shared_datasets: Path) -> N
     test_pairs = {(it.fields["premise"], it.fields["hypothesis"]) for it in ds.items if it.tags["exp"] == "2"}
     leaked = [t for ts in ds.extras["distinction_train"].values() for t in ts]
     assert len(leaked) == 14 and all((t.premise, t.hypothesis) in test_pairs for t in leaked)
+
+
+@pytest.mark.parametrize("spec,exp1,exp2", [
+    ("official-o1", 120, 10), ("official-o1-104", 104, 10), ("official-o1-16", 16, 10)])
+def test_o1_preview_subsets_load_with_the_documented_counts(shared_datasets: Path, spec: str, exp1: int,
+                                                            exp2: int) -> None:
+    from lingdiag.suites.cxnli import load
+
+    load_plugins()
+    fetch_mod.fetch("cxnli", str(shared_datasets))
+    ds = load(spec)
+    assert Counter(it.tags["exp"] for it in ds.items) == {"1": exp1, "2": exp2}
+    assert len({it.id for it in ds.items}) == exp1 + exp2
+    full = {(it.fields["premise"], it.fields["hypothesis"], it.gold) for it in load("official").items}
+    exp1 = [it for it in ds.items if it.tags["exp"] == "1"]
+    assert all((it.fields["premise"], it.fields["hypothesis"], it.gold) in full for it in exp1)
+    # Examples and raw cells for the authors' prompts come with the subset too.
+    assert set(ds.extras["raw"]) == {it.id for it in ds.items}
+    assert len(ds.extras["authors_pools"]["2"]["three-cxnli"]) == 72
 
 
 @pytest.mark.parametrize("where", ["cxnli", "."])

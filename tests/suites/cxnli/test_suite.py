@@ -60,6 +60,8 @@ def test_parse_relation(text: str, cot: bool, truncated: bool, label: str) -> No
 
 
 def conditions_for(ds_spec: str, axes: dict[str, list[str]] = ALL, **options: object) -> dict[str, object]:
+    # These tests check this project's prompts; test_authors_prompts.py checks the authors' (the default).
+    options.setdefault("prompt_source", "paper")
     ds = files.load(ds_spec)
     return {c.name: c for c in suite.conditions(ds, axes, suite.SUITE.parse_options(options), 0)}
 
@@ -68,7 +70,8 @@ def test_condition_grid_and_axes() -> None:
     conds = conditions_for("builtin")
     assert len(conds) == 2 * 5 * 2
     c = conds["exp2/three-snli/variation-2/cot"]
-    assert c.axes == {"exp": "2", "setting": "three-snli", "variant": "variation-2", "cot": "on"}
+    assert c.axes == {"exp": "2", "setting": "three-snli", "variant": "variation-2", "cot": "on",
+                      "prompt_source": "paper"}
     assert {it.tags["exp"] for it in c.items} == {"2"} and len(c.items) == 45
 
 
@@ -260,9 +263,10 @@ def test_smollm2_run_on_a_few_builtin_items(smollm2: object, tmp_path: Path) -> 
         assert r["label"] in (*suite.data.LABELS, UNPARSED)
         assert r["detail"]["n_examples"] == (3 if r["axes"]["setting"] == "one-snli" else 0)
         assert r["detail"]["n_tokens"] <= 16 and r["axes"]["cot"] == "off"
+        assert r["axes"]["prompt_source"] == "authors"  # the default, recorded per item
     m = result.metrics["exp2/one-snli/variation-2"]
     assert m["n"] == 1 and m["human_agreement"] == 0.83 and 0 <= m["accuracy"] <= 1
-    assert "| smollm2-135m | zero | variation-2 | off |" in result.table
+    assert "| smollm2-135m | zero | variation-2 | off |" in result.table and "prompts: authors;" in result.table
 
 
 def test_parse_uses_the_generation_limit() -> None:

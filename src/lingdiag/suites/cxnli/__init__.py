@@ -5,7 +5,8 @@ Exp 1 (CxNLI, §4) and Exp 2 (CxNLI-Distinction, §5) are the ``exp`` axis. Sett
 §5.3): zero-shot, or in-context examples from CxNLI (the examples of the item's own
 construction form, as in the authors' scripts) or from SNLI, one or three premises with
 their three hypotheses each. Prompts: the numeric-coding variations and rephrasings of
-Appendix E, user variants from a file, and chain-of-thought (Appendix F). Metrics: accuracy
+Appendix E, user variants from a file, and chain-of-thought (Appendix F); by default the
+texts, formatting and in-context examples of the authors' code (``-o prompt_source``). Metrics: accuracy
 overall, per construction (Figure 1) and per label with F1, and the Exp 1 vs Exp 2 table
 (Table 1) beside the human agreement of Table 7.
 """
@@ -13,13 +14,14 @@ overall, per construction (Figure 1) and per label with F1, and the Exp 1 vs Exp
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from lingdiag.errors import ConfigError
 from lingdiag.suite import Axis, Condition, Dataset, Suite, register_suite
-from lingdiag.suites.cxnli import metrics, prompts, tables
+from lingdiag.suites.cxnli import authors, metrics, prompts, tables
+from lingdiag.suites.cxnli.authors import AUTHORS, AuthorsPrompt
 from lingdiag.suites.cxnli.files import EXPS, SETTINGS, load
 from lingdiag.suites.cxnli.prompts import DEFAULT_VARIANT, USER, VARIANTS, CxnliPrompt, user_variants
 
@@ -29,47 +31,86 @@ class Options(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
+    prompt_source: Literal["authors", "paper"] = AUTHORS
+    """``authors``: the texts, formatting and example choice of the authors' code
+    (``prompts_authors.yaml``, :mod:`.authors`); ``paper``: the Appendix E texts with this
+    project's rephrasings and formatting (``prompts.yaml``). Recorded as an axis."""
     variants: str | None = None
     """A YAML/JSON file of user prompt variants (with ``--variant user``)."""
     max_new_tokens: int = Field(default=16, ge=1)
     """New tokens per answer without CoT."""
     max_new_tokens_cot: int = Field(default=256, ge=1)
     """New tokens per answer with CoT."""
+    reasoning: bool = False
+    """A reasoning model (o1-preview, o3, ...): ``max_new_tokens_reasoning`` per answer, CoT
+    or not, and no stop sequences (such models reject them and spend tokens on hidden
+    reasoning). Decoding is the backend's: as the authors ran o1-preview (temperature 1,
+    seed 43), ``-b 'extra_body={"temperature": 1}' -b seed=43 -b logprobs=false``."""
+    max_new_tokens_reasoning: int = Field(default=32768, ge=1)
+    """New tokens per answer with ``reasoning`` (the authors set no cap)."""
 
 
 def _variants(selected: Sequence[str], options: Options) -> dict[str, str]:
-    texts = prompts.prompts()["variants"]
+    authors_source = options.prompt_source == AUTHORS
+    texts = authors.prompts()["variants"] if authors_source else prompts.prompts()["variants"]
+    unknown = [v for v in selected if v != USER and v not in texts]
+    if unknown:
+        raise ConfigError(f"variant {', '.join(unknown)} is not a prompt of -o prompt_source={options.prompt_source}; "
+                          f"its variants: {', '.join(texts)}")
     out = {v: texts[v] for v in selected if v != USER}
     if USER in selected:
         if options.variants is None:
             raise ConfigError("--variant user needs the variants file: -o variants=FILE")
-        out.update(user_variants(options.variants))
+        # The authors' instructions end in a newline (a blank line follows them).
+        out.update({k: t + "\n" if authors_source else t for k, t in user_variants(options.variants).items()})
     elif options.variants is not None:
         raise ConfigError("-o variants=FILE is given but not selected: add --variant user")
     return out
 
 
+def _instruction(vname: str, text: str, cot: bool, options: Options) -> str:
+    """The instruction; under CoT with the authors' prompts, the variant's CoT text."""
+    if not cot or options.prompt_source != AUTHORS or vname.startswith(f"{USER}:"):
+        return text
+    cot_texts = authors.prompts()["cot"]
+    if vname not in cot_texts:
+        raise ConfigError(f"the authors have no chain-of-thought prompt for {vname}; "
+                          f"--cot on needs --variant {' or '.join(cot_texts)} (or -o prompt_source=paper)")
+    return str(cot_texts[vname])
+
+
+def _strategy(dataset: Dataset, exp: str, setting: str, instruction: str, cot: bool, options: Options) -> CxnliPrompt:
+    if options.reasoning:
+        budget: dict[str, Any] = {"max_new_tokens": options.max_new_tokens_reasoning, "stop": ()}
+    else:
+        budget = {"max_new_tokens": options.max_new_tokens_cot if cot else options.max_new_tokens}
+    if options.prompt_source == AUTHORS:
+        a = authors.prompts()
+        ordered = () if setting == "zero" else dataset.extras["authors_pools"][exp][setting]
+        return AuthorsPrompt(instruction, a["example"], a["question"], {}, cot=cot, numbered=authors.number(ordered),
+                             raw=dataset.extras.get("raw", {}), snli=setting.endswith("snli"), **budget)
+    p = prompts.prompts()
+    pool = {} if setting == "zero" else dataset.extras["pools"][exp][setting]
+    return CxnliPrompt(instruction, p["example"], p["question_cot" if cot else "question"], pool,
+                       by_schema=setting.endswith("cxnli"), cot=cot, **budget)
+
+
 def conditions(dataset: Dataset, axes: Mapping[str, Sequence[str]], options: Options, seed: int) -> list[Condition]:
     """One condition per exp × setting × variant × cot (greedy decoding uses no seed)."""
-    p = prompts.prompts()
     variants = _variants(axes["variant"], options)
-    short, long = options.max_new_tokens, options.max_new_tokens_cot
     out = []
     for exp in axes["exp"]:
         items = [it for it in dataset.items if it.tags["exp"] == exp]
         if not items:
             continue
         for setting in axes["setting"]:
-            pool = {} if setting == "zero" else dataset.extras["pools"][exp][setting]
-            for vname, instruction in variants.items():
+            for vname, text in variants.items():
                 for cot in axes["cot"]:
                     on = cot == "on"
-                    strategy = CxnliPrompt(instruction, p["example"], p["question_cot" if on else "question"], pool,
-                                           by_schema=setting.endswith("cxnli"), cot=on,
-                                           max_new_tokens=long if on else short)
+                    strategy = _strategy(dataset, exp, setting, _instruction(vname, text, on, options), on, options)
                     name = f"exp{exp}/{setting}/{vname}" + ("/cot" if on else "")
-                    out.append(Condition(name, {"exp": exp, "setting": setting, "variant": vname, "cot": cot},
-                                         strategy, items))
+                    out.append(Condition(name, {"exp": exp, "setting": setting, "variant": vname, "cot": cot,
+                                                "prompt_source": options.prompt_source}, strategy, items))
     if not out:
         raise ConfigError(f"dataset {dataset.name!r} has no items for exp {', '.join(axes['exp'])}")
     return out
@@ -87,7 +128,9 @@ SUITE = register_suite(Suite(
     axes=(
         Axis("exp", EXPS, EXPS, "1: CxNLI (§4), 2: CxNLI-Distinction (§5)"),
         Axis("setting", SETTINGS, SETTINGS, "in-context examples: none, or 1/3 premises from CxNLI or SNLI"),
-        Axis("variant", VARIANTS, (DEFAULT_VARIANT,), "Appendix E prompts; 'user' = -o variants=FILE"),
+        Axis("variant", (*dict.fromkeys((*VARIANTS[:-1], *authors.VARIANTS)), USER), (DEFAULT_VARIANT,),
+             "prompts of -o prompt_source (authors: prompts_authors.yaml; paper: Appendix E + rephrasings); "
+             "'user' = -o variants=FILE"),
         Axis("cot", ("off", "on"), ("off",), "chain-of-thought (Appendix F): reasoning, answer on the last line"),
     ),
     load=load,

@@ -101,6 +101,10 @@ class Triple:
     """Line of the triple's first row in its file (the header is line 1)."""
     columns: Mapping[str, str] = field(default_factory=dict)
     """Extra columns of the first row (e.g. ``Original Agr?``), non-empty ones only."""
+    raw: tuple[str, ...] = field(default=(), compare=False)
+    """The cells ``CxN Type``, premise, hypothesis and relation exactly as the file has them
+    (unstripped; the authors' scripts use them so), or ``()`` for generated triples.
+    """
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +112,7 @@ class _Row:
     line: int
     end: int
     cells: Mapping[str, str]
+    raw: Mapping[str, str] = field(default_factory=dict)
 
 
 def _delimiter(path: Path, first_line: str) -> str:
@@ -144,7 +149,9 @@ def _read_rows(path: Path) -> tuple[list[str], list[_Row]]:
         named = {_COLUMNS.get(h.lower(), h): clean[k] for k, h in enumerate(header)}
         if len(clean) > len(header) and any(clean[len(header):]):
             named["_overflow"] = "\t".join(clean[len(header):])
-        rows.append(_Row(start, prev, named))
+        raw = {_COLUMNS[h.lower()]: cells[k] if k < len(cells) else "" for k, h in enumerate(header)
+               if h.lower() in _COLUMNS}
+        rows.append(_Row(start, prev, named, raw))
     return header, rows
 
 
@@ -197,8 +204,9 @@ def _triple(group: Sequence[_Row], extra: Sequence[str]) -> Triple | str:
         return "; ".join(problems)
     assert cxn is not None
     columns = {k: premise.cells[k] for k in extra if premise.cells.get(k)}
+    raw = (premise.raw["construction"], premise.raw["text"], hypothesis.raw["text"], relation.raw["text"])
     return Triple(premise.cells["number"], cxn, premise.cells["text"], hypothesis.cells["text"], label,
-                  premise.line, columns)
+                  premise.line, columns, raw)
 
 
 def read_triples(path: Path | str) -> list[Triple]:

@@ -56,6 +56,8 @@ class CxnliPrompt:
     by_schema: bool = False
     cot: bool = False
     max_new_tokens: int = 16
+    stop: tuple[str, ...] = ("\nExample Premise", "\nPremise:")
+    """Where a model would start another example (none for reasoning models, which reject it)."""
 
     def examples(self, item: Item) -> tuple[data.Triple, ...]:
         """The in-context triples shown with ``item``, in file order."""
@@ -71,10 +73,9 @@ class CxnliPrompt:
         return self.instruction + shots + self.question.format(**item.fields)
 
     def render(self, item: Item) -> list[GenerationRequest]:
-        """One greedy generation; stops where a model would start another example."""
+        """One greedy generation; stops at ``stop``."""
         return [GenerationRequest(messages=(ChatMessage("user", self.text(item)),),
-                                  max_new_tokens=self.max_new_tokens,
-                                  stop=("\nExample Premise", "\nPremise:"))]
+                                  max_new_tokens=self.max_new_tokens, stop=self.stop)]
 
     def parse(self, item: Item, responses: Sequence[Response]) -> Prediction:
         """The relation, with the code, the rule that found it and the example count."""

@@ -11,25 +11,39 @@ from lingdiag.records import (
     ResultRow,
 )
 from lingdiag.suites.cxnli import data
+from lingdiag.suites.cxnli.authors import VARIANTS as AUTHORS_VARIANTS
 from lingdiag.suites.cxnli.files import SETTINGS
 from lingdiag.suites.cxnli.metrics import HUMAN_AGREEMENT
 from lingdiag.suites.cxnli.prompts import VARIANTS
 
+_VARIANTS = tuple(dict.fromkeys((*VARIANTS, *AUTHORS_VARIANTS)))
+
 
 def _order(axes: Mapping[str, Any]) -> tuple[int, int, str, str]:
-    setting, variant = str(axes.get("setting")), str(axes.get("variant"))
+    setting, variant = str(axes.get("setting")), str(axes.get("variant")).rpartition(":")[2]
     return (SETTINGS.index(setting) if setting in SETTINGS else 99,
-            VARIANTS.index(variant) if variant in VARIANTS else 99, variant, str(axes.get("cot")))
+            _VARIANTS.index(variant) if variant in _VARIANTS else 99, str(axes.get("variant")), str(axes.get("cot")))
+
+
+def _source(axes: Mapping[str, Any]) -> str:
+    # Runs from before the option used this project's prompts.
+    return str(axes.get("prompt_source", "paper"))
 
 
 def table(rows: Sequence[ResultRow]) -> str:
     """Exp 1 vs Exp 2 with human agreement (Tables 1, 4, 6), per-label scores, and accuracy
-    per construction pair (Figure 1).
+    per construction pair (Figure 1). The header names the prompt source; with both sources
+    in one table, each variant is prefixed by its source.
     """
+    sources = sorted({_source(r.axes) for r in rows})
+
+    def variant(a: Mapping[str, Any]) -> str:
+        return str(a.get("variant")) if len(sources) == 1 else f"{_source(a)}:{a.get('variant')}"
+
     cells: dict[tuple[str, str, str, str], dict[str, Mapping[str, Any]]] = {}
     for r in rows:
         a = r.axes
-        cells.setdefault((r.model, str(a.get("setting")), str(a.get("variant")), str(a.get("cot"))), {})[
+        cells.setdefault((r.model, str(a.get("setting")), variant(a), str(a.get("cot"))), {})[
             str(a.get("exp"))] = r.metrics
     keys = sorted(cells, key=lambda k: (_order({"setting": k[1], "variant": k[2], "cot": k[3]}), k[0]))
 
@@ -51,7 +65,8 @@ def table(rows: Sequence[ResultRow]) -> str:
     per_label = markdown_table(
         ["Model", "Condition", "Acc", "Acc E", "Acc N", "Acc C", "F1 E", "F1 N", "F1 C", "Macro-F1",
          "Pred E", "Pred N", "Pred C", "Unparsed", "N"],
-        [[r.model, r.condition, r.metrics["accuracy"], *(r.metrics["by_label"][lab]["accuracy"] for lab in data.LABELS),
+        [[r.model, r.condition if len(sources) == 1 else f"{_source(r.axes)}:{r.condition}", r.metrics["accuracy"],
+          *(r.metrics["by_label"][lab]["accuracy"] for lab in data.LABELS),
           *(r.metrics["by_label"][lab]["f1"] for lab in data.LABELS), r.metrics["macro_f1"],
           *(r.metrics["predicted"][lab] for lab in data.LABELS), r.metrics["predicted"][UNPARSED], r.metrics.get("n")]
          for r in ordered])
@@ -62,7 +77,7 @@ def table(rows: Sequence[ResultRow]) -> str:
           data.COUNTERPART.get(s, "–"),
           get(k, "2", "by_construction") and get(k, "2", "by_construction").get(data.COUNTERPART.get(s, ""))]
          for k in keys for s in schemas])
-    return ("## CxNLI: Exp 1 vs Exp 2 (Table 1; Tables 4 and 6 layout; human = IAA, Table 7; "
-            "majority = always the commonest gold label)\n\n" + main +
+    return (f"## CxNLI: Exp 1 vs Exp 2 (prompts: {', '.join(sources)}; Table 1; Tables 4 and 6 layout; "
+            "human = IAA, Table 7; majority = always the commonest gold label)\n\n" + main +
             "\n## Per label (E = entailment, N = neutral, C = contradiction)\n\n" + per_label +
             "\n## Per construction (Figure 1 layout; Exp 2 constructions share the Exp 1 form)\n\n" + per_cxn)
