@@ -44,8 +44,10 @@ class Options(BaseModel):
     reasoning: bool = False
     """A reasoning model (o1-preview, o3, ...): ``max_new_tokens_reasoning`` per answer, CoT
     or not, and no stop sequences (such models reject them and spend tokens on hidden
-    reasoning). Decoding is the backend's: as the authors ran o1-preview (temperature 1,
-    seed 43), ``-b 'extra_body={"temperature": 1}' -b seed=43 -b logprobs=false``."""
+    reasoning). Sampling is the backend's: as the authors ran o1-preview (temperature 1,
+    seed 43; the openai backend otherwise sends temperature 0, which o1 models reject), run
+    ``-m openai:o1-preview-2024-09-12 -o reasoning=true --model-option 'extra_body={"temperature": 1}'
+    --model-option seed=43 --model-option logprobs=false``. Not an axis: it changes no prompt."""
     max_new_tokens_reasoning: int = Field(default=32768, ge=1)
     """New tokens per answer with ``reasoning`` (the authors set no cap)."""
 
