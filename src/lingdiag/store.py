@@ -119,6 +119,28 @@ class RunStore:
         _atomic_write(self.root / name, text)
 
 
+def write_imported(root: Path, *, suite: str, model: str, dataset: str, records: Sequence[ItemRecord],
+                   provenance: Mapping[str, Any]) -> None:
+    """A run directory for answers computed elsewhere (``lingdiag score … --out``), readable by
+    ``lingdiag report`` and the cross-run analyses like any run's.
+
+    Args:
+        root: The directory to create; an existing run there is refused.
+        suite: The suite the records belong to.
+        model: The name the report shows (e.g. the source file's model).
+        dataset: The dataset the answers were matched to.
+        records: The imported records.
+        provenance: What was imported and how (file, SHA-256, columns, rules), kept in ``meta.json``.
+    """
+    store = RunStore(root)
+    if (store.root / "meta.json").exists():
+        raise RunError(f"{root} already holds a run; use another --out directory")
+    store.root.mkdir(parents=True, exist_ok=True)
+    _atomic_write(store.items_path, "".join(r.to_json() + "\n" for r in records))
+    store.write_json("meta.json", {"config": {"suite": suite, "model": model, "dataset": dataset},
+                                   "model": {"model": model, "backend": "imported"}, "imported": dict(provenance)})
+
+
 @dataclass(frozen=True)
 class LoadedRun:
     """A run directory read back for reports and analyses (never a model call)."""

@@ -108,6 +108,9 @@ class Suite:
     the CLI, so the suite loads without typer."""
     score_cli: Callable[[], Callable[..., None]] | None = None
     """Returns the ``lingdiag score <name>`` command function (outside answers → metrics)."""
+    reproduce_cli: Callable[[], Callable[..., None]] | None = None
+    """Returns the ``lingdiag reproduce <name>`` command function (published outputs → the
+    paper's tables, ours beside theirs)."""
 
     def axis(self, name: str) -> Axis:
         """The axis called ``name``."""

@@ -2,7 +2,8 @@
 
 Suite axes become options automatically (``lingdiag run imperfective --strategy zero-shot,cot``).
 Each suite's own commands (``Suite.cli``) are mounted as ``lingdiag <suite>`` and its score
-command (``Suite.score_cli``) as ``lingdiag score <suite>``. Nothing in the library imports
+command (``Suite.score_cli``) as ``lingdiag score <suite>``, its reproduction
+(``Suite.reproduce_cli``) as ``lingdiag reproduce <suite>``. Nothing in the library imports
 this package.
 """
 
@@ -12,7 +13,7 @@ import os
 import sys
 
 from lingdiag.cli import cache, data, info, report, run  # noqa: F401  (registers the commands)
-from lingdiag.cli.app import app, err, score_app
+from lingdiag.cli.app import app, err, reproduce_app, score_app
 from lingdiag.errors import LingdiagError
 from lingdiag.suite import SUITES
 
@@ -25,6 +26,8 @@ def mount_suites() -> None:
             app.add_typer(suite.cli(), name=name)
         if suite.score_cli is not None:
             score_app.command(name)(suite.score_cli())
+        if suite.reproduce_cli is not None:
+            reproduce_app.command(name)(suite.reproduce_cli())
 
 
 def main() -> None:

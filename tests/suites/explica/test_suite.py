@@ -16,6 +16,7 @@ from lingdiag.run import evaluate
 from lingdiag.store import RunStore
 from lingdiag.suites import explica as suite
 from lingdiag.suites.explica import cli, data, importing, metrics, parse, prompts, tables, tasks
+from lingdiag.suites.explica.rules import TIE
 
 
 def row(model: str, condition: str, metrics: dict[str, Any], axes: dict[str, str] | None = None) -> ResultRow:
@@ -201,7 +202,8 @@ def test_builtin_spec_errors_name_entry(tmp_path):
     ("8", 8), (" 10</s>", 10), ("Rating: 7", 7), ("**9**", 9), ("7 out of 10", 7), ("6/10. The connective fits.", 6),
     ("I would rate it 3.", 3), ("On a scale from 1 to 10, I give it 4", 4), ("8.0", 8), ("7.5", -1),
     ("0", -1), ("11", -1), ("The sentence is fine", -1), ("", -1), ("5<|endoftext|>", 5), ("1-10: 2", 2),
-    ("1. The sentence is not entirely clear", -1), ('Sentence 1: "Jude walked', -1), ("8.", 8), ("9)", 9),
+    ("1. The sentence is not entirely clear", 1), ("8. The connective fits", 8), ('Sentence 1: "Jude walked', -1),
+    ("8.", 8), ("9)", 9),
     ("Sentence: 4", 4),
 ])
 def test_parse_rating(text, rating):
@@ -213,6 +215,7 @@ def test_parse_rating(text, rating):
     ("Answer: so", "so"), ("so. The first event causes the second.", "so"),
     ("The word is 'then'", "then"), ("so, then, because, after", UNPARSED), ("so, because", UNPARSED),
     ("then or after", UNPARSED), ("and", UNPARSED), ("also", UNPARSED), ("", UNPARSED),
+    ('"then" then', "then"), ("# Because\nbecause", "because"), ("so so", "so"), ("then, then or after", UNPARSED),
 ])
 def test_parse_connective(text, label):
     assert parse.parse_connective(text) == label
@@ -239,27 +242,33 @@ def gen(*texts):
 
 
 def test_rating_renders_four_sentences_and_shuffles_examples_by_seed():
-    zero = strat("rating", 0, "greedy")
+    zero = strat("rating", 0, "greedy", {"prompt_source": "paper"})
     reqs = zero.render(ITEM)
     assert len(reqs) == 4 and "Examples:" not in reqs[0].messages[0].content
     assert [r.messages[0].content.split("Sentence: ")[1].split("\n")[0] for r in reqs] == \
         [ITEM.fields["sentences"][c] for c in data.CONNECTIVES]
     orders = set()
     for seed in range(6):
-        text = strat("rating", 1, "greedy", {"seed": seed}).render(ITEM)[0].messages[0].content
+        options = {"seed": seed, "prompt_source": "paper"}
+        text = strat("rating", 1, "greedy", options).render(ITEM)[0].messages[0].content
         assert text.count("(Rating: ") == 4 and "Examples:" in text
         orders.add(tuple(sorted(("So (effect)", "Because (cause)", "After (", "Then ("), key=text.index)))
-        assert text == strat("rating", 1, "greedy", {"seed": seed}).render(ITEM)[0].messages[0].content
+        assert text == strat("rating", 1, "greedy", options).render(ITEM)[0].messages[0].content
     assert len(orders) > 1  # different seeds, different example orders
 
 
 def test_rating_parse_ties_and_missing():
-    s = strat("rating")
+    s = strat("rating")  # the authors' rules: ties alphabetical, -1 kept in the argmax
     p = s.parse(ITEM, gen("8", "8", "3", "nonsense"))  # so, because tie at 8
     assert p.label == "because" and p.detail["tied"] is True and p.detail["ratings"]["after"] == -1
+    p = s.parse(ITEM, gen("8", "3", "3", "8"))  # so, after tie at 8
+    assert p.label == "after" and strat("rating", options={"ties": "gold-order"}).parse(
+        ITEM, gen("8", "3", "3", "8")).label == "so"
     strict = strat("rating", options={"ties": "miss"})
-    assert strict.parse(ITEM, gen("8", "8", "3", "1")).label == tasks.TIE
-    assert s.parse(ITEM, gen("x", "y", "z", "w")).label == UNPARSED
+    assert strict.parse(ITEM, gen("8", "8", "3", "1")).label == TIE
+    assert s.parse(ITEM, gen("x", "y", "z", "w")).label == "after"  # four -1: the authors' argmax
+    dropped = strat("rating", options={"missing_ratings": "drop"})
+    assert dropped.parse(ITEM, gen("x", "y", "z", "w")).label == UNPARSED
     assert s.parse(ITEM, gen("2", "9", "10", "4")).label == "then"
 
 
@@ -274,9 +283,10 @@ def test_constrained_requests_carry_the_answer_set():
 
 
 def test_mc_options_shuffle_per_item_and_seed_and_parse_back():
-    orders = {tuple(strat("mc", options={"seed": s}).options(ITEM).values()) for s in range(8)}
+    orders = {tuple(strat("mc", options={"seed": s, "prompt_source": "paper"}).options(ITEM).values())
+              for s in range(8)}
     assert len(orders) > 1 and all(sorted(o) == sorted(data.CONNECTIVES) for o in orders)
-    s = strat("mc", options={"seed": 3})
+    s = strat("mc", options={"seed": 3, "prompt_source": "paper"})
     options = s.options(ITEM)
     text = s.render(ITEM)[0].messages[0].content
     assert all(f"- {k}. {c}" in text for k, c in options.items())
@@ -309,12 +319,13 @@ def test_conditions_grid_and_options():
                                   "decoding": ["greedy", "constrained"]}, {"seed": 0})
     names = [c.name for c in conds]
     assert len(names) == 13 and names.count("perplexity") == 1 and "mc/1-shot/constrained" in names
-    with pytest.raises(ConfigError, match="suite 'explica' has no option 'promtps'; valid options: format, "):
+    with pytest.raises(ConfigError, match="suite 'explica' has no option 'promtps'; valid options: authors_model, "
+                                          "authors_prompts, format, "):
         conds_of(ds, {"task": ["mc"], "shots": ["0"], "decoding": ["greedy"]}, {"seed": 0, "promtps": "x"})
     # The seed has one path (RunConfig.seed / --seed): as a suite option it is an error.
     with pytest.raises(ConfigError, match="has no option 'seed'"):
         suite.SUITE.parse_options({"seed": 3})
-    with pytest.raises(ConfigError, match="option 'ties': Input should be 'order' or 'miss'"):
+    with pytest.raises(ConfigError, match="option 'ties': Input should be 'alphabetical', 'gold-order' or 'miss'"):
         suite.SUITE.parse_options({"ties": "random"})
 
 
@@ -376,8 +387,10 @@ def test_metrics_hand_computed():
     assert m["rating_missing_rate"] == pytest.approx(5 / 20)
     # Unrelated: model (3,2,4,1) vs human (3,2,4,1): identical ranks.
     assert m["spearman"]["unrelated"]["rho"] == pytest.approx(1.0)
-    # causal_iconic: 7 points (the -1 is left out); all: 7 + 4 + 4 = 15 points.
-    assert m["spearman"]["causal_iconic"]["n"] == 7 and m["spearman"]["all"]["n"] == 15
+    # causal_iconic: 8 points, the -1 kept as the authors did; all: 5 records x 4 = 20 points.
+    assert m["spearman"]["causal_iconic"]["n"] == 8 and m["spearman"]["all"]["n"] == 20
+    # Without the unreadable rating: 7 and 15.
+    assert m["spearman_rated"]["causal_iconic"]["n"] == 7 and m["spearman_rated"]["all"]["n"] == 15
     assert math.isnan(m["spearman"]["temporal_iconic"]["rho"])  # no ratings at all
     dist = m["rating_distribution"]
     assert dist["related"]["model"]["-1"] == 5 and dist["unrelated"]["model"]["4"] == 1
@@ -417,8 +430,8 @@ def test_imported_scores_score_exactly_like_a_run(tmp_path):
     rows.append({"Sentence_A": items[5].fields["sentence_a"], "Sentence_B": items[5].fields["sentence_b"],
                  "conn": "and", "ppl": 1.0})
     path = write_csv(tmp_path / "scores.tsv", rows, delimiter="\t")
-    result = importing.import_scores(path, items, connective_col="conn", score_col="ppl", lower_is_better=True)
-    assert [u["line"] for u in result.unmatched] == [len(rows), len(rows) + 1]
+    result = importing.import_scores(path, items, importing.ScoreColumns("perplexity", "ppl", connective_col="conn"))
+    assert [u["row"] for u in result.unmatched] == [len(rows), len(rows) + 1]
     assert sorted(result.incomplete) == ["0-1", "0-2"]
     imported = metrics.metrics(result.records)
     assert run.metrics["perplexity"]["n"] == 72
@@ -440,10 +453,11 @@ def test_score_cli_reports_aps_and_unmatched(tmp_path):
     out = subprocess.run([*cmd, "--json"], capture_output=True, text=True, check=True)
     result = json.loads(out.stdout)
     assert result["metrics"]["accuracy"] == 1.0  # the human ratings themselves choose the gold connective
-    assert result["matched_items"] == 72 and result["unmatched"][0]["line"] == len(rows) + 1
+    assert result["matched_items"] == 72 and result["unmatched"][0]["row"] == len(rows) + 1
     text = subprocess.run(cmd, capture_output=True, text=True, check=True)
-    assert "| imported (APS) | – | – | human.csv | 1.00 | 1.00 | 1.00 | 1.00 | 1.00 |" in text.stdout
-    assert "unmatched rows: 1" in text.stderr and "line 290" in text.stderr
+    assert "| rating | – | – | human.csv | 1.00 | 1.00 | 1.00 | 1.00 | 1.00 |" in text.stdout
+    assert "Rating rules: ties alphabetical, unreadable ratings keep" in text.stdout
+    assert "unmatched rows: 1" in text.stderr and "row 290" in text.stderr
 
 
 def test_prompt_perplexities_rank_variants():
@@ -460,8 +474,8 @@ def test_mock_run_end_to_end(tmp_path):
     res = evaluate(RunConfig(suite="explica", model="mock", axes={"shots": ["0"], "decoding": ["greedy"]}),
                    mock, tmp_path / "r")
     assert set(res.metrics) == {"rating/0-shot/greedy", "cloze/0-shot/greedy", "mc/0-shot/greedy", "perplexity"}
-    # Every rating ties at 7 → the tie order picks "because" everywhere.
-    assert res.metrics["rating/0-shot/greedy"]["predicted"] == {"because": 72}
+    # Every rating ties at 7 → the authors' alphabetical tie rule picks "after" everywhere.
+    assert res.metrics["rating/0-shot/greedy"]["predicted"] == {"after": 72}
     assert res.metrics["rating/0-shot/greedy"]["rating_tie_rate"] == 1.0
     assert res.metrics["cloze/0-shot/greedy"]["n_unparsed"] == 72
     # "7" is no letter A-D: every MC answer is unparsed (a miss), never guessed.

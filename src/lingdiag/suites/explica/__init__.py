@@ -52,6 +52,13 @@ def _prompt_axes(strat: Any, items: Sequence[Item], options: Options) -> dict[st
     return {"prompt_source": options.prompt_source, "prompt_text": "+".join(seen)}
 
 
+def _rule_axes(task: str, options: Options) -> dict[str, str]:
+    """The rating task's tie and missing-rating rules: they move published numbers, so the
+    records and tables name them.
+    """
+    return {"ties": options.ties, "missing_ratings": options.missing_ratings} if task == "rating" else {}
+
+
 def conditions(dataset: Dataset, axes: Mapping[str, Sequence[str]], options: Options, seed: int) -> list[Condition]:
     """Task × shots × decoding; perplexity has neither shots nor decoding (nor prompts), so it runs once."""
     out = []
@@ -64,7 +71,7 @@ def conditions(dataset: Dataset, axes: Mapping[str, Sequence[str]], options: Opt
                 strat = strategy(task, int(shots), decoding, options, seed)
                 out.append(Condition(f"{task}/{shots}-shot/{decoding}",
                                      {"task": task, "shots": shots, "decoding": decoding,
-                                      **_prompt_axes(strat, dataset.items, options)},
+                                      **_prompt_axes(strat, dataset.items, options), **_rule_axes(task, options)},
                                      strat, dataset.items))
     return out
 
@@ -73,6 +80,12 @@ def _cli() -> Any:
     from lingdiag.suites.explica.cli import app
 
     return app
+
+
+def _reproduce_cli() -> Any:
+    from lingdiag.suites.explica.cli import reproduce
+
+    return reproduce
 
 
 def _score_cli() -> Any:
@@ -95,4 +108,5 @@ SUITE = register_suite(Suite(
     stat_tags=("relation", "type", "order", "additional_dimension"),
     cli=_cli,
     score_cli=_score_cli,
+    reproduce_cli=_reproduce_cli,
 ))

@@ -5,15 +5,18 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Sequence
+from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from lingdiag.errors import ConfigError
+from lingdiag.fetch import fetch
 from lingdiag.metrics.core import markdown_table, summary
 from lingdiag.models.base import Backend
 from lingdiag.models.providers import load_backend
+from lingdiag.paths import sha256_file
 from lingdiag.records import (
     Item,
     LogLikelihood,
@@ -21,12 +24,16 @@ from lingdiag.records import (
     ResultRow,
 )
 from lingdiag.run import cached, dispatch, spread
+from lingdiag.store import write_imported
 from lingdiag.suites.explica import data
 from lingdiag.suites.explica.files import load
-from lingdiag.suites.explica.importing import import_scores
+from lingdiag.suites.explica.importing import ScoreColumns, Task, import_scores
 from lingdiag.suites.explica.metrics import metrics
 from lingdiag.suites.explica.options import Options
 from lingdiag.suites.explica.prompts import PROMPT_TASKS, load_prompts
+from lingdiag.suites.explica.reproduce import compare, markdown, score_all
+from lingdiag.suites.explica.reproduce import summary as summary_line
+from lingdiag.suites.explica.rules import MissingRatings, RatingRule, Ties
 from lingdiag.suites.explica.tables import table
 from lingdiag.suites.explica.tasks import perplexity, strategy
 
@@ -36,36 +43,72 @@ app = typer.Typer(no_args_is_help=True, help="ExpliCa tools: prompt selection, b
 
 
 def score(
-    scores: Annotated[Path, typer.Option("--scores", help="CSV/TSV: Sentence_A, Sentence_B, connective, score.")],
+    scores: Annotated[Path, typer.Option("--scores", help="CSV/TSV: Sentence_A, Sentence_B, the task's columns.")],
+    task: Annotated[Task, typer.Option(help="rating or perplexity (a row per pair and connective), cloze or mc "
+                                            "(the first row of each pair counts).")] = "rating",
+    score_col: Annotated[str, typer.Option(help="Rating (number or answer text), perplexity, cloze answer or "
+                                                "MC letter.")] = "score",
+    connective_col: Annotated[str, typer.Option(help="Rating / perplexity: the row's connective.")] = "connective",
+    choices_col: Annotated[str, typer.Option(help="MC: letter → connective dict.")] = "answers_dict",
+    lower_is_better: Annotated[bool, typer.Option("--lower-is-better/--higher-is-better",
+                                                  help="Perplexity task: lowest wins (log-probs: higher).")] = True,
+    ties: Annotated[Ties, typer.Option(help="Rating ties (rules.py).")] = "alphabetical",
+    missing_ratings: Annotated[MissingRatings, typer.Option(help="Unreadable ratings (-1).")] = "keep",
     dataset: Annotated[str, typer.Option(help="official, builtin, or a path in the official layout.")] = "official",
-    connective_col: Annotated[str, typer.Option(help="Column holding the connective.")] = "connective",
-    score_col: Annotated[str, typer.Option(help="Column holding the score.")] = "score",
-    lower_is_better: Annotated[bool, typer.Option("--lower-is-better",
-                                                  help="Lowest score wins (perplexity).")] = False,
+    out: Annotated[Path | None, typer.Option("--out", help="Also write a run directory (for report).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print metrics and unmatched rows as JSON.")] = False,
 ) -> None:
-    """APS overall and per class from outside per-item scores, as a run would print it."""
+    """Metrics of answers or scores computed elsewhere, exactly as a run computes them."""
     items = load(dataset).items
-    result = import_scores(scores, items, connective_col=connective_col, score_col=score_col,
-                           lower_is_better=lower_is_better)
+    cols = ScoreColumns(task, score_col, connective_col, choices_col, lower_is_better,
+                        RatingRule(ties, missing_ratings))
+    result = import_scores(scores, items, cols)
     m = {**metrics(result.records), **summary(result.records)} if result.records else {}
+    if out is not None and result.records:
+        write_imported(out, suite="explica", model=scores.stem, dataset=dataset, records=result.records,
+                       provenance={"file": str(scores), "sha256": sha256_file(scores), **asdict(cols),
+                                   "rules": cols.rule.describe()})
     if as_json:
         print(json.dumps({"metrics": m, "matched_items": len(result.records), "unmatched": result.unmatched,
-                          "incomplete": result.incomplete}, indent=2, sort_keys=True))
+                          "incomplete": result.incomplete, "repeated_rows": result.repeated,
+                          "rules": cols.rule.describe()}, indent=2, sort_keys=True, default=str))
         return
     if result.records:
-        print(table([ResultRow(scores.name, "imported", {"task": "imported"}, m)]))
-    print(f"matched items: {len(result.records)} of {len(items)}", file=sys.stderr)
+        print(table([ResultRow(scores.name, task, dict(result.records[0].axes), m)]))
+    print(f"matched items: {len(result.records)} of {len(items)}; rating rules: {cols.rule.describe()}",
+          file=sys.stderr)
     if result.incomplete:
         print(f"left out, missing some connective: {len(result.incomplete)} items "
               f"({', '.join(result.incomplete[:10])}{' ...' if len(result.incomplete) > 10 else ''})", file=sys.stderr)
     if result.unmatched:
         print(f"unmatched rows: {len(result.unmatched)}", file=sys.stderr)
-        for u in result.unmatched[:20]:
-            print(f"  line {u['line']}: {u['reason']}: {u['Sentence_A']!r} / {u['Sentence_B']!r} / "
-                  f"{u['connective']!r}", file=sys.stderr)
-        if len(result.unmatched) > 20:
-            print(f"  ... and {len(result.unmatched) - 20} more (see --json)", file=sys.stderr)
+    for u in result.unmatched[:20]:
+        print(f"  row {u['row']}: {u['reason']}: {u['Sentence_A']!r} / {u['Sentence_B']!r}", file=sys.stderr)
+    if len(result.unmatched) > 20:
+        print(f"  ... and {len(result.unmatched) - 20} more unmatched rows (see --json)", file=sys.stderr)
+
+
+def reproduce(
+    source: Annotated[Path | None, typer.Option("--from", help="A directory in the layout of the published "
+                                                               "results (default: fetch them, pinned).")] = None,
+    dataset: Annotated[str, typer.Option(help="The ExpliCa data the outputs refer to.")] = "official",
+    as_json: Annotated[bool, typer.Option("--json", help="Every cell as JSON.")] = False,
+) -> None:
+    """Re-score the authors' published outputs: Tables 6, 7, 8, 10, 11, 13 and 14, ours beside theirs."""
+    if source is None:
+        source = fetch("explica-results")[0].parents[2]
+    elif not source.is_dir():
+        raise ConfigError(f"--from {source}: not a directory")
+    cells = compare(score_all(source, load(dataset).items))
+    if not cells:
+        raise ConfigError(f"--from {source}: no published result files found (expected acceptability/, cloze/, "
+                          "mc/, perplexity/)")
+    if as_json:
+        print(json.dumps({"cells": [{**asdict(c), "equal": c.equal} for c in cells], "summary": summary_line(cells)},
+                         indent=2))
+        return
+    print(markdown(cells))
+    print(summary_line(cells))
 
 
 def prompt_perplexities(backend: Backend, items: Sequence[Item], tasks: Sequence[str],

@@ -26,6 +26,7 @@ import io
 import random
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
@@ -38,7 +39,11 @@ from lingdiag.records import Item
 CONNECTIVES = ("so", "because", "then", "after")
 """The four connectives (§3), in the order prompts list them by default."""
 TIE_ORDER = ("because", "so", "after", "then")
-"""Preference among equally rated connectives (see the module docstring)."""
+"""Preference among equally rated connectives on the human side (see the module docstring)."""
+ALPHABETICAL = ("after", "because", "so", "then")
+"""The authors' preference among equally scored connectives on the model side: their notebooks
+sort each pair's rows by connective and take the first ``idxmax``/``idxmin``
+(../shared/reference/explica/analysis/greedy_accuracy.py, ``get_model_max_rating_cat``)."""
 RELATION = {"so": ("causal", "iconic"), "because": ("causal", "anti-iconic"),
             "then": ("temporal", "iconic"), "after": ("temporal", "anti-iconic")}
 RATING_COLUMNS = {"so": "rating_iconic_causal", "because": "rating_anticonic_causal",
@@ -62,17 +67,19 @@ def class_of(connective: str) -> str:
     return f"{kind}_{order}"
 
 
-def best(scores: Mapping[str, float], *, lower_is_better: bool = False) -> str:
-    """The connective with the best score, ties broken by ``TIE_ORDER``.
+def best(scores: Mapping[str, float], *, lower_is_better: bool = False,
+         order: Sequence[str] = TIE_ORDER) -> str:
+    """The connective with the best score, ties broken by ``order``.
 
     Args:
         scores: A score per connective (missing connectives are ignored).
         lower_is_better: Pick the lowest score (perplexity) instead of the highest (rating).
+        order: Preference among tied connectives (``TIE_ORDER`` or ``ALPHABETICAL``).
 
     Returns:
         The chosen connective.
     """
-    present = [c for c in TIE_ORDER if c in scores]
+    present = [c for c in order if c in scores]
     if not present:
         raise ValueError("best() needs at least one connective score")
     sign = -1.0 if lower_is_better else 1.0
@@ -270,6 +277,36 @@ def load_rows(rows: Sequence[Mapping[str, str]], path: Path | str, columns: Sequ
     if not items:
         raise DatasetError("no rows", path=path)
     return items
+
+
+FREQUENCY_BINS = {"1_rare": "Rare", "2_uncommon": "Uncommon", "3_common": "Common", "4_frequent": "Frequent"}
+"""``freq_cat`` of explica_freq_4800.tsv → the bin names of Tables 10-11, in their order."""
+
+
+def with_frequency_bins(items: Sequence[Item], path: Path) -> list[Item]:
+    """``items`` tagged with the frequency bin of each (ordered pair, connective) row.
+
+    Tables 10-11 bin rows, not pairs: the authors' notebook (model_size_analysis.py) counts each
+    of a pair's four rows in the bin of its own connective. Tag ``frequency_bins`` maps
+    connective → bin; items without rows in the file are returned unchanged.
+    """
+    columns, rows = read_table(path)
+    for col in ("Sentence_A", "Sentence_B", "tested_connective", "freq_cat"):
+        if col not in columns:
+            raise DatasetError("missing column", path=path, field=col)
+    bins: dict[tuple[str, str], dict[str, str]] = {}
+    for n, row in enumerate(rows, 2):
+        cat = row["freq_cat"].strip()
+        if cat not in FREQUENCY_BINS:
+            raise DatasetError(f"unknown bin {cat!r} (known: {', '.join(FREQUENCY_BINS)})", path=path, row=n,
+                               field="freq_cat")
+        key = (row["Sentence_A"].strip(), row["Sentence_B"].strip())
+        bins.setdefault(key, {})[row["tested_connective"].strip()] = FREQUENCY_BINS[cat]
+    out = []
+    for it in items:
+        found = bins.get((it.fields["sentence_a"], it.fields["sentence_b"]))
+        out.append(replace(it, tags={**it.tags, "frequency_bins": found}) if found else it)
+    return out
 
 
 def load_csv(path: Path) -> list[Item]:

@@ -83,8 +83,14 @@ register_official("explica-results", RESULT_FILES)
 
 
 def load(spec: str) -> Dataset:
-    """``builtin`` (the project's own pairs), ``official`` (fetched) or a CSV/TSV path."""
+    """``builtin`` (the project's own pairs), ``official`` (fetched; with the frequency bins of
+    explica_freq_4800.tsv) or a CSV/TSV path.
+    """
     if spec == "builtin":
         return Dataset("builtin", data.builtin_items(), source={"builtin": "lingdiag explica_builtin.yaml"})
-    path = official_path("explica", OFFICIAL_FILE.local) if spec == "official" else Path(spec)
-    return Dataset(spec, data.load_csv(path), source={str(path): OFFICIAL_FILE.sha256 if spec == "official" else ""})
+    if spec != "official":
+        return Dataset(spec, data.load_csv(Path(spec)), source={str(Path(spec)): ""})
+    path = official_path("explica", OFFICIAL_FILE.local)
+    bins = official_path("explica", FREQUENCY_FILE.local)
+    return Dataset(spec, data.with_frequency_bins(data.load_csv(path), bins),
+                   source={str(path): OFFICIAL_FILE.sha256, str(bins): FREQUENCY_FILE.sha256})

@@ -7,6 +7,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from lingdiag.suites.explica.prompts import AUTHORS_MAX_NEW_TOKENS, AUTHORS_MODEL, MAX_NEW_TOKENS
+from lingdiag.suites.explica.rules import MissingRatings, Ties
 
 
 class Options(BaseModel):
@@ -35,8 +36,10 @@ class Options(BaseModel):
     format: Literal["chat", "raw"] | None = None
     """``chat``: one user turn through the chat template; ``raw``: the prompt text as is
     (default: ``raw`` under ``authors``, as the authors ran the open models, else ``chat``)."""
-    ties: Literal["order", "miss"] = "order"
-    """Rating ties: broken in the gold order, or counted as the label ``tie`` (a miss)."""
+    ties: Ties = "alphabetical"
+    """Rating ties: ``alphabetical`` (the authors'), ``gold-order`` or ``miss`` (see ``rules.py``)."""
+    missing_ratings: MissingRatings = "keep"
+    """Unreadable ratings (-1): ``keep`` them in the argmax (the authors') or ``drop`` them."""
 
     @model_validator(mode="before")
     @classmethod

@@ -26,12 +26,13 @@ def parse_rating(text: str) -> int:
     """The rating in an answer, or -1.
 
     The rating is the first number once scale phrases ("out of 10", "1 to 10") are
-    removed, if it is an integer 1-10. Numbers that label something are not ratings: a
-    list marker opening the answer ("1. The sentence ..."), or a number after
-    "sentence", "event", "example" or "step" ("Sentence 1: ...").
+    removed, if it is an integer 1-10. A number after "sentence", "event", "example" or
+    "step" ("Sentence 1: ...") labels something and is not a rating. A number opening the
+    answer is, even before a full stop and more text ("8. The connective ..."): the authors'
+    cleaning reads it so (../shared/reference/explica/analysis/cleaning_answers.py,
+    ``clean_acc_res``), and so do the published cleaned ratings.
     """
     body = _SCALE.sub(" ", clean_answer(text))
-    body = re.sub(r"^\d+[.)]\s+(?=\S)", " ", body)
     body = re.sub(r"\b(?:sentence|event|example|step)\s+\d+", " ", body, flags=re.I)
     m = re.search(r"(?<![\w.])(\d+(?:\.\d+)?)(?![\w])", body)
     if not m:
@@ -43,12 +44,18 @@ def parse_rating(text: str) -> int:
 def parse_connective(text: str, allowed: Sequence[str] = data.CONNECTIVES) -> str:
     """The connective in a cloze answer: the first word if it is one and is not the start
     of a list ("then or after", "so, because"), else the only connective mentioned;
-    ``UNPARSED`` when none or several are (out-of-list is a miss).
+    ``UNPARSED`` when none or several are (out-of-list is a miss). A repeated connective
+    (``"then" then``, ``# Because`` and ``because`` on the next line) is that connective, as in the authors' cleaning
+    (cleaning_answers.py, ``clean_cloze_res``).
     """
-    words = re.findall(r"[a-z]+", clean_answer(text).lower())
+    words: list[str] = re.findall(r"[a-z]+", clean_answer(text).lower())
     if words and words[0] in allowed:
         listed = [w for w in words[1:3] if w not in ("or", "and")][:1]
-        return UNPARSED if listed and listed[0] in allowed else words[0]
+        if not listed or listed[0] not in allowed:
+            return words[0]
+        if listed[0] != words[0]:
+            return UNPARSED
+    # A repeated first connective falls through: it counts if no other one is mentioned.
     mentioned = {w for w in words if w in allowed}
     return mentioned.pop() if len(mentioned) == 1 else UNPARSED
 

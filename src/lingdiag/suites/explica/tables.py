@@ -43,6 +43,10 @@ def table(rows: Sequence[ResultRow]) -> str:
     text = ("## ExpliCa accuracy on causal/temporal pairs (Tables 6-8 layout; APS for perplexity; prompts: "
             + (", ".join(sorted({r.axes.get("prompt_source", "paper") for r in rows if "shots" in r.axes})) or "–")
             + ")\n\n")
+    rules = sorted({f"ties {r.axes['ties']}, unreadable ratings {r.axes['missing_ratings']}"
+                    for r in rows if "ties" in r.axes})
+    if rules:
+        text += f"Rating rules: {'; '.join(rules)} (the authors': ties alphabetical, unreadable kept).\n\n"
     text += markdown_table(
         ["Task", "Shots", "Decoding", "Model", "All", *_CLASS_HEADERS, "Unparsed", "N"],
         [[*_condition_cells(r), r.model, r.metrics[ACCURACY], *[r.metrics[BY_CLASS][k] for k in data.CLASSES],

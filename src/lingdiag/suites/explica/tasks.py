@@ -24,10 +24,9 @@ from lingdiag.suites.explica import data
 from lingdiag.suites.explica.options import Options
 from lingdiag.suites.explica.parse import parse_connective, parse_letter, parse_rating
 from lingdiag.suites.explica.prompts import TASKS, Prompting, authors_prompting, load_prompts, rng
+from lingdiag.suites.explica.rules import RatingRule, lowest
 
 LETTERS = ("A", "B", "C", "D")
-TIE = "tie"
-"""The label of a rating tie under ``-o ties=miss``."""
 
 
 
@@ -36,8 +35,8 @@ class RatingTask:
     """Rate each of the four joined sentences 1-10; the best-rated connective is the answer."""
 
     prompting: Prompting
-    ties: str = "order"
-    """``order``: break ties by ``TIE_ORDER``; ``miss``: a tie is the label ``tie``."""
+    rule: RatingRule = RatingRule()
+    """Tie and missing-rating rules (``rules.py``; the authors' by default)."""
 
     def render(self, item: Item) -> list[Request]:
         """Four requests, in ``CONNECTIVES`` order."""
@@ -51,18 +50,10 @@ class RatingTask:
         return self.prompting.origin(item, data.CONNECTIVES)
 
     def parse(self, item: Item, responses: Sequence[Response]) -> Prediction:
-        """Ratings per connective (-1 when missing) and the chosen connective."""
+        """Ratings per connective (-1 when unreadable) and the connective ``rule`` chooses."""
         texts = [r.text if isinstance(r, Generation) else "" for r in responses]
         ratings = {c: parse_rating(t) for c, t in zip(data.CONNECTIVES, texts, strict=True)}
-        valid = {c: float(v) for c, v in ratings.items() if v != -1}
-        top = max(valid.values()) if valid else None
-        tied = sum(v == top for v in valid.values()) > 1
-        if not valid:
-            label = UNPARSED
-        elif tied and self.ties == "miss":
-            label = TIE
-        else:
-            label = data.best(valid)
+        label, tied = self.rule.choose(ratings)
         return Prediction(label, {"ratings": ratings, "tied": tied, "answers": dict(zip(data.CONNECTIVES, texts,
                                                                                          strict=True))})
 
@@ -150,7 +141,7 @@ class PerplexityTask:
         """Perplexity per connective and the connective with the lowest."""
         lls = [r for r in responses if isinstance(r, LogLikelihood)]
         ppl = {c: perplexity(r) for c, r in zip(data.CONNECTIVES, lls, strict=True)}
-        return Prediction(data.best(ppl, lower_is_better=True), {
+        return Prediction(lowest(ppl), {
             "perplexity": ppl, "logprob": {c: r.logprob for c, r in zip(data.CONNECTIVES, lls, strict=True)},
             "n_tokens": {c: r.n_tokens for c, r in zip(data.CONNECTIVES, lls, strict=True)}})
 
@@ -182,7 +173,7 @@ def strategy(task: str, shots: int = 0, decoding: str = "greedy", options: Optio
                           seed=seed, chat=opts.chat(), max_new_tokens=opts.new_tokens(), authors=authors)
     match task:
         case "rating":
-            return RatingTask(prompting, opts.ties)
+            return RatingTask(prompting, RatingRule(opts.ties, opts.missing_ratings))
         case "cloze":
             return ClozeTask(prompting)
         case "mc":
