@@ -105,6 +105,10 @@ class Generation:
     """Log-probability of each generated token, where the backend reports them."""
     error: str | None = None
     """Set when the request failed after retries; ``text`` is then empty."""
+    rendering: str | None = None
+    """How the chat turns became the prompt when not by the model's chat template as given:
+    ``plain-fallback`` (the template refused the system turn; plain ``system + blank line + user``)
+    or ``folded`` (the system turn folded into the first user turn); None otherwise."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,7 +130,10 @@ Response = Generation | LogLikelihood
 def response_to_json(r: Response) -> dict[str, Any]:
     """Serialise a response (for the cache)."""
     kind = "generation" if isinstance(r, Generation) else "loglikelihood"
-    return {"type": kind, **asdict(r)}
+    body = asdict(r)
+    if body.get("rendering", "") is None:
+        del body["rendering"]  # entries stay as they were before the field existed
+    return {"type": kind, **body}
 
 
 def response_from_json(d: Mapping[str, Any]) -> Response:

@@ -80,7 +80,10 @@ def _prompt_json(r: Request) -> Any:
 
 def _output_json(r: Response) -> Any:
     if isinstance(r, Generation):
-        return r.text if r.error is None else {"error": r.error}
+        if r.error is not None:
+            return {"error": r.error}
+        # A prompt not rendered by the chat template as given says so beside its answer.
+        return r.text if r.rendering is None else {"text": r.text, "rendering": r.rendering}
     return {"logprob": r.logprob, "n_tokens": r.n_tokens, "is_greedy": r.is_greedy}
 
 

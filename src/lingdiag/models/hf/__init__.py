@@ -8,6 +8,7 @@ registers for ``hf:``, ``gguf:`` and the embedded short names.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -35,12 +36,16 @@ class HFOptions(BaseModel):
     """Torch CPU threads (default: all cores)."""
     prefix_reuse: bool = True
     """Compute shared prompt prefixes once."""
+    system_turn: Literal["plain", "fold"] = "plain"
+    """When the chat template refuses a system turn (Gemma-2): ``plain`` text ``system + blank line + user``
+    without chat markup, as the ImperfectiveNLI authors' code did, or ``fold`` it into the first user
+    turn of the template. Recorded per answer (``rendering``) and in the backend identity."""
 
 
 def _backend(path: str, options: HFOptions, *, weights_hash: str, name: str | None = None) -> HFBackend:
     return HFBackend(path, name=name, weights_hash=weights_hash, batch_tokens=options.batch_tokens,
                      trust_remote_code=options.trust_remote_code, max_batch=options.max_batch,
-                     threads=options.threads, prefix_reuse=options.prefix_reuse)
+                     threads=options.threads, prefix_reuse=options.prefix_reuse, system_turn=options.system_turn)
 
 
 def load_embedded(name: str, options: HFOptions) -> Backend:

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from importlib.util import find_spec
-from typing import Any
+from typing import Any, Literal
 
 from lingdiag.errors import MissingDependency
 from lingdiag.models.base import Capabilities
@@ -48,6 +48,7 @@ class HFBackend:
         max_batch: int = 256,
         threads: int | None = None,
         prefix_reuse: bool = True,
+        system_turn: Literal["plain", "fold"] = "plain",
     ) -> None:
         """Describe ``model_path`` (a hub id or a directory).
 
@@ -63,6 +64,9 @@ class HFBackend:
             max_batch: Upper bound on rows per forward batch.
             threads: Torch CPU threads (default: all cores).
             prefix_reuse: Compute shared prompt prefixes once (see the module docstring).
+            system_turn: When the chat template refuses a system turn: ``plain`` text
+                ``system + blank line + user`` (as the ImperfectiveNLI authors' code), or ``fold``
+                it into the first user turn; see ``LoadedModel.rendered``.
         """
         missing = [p for p in ("torch", "transformers") if find_spec(p) is None]
         if missing:
@@ -72,8 +76,12 @@ class HFBackend:
         self.loglik_batch_tokens = batch_tokens or LOGLIK_BATCH_TOKENS
         self.max_batch = max_batch
         self.prefix_reuse = prefix_reuse
-        self._lm = LoadedModel(model_path, threads=threads, trust_remote_code=trust_remote_code)
+        self._lm = LoadedModel(model_path, threads=threads, system_turn=system_turn,
+                               trust_remote_code=trust_remote_code)
         self._identity = {"backend": "hf", "model": self.name, "path": model_path, "weights_sha256": weights_hash}
+        if system_turn != "plain":
+            # Named only when not the default, so existing cache keys and meta.json stay as they were.
+            self._identity["system_turn"] = system_turn
         n_params = stored_param_count(model_path)
         if n_params:
             self._identity["n_params"] = str(n_params)
@@ -92,9 +100,12 @@ class HFBackend:
         Returns:
             ``forward_tokens``: real tokens run through the transformer body (a shared prefix
             counts once; generated tokens count once each); ``padded_tokens``: the same plus
-            padding; ``head_positions``: positions the LM head computed logits for.
+            padding; ``head_positions``: positions the LM head computed logits for; and, when
+            the chat template refused a system turn, ``rendered_plain_fallback`` or
+            ``rendered_folded``: generation requests rendered that way.
         """
-        return {k: self._usage[k] for k in ("forward_tokens", "padded_tokens", "head_positions")}
+        work = {k: self._usage[k] for k in ("forward_tokens", "padded_tokens", "head_positions")}
+        return work | {k: v for k, v in self._usage.items() if k.startswith("rendered_")}
 
     @property
     def capabilities(self) -> Capabilities:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from lingdiag.models.hf.batching import Budget, common_prefix_all, token_budget_batches
@@ -109,7 +109,7 @@ class Decoder:
         groups: dict[tuple[Any, ...], list[int]] = defaultdict(list)
         for i, r in enumerate(requests):
             groups[(r.max_new_tokens, r.stop, r.constraint)].append(i)
-        encoded = [self.lm.encode_prompt(r) for r in requests]
+        encoded, renderings = self.encode(requests)
         for (max_new, stop, constraint), idx in groups.items():
             prompts = [encoded[i] for i in idx]
             shared = self.shared_prompt(prompts, max_new) if budget.prefix_reuse else None
@@ -118,8 +118,16 @@ class Decoder:
                 rows = [idx[b] for b in batch]
                 answers = self.decode_batch([encoded[i] for i in rows], max_new, stop, constraint, shared)
                 for i, g in zip(rows, answers, strict=True):
-                    out[i] = g
+                    out[i] = g if renderings[i] is None else replace(g, rendering=renderings[i])
         return [g for g in out if g is not None]
+
+    def encode(self, requests: Sequence[GenerationRequest]) -> tuple[list[list[int]], list[str | None]]:
+        """Each request's prompt tokens and rendering; renderings other than the template are counted."""
+        pairs = [self.lm.encode(r) for r in requests]
+        for _, rendering in pairs:
+            if rendering is not None:
+                self.usage[f"rendered_{rendering.replace('-', '_')}"] += 1
+        return [ids for ids, _ in pairs], [rendering for _, rendering in pairs]
 
     def shared_prompt(self, prompts: list[list[int]], max_new: int) -> SharedPrompt | None:
         """The prompts' common prefix and its one-row cache, when worth reusing.

@@ -11,7 +11,7 @@ import os
 import sys
 from collections.abc import Sequence
 from functools import cached_property
-from typing import Any
+from typing import Any, Literal
 
 from lingdiag.errors import BackendError
 from lingdiag.records import ChatMessage, GenerationRequest
@@ -26,6 +26,23 @@ def keep_gpu_compiler_out() -> None:
     """
     if "torch" not in sys.modules:
         sys.modules.setdefault("triton", None)  # type: ignore[arg-type]
+
+
+Rendering = Literal["plain-fallback", "folded"]
+"""How a chat request was rendered when the model's template refused its system turn."""
+
+
+def fold_system(messages: Sequence[ChatMessage]) -> tuple[ChatMessage, ...]:
+    """``messages`` with the system turns folded into the first user turn (``system + blank line + user``)."""
+    system = "\n\n".join(m.content for m in messages if m.role == "system")
+    rest = [m for m in messages if m.role != "system"]
+    if len(rest) == len(messages):
+        return tuple(messages)
+    first = next((k for k, m in enumerate(rest) if m.role == "user"), None)
+    if first is None:
+        return (ChatMessage("user", system), *rest)
+    rest[first] = ChatMessage("user", system + "\n\n" + rest[first].content)
+    return tuple(rest)
 
 
 def fallback_chat(messages: Sequence[ChatMessage]) -> str:
@@ -60,15 +77,18 @@ def stored_param_count(model_path: str) -> int | None:
 class LoadedModel:
     """A causal LM and its tokenizer, loaded on first use, in float32 on the CPU."""
 
-    def __init__(self, path: str, *, threads: int | None = None, **load_kwargs: Any) -> None:
+    def __init__(self, path: str, *, threads: int | None = None, system_turn: Literal["plain", "fold"] = "plain",
+                 **load_kwargs: Any) -> None:
         """Describe the model at ``path``; nothing is imported or loaded yet.
 
         Args:
             path: Hub id or local directory.
             threads: Torch CPU threads (default: all cores), set when the model loads.
+            system_turn: What to do when the chat template refuses a system turn (see ``rendered``).
             **load_kwargs: Passed to both ``from_pretrained`` calls (``trust_remote_code``).
         """
         self.path = path
+        self.system_turn = system_turn
         self._threads = threads
         self.load_kwargs = load_kwargs
         self._tokenizer: Any = None
@@ -138,15 +158,44 @@ class LoadedModel:
 
     def render(self, request: GenerationRequest) -> str:
         """The exact prompt text for ``request`` (chat template applied)."""
+        return self.rendered(request)[0]
+
+    def rendered(self, request: GenerationRequest) -> tuple[str, Rendering | None]:
+        """The exact prompt text for ``request``, and how it was rendered when not as asked.
+
+        A chat template that refuses the system turn (Gemma-2 raises "System role not
+        supported") does not stop the run: as the ImperfectiveNLI authors' code did, the turns
+        become plain text, ``system + blank line + user`` without chat markup (``plain-fallback``);
+        with ``system_turn="fold"`` the system turn is folded into the first user turn inside
+        the template instead (``folded``). Templates that accept the turns are unaffected.
+        """
         if not request.messages:
-            return request.prompt or ""
-        if self.tokenizer.chat_template:
-            msgs = [{"role": m.role, "content": m.content} for m in request.messages]
-            return str(self.tokenizer.apply_chat_template(msgs, add_generation_prompt=True, tokenize=False))
-        return fallback_chat(request.messages)
+            return request.prompt or "", None
+        if not self.tokenizer.chat_template:
+            return fallback_chat(request.messages), None
+        from jinja2.exceptions import TemplateError
+
+        try:
+            return self._apply_template(request.messages), None
+        except TemplateError:
+            if not any(m.role == "system" for m in request.messages):
+                raise
+        if self.system_turn == "fold":
+            return self._apply_template(fold_system(request.messages)), "folded"
+        # With few-shot turns, every turn's content in order, each after a blank line.
+        return "\n\n".join(m.content for m in request.messages), "plain-fallback"
+
+    def _apply_template(self, messages: Sequence[ChatMessage]) -> str:
+        msgs = [{"role": m.role, "content": m.content} for m in messages]
+        return str(self.tokenizer.apply_chat_template(msgs, add_generation_prompt=True, tokenize=False))
 
     def encode_prompt(self, request: GenerationRequest) -> list[int]:
         """The prompt tokens of ``request``."""
-        # A chat template writes its own BOS; raw prompts get the tokenizer's specials.
-        specials = not (request.messages and self.tokenizer.chat_template)
-        return list(self.tokenizer(self.render(request), add_special_tokens=specials)["input_ids"])
+        return self.encode(request)[0]
+
+    def encode(self, request: GenerationRequest) -> tuple[list[int], Rendering | None]:
+        """The prompt tokens of ``request``, and its rendering (see ``rendered``)."""
+        text, rendering = self.rendered(request)
+        # A chat template writes its own BOS; raw and plain-text prompts get the tokenizer's specials.
+        templated = bool(request.messages and self.tokenizer.chat_template) and rendering != "plain-fallback"
+        return list(self.tokenizer(text, add_special_tokens=not templated)["input_ids"]), rendering
