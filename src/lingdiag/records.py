@@ -170,7 +170,8 @@ class ItemRecord:
     prompts: list[Any]
     """Every request sent for this item, in full (messages or raw text)."""
     outputs: list[Any]
-    """Every raw response (generated text, or log-prob and token count)."""
+    """Every raw response (generated text, or log-prob and token count). A generation whose
+    prompt was not rendered by the chat template as given is ``{"text", "rendering"}``."""
     label: str
     """Predicted label or ``UNPARSED``."""
     detail: Mapping[str, Any]
