@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from importlib import import_module
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -122,6 +123,17 @@ class Suite:
     def parse_options(self, raw: Mapping[str, Any]) -> BaseModel:
         """Validate ``-o`` options; an unknown or mistyped one is a one-line ``ConfigError``."""
         return validate_options(self.options, raw, f"suite {self.name!r}")
+
+
+def lazy(module: str, name: str) -> Callable[[], Any]:
+    """A stub returning ``module.name`` imported on first call: a suite's commands (typer) load
+    only when the CLI mounts them, so the library imports without typer.
+    """
+
+    def load() -> Any:
+        return getattr(import_module(module), name)
+
+    return load
 
 
 SUITES: Registry[Suite] = Registry("suite")

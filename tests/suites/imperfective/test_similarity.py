@@ -5,7 +5,6 @@ import math
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -27,11 +26,6 @@ from lingdiag.suites.imperfective.similarity import (
     similarity_analysis,
     tbr_by_class,
 )
-
-
-def row(model: str, condition: str, metrics: dict[str, Any], axes: dict[str, str] | None = None) -> ResultRow:
-    """A result row as a run directory would give it."""
-    return ResultRow(model, condition, axes if axes is not None else {"strategy": condition}, metrics)
 
 
 def item(premise: str, hypothesis: str, group: str = "C") -> Item:
@@ -82,9 +76,10 @@ def test_cosine() -> None:
 
 
 def test_tbr_by_class_averages_models() -> None:
-    rows = [row("m1", "zero-shot", {"by_class": {"tbr_C": {"Creation": 1.0, "Consumption": 0.5}}}),
-            row("m2", "zero-shot", {"by_class": {"tbr_C": {"Creation": 0.5, "Consumption": math.nan}}}),
-            row("m2", "cot", {"by_class": {"tbr_C": {"Creation": 0.0}}})]
+    zero, cot = {"strategy": "zero-shot"}, {"strategy": "cot"}
+    rows = [ResultRow("m1", "zero-shot", zero, {"by_class": {"tbr_C": {"Creation": 1.0, "Consumption": 0.5}}}),
+            ResultRow("m2", "zero-shot", zero, {"by_class": {"tbr_C": {"Creation": 0.5, "Consumption": math.nan}}}),
+            ResultRow("m2", "cot", cot, {"by_class": {"tbr_C": {"Creation": 0.0}}})]
     assert tbr_by_class(rows) == {"Creation": 0.75, "Consumption": 0.5}
     with pytest.raises(ConfigError, match="no run has condition 'dap'"):
         tbr_by_class(rows, "dap")

@@ -19,7 +19,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from lingdiag.errors import ConfigError
-from lingdiag.suite import Axis, Condition, Dataset, Suite, register_suite
+from lingdiag.suite import Axis, Condition, Dataset, Suite, lazy, register_suite
 from lingdiag.suites.cxnli import authors, metrics, prompts, tables
 from lingdiag.suites.cxnli.authors import AUTHORS, AuthorsPrompt
 from lingdiag.suites.cxnli.files import EXPS, SETTINGS, load
@@ -118,12 +118,6 @@ def conditions(dataset: Dataset, axes: Mapping[str, Sequence[str]], options: Opt
     return out
 
 
-def _cli() -> Any:
-    from lingdiag.suites.cxnli.cli import app
-
-    return app
-
-
 SUITE = register_suite(Suite(
     name="cxnli",
     description="CxNLI: constructional NLI, Exp 1 (entrenched) vs Exp 2 (syntactically identical)",
@@ -141,5 +135,5 @@ SUITE = register_suite(Suite(
     table=tables.table,
     options=Options,
     stat_tags=("exp", "construction", "schema", "kind"),
-    cli=_cli,
+    cli=lazy("lingdiag.suites.cxnli.cli", "app"),
 ))

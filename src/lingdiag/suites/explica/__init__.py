@@ -34,7 +34,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from lingdiag.records import Item
-from lingdiag.suite import Axis, Condition, Dataset, Suite, register_suite
+from lingdiag.suite import Axis, Condition, Dataset, Suite, lazy, register_suite
 from lingdiag.suites.explica import metrics, tables
 from lingdiag.suites.explica.files import load
 from lingdiag.suites.explica.options import Options
@@ -76,24 +76,6 @@ def conditions(dataset: Dataset, axes: Mapping[str, Sequence[str]], options: Opt
     return out
 
 
-def _cli() -> Any:
-    from lingdiag.suites.explica.cli import app
-
-    return app
-
-
-def _reproduce_cli() -> Any:
-    from lingdiag.suites.explica.cli import reproduce
-
-    return reproduce
-
-
-def _score_cli() -> Any:
-    from lingdiag.suites.explica.cli import score
-
-    return score
-
-
 SUITE = register_suite(Suite(
     name="explica",
     description="ExpliCa: causal vs temporal connectives (so/because/then/after), prompting vs perplexity",
@@ -106,7 +88,7 @@ SUITE = register_suite(Suite(
     table=tables.table,
     options=Options,
     stat_tags=("relation", "type", "order", "additional_dimension"),
-    cli=_cli,
-    score_cli=_score_cli,
-    reproduce_cli=_reproduce_cli,
+    cli=lazy("lingdiag.suites.explica.cli", "app"),
+    score_cli=lazy("lingdiag.suites.explica.cli", "score"),
+    reproduce_cli=lazy("lingdiag.suites.explica.cli", "reproduce"),
 ))
