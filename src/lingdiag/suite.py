@@ -109,6 +109,9 @@ class Suite:
     the CLI, so the suite loads without typer."""
     score_cli: Callable[[], Callable[..., None]] | None = None
     """Returns the ``lingdiag score <name>`` command function (outside answers → metrics)."""
+    parse_answer: Callable[[str], str] | None = None
+    """Answer text → label, for answers produced elsewhere (``lingdiag score <name>`` when the
+    suite has no ``score_cli`` of its own)."""
     reproduce_cli: Callable[[], Callable[..., None]] | None = None
     """Returns the ``lingdiag reproduce <name>`` command function (published outputs → the
     paper's tables, ours beside theirs)."""

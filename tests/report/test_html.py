@@ -91,7 +91,7 @@ def test_report_holds_counts_tables_figures_and_samples(tmp_path: Path) -> None:
     # Per condition: both correct items (A, D), the wrong one (B), the unparsed one (C).
     for kind, n in (("correct", 2), ("wrong", 1), ("unparsed", 1)):
         assert page.count(f'<details class="{kind}">') == 3 * n
-    assert "[system]\nYou are a strict logician" in page and "predicted unparsed" in page
+    assert "[system]\nSystem Prompt: You are a strict logician" in page and "predicted unparsed" in page
     # Three strategies of one model are enough for the trade-off analysis.
     assert "Prompt trade-off (§5.2, Figure 1)</h4>" in page and "zero-shot → dap → cot" in page
 

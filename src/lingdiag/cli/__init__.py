@@ -14,6 +14,7 @@ import sys
 
 from lingdiag.cli import cache, data, info, report, run  # noqa: F401  (registers the commands)
 from lingdiag.cli.app import app, err, reproduce_app, score_app
+from lingdiag.cli.score import label_score_command
 from lingdiag.errors import LingdiagError
 from lingdiag.suite import SUITES
 
@@ -26,6 +27,8 @@ def mount_suites() -> None:
             app.add_typer(suite.cli(), name=name)
         if suite.score_cli is not None:
             score_app.command(name)(suite.score_cli())
+        elif suite.parse_answer is not None:
+            score_app.command(name)(label_score_command(suite))
         if suite.reproduce_cli is not None:
             reproduce_app.command(name)(suite.reproduce_cli())
 

@@ -23,6 +23,7 @@ from lingdiag.suite import Axis, Condition, Dataset, Suite, lazy, register_suite
 from lingdiag.suites.cxnli import authors, metrics, prompts, tables
 from lingdiag.suites.cxnli.authors import AUTHORS, AuthorsPrompt
 from lingdiag.suites.cxnli.files import EXPS, SETTINGS, load
+from lingdiag.suites.cxnli.parse import parse_answer
 from lingdiag.suites.cxnli.prompts import DEFAULT_VARIANT, USER, VARIANTS, CxnliPrompt, user_variants
 
 
@@ -136,4 +137,5 @@ SUITE = register_suite(Suite(
     options=Options,
     stat_tags=("exp", "construction", "schema", "kind"),
     cli=lazy("lingdiag.suites.cxnli.cli", "app"),
+    parse_answer=parse_answer,
 ))

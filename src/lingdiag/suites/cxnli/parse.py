@@ -100,3 +100,10 @@ def parse_relation(text: str, cot: bool = False, echo: Sequence[str] = (), trunc
         if len(found) == 1:
             return found.pop(), f"{name}/only-label"
     return UNPARSED, "no-label"
+
+
+def parse_answer(text: str) -> str:
+    """An answer produced elsewhere → entailment / neutral / contradiction or ``UNPARSED``, by the
+    rules a run applies to a non-CoT answer (``lingdiag score cxnli``).
+    """
+    return parse_relation(text)[0]

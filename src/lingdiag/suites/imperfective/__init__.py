@@ -10,14 +10,13 @@ This module registers the suite.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from lingdiag.suite import Axis, Condition, Dataset, Suite, register_suite
+from lingdiag.suite import Axis, Condition, Dataset, Suite, lazy, register_suite
 from lingdiag.suites.imperfective import analysis, data, figures, metrics, tables
 from lingdiag.suites.imperfective.files import load
-from lingdiag.suites.imperfective.prompts import STRATEGIES, PromptSource, strategy
+from lingdiag.suites.imperfective.prompts import STRATEGIES, PromptSource, parse_answer, strategy
 
 
 class Options(BaseModel):
@@ -52,12 +51,6 @@ def conditions(dataset: Dataset, axes: Mapping[str, Sequence[str]], options: Opt
             for name in axes["strategy"]]
 
 
-def _cli() -> Any:
-    from lingdiag.suites.imperfective.cli import app
-
-    return app
-
-
 SUITE = register_suite(Suite(
     name="imperfective",
     description="ImperfectiveNLI: teleological bias on telic/atelic progressives (groups A-D)",
@@ -71,5 +64,6 @@ SUITE = register_suite(Suite(
     build=data.build,
     figures=figures.figures,
     analyses=analysis.report_section,
-    cli=_cli,
+    cli=lazy("lingdiag.suites.imperfective.cli", "app"),
+    parse_answer=parse_answer,
 ))

@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 import yaml
 
+from lingdiag.parse.labels import parse_label
 from lingdiag.prompts.chat import ChatPrompt
 from lingdiag.suites.imperfective.data import LABELS
 
@@ -70,3 +71,10 @@ def strategy(name: str, max_new_tokens: int = 512, source: PromptSource = "autho
     else:
         system, user = _paper_texts(name)
     return ChatPrompt(system=system, user=user, labels=LABELS, max_new_tokens=max_new_tokens)
+
+
+def parse_answer(text: str) -> str:
+    """An answer produced elsewhere → True / False / Unknown or ``UNPARSED``, read as a run
+    reads its own answers (``lingdiag score imperfective``).
+    """
+    return parse_label(text, LABELS)[0]

@@ -1,0 +1,54 @@
+"""``lingdiag score <suite>`` for suites whose answers are labels: an outside answer file →
+the suite's own metrics and table (and optionally a run directory for reports).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from lingdiag.importing import IMPORTED, import_labels
+from lingdiag.metrics.core import summary
+from lingdiag.paths import sha256_file
+from lingdiag.records import ResultRow
+from lingdiag.store import write_imported
+from lingdiag.suite import Suite
+
+
+def label_score_command(suite: Suite) -> Callable[..., None]:
+    """The score command of ``suite`` (which has ``parse_answer``)."""
+    parse = suite.parse_answer
+    assert parse is not None
+
+    def score(
+        scores: Annotated[Path, typer.Option("--scores", help="CSV/TSV/JSONL: an id column and an answer column.")],
+        score_col: Annotated[str, typer.Option(help="Column holding the answer (raw text or a label).")] = "answer",
+        id_col: Annotated[str, typer.Option(help="Column holding the dataset item id.")] = "id",
+        dataset: Annotated[str, typer.Option(help="The dataset the answers refer to.")] = suite.default_dataset,
+        out: Annotated[Path | None, typer.Option("--out", help="Also write a run directory (for report).")] = None,
+        as_json: Annotated[bool, typer.Option("--json", help="Print metrics and unmatched rows as JSON.")] = False,
+    ) -> None:
+        """Metrics of answers produced elsewhere, parsed and scored exactly as a run's."""
+        items = suite.load(dataset).items
+        result = import_labels(scores, items, score_col=score_col, parse=parse, id_col=id_col)
+        m = {**suite.metrics(result.records), **summary(result.records)} if result.records else {}
+        if out is not None and result.records:
+            write_imported(out, suite=suite.name, model=scores.stem, dataset=dataset, records=result.records,
+                           provenance={"file": str(scores), "sha256": sha256_file(scores), "score_col": score_col,
+                                       "id_col": id_col})
+        if as_json:
+            print(json.dumps({"metrics": m, "matched_items": len(result.records), "unmatched": result.unmatched,
+                              "missing_items": result.missing, "repeated_rows": result.repeated},
+                             indent=2, sort_keys=True, default=str))
+            return
+        if result.records:
+            print(suite.table([ResultRow(scores.stem, IMPORTED, dict(result.records[0].axes), m)]))
+        print(f"matched items: {len(result.records)} of {len(items)}; unmatched rows: {len(result.unmatched)}; "
+              f"repeated rows ignored: {result.repeated}", file=sys.stderr)
+
+    return score

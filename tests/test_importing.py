@@ -1,0 +1,93 @@
+"""``lingdiag score imperfective|cxnli``: answers produced elsewhere get exactly a run's metrics."""
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from lingdiag.cli import app, mount_suites
+from lingdiag.config import RunConfig
+from lingdiag.errors import DatasetError
+from lingdiag.importing import import_labels
+from lingdiag.models.mock import MockBackend
+from lingdiag.records import UNPARSED
+from lingdiag.registry import load_plugins
+from lingdiag.run import evaluate
+from lingdiag.store import RunStore
+from lingdiag.suite import SUITES
+
+runner = CliRunner()
+
+# Deterministic answers of every shape the parsers meet: bare labels, sentences, JSON, nothing.
+ANSWERS = ("True", "The answer is False.", '{"label": "Unknown"}', "I cannot tell.", "entailment",
+           "Relation: 2", "1", "neutral, or maybe contradiction")
+
+
+def answer_for(request: object) -> str:
+    text = json.dumps(request.messages[-1].content if request.messages else request.prompt)
+    return ANSWERS[sum(map(ord, text)) % len(ANSWERS)]
+
+
+@pytest.fixture(autouse=True)
+def _cli() -> None:
+    load_plugins()
+    mount_suites()
+
+
+def write(path: Path, rows: list[dict[str, str]]) -> Path:
+    with path.open("w", newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    return path
+
+
+@pytest.mark.parametrize(("suite", "axes"), [("imperfective", {"strategy": ["zero-shot"]}),
+                                             ("cxnli", {"exp": ["1"], "setting": ["zero"]})])
+def test_scored_answers_equal_the_run_that_produced_them(tmp_path, suite, axes):
+    mock = MockBackend(generate_fn=answer_for)
+    evaluate(RunConfig(suite=suite, model="mock", axes=axes), mock, tmp_path / "run")
+    records = RunStore(tmp_path / "run").load_records()
+    metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
+    (expected,) = metrics.values() if len(metrics) == 1 else [next(iter(metrics.values()))]
+    first = records[0].condition
+    rows = [{"id": r.item_id, "answer": r.outputs[0]} for r in records if r.condition == first]
+    rows.append({"id": "no-such-item", "answer": "True"})
+    rows.append({"id": rows[0]["id"], "answer": "a second answer is ignored"})
+    path = write(tmp_path / "answers.csv", rows)
+    result = runner.invoke(app, ["score", suite, "--scores", str(path), "--json"])
+    assert result.exit_code == 0, result.output
+    got = json.loads(result.stdout)
+    assert got["unmatched"] == [{"id": "no-such-item", "row": len(rows)}] and got["repeated_rows"] == 1
+    assert got["matched_items"] == len(rows) - 2
+    # Every metric of the suite, except those read from generation details (token counts).
+    same = {k: v for k, v in expected.items() if "trunc" not in k and "token" not in k}
+    assert {k: got["metrics"].get(k) for k in same} == same
+    assert 0 < got["metrics"]["n_unparsed"] < got["metrics"]["n"]  # the mix of answers exercises the parser
+
+
+def test_score_out_is_a_run_for_report(tmp_path):
+    items = SUITES.get("imperfective").load("builtin").items[:12]
+    path = write(tmp_path / "answers.csv", [{"id": it.id, "answer": it.gold} for it in items])
+    result = runner.invoke(app, ["score", "imperfective", "--scores", str(path), "--out", str(tmp_path / "r")])
+    assert result.exit_code == 0, result.output
+    report = runner.invoke(app, ["report", str(tmp_path / "r")])
+    assert report.exit_code == 0, report.output
+    assert "answers" in report.stdout and "1.00" in report.stdout
+
+
+def test_jsonl_answers_and_a_missing_column(tmp_path):
+    items = SUITES.get("imperfective").load("builtin").items[:3]
+    path = tmp_path / "a.jsonl"
+    path.write_text("".join(json.dumps({"id": it.id, "out": "Unknown"}) + "\n" for it in items))
+    parse = SUITES.get("imperfective").parse_answer
+    result = import_labels(path, items, score_col="out", parse=parse)
+    assert [r.label for r in result.records] == ["Unknown"] * 3 and result.missing == 0
+    assert [r.correct for r in result.records] == [it.gold == "Unknown" for it in items]
+    with pytest.raises(DatasetError, match="missing column") as e:
+        import_labels(path, items, score_col="answer", parse=parse)
+    assert e.value.field == "answer" and "a.jsonl" in str(e.value)
+    assert SUITES.get("cxnli").parse_answer("Relation: 0") == "entailment"
+    assert SUITES.get("cxnli").parse_answer("no idea") == UNPARSED
