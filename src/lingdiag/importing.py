@@ -3,13 +3,11 @@ turned into records, so that a suite's own metrics score them exactly as a run's
 
 A file holds one row per item: an id column naming the dataset item and an answer column, raw
 text or a bare label, read by the suite's own answer parser (``Suite.parse_answer``). CSV, TSV
-(by extension, else sniffed), JSON lines or a JSON list of objects.
+(the delimiter read from the header), JSON lines or a JSON list of objects.
 """
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -18,6 +16,7 @@ from typing import Any
 
 from lingdiag.errors import DatasetError
 from lingdiag.records import Item, ItemRecord
+from lingdiag.tabular import read_table, read_text
 
 IMPORTED = "imported"
 """The condition name of imported answers."""
@@ -38,20 +37,9 @@ class LabelImport:
 
 def read_rows(path: Path) -> tuple[list[str], list[dict[str, str]]]:
     """Columns and rows of a CSV/TSV/JSON-lines/JSON file, every value as text."""
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except OSError as e:
-        raise DatasetError(f"cannot read: {e.strerror}", path=path) from e
-    except UnicodeDecodeError as e:
-        raise DatasetError(f"not UTF-8 text: {e}", path=path) from e
-    if not text.strip():
-        raise DatasetError("empty file", path=path)
     if path.suffix in (".jsonl", ".json"):
-        return _json_rows(text, path)
-    first = text.splitlines()[0]
-    delimiter = "\t" if path.suffix == ".tsv" or (path.suffix != ".csv" and "\t" in first) else ","
-    reader = csv.DictReader(io.StringIO(text), delimiter=delimiter)
-    return list(reader.fieldnames or []), [{k: v or "" for k, v in row.items() if k is not None} for row in reader]
+        return _json_rows(read_text(path), path)
+    return read_table(path)
 
 
 def _json_rows(text: str, path: Path) -> tuple[list[str], list[dict[str, str]]]:

@@ -104,7 +104,7 @@ def test_smollm2_loglikelihood_prefix_reuse_equals_plain(smollm2: HFBackend) -> 
 @pytest.mark.slow
 def test_smollm2_generation_prefix_reuse_equals_plain(smollm2: HFBackend) -> None:
     requests = _generation_requests(8, max_new=12)
-    decoder = Decoder(smollm2.loaded, Counter())
+    decoder = Decoder(Forward(smollm2.loaded, Counter()))
     assert decoder.shared_prompt([smollm2.loaded.encode_prompt(r) for r in requests[:8]], 12) is not None
     _assert_generation_equal(smollm2, requests)
 

@@ -29,6 +29,7 @@ from lingdiag.errors import MissingDependency
 from lingdiag.models.base import Capabilities
 from lingdiag.models.hf.batching import Budget
 from lingdiag.models.hf.decode import GEN_BATCH_TOKENS, Decoder
+from lingdiag.models.hf.forward import Forward
 from lingdiag.models.hf.load import LoadedModel, stored_param_count
 from lingdiag.models.hf.score import LOGLIK_BATCH_TOKENS, Scorer
 from lingdiag.records import Generation, GenerationRequest, LogLikelihood, LoglikelihoodRequest
@@ -86,8 +87,9 @@ class HFBackend:
         if n_params:
             self._identity["n_params"] = str(n_params)
         self._usage: Counter[str] = Counter()
-        self._decoder = Decoder(self._lm, self._usage)
-        self._scorer = Scorer(self._lm, self._usage)
+        forward = Forward(self._lm, self._usage)
+        self._decoder = Decoder(forward)
+        self._scorer = Scorer(forward)
 
     @property
     def identity(self) -> dict[str, str]:

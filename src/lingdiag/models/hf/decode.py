@@ -7,14 +7,13 @@ values (``kv.PrefixedCache``).
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from lingdiag.models.hf.batching import Budget, common_prefix_all, token_budget_batches
 from lingdiag.models.hf.forward import Forward, Rows
-from lingdiag.models.hf.load import LoadedModel
 from lingdiag.records import Generation, GenerationRequest
 
 if TYPE_CHECKING:
@@ -92,16 +91,9 @@ class _Batch:
 class Decoder:
     """Greedy generation on a ``LoadedModel``."""
 
-    def __init__(self, lm: LoadedModel, usage: Counter[str]) -> None:
-        """Decode with ``lm``, counting work into ``usage``.
-
-        Args:
-            lm: The model (loaded on the first request).
-            usage: The backend's work counters, updated.
-        """
-        self.lm = lm
-        self.usage = usage
-        self.forward = Forward(lm, usage)
+    def __init__(self, forward: Forward) -> None:
+        """Decode with ``forward``'s model (loaded on the first request), counting into its usage."""
+        self.forward, self.lm, self.usage = forward, forward.lm, forward.usage
 
     def generate(self, requests: Sequence[GenerationRequest], budget: Budget) -> list[Generation]:
         """Greedy generation, batched by ``budget``; see ``Backend.generate``."""

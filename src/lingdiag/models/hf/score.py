@@ -8,7 +8,6 @@ with logits at every position; both give the same argmax, and log-probs equal wi
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -120,16 +119,9 @@ class LMHead:
 class Scorer:
     """Log-likelihood scoring on a ``LoadedModel``."""
 
-    def __init__(self, lm: LoadedModel, usage: Counter[str]) -> None:
-        """Score with ``lm``, counting work into ``usage``.
-
-        Args:
-            lm: The model (loaded on the first request).
-            usage: The backend's work counters, updated.
-        """
-        self.lm = lm
-        self.usage = usage
-        self.forward = Forward(lm, usage)
+    def __init__(self, forward: Forward) -> None:
+        """Score with ``forward``'s model (loaded on the first request), counting into its usage."""
+        self.forward, self.lm, self.usage = forward, forward.lm, forward.usage
         self._head_matches: bool | None = None  # checked once per model
 
     def loglikelihood(self, requests: Sequence[LoglikelihoodRequest], budget: Budget) -> list[LogLikelihood]:

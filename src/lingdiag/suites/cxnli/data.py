@@ -27,6 +27,7 @@ from pathlib import Path
 
 from lingdiag.errors import DatasetError
 from lingdiag.records import Item
+from lingdiag.tabular import read_text
 
 LABELS = ("entailment", "neutral", "contradiction")
 """Gold labels; the paper's numeric coding is the index (Appendix E, Table 11)."""
@@ -124,12 +125,7 @@ def _delimiter(path: Path, first_line: str) -> str:
 
 
 def _read_rows(path: Path) -> tuple[list[str], list[_Row]]:
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except OSError as e:
-        raise DatasetError(f"cannot read: {e.strerror}", path=path) from e
-    except UnicodeDecodeError as e:
-        raise DatasetError(f"not UTF-8 text ({e.reason} at byte {e.start})", path=path) from e
+    text = read_text(path)
     reader = csv.reader(io.StringIO(text), delimiter=_delimiter(path, text.split("\n", 1)[0]))
     try:
         header = [h.replace("\ufeff", "").strip() for h in next(reader)]

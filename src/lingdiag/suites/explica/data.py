@@ -22,7 +22,6 @@ and ``frequency_bin``), comma- or tab-separated, and names file, row and field i
 from __future__ import annotations
 
 import csv
-import io
 import random
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -35,6 +34,7 @@ import yaml
 
 from lingdiag.errors import DatasetError
 from lingdiag.records import Item
+from lingdiag.tabular import read_table
 
 CONNECTIVES = ("so", "because", "then", "after")
 """The four connectives (§3), in the order prompts list them by default."""
@@ -191,27 +191,6 @@ def join(first: str, second: str, connective: str) -> str:
 
 
 # -- loading ----------------------------------------------------------------------------
-
-def sniff_delimiter(header: str) -> str:
-    """Tab if the header line has a tab, else comma."""
-    return "\t" if "\t" in header else ","
-
-
-def read_table(path: Path) -> tuple[list[str], list[dict[str, str]]]:
-    """Columns and rows of a CSV/TSV file (delimiter detected from the header line)."""
-    try:
-        text = Path(path).read_text(encoding="utf-8-sig")
-    except OSError as e:
-        raise DatasetError(f"cannot read: {e.strerror}", path=path) from e
-    except UnicodeDecodeError as e:
-        raise DatasetError(f"not UTF-8 text: {e}", path=path) from e
-    if not text.strip():
-        raise DatasetError("empty file", path=path)
-    reader = csv.DictReader(io.StringIO(text), delimiter=sniff_delimiter(text.splitlines()[0]))
-    columns = [c.strip() for c in reader.fieldnames or []]
-    rows = [{(k or "").strip(): (v or "") for k, v in row.items()} for row in reader]
-    return columns, rows
-
 
 def _rating(row: Mapping[str, str], column: str, path: Path | str, n: int) -> float:
     text = row.get(column, "").strip()

@@ -23,6 +23,7 @@ from lingdiag.records import UNPARSED, Item, ItemRecord
 from lingdiag.suites.explica import data
 from lingdiag.suites.explica.parse import parse_connective, parse_letter, parse_rating
 from lingdiag.suites.explica.rules import MISSING, RatingRule, lowest
+from lingdiag.tabular import read_table
 
 Task = Literal["rating", "cloze", "mc", "perplexity"]
 IMPORT_TASKS: tuple[Task, ...] = ("rating", "cloze", "mc", "perplexity")
@@ -105,7 +106,7 @@ class _Reader:
 
     def __init__(self, path: Path, items: Sequence[Item], cols: ScoreColumns) -> None:
         self.path, self.cols = path, cols
-        columns, self.rows = data.read_table(path)
+        columns, self.rows = read_table(path)
         needed = ["Sentence_A", "Sentence_B", cols.score_col]
         needed += {"rating": [cols.connective_col], "perplexity": [cols.connective_col],
                    "mc": [cols.choices_col], "cloze": []}[cols.task]
