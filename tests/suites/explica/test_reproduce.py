@@ -148,3 +148,18 @@ def test_bad_score_cell_is_one_line_naming_file_row_field(official, tmp_path):
 ])
 def test_rating_rules(ratings, rule, label, tied):
     assert rule.choose(ratings) == (label, tied)
+
+
+def test_reproduce_reads_the_authors_other_file_names(official, tmp_path):
+    # The release also names files perplexity_<model>.tsv and *_cleaned.csv (still TAB-separated).
+    (tmp_path / "perplexity").mkdir()
+    (tmp_path / "acceptability" / "zeroshot").mkdir(parents=True)
+    (tmp_path / "perplexity" / "perplexity_gemma-2-9b-it.tsv").write_bytes(
+        (official / "perplexity" / "gemma-2-9b-it.csv").read_bytes())
+    name = "accept_res_outlines_gemma-2-9b-it_cleaned"
+    (tmp_path / "acceptability" / "zeroshot" / f"{name}.csv").write_bytes(
+        (official / "acceptability" / "zeroshot" / f"{name}.tsv").read_bytes())
+    result = runner.invoke(app, ["reproduce", "explica", "--from", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    # Tables 8 and 10 (APS), 6 and 7 (5 cells each), 13 (6 per decoding), 10 (rating).
+    assert "cells: 37 equal, 0 differ (of 37 published cells with files)" in result.stdout

@@ -24,6 +24,7 @@ from lingdiag.records import Item
 from lingdiag.suites.explica import data
 from lingdiag.suites.explica.importing import ScoreColumns, Task, import_scores
 from lingdiag.suites.explica.metrics import metrics
+from lingdiag.tabular import read_text, sniff_delimiter
 
 TOLERANCE = 0.005
 CLASS_CELLS = ("All", *data.CLASSES)
@@ -31,7 +32,10 @@ BIN_CELLS = ("Overall", *data.FREQUENCY_BINS.values())
 SPEARMAN_CELLS = (*data.CLASSES, data.UNRELATED, "all")
 # Cleaned greedy answers (Table 6) and the Outlines answers (Table 7) of each prompting file.
 DECODING_COLUMNS = {"greedy": "answer_greedy_cleaned", "outlines": "generated_answer_outlines"}
-_FILE = re.compile(r"^(?:accept|cloze|mult_choice)_res_outlines_(?P<model>.+?)(?:_few|_zero)?_cleaned\.tsv$")
+# The authors' names: accept_res_outlines_<model>[_few|_zero]_cleaned.tsv, accept_few_<model>_cleaned.tsv
+# (Qwen 14B/32B), perplexity/[perplexity_]<model>.csv|tsv; uncleaned files have no cleaned answers.
+_FILE = re.compile(r"^(?:accept|cloze|mult_choice)_(?:res_outlines_|few_|zero_)?(?P<model>.+?)(?:_few|_zero)?"
+                   r"_cleaned\.(?:tsv|csv)$")
 _TASK_DIRS: dict[str, Task] = {"acceptability": "rating", "cloze": "cloze", "mc": "mc"}
 
 
@@ -75,8 +79,11 @@ def _prompting(path: Path, task: Task, items: Sequence[Item]) -> list[Scored]:
     if m is None:
         return []
     shots = "few" if path.parent.name == "fewshot" else "zero"
+    columns = read_text(path).split("\n", 1)[0]
     out = []
     for decoding, col in DECODING_COLUMNS.items():
+        if col not in columns.split(sniff_delimiter(columns)):
+            continue
         result = import_scores(path, items, ScoreColumns(task, col, connective_col="conn_in_list"))
         out.append(Scored(task, shots, decoding, m["model"], metrics(result.records)))
     return out
@@ -86,11 +93,11 @@ def score_all(results_dir: Path, items: Sequence[Item]) -> list[Scored]:
     """Score every published file under ``results_dir`` (the layout of ``lingdiag fetch explica --results``)."""
     scored: list[Scored] = []
     for sub, task in _TASK_DIRS.items():
-        for path in sorted((results_dir / sub).glob("*/*.tsv")):
+        for path in sorted((results_dir / sub).glob("*/*_cleaned.*")):
             scored += _prompting(path, task, items)
-    for path in sorted((results_dir / "perplexity").glob("*.csv")):
+    for path in sorted((results_dir / "perplexity").glob("*.[ct]sv")):
         result = import_scores(path, items, ScoreColumns("perplexity", "perplexity", connective_col="conn_in_list"))
-        scored.append(Scored("perplexity", "-", "-", path.stem, metrics(result.records)))
+        scored.append(Scored("perplexity", "-", "-", path.stem.removeprefix("perplexity_"), metrics(result.records)))
     return scored
 
 
