@@ -48,6 +48,10 @@ class Constraint:
     choices: tuple[str, ...] = ()
     pattern: str = ""
     schema: str = ""
+    sample_seed: int | None = None
+    """None: the best valid token (greedy). Else sample among the valid tokens by their
+    probabilities, seeded by this and the prompt: what outlines 0.0.46's ``generate.choice`` did
+    (unseeded) for ExpliCa's open models."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +73,10 @@ class GenerationRequest:
 
     def key(self) -> dict[str, Any]:
         """A JSON-able description of the whole request (for caches and records)."""
-        return {"kind": "generate", **asdict(self)}
+        key = {"kind": "generate", **asdict(self)}
+        if key["constraint"] is not None and key["constraint"]["sample_seed"] is None:
+            del key["constraint"]["sample_seed"]  # greedy keys stay as they were before sampling existed
+        return key
 
 
 @dataclass(frozen=True, slots=True)

@@ -72,3 +72,27 @@ def test_batch_rows_are_independent(smollm2):
     batched = [o.text for o in ask(smollm2, c)]
     alone = [ask(smollm2, c, [p])[0].text for p in PROMPTS]
     assert batched == alone
+
+
+def test_greedy_constraint_keys_are_unchanged_by_sampling():
+    # Cache keys of greedy constrained requests are what they were before sampling existed.
+    greedy = GenerationRequest(prompt="x", constraint=Constraint("choice", choices=("a", "b")))
+    sampled = GenerationRequest(prompt="x", constraint=Constraint("choice", choices=("a", "b"), sample_seed=1))
+    assert "sample_seed" not in greedy.key()["constraint"] and sampled.key()["constraint"]["sample_seed"] == 1
+
+
+@pytest.mark.slow
+def test_sampled_choice_is_valid_seeded_and_independent_of_the_batch(smollm2):
+    choices = tuple(str(k) for k in range(1, 11))
+    prompts = [f"{p} (variant {k})" for k in range(4) for p in PROMPTS]
+
+    def sample(seed, rows):
+        return [o.text for o in ask(smollm2, Constraint("choice", choices=choices, sample_seed=seed), rows)]
+
+    first = sample(7, prompts)
+    assert all(t in choices for t in first), first
+    assert sample(7, prompts) == first  # same seed, same answers
+    assert [sample(7, [p])[0] for p in prompts[:3]] == first[:3]  # a row's draw does not depend on its batch
+    assert sample(8, prompts) != first  # another seed draws differently somewhere among 12 rows
+    greedy = [o.text for o in ask(smollm2, Constraint("choice", choices=choices), prompts)]
+    assert greedy != first  # sampling, not the best token

@@ -320,7 +320,7 @@ def test_conditions_grid_and_options():
     names = [c.name for c in conds]
     assert len(names) == 13 and names.count("perplexity") == 1 and "mc/1-shot/constrained" in names
     with pytest.raises(ConfigError, match="suite 'explica' has no option 'promtps'; valid options: authors_model, "
-                                          "authors_prompts, format, "):
+                                          "authors_prompts, constrained_sampling, format, "):
         conds_of(ds, {"task": ["mc"], "shots": ["0"], "decoding": ["greedy"]}, {"seed": 0, "promtps": "x"})
     # The seed has one path (RunConfig.seed / --seed): as a suite option it is an error.
     with pytest.raises(ConfigError, match="has no option 'seed'"):

@@ -1,4 +1,5 @@
-"""Greedy decoding: batches by a token budget, finished rows dropped, a shared prompt run once.
+"""Greedy (or, under a constraint, seeded sampled) decoding: batches by a token budget, finished rows
+dropped, a shared prompt run once.
 
 Generation requests of one call run their common prompt prefix (system prompt, few-shot
 block) at batch size 1, and every row of every batch reads that one copy of its keys and
@@ -7,9 +8,11 @@ values (``kv.PrefixedCache``).
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from lingdiag.models.hf.batching import Budget, common_prefix_all, token_budget_batches
@@ -67,6 +70,8 @@ class _Batch:
     """Per request row: generated tokens."""
     logprobs: list[list[float]]
     """Per request row: log-prob of each generated token."""
+    generators: list[Any] = field(default_factory=list)
+    """Per request row: the random generator of a sampled constraint (empty: greedy)."""
 
     def evict(self, picks: list[int]) -> list[int]:
         """Drop the finished rows (their cache rows too); return the live rows' picks."""
@@ -86,6 +91,16 @@ class _Batch:
         self.inputs = torch.tensor(picks)[:, None]
         self.attn = torch.cat([self.attn, torch.ones(len(self.live), 1, dtype=self.attn.dtype)], dim=1)
         self.positions = self.positions[:, -1:] + 1
+
+
+def _generator(seed: int, prompt: list[int]) -> Any:
+    """A generator for one row, seeded by ``seed`` and the row's prompt: a row's samples do not
+    depend on which other rows share its batch.
+    """
+    import torch
+
+    digest = hashlib.sha256(json.dumps([seed, prompt]).encode()).digest()
+    return torch.Generator().manual_seed(int.from_bytes(digest[:8], "big") >> 1)
 
 
 class Decoder:
@@ -160,6 +175,8 @@ class Decoder:
         eos_ids = self.lm.eos_ids
         batch = self._start(prompts, shared)
         processors = self._constraint_processors(constraint, len(prompts))
+        if constraint is not None and constraint.sample_seed is not None:
+            batch.generators = [_generator(constraint.sample_seed, p) for p in prompts]
         # A sliding-window cache rebuilt from its rows would forget how many tokens it has seen.
         window = self.lm.window
         evict = not processors and not (window and batch.attn.shape[1] + max_new > window)
@@ -218,9 +235,16 @@ class Decoder:
         self.usage["head_positions"] += len(batch.live)
         for proc in processors:
             scores = proc(batch.inputs[:, -1:], scores)
-        best = scores.max(dim=-1)
-        lps = (best.values - torch.logsumexp(scores, dim=-1)).tolist()
-        picks: list[int] = best.indices.tolist()
+        if batch.generators:
+            logp = torch.log_softmax(scores, dim=-1)
+            chosen = torch.stack([torch.multinomial(logp[b].exp(), 1, generator=batch.generators[r])
+                                  for b, r in enumerate(batch.live)]).squeeze(1)
+            lps = logp.gather(1, chosen[:, None]).squeeze(1).tolist()
+            picks: list[int] = chosen.tolist()
+        else:
+            best = scores.max(dim=-1)
+            lps = (best.values - torch.logsumexp(scores, dim=-1)).tolist()
+            picks = best.indices.tolist()
         window = stop_window(stop)
         for b, r in enumerate(batch.live):
             if batch.done[r]:

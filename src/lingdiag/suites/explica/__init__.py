@@ -52,11 +52,15 @@ def _prompt_axes(strat: Any, items: Sequence[Item], options: Options) -> dict[st
     return {"prompt_source": options.prompt_source, "prompt_text": "+".join(seen)}
 
 
-def _rule_axes(task: str, options: Options) -> dict[str, str]:
-    """The rating task's tie and missing-rating rules: they move published numbers, so the
-    records and tables name them.
+def _rule_axes(task: str, decoding: str, options: Options) -> dict[str, str]:
+    """The rating task's tie and missing-rating rules and the constrained decoder's sampling: they
+    move published numbers, so the records and tables name them.
     """
-    return {"ties": options.ties, "missing_ratings": options.missing_ratings} if task == "rating" else {}
+    axes: dict[str, str] = {"ties": options.ties, "missing_ratings": options.missing_ratings} if task == "rating" \
+        else {}
+    if decoding == "constrained":
+        axes["constrained_sampling"] = options.constrained_sampling
+    return axes
 
 
 def conditions(dataset: Dataset, axes: Mapping[str, Sequence[str]], options: Options, seed: int) -> list[Condition]:
@@ -71,7 +75,8 @@ def conditions(dataset: Dataset, axes: Mapping[str, Sequence[str]], options: Opt
                 strat = strategy(task, int(shots), decoding, options, seed)
                 out.append(Condition(f"{task}/{shots}-shot/{decoding}",
                                      {"task": task, "shots": shots, "decoding": decoding,
-                                      **_prompt_axes(strat, dataset.items, options), **_rule_axes(task, options)},
+                                      **_prompt_axes(strat, dataset.items, options),
+                                      **_rule_axes(task, decoding, options)},
                                      strat, dataset.items))
     return out
 

@@ -38,6 +38,10 @@ class Options(BaseModel):
     (default: ``raw`` under ``authors``, as the authors ran the open models, else ``chat``)."""
     ties: Ties = "alphabetical"
     """Rating ties: ``alphabetical`` (the authors'), ``gold-order`` or ``miss`` (see ``rules.py``)."""
+    constrained_sampling: Literal["greedy", "sampled"] = "greedy"
+    """Constrained decoding picks the best valid token (``greedy``, ours) or samples among the valid
+    tokens, seeded by the run seed (``sampled``: what outlines 0.0.46 did, unseeded, for the
+    authors' open models; their GPT runs were greedy)."""
     missing_ratings: MissingRatings = "keep"
     """Unreadable ratings (-1): ``keep`` them in the argmax (the authors') or ``drop`` them."""
 

@@ -138,6 +138,8 @@ class Prompting:
     """Send the prompt as one user turn (chat template) rather than as raw text."""
     authors: Authors | None = None
     """The authors' prompts as run (``-o prompt_source=authors``); ``variant`` is then unused."""
+    sample_seed: int | None = None
+    """Constrained answers sampled with this seed (``-o constrained_sampling=sampled``); None: greedy."""
 
     def origin(self, item: Item, keys: Sequence[str]) -> str:
         """``paper``, or under ``authors`` whether ``item``'s prompts (one per key) were replayed or seeded."""
@@ -152,7 +154,8 @@ class Prompting:
 
     def request(self, text: str, choices: Sequence[str]) -> GenerationRequest:
         """A generation request for ``text``; constrained to ``choices`` if asked."""
-        constraint = Constraint("choice", choices=tuple(choices)) if self.constrained else None
+        constraint = Constraint("choice", choices=tuple(choices), sample_seed=self.sample_seed) if self.constrained \
+            else None
         cap = max(self.max_new_tokens, CONSTRAINED_MIN_TOKENS) if self.constrained else self.max_new_tokens
         if self.chat:
             return GenerationRequest(messages=(ChatMessage("user", text),), max_new_tokens=cap, constraint=constraint)

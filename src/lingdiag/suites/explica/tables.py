@@ -26,7 +26,8 @@ _CLASS_HEADERS = ["Caus. Ic.", "Temp. Ic.", "Caus. a.Ic.", "Temp. a.Ic."]
 def _condition_cells(row: ResultRow) -> list[str]:
     task = row.axes.get("task", row.condition)
     if "shots" in row.axes:
-        return [task, row.axes["shots"], row.axes["decoding"]]
+        sampled = " (sampled)" if row.axes.get("constrained_sampling") == "sampled" else ""
+        return [task, row.axes["shots"], row.axes["decoding"] + sampled]
     return [f"{task} (APS)" if task in ("perplexity", "imported") else task, "–", "–"]
 
 

@@ -170,7 +170,9 @@ def strategy(task: str, shots: int = 0, decoding: str = "greedy", options: Optio
         raise UnknownNameError(f"{task} prompt variant", name, variants)
     authors = authors_prompting(task, shots, seed, opts.authors_model, opts.authors_prompts) if opts.authors else None
     prompting = Prompting(variants[name], shots=shots, constrained=decoding == "constrained",
-                          seed=seed, chat=opts.chat(), max_new_tokens=opts.new_tokens(), authors=authors)
+                          seed=seed, chat=opts.chat(), max_new_tokens=opts.new_tokens(), authors=authors,
+                          sample_seed=seed if decoding == "constrained" and opts.constrained_sampling == "sampled"
+                          else None)
     match task:
         case "rating":
             return RatingTask(prompting, RatingRule(opts.ties, opts.missing_ratings))
