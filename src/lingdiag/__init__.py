@@ -11,6 +11,7 @@ from lingdiag.errors import (
     RunError,
     UnknownNameError,
 )
+from lingdiag.frames import load
 from lingdiag.records import (
     UNPARSED,
     ChatMessage,
@@ -56,6 +57,7 @@ __all__ = [
     "Suite",
     "UnknownNameError",
     "evaluate",
+    "load",
     "plan",
     "register_suite",
     "run",

@@ -1,0 +1,44 @@
+"""``lingdiag compare``: paired significance tests between runs or conditions."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from lingdiag.cli.app import app
+from lingdiag.compare import METHODS, compare_conditions, compare_runs
+from lingdiag.errors import ConfigError
+from lingdiag.metrics.core import markdown_table
+
+
+@app.command()
+def compare(
+    runs: Annotated[list[Path], typer.Argument(help="RUN_A RUN_B, or one RUN with --between.")],
+    between: Annotated[tuple[str, str] | None, typer.Option(help="Two conditions of one run.")] = None,
+    seed: Annotated[int, typer.Option(help="Seeds the bootstrap intervals.")] = 0,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Paired tests on the same items: exact McNemar, bootstrap 95% interval of the accuracy
+    difference, Holm over the table.
+    """
+    if between is not None:
+        if len(runs) != 1:
+            raise ConfigError("--between compares two conditions of ONE run")
+        rows = compare_conditions(runs[0], *between, seed=seed)
+    elif len(runs) == 2:
+        rows = compare_runs(runs[0], runs[1], seed=seed)
+    else:
+        raise ConfigError(f"expected two runs (or one with --between), got {len(runs)}")
+    if as_json:
+        print(json.dumps({"rows": [asdict(r) for r in rows], "methods": METHODS, "seed": seed}, indent=2))
+        return
+    print(f"A = {runs[0]}" + ("" if between else f", B = {runs[1]}"))
+    print(markdown_table(
+        ["Condition", "N", "Acc A", "Acc B", "A − B", "95% CI", "A only", "B only", "p", "p (Holm)"],
+        [[r.condition, r.n, r.acc_a, r.acc_b, r.diff, f"[{r.ci95[0]:+.3f}, {r.ci95[1]:+.3f}]", r.only_a, r.only_b,
+          f"{r.p:.3g}", f"{r.p_holm:.3g}"] for r in rows]))
+    print("; ".join(f"{k}: {v}" for k, v in METHODS.items()) + f"; seed {seed}")

@@ -1,0 +1,129 @@
+"""Is a difference a finding? Paired tests of two runs (or two conditions of one run) on the same
+items, from their records alone.
+
+For each pair of conditions: the exact McNemar test on the discordant items (statsmodels), a
+paired bootstrap 95% interval of the accuracy difference (items resampled with a seeded
+generator, so the interval repeats), and Holm's correction over all the pairs of the table.
+Items count where both sides have a gold label; an unparsed answer is wrong on its side.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from lingdiag.errors import ConfigError, MissingDependency
+from lingdiag.records import ItemRecord
+from lingdiag.store import RunStore
+
+BOOTSTRAP_SAMPLES = 2000
+METHODS = {"p": "exact McNemar (statsmodels)", "ci95": "paired bootstrap over items, percentile",
+           "p_holm": "Holm over the table's rows"}
+
+
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    """Side A against side B on the items both answered."""
+
+    condition: str
+    """The condition (``A vs B`` when two conditions of one run are compared)."""
+    n: int
+    """Paired items."""
+    acc_a: float
+    acc_b: float
+    diff: float
+    """``acc_a - acc_b``."""
+    ci95: tuple[float, float]
+    only_a: int
+    """Items A got right and B wrong."""
+    only_b: int
+    p: float
+    p_holm: float = float("nan")
+
+
+def _pairs(a: Sequence[ItemRecord], b: Sequence[ItemRecord]) -> list[tuple[bool, bool]]:
+    right_b = {r.item_id: bool(r.correct) for r in b if r.correct is not None}
+    return [(bool(r.correct), right_b[r.item_id]) for r in a if r.correct is not None and r.item_id in right_b]
+
+
+def _stats() -> tuple[Any, Any]:
+    try:
+        from statsmodels.stats.contingency_tables import mcnemar
+        from statsmodels.stats.multitest import multipletests
+    except ModuleNotFoundError:
+        raise MissingDependency("lingdiag compare", "stats", ["statsmodels"]) from None
+    return mcnemar, multipletests
+
+
+def paired(name: str, a: Sequence[ItemRecord], b: Sequence[ItemRecord], *, seed: int = 0,
+           samples: int = BOOTSTRAP_SAMPLES) -> Comparison:
+    """Compare two sets of records of the same items (matched by item id).
+
+    Args:
+        name: What the row is called.
+        a: Side A's records.
+        b: Side B's records.
+        seed: Seeds the bootstrap.
+        samples: Bootstrap resamples.
+
+    Returns:
+        The comparison (``p_holm`` is set by ``compare``).
+    """
+    import numpy as np
+
+    mcnemar, _ = _stats()
+    pairs = _pairs(a, b)
+    if not pairs:
+        raise ConfigError(f"{name}: no item with a gold label on both sides")
+    x = np.array(pairs, dtype=float)
+    only_a = int(((x[:, 0] == 1) & (x[:, 1] == 0)).sum())
+    only_b = int(((x[:, 0] == 0) & (x[:, 1] == 1)).sum())
+    both = int(((x[:, 0] == 1) & (x[:, 1] == 1)).sum())
+    table = [[both, only_a], [only_b, len(pairs) - both - only_a - only_b]]
+    p = float(mcnemar(table, exact=True).pvalue)
+    rng = np.random.default_rng(seed)
+    delta = x[:, 0] - x[:, 1]
+    boots = delta[rng.integers(0, len(delta), size=(samples, len(delta)))].mean(axis=1)
+    low, high = np.percentile(boots, [2.5, 97.5])
+    return Comparison(name, len(pairs), float(x[:, 0].mean()), float(x[:, 1].mean()), float(delta.mean()),
+                      (float(low), float(high)), only_a, only_b, p)
+
+
+def holm(rows: Sequence[Comparison]) -> list[Comparison]:
+    """``rows`` with Holm-adjusted p-values."""
+    if not rows:
+        return []
+    _, multipletests = _stats()
+    adjusted = multipletests([r.p for r in rows], method="holm")[1]
+    return [replace(r, p_holm=float(q)) for r, q in zip(rows, adjusted, strict=True)]
+
+
+def _by_condition(run: Path) -> dict[str, list[ItemRecord]]:
+    store = RunStore(run)
+    store.read_json("meta.json")  # a clear error if this is not a run directory
+    out: dict[str, list[ItemRecord]] = defaultdict(list)
+    for r in store.load_records():
+        if r.error is None:
+            out[r.condition].append(r)
+    return out
+
+
+def compare_runs(run_a: Path, run_b: Path, *, seed: int = 0) -> list[Comparison]:
+    """Every condition the two runs share, paired on the items both answered, Holm-corrected."""
+    a, b = _by_condition(run_a), _by_condition(run_b)
+    shared = [c for c in a if c in b]
+    if not shared:
+        raise ConfigError(f"{run_a} and {run_b} share no condition (A: {', '.join(a)}; B: {', '.join(b)})")
+    return holm([paired(c, a[c], b[c], seed=seed) for c in shared])
+
+
+def compare_conditions(run: Path, cond_a: str, cond_b: str, *, seed: int = 0) -> list[Comparison]:
+    """Two conditions of one run, paired on their shared items."""
+    by = _by_condition(run)
+    for c in (cond_a, cond_b):
+        if c not in by:
+            raise ConfigError(f"{run} has no condition {c!r}; its conditions: {', '.join(by)}")
+    return holm([paired(f"{cond_a} vs {cond_b}", by[cond_a], by[cond_b], seed=seed)])

@@ -1,0 +1,89 @@
+"""``lingdiag compare``: exact McNemar, seeded paired bootstrap, Holm — checked against independent
+computations on the same 2x2 tables."""
+
+import json
+from pathlib import Path
+
+import pytest
+from scipy.stats import binomtest
+from typer.testing import CliRunner
+
+from lingdiag.cli import app, mount_suites
+from lingdiag.config import RunConfig
+from lingdiag.models.mock import MockBackend
+from lingdiag.run import evaluate, run
+from lingdiag.store import RunStore
+
+runner = CliRunner()
+
+
+@pytest.fixture(autouse=True)
+def _cli() -> None:
+    mount_suites()
+
+
+def table_of(run_a: Path, run_b: Path, condition: str) -> tuple[int, int, int]:
+    """(n, A right & B wrong, A wrong & B right), computed straight from the two items.jsonl files."""
+    a = {r.item_id: r.correct for r in RunStore(run_a).load_records() if r.condition == condition}
+    b = {r.item_id: r.correct for r in RunStore(run_b).load_records() if r.condition == condition}
+    shared = [k for k in a if k in b and a[k] is not None and b[k] is not None]
+    return len(shared), sum(a[k] and not b[k] for k in shared), sum(b[k] and not a[k] for k in shared)
+
+
+def compare(*args: str) -> dict:
+    result = runner.invoke(app, ["compare", *args, "--json"])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def test_mcnemar_bootstrap_and_holm_on_two_runs(tmp_path):
+    # Two "models": one always says True, one answers by the premise length (different items right).
+    always = MockBackend(generate_fn=lambda r: "True")
+    by_length = MockBackend(generate_fn=lambda r: ("False", "True", "Unknown")[len(r.messages[-1].content) % 3])
+    axes = {"strategy": ["zero-shot", "dap"]}
+    evaluate(RunConfig(suite="imperfective", model="mock", axes=axes), always, tmp_path / "a")
+    evaluate(RunConfig(suite="imperfective", model="mock", axes=axes), by_length, tmp_path / "b")
+    got = compare(str(tmp_path / "a"), str(tmp_path / "b"), "--seed", "3")
+    rows = {r["condition"]: r for r in got["rows"]}
+    assert set(rows) == {"zero-shot", "dap"}
+    for condition, row in rows.items():
+        n, only_a, only_b = table_of(tmp_path / "a", tmp_path / "b", condition)
+        assert (row["n"], row["only_a"], row["only_b"]) == (n, only_a, only_b)
+        assert only_a + only_b > 0
+        # Exact McNemar = two-sided binomial test on the discordant items.
+        assert row["p"] == pytest.approx(binomtest(only_a, only_a + only_b, 0.5).pvalue, rel=1e-9)
+        assert row["diff"] == pytest.approx((only_a - only_b) / n)
+        assert row["ci95"][0] <= row["diff"] <= row["ci95"][1]
+    ps = sorted(r["p"] for r in rows.values())
+    assert sorted(r["p_holm"] for r in rows.values()) == pytest.approx([min(1, 2 * ps[0]), max(min(1, 2 * ps[0]),
+                                                                                               ps[1])])
+    again = compare(str(tmp_path / "a"), str(tmp_path / "b"), "--seed", "3")
+    other = compare(str(tmp_path / "a"), str(tmp_path / "b"), "--seed", "4")
+    assert again == got and other["rows"][0]["ci95"] != got["rows"][0]["ci95"]
+
+
+def test_two_conditions_of_one_run_and_errors(tmp_path):
+    mock = MockBackend(generate_fn=lambda r: "True" if "rule" in r.messages[0].content.lower() else "False")
+    evaluate(RunConfig(suite="imperfective", model="mock", axes={"strategy": ["zero-shot", "dap"]}), mock,
+             tmp_path / "r")
+    got = compare(str(tmp_path / "r"), "--between", "zero-shot", "dap")
+    assert got["rows"][0]["condition"] == "zero-shot vs dap" and got["rows"][0]["n"] > 0
+    bad = runner.invoke(app, ["compare", str(tmp_path / "r"), "--between", "zero-shot", "cot"])
+    assert bad.exit_code != 0 and "no condition 'cot'" in str(bad.exception)
+    lonely = runner.invoke(app, ["compare", str(tmp_path / "r")])
+    assert lonely.exit_code != 0 and "expected two runs" in str(lonely.exception)
+
+
+@pytest.mark.slow
+def test_compare_real_runs_matches_statsmodels(tmp_path):
+    from statsmodels.stats.contingency_tables import mcnemar
+
+    for source in ("authors", "paper"):
+        run(RunConfig(suite="imperfective", model="smollm2-135m", dataset="builtin", limit=60,
+                      axes={"strategy": ["zero-shot"]}, options={"prompt_source": source}), tmp_path / source)
+    (row,) = compare(str(tmp_path / "authors"), str(tmp_path / "paper"))["rows"]
+    a = {r.item_id: bool(r.correct) for r in RunStore(tmp_path / "authors").load_records()}
+    b = {r.item_id: bool(r.correct) for r in RunStore(tmp_path / "paper").load_records()}
+    cells = [[sum(a[k] == x and b[k] == y for k in a) for y in (True, False)] for x in (True, False)]
+    assert row["p"] == pytest.approx(mcnemar(cells, exact=True).pvalue, rel=1e-12)
+    assert row["n"] == 60 and (row["only_a"], row["only_b"]) == (cells[0][1], cells[1][0])
