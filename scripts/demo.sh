@@ -27,5 +27,5 @@ for extra in scripts/demo.d/*.sh; do
   [ -e "$extra" ] && bash "$extra"
 done
 
-$LD report runs/demo/imperfective-* --html runs/demo/report.html > /dev/null && echo "HTML report: runs/demo/report.html"
+$LD report runs/demo/*/ --html runs/demo/report.html > /dev/null && echo "HTML report (every demo run): runs/demo/report.html"
 echo "run directories: $(ls -d runs/demo/*/ | tr '\n' ' ')"

@@ -106,12 +106,13 @@ def test_report_without_matplotlib_still_writes_tables(tmp_path: Path, monkeypat
     assert "data:image/png" not in page and "<th>Acc A (↑)</th>" in page
 
 
-def test_two_runs_of_one_model_and_strategy_give_a_note_not_a_crash(tmp_path: Path) -> None:
+def test_two_runs_of_one_model_and_strategy_are_two_series(tmp_path: Path) -> None:
     a = make_run(tmp_path, "a", "mock", ["zero-shot"], limit=8)
     b = make_run(tmp_path, "b", "mock", ["zero-shot"], limit=12)
     combined([a, b], tmp_path / "report.html")
     page = (tmp_path / "report.html").read_text()
-    assert "no figures: model &#x27;mock&#x27; has two runs of condition &#x27;zero-shot&#x27;" in page
+    assert "has two runs of condition" not in page and "no figures" not in page
+    assert "mock · a" in page and "mock · b" in page  # told apart by their run directories
     assert f"<h3>{a} (mock)</h3>" in page and f"<h3>{b} (mock)</h3>" in page  # both runs' samples
 
 
@@ -134,3 +135,23 @@ def test_plot_functions_return_png_for_several_models(tmp_path: Path) -> None:
 ])
 def test_markdown_to_html(markdown: str, html: str) -> None:
     assert markdown_to_html(markdown) == html
+
+
+def test_runs_differing_in_prompt_source_or_dataset_are_told_apart(tmp_path):
+    from lingdiag.report.tables import rows_by_suite
+
+    mock = MockBackend(generate_fn=lambda r: "True" if "build" in str(r.messages) else "False")
+    axes = {"strategy": ["zero-shot", "dap"]}
+    for source in ("authors", "paper"):
+        evaluate(RunConfig(suite="imperfective", model="mock", axes=axes, options={"prompt_source": source}),
+                 mock, tmp_path / source)
+    runs = load_runs([tmp_path / "authors", tmp_path / "paper"])
+    names = {r.model for r in rows_by_suite(runs)["imperfective"]}
+    assert names == {"mock · authors", "mock · paper"}
+    page = tmp_path / "report.html"
+    write_html(page, tables(runs), runs)
+    html = page.read_text()
+    assert "analyses unavailable" not in html and "two runs of condition" not in html
+    assert "mock · authors" in html
+    # One run alone keeps its plain model name.
+    assert {r.model for r in rows_by_suite(runs[:1])["imperfective"]} == {"mock"}

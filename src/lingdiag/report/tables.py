@@ -6,8 +6,9 @@ pure metric function; they never load a model.
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Sequence
+from collections import Counter, defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -17,11 +18,33 @@ from lingdiag.suite import SUITES
 
 
 def rows_by_suite(runs: Sequence[LoadedRun]) -> dict[str, list[ResultRow]]:
-    """Suite name → the rows of all its runs, in the order the runs were given."""
+    """Suite name → the rows of all its runs, in the order the runs were given.
+
+    Runs of one model that share a condition but differ in dataset or prompt source are told
+    apart, not refused: their model names gain what differs (``smollm2-135m · official``,
+    ``· paper``, or, failing both, the run directory), so tables, figures and analyses show them
+    as separate series.
+    """
     out: dict[str, list[ResultRow]] = defaultdict(list)
     for run in runs:
         out[run.suite] += run.rows
-    return out
+    return {suite: _distinct(rows) for suite, rows in out.items()}
+
+
+def _distinct(rows: list[ResultRow]) -> list[ResultRow]:
+    def clashes(name: Callable[[ResultRow], str]) -> bool:
+        seen = Counter((name(r), r.condition) for r in rows)
+        return any(n > 1 for n in seen.values())
+
+    parts: list[Callable[[ResultRow], str]] = [lambda r: r.model]
+    for extra in (lambda r: r.dataset, lambda r: str(r.axes.get("prompt_source", "")), lambda r: Path(r.run).name):
+        if not clashes(lambda r: " · ".join(p(r) for p in parts if p(r))):
+            break
+        if len({extra(r) for r in rows}) > 1:  # only what differs goes into the name
+            parts.append(extra)
+    if len(parts) == 1:
+        return rows
+    return [replace(r, model=" · ".join(p(r) for p in parts if p(r))) for r in rows]
 
 
 def tables(runs: Sequence[LoadedRun]) -> str:
