@@ -55,3 +55,26 @@ def test_json_detail_is_kept() -> None:
 def test_extract_json_skips_non_objects() -> None:
     assert extract_json("a { not json } then {\"k\": 1}") == {"k": 1}
     assert extract_json("no braces") is None
+
+
+NLI = ("True", "False", "Unknown")
+
+
+@pytest.mark.parametrize(("text", "label"), [
+    # Echoes of the prompt's schema or label list name every label: not an answer.
+    ('{"label": "True / False / Unknown"}', UNPARSED),
+    ('"label": "True" / "False"', UNPARSED),
+    ('{"possible_interruptions": ["x", "y", "z"], "label": "True" or "False"}', UNPARSED),
+    # A phrase followed by another label is a change of mind, not an answer.
+    ("The answer is True. Actually False.", UNPARSED),
+    ("Answer: True (or maybe False)", UNPARSED),
+    # The last answer phrase, with labels only before it (reasoning, quotes), is the answer.
+    ("Reasoning: it could be True or False. Final answer: False", "False"),
+    ('The hypothesis says "True" but the answer is Unknown.', "Unknown"),
+    ('{"possible_interruptions": ["a", "b", "c"], "label": "False"}', "False"),
+    # Negations never become the negated label.
+    ("The answer is not True.", UNPARSED),
+    ("Not True", UNPARSED),
+])
+def test_adversarial_answers_are_not_guessed(text, label):
+    assert parse_label(text, NLI)[0] == label

@@ -2,9 +2,9 @@
 
 Accepted, in order: a JSON object with the label key (code fences, single quotes and
 text around the object tolerated); the whole answer being a label; the answer starting
-with a label word (and naming no other label in that line); an ``Answer:``,
-``Label:`` or ``... is`` phrase naming a label; a last line that is a label. Case, quotes,
-asterisks and trailing punctuation are ignored.
+with a label word (and naming no other label in that line); the last ``Answer:``,
+``Label:`` or ``... is`` phrase naming a label, when no label follows it; a last line that is
+a label. Case, quotes, asterisks and trailing punctuation are ignored.
 """
 
 from __future__ import annotations
@@ -58,6 +58,11 @@ def extract_json(text: str) -> dict[str, Any] | None:
     return None
 
 
+def _names_label(text: str, words: str) -> bool:
+    """Whether ``text`` names a label (``words``: the label alternation)."""
+    return re.search(rf"(?<![\w-])({words})(?![\w-])", text, re.I) is not None
+
+
 def parse_label(
     text: str,
     labels: Sequence[str],
@@ -88,7 +93,7 @@ def parse_label(
         if isinstance(value, (str, int)) and _norm(str(value)) in table:
             return table[_norm(str(value))], detail
     m = re.search(rf'"{re.escape(json_key)}"\s*:\s*"?([^",}}\n]+)', text)
-    if m and _norm(m.group(1)) in table:
+    if m and _norm(m.group(1)) in table and not _names_label(text[m.end():], words):
         return table[_norm(m.group(1))], detail
 
     body = _FENCE.sub(lambda mm: mm.group(1), text).strip()
@@ -101,10 +106,13 @@ def parse_label(
         others = {table[w.lower()] for w in re.findall(rf"(?<![\w-])({words})(?![\w-])", body.splitlines()[0], re.I)}
         if others == {label}:
             return label, detail
-    phrase = re.search(rf"\b(?:answer|label|judg(?:e)?ment|relation|prediction|output)\b[^.\n]{{0,20}}?"
-                       rf"(?:is|:|=)\s*[\"'*`]*({words})(?![\w-])", body, re.I)
-    if phrase:
-        return table[phrase.group(1).lower()], detail
+    phrases = list(re.finditer(rf"\b(?:answer|label|judg(?:e)?ment|relation|prediction|output)\b[^.\n]{{0,20}}?"
+                               rf"(?:is|:|=)\s*[\"'*`]*({words})(?![\w-])", body, re.I))
+    if phrases:
+        # The last such phrase is the answer, unless a label follows it: "Answer: True. Actually
+        # False." and an echoed schema ("label": "True / False / Unknown") are not one label.
+        last = phrases[-1]
+        return (UNPARSED if _names_label(body[last.end():], words) else table[last.group(1).lower()]), detail
     lines = [ln for ln in body.splitlines() if ln.strip()]
     if lines and _norm(lines[-1]) in table:
         return table[_norm(lines[-1])], detail
