@@ -12,7 +12,6 @@ from typing import Any
 
 from lingdiag.config import RunConfig
 from lingdiag.errors import CapabilityError, ConfigError
-from lingdiag.metrics.core import summary
 from lingdiag.models.base import Backend, ReportsUsage
 from lingdiag.records import (
     UNPARSED,
@@ -94,7 +93,7 @@ def _score(condition: Condition, item: Item, requests: Sequence[Request], respon
     else:
         pred = condition.strategy.parse(item, responses)
         label, detail = pred.label, dict(pred.detail)
-    correct = None if item.gold is None else (not errors and label == item.gold)
+    correct = None if item.gold is None or errors else label == item.gold  # a failed item is unanswered
     return ItemRecord(
         condition=condition.name, axes=dict(condition.axes), item_id=item.id, tags=dict(item.tags),
         fields=dict(item.fields), prompts=[_prompt_json(r) for r in requests],
@@ -208,9 +207,13 @@ def _finalize(store: RunStore, order: Sequence[tuple[str, str]], suite: Suite, c
     for condition in conditions:
         rs = [r for r in records if r.condition == condition.name]
         if rs:
-            metrics[condition.name] = {**suite.metrics(rs), **summary(rs)}
+            metrics[condition.name] = suite.condition_metrics(rs)
     table = suite.table([ResultRow(model, c.name, dict(c.axes), metrics[c.name], str(store.root), dataset)
                          for c in conditions if c.name in metrics])
+    failed = {c: m["n_errors"] for c, m in metrics.items() if m.get("n_errors")}
+    if failed:  # never let an outage pass for a result
+        table = ("**Failed items** (backend errors; every metric is over the answered items only): "
+                 + "; ".join(f"{c}: {k} of {metrics[c]['n']}" for c, k in failed.items()) + "\n\n" + table)
     store.write_json("metrics.json", metrics)
     store.write_text("table.md", table)
     return metrics, table

@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 from lingdiag.errors import RunError
-from lingdiag.metrics.core import summary
 from lingdiag.records import ItemRecord, ResultRow
 from lingdiag.suite import SUITES
 
@@ -171,7 +170,7 @@ def load_run(run_dir: Path) -> LoadedRun:
     by_condition: dict[str, list[ItemRecord]] = defaultdict(list)
     for r in store.load_records():
         by_condition[r.condition].append(r)
-    rows = [ResultRow(model, c, dict(rs[0].axes), {**suite.metrics(rs), **summary(rs)}, str(run_dir),
+    rows = [ResultRow(model, c, dict(rs[0].axes), suite.condition_metrics(rs), str(run_dir),
                       str(meta["config"].get("dataset", "")), n_params(meta))
             for c, rs in by_condition.items()]
     return LoadedRun(Path(run_dir), suite.name, model, meta, rows)

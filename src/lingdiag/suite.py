@@ -20,6 +20,7 @@ from pydantic import BaseModel
 
 from lingdiag.config import NoOptions, validate_options
 from lingdiag.figures import Figure
+from lingdiag.metrics.core import summary
 from lingdiag.records import Item, ItemRecord, Prediction, Request, Response, ResultRow
 from lingdiag.registry import Registry
 
@@ -122,6 +123,12 @@ class Suite:
             if a.name == name:
                 return a
         raise KeyError(name)
+
+    def condition_metrics(self, records: Sequence[ItemRecord]) -> dict[str, Any]:
+        """The suite's metrics of one condition over its answered items, and the counts of all
+        (``n``, ``n_unparsed``, ``n_errors``): an item the backend failed on is not a wrong answer.
+        """
+        return {**self.metrics([r for r in records if r.error is None]), **summary(records)}
 
     def parse_options(self, raw: Mapping[str, Any]) -> BaseModel:
         """Validate ``-o`` options; an unknown or mistyped one is a one-line ``ConfigError``."""

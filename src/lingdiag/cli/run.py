@@ -36,6 +36,10 @@ def _parse_extra(args: list[str]) -> dict[str, list[str]]:
     return result
 
 
+FAILED_ITEMS_EXIT = 3
+"""Exit code of a run that finished with failed items (2 is a usage or input error)."""
+
+
 @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
 def run(
     ctx: typer.Context,
@@ -88,13 +92,19 @@ def run(
         result = run_suite(config, out_dir, cache=not no_cache, progress=progress, planned=planned)
     if as_json:
         print(json.dumps(result.metrics, indent=2, sort_keys=True))
-        return
-    print(result.table)
+    else:
+        print(result.table)
     for name, reason in result.skipped.items():
         err.print(f"[yellow]skipped {name}:[/] {reason}")
     if result.usage:
         err.print("backend: " + ", ".join(f"{k} {v:,}" for k, v in sorted(result.usage.items()) if v))
     err.print(f"run directory: {result.out}")
+    failed = sum(int(m.get("n_errors", 0)) for m in result.metrics.values())
+    if failed:
+        total = sum(int(m.get("n", 0)) for m in result.metrics.values())
+        err.print(f"[red]{failed} of {total} items failed (backend errors):[/] metrics are over the answered items; "
+                  "run the same command again to retry the failed ones")
+        raise typer.Exit(FAILED_ITEMS_EXIT)
 
 
 

@@ -13,7 +13,6 @@ from typing import Annotated
 import typer
 
 from lingdiag.importing import IMPORTED, import_labels
-from lingdiag.metrics.core import summary
 from lingdiag.paths import sha256_file
 from lingdiag.records import ResultRow
 from lingdiag.store import write_imported
@@ -36,7 +35,7 @@ def label_score_command(suite: Suite) -> Callable[..., None]:
         """Metrics of answers produced elsewhere, parsed and scored exactly as a run's."""
         items = suite.load(dataset).items
         result = import_labels(scores, items, score_col=score_col, parse=parse, id_col=id_col)
-        m = {**suite.metrics(result.records), **summary(result.records)} if result.records else {}
+        m = suite.condition_metrics(result.records) if result.records else {}
         if out is not None and result.records:
             write_imported(out, suite=suite.name, model=scores.stem, dataset=dataset, records=result.records,
                            provenance={"file": str(scores), "sha256": sha256_file(scores), "score_col": score_col,
