@@ -98,8 +98,12 @@ def test_trust_remote_code_and_batch_tokens_reach_the_backend() -> None:
     (["-o", "max_new_tokens=abc"], "option 'max_new_tokens': Input should be a valid integer"),
     (["--model-option", "concurency=4"], "the embedded backend has no option 'concurency'"),
     (["--batch-tokens", "0"], "batch_tokens: Input should be greater than or equal to 1"),
+    (["--strategy", ","], "--strategy names no value; valid: zero-shot, dap, cot, counterfactual"),
+    (["--out", "FILE"], "a file, not a run directory"),
 ])
 def test_cli_option_errors_are_one_line(tmp_path: Path, args: list[str], message: str) -> None:
+    (tmp_path / "FILE").write_text("not a run")
+    args = [str(tmp_path / a) if a == "FILE" else a for a in args]
     out = subprocess.run([*LINGDIAG, "run", "imperfective", "--model", "smollm2-135m", "--limit", "1",
                           "--out", str(tmp_path / "r"), *args], capture_output=True, text=True, check=False)
     assert out.returncode == 2
@@ -129,3 +133,16 @@ def test_every_suite_declares_an_option_model() -> None:
     for name in ("imperfective", "explica", "cxnli"):
         with pytest.raises(ConfigError, match=f"suite '{name}' has no option 'nope'"):
             SUITES.get(name).parse_options({"nope": 1})
+
+
+def test_report_html_to_a_directory_is_one_line(tmp_path: Path) -> None:
+    from lingdiag.config import RunConfig
+    from lingdiag.models.mock import MockBackend
+    from lingdiag.run import evaluate
+
+    evaluate(RunConfig(suite="imperfective", model="mock", limit=4), MockBackend(generate_fn=lambda r: "True"),
+             tmp_path / "run")
+    out = subprocess.run([*LINGDIAG, "report", str(tmp_path / "run"), "--html", str(tmp_path)], capture_output=True,
+                         text=True, check=False)
+    assert out.returncode == 2 and "a directory; give a file name" in out.stderr and "Traceback" not in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1

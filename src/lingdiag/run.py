@@ -110,6 +110,8 @@ def resolve_axes(suite: Suite, selection: dict[str, list[str]]) -> dict[str, lis
             raise ConfigError(f"suite {suite.name!r} has no axis {key!r}; its axes: {', '.join(sorted(names))}")
     resolved = {}
     for a in suite.axes:
+        if a.name in selection and not selection[a.name]:
+            raise ConfigError(f"--{a.name} names no value; valid: {', '.join(a.values)}")
         values = selection.get(a.name) or list(a.default)
         bad = [v for v in values if v not in a.values]
         if bad:
@@ -240,6 +242,7 @@ def evaluate(
     """
     p = planned or plan(config)
     suite, dataset, conditions = p.suite, p.dataset, p.conditions
+    _check_out(out)
     store = RunStore(out)
     done, earlier = store.prepare_resume(config.model_dump(mode="json"), ignore=RESUMABLE_CHANGES)
     meta: dict[str, Any] = {
@@ -300,6 +303,11 @@ def cached(backend: Backend) -> Backend:
     return CachedBackend(backend, ResponseCache(cache_dir() / "responses.sqlite"))
 
 
+def _check_out(out: Path) -> None:
+    if Path(out).exists() and not Path(out).is_dir():
+        raise ConfigError(f"--out {out}: a file, not a run directory")
+
+
 def run(
     config: RunConfig,
     out: Path | None = None,
@@ -322,7 +330,8 @@ def run(
     Returns:
         See :func:`evaluate`.
     """
-    p = planned or plan(config)  # options and data are checked before a model loads
+    p = planned or plan(config)  # options, data and the output place are checked before a model loads
+    _check_out(out or default_out(config))
     model = backend or load_model(config)
     if cache:
         model = cached(model)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 from collections import defaultdict
 from collections.abc import Sequence
 from html import escape
@@ -19,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from lingdiag import figures as figs
-from lingdiag.errors import LingdiagError
+from lingdiag.errors import ConfigError, LingdiagError
 from lingdiag.records import UNPARSED, ItemRecord
 from lingdiag.report.tables import rows_by_suite
 from lingdiag.store import LoadedRun, RunStore
@@ -215,5 +216,9 @@ def write_html(path: Path, text: str, runs: Sequence[LoadedRun]) -> None:
         runs: The runs, in the order given.
     """
     path = Path(path)
+    if path.is_dir():
+        raise ConfigError(f"--html {path}: a directory; give a file name such as {path / 'report.html'}")
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render_html(text, runs), encoding="utf-8")
+    tmp = path.with_name(path.name + ".partial")  # a killed write never leaves a torn report
+    tmp.write_text(render_html(text, runs), encoding="utf-8")
+    os.replace(tmp, path)
