@@ -13,7 +13,7 @@ from lingdiag.cli.app import app, err, key_values
 from lingdiag.config import RunConfig
 from lingdiag.errors import ConfigError
 from lingdiag.models.openai.prices import estimate
-from lingdiag.run import plan
+from lingdiag.run import RunResult, plan
 from lingdiag.run import run as run_suite
 
 
@@ -90,6 +90,25 @@ def run(
             bar.update(tasks[condition], completed=done)
 
         result = run_suite(config, out_dir, cache=not no_cache, progress=progress, planned=planned)
+    _report(result, as_json)
+
+
+
+
+def validated(fields: dict[str, Any]) -> RunConfig:
+    """``RunConfig`` from flags; a bad value is a one-line error naming the field."""
+    from pydantic import ValidationError
+
+    from lingdiag.config import one_line
+
+    try:
+        return RunConfig.model_validate(fields)
+    except ValidationError as e:
+        raise ConfigError(one_line(e)) from None
+
+
+def _report(result: RunResult, as_json: bool) -> None:
+    """Print the table (or metrics), what was skipped and counted; exit 3 if items failed."""
     if as_json:
         print(json.dumps(result.metrics, indent=2, sort_keys=True))
     else:
@@ -105,17 +124,3 @@ def run(
         err.print(f"[red]{failed} of {total} items failed (backend errors):[/] metrics are over the answered items; "
                   "run the same command again to retry the failed ones")
         raise typer.Exit(FAILED_ITEMS_EXIT)
-
-
-
-
-def validated(fields: dict[str, Any]) -> RunConfig:
-    """``RunConfig`` from flags; a bad value is a one-line error naming the field."""
-    from pydantic import ValidationError
-
-    from lingdiag.config import one_line
-
-    try:
-        return RunConfig.model_validate(fields)
-    except ValidationError as e:
-        raise ConfigError(one_line(e)) from None
