@@ -163,3 +163,10 @@ def test_reproduce_reads_the_authors_other_file_names(official, tmp_path):
     assert result.exit_code == 0, result.output
     # Tables 8 and 10 (APS), 6 and 7 (5 cells each), 13 (6 per decoding), 10 (rating).
     assert "cells: 37 equal, 0 differ (of 37 published cells with files)" in result.stdout
+
+
+def test_empty_rating_cells_are_skipped_like_pandas_idxmax():
+    # The notebooks' idxmax skips NaN (an empty cell); a -1 (unreadable answer) competes.
+    nan = float("nan")
+    assert RatingRule().choose({"so": nan, "because": 3, "then": nan, "after": -1}) == ("because", False)
+    assert RatingRule().choose({"so": nan, "because": nan, "then": nan, "after": nan}) == (UNPARSED, False)

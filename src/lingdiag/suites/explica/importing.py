@@ -22,7 +22,7 @@ from lingdiag.errors import DatasetError
 from lingdiag.records import UNPARSED, Item, ItemRecord
 from lingdiag.suites.explica import data
 from lingdiag.suites.explica.parse import parse_connective, parse_letter, parse_rating
-from lingdiag.suites.explica.rules import MISSING, RatingRule, lowest
+from lingdiag.suites.explica.rules import RatingRule, lowest
 from lingdiag.tabular import read_table
 
 Task = Literal["rating", "cloze", "mc", "perplexity"]
@@ -83,11 +83,15 @@ def _number(text: str, path: Path, n: int, col: str) -> float:
 
 
 def _rating(text: str) -> float:
-    """A rating cell: a number as is, an answer text through the rating parser, empty = -1."""
+    """A rating cell: a number as is, an answer text through the rating parser. An empty cell is
+    NaN, which pandas' ``idxmax`` in the authors' notebooks skips (unlike a -1, which competes).
+    """
+    if not text.strip():
+        return math.nan
     try:
         return float(text)
     except ValueError:
-        return float(parse_rating(text)) if text.strip() else float(MISSING)
+        return float(parse_rating(text))
 
 
 def _choices(text: str, path: Path, n: int, col: str) -> dict[str, str]:

@@ -57,7 +57,7 @@ def _correlations(records: Sequence[ItemRecord], *, rated_only: bool = False) ->
         if scores is None:
             continue
         for c, v in scores.items():
-            if rated_only and v == -1:
+            if (rated_only and v == -1) or math.isnan(v):
                 continue
             for g in (r.tags["relation"], "all"):
                 groups[g][0].append(v)

@@ -41,7 +41,8 @@ class RatingRule:
 
     def choose(self, ratings: Mapping[str, float]) -> tuple[str, bool]:
         """The chosen connective (or ``tie`` / ``unparsed``) and whether the top was tied."""
-        scored = dict(ratings) if self.missing == "keep" else {c: v for c, v in ratings.items() if v != MISSING}
+        # NaN (an empty cell of an imported file) is no rating at all, under either rule.
+        scored = {c: v for c, v in ratings.items() if v == v and (self.missing == "keep" or v != MISSING)}
         if not scored:
             return UNPARSED, False
         top = max(scored.values())
