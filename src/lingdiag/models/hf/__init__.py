@@ -7,6 +7,7 @@ registers for ``hf:``, ``gguf:`` and the embedded short names.
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import Literal
 
@@ -60,7 +61,10 @@ def load_hf(spec: str, options: HFOptions) -> Backend:
     digest = ""
     if path.is_dir():
         weights = sorted(path.glob("*.safetensors")) or sorted(path.glob("*.bin"))
-        digest = sha256_file(weights[0]) if len(weights) == 1 else ""
+        if len(weights) == 1:
+            digest = sha256_file(weights[0])
+        elif weights:  # sharded: every shard counts, so a changed shard never serves stale cached answers
+            digest = hashlib.sha256("".join(f"{w.name}:{sha256_file(w)}\n" for w in weights).encode()).hexdigest()
     return _backend(spec, options, weights_hash=digest)
 
 
