@@ -165,3 +165,24 @@ def test_line_separators_in_model_text_survive_resume(tmp_path: Path) -> None:
     assert backend.calls == 0
     assert (tmp_path / "r" / "items.jsonl").read_bytes() == full
     assert len(RunStore(tmp_path / "r").load_records()) == 8
+
+
+def test_resume_refuses_an_edited_user_dataset(tmp_path: Path) -> None:
+    from lingdiag.config import RunConfig
+    from lingdiag.errors import RunError
+    from lingdiag.models.mock import MockBackend
+    from lingdiag.run import evaluate
+
+    data = tmp_path / "mine.json"
+    rows = [{"id": f"A_{k}", "group": "A_Interrupted_Accomplishment", "verb_class": "Creation", "verb": "build",
+             "premise": f"The carpenter was building shed {k}, but a storm came.", "hypothesis": f"He built shed {k}.",
+             "label": "False"} for k in range(4)]
+    data.write_text(json.dumps(rows))
+    config = RunConfig(suite="imperfective", model="mock", dataset=str(data), axes={"strategy": ["zero-shot"]})
+    mock = MockBackend(generate_fn=lambda r: "False")
+    evaluate(config, mock, tmp_path / "run")
+    evaluate(config, mock, tmp_path / "run")  # unchanged data: resumes
+    rows[0]["premise"] = "The carpenter was building shed 0, and finished it."
+    data.write_text(json.dumps(rows))
+    with pytest.raises(RunError, match="was run on other data: .*mine.json changed since"):
+        evaluate(config, mock, tmp_path / "run")

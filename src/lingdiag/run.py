@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import platform
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -13,6 +13,7 @@ from typing import Any
 from lingdiag.config import RunConfig
 from lingdiag.errors import CapabilityError, ConfigError
 from lingdiag.models.base import Backend, ReportsUsage
+from lingdiag.paths import sha256_file
 from lingdiag.records import (
     UNPARSED,
     Generation,
@@ -244,10 +245,11 @@ def evaluate(
     suite, dataset, conditions = p.suite, p.dataset, p.conditions
     _check_out(out)
     store = RunStore(out)
-    done, earlier = store.prepare_resume(config.model_dump(mode="json"), ignore=RESUMABLE_CHANGES)
+    sources = _checksums(dataset.source)
+    done, earlier = store.prepare_resume(config.model_dump(mode="json"), ignore=RESUMABLE_CHANGES, dataset=sources)
     meta: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION, "config": config.model_dump(mode="json"),
-        "model": backend.identity, "dataset": dict(dataset.source), "versions": _versions(),
+        "model": backend.identity, "dataset": sources, "versions": _versions(),
         "seed": config.seed, "timings": {}, "skipped": {},
     }
     store.write_json("meta.json", meta)
@@ -301,6 +303,11 @@ def cached(backend: Backend) -> Backend:
     from lingdiag.paths import cache_dir
 
     return CachedBackend(backend, ResponseCache(cache_dir() / "responses.sqlite"))
+
+
+def _checksums(source: Mapping[str, str]) -> dict[str, str]:
+    """Every data file's SHA-256: a user's file gets one too, so that resuming after an edit is refused."""
+    return {k: v or (sha256_file(Path(k)) if Path(k).is_file() else "") for k, v in source.items()}
 
 
 def _check_out(out: Path) -> None:

@@ -60,13 +60,14 @@ class RunStore:
                 raise RunError(f"{self.items_path}, line {n}: not an item record ({e})") from e
         return records
 
-    def prepare_resume(self, config: dict[str, Any],
-                       ignore: Sequence[str] = ()) -> tuple[set[tuple[str, str]], dict[str, float]]:
+    def prepare_resume(self, config: dict[str, Any], ignore: Sequence[str] = (),
+                       dataset: Mapping[str, str] | None = None) -> tuple[set[tuple[str, str]], dict[str, float]]:
         """Check the directory matches ``config``; return the (condition, item) keys done
         and the seconds the earlier sessions spent per condition.
 
         Errored records are dropped so those items run again; the file is rewritten with
-        one record per key. Fields named in ``ignore`` may differ from the earlier run's.
+        one record per key. Fields named in ``ignore`` may differ from the earlier run's; the
+        dataset files' checksums (``dataset``) may not.
         """
         self.root.mkdir(parents=True, exist_ok=True)
         meta_path = self.root / "meta.json"
@@ -80,6 +81,13 @@ class RunStore:
                 changed = sorted(k for k in set(old) | set(config) if old.get(k) != config.get(k))
                 raise RunError(f"{self.root} holds a run with a different configuration "
                                f"(differs in: {', '.join(changed)}); use another --out directory")
+            before = meta.get("dataset") or {}
+            # An empty checksum (runs from before user files were hashed) cannot be compared.
+            changed = sorted(k for k in set(before) | set(dataset or {})
+                             if dataset is not None and before.get(k) != dataset.get(k) and before.get(k) != "")
+            if changed:
+                raise RunError(f"{self.root} was run on other data: {', '.join(changed)} changed since "
+                               "(SHA-256); use another --out directory")
         kept: dict[tuple[str, str], ItemRecord] = {}
         for r in self.load_records():
             if r.error is None:
