@@ -186,3 +186,23 @@ def test_resume_refuses_an_edited_user_dataset(tmp_path: Path) -> None:
     data.write_text(json.dumps(rows))
     with pytest.raises(RunError, match="was run on other data: .*mine.json changed since"):
         evaluate(config, mock, tmp_path / "run")
+
+
+def test_resume_refuses_records_made_under_other_settings(tmp_path: Path) -> None:
+    from lingdiag.config import RunConfig
+    from lingdiag.errors import RunError
+    from lingdiag.models.mock import MockBackend
+    from lingdiag.run import evaluate
+
+    mock = MockBackend(generate_fn=lambda r: "False")
+    axes = {"strategy": ["zero-shot"]}
+    evaluate(RunConfig(suite="imperfective", model="mock", axes=axes, limit=8), mock, tmp_path / "run")
+    # Simulate records from before a default changed: the stored axes lack today's prompt source.
+    path = tmp_path / "run" / "items.jsonl"
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    for row in rows:
+        row["axes"].pop("prompt_source")
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    with pytest.raises(RunError, match="'zero-shot' was run with other settings \\(prompt_source: None then, "
+                                       "'authors' now\\)"):
+        evaluate(RunConfig(suite="imperfective", model="mock", axes=axes, limit=8), mock, tmp_path / "run")

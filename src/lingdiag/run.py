@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from lingdiag.config import RunConfig
-from lingdiag.errors import CapabilityError, ConfigError
+from lingdiag.errors import CapabilityError, ConfigError, RunError
 from lingdiag.models.base import Backend, ReportsUsage
 from lingdiag.paths import sha256_file
 from lingdiag.records import (
@@ -247,6 +247,7 @@ def evaluate(
     store = RunStore(out)
     sources = _checksums(dataset.source)
     done, earlier = store.prepare_resume(config.model_dump(mode="json"), ignore=RESUMABLE_CHANGES, dataset=sources)
+    _check_axes(store, conditions)
     meta: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION, "config": config.model_dump(mode="json"),
         "model": backend.identity, "dataset": sources, "versions": _versions(),
@@ -303,6 +304,23 @@ def cached(backend: Backend) -> Backend:
     from lingdiag.paths import cache_dir
 
     return CachedBackend(backend, ResponseCache(cache_dir() / "responses.sqlite"))
+
+
+def _check_axes(store: RunStore, conditions: Sequence[Condition]) -> None:
+    """Refuse to resume records made under other settings of a condition (e.g. another prompt
+    source after a default changed): the config alone holds only the options a user gave.
+    """
+    current = {c.name: dict(c.axes) for c in conditions}
+    seen: set[str] = set()
+    for r in store.load_records():
+        if r.condition in current and r.condition not in seen:
+            seen.add(r.condition)
+            now = current[r.condition]
+            if dict(r.axes) != now:
+                diff = sorted(k for k in set(r.axes) | set(now) if r.axes.get(k) != now.get(k))
+                raise RunError(f"{store.root}: {r.condition!r} was run with other settings ("
+                               + ", ".join(f"{k}: {r.axes.get(k)!r} then, {now.get(k)!r} now" for k in diff)
+                               + "); use another --out directory")
 
 
 def _checksums(source: Mapping[str, str]) -> dict[str, str]:
