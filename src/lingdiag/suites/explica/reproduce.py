@@ -24,7 +24,7 @@ from lingdiag.records import Item
 from lingdiag.suites.explica import data
 from lingdiag.suites.explica.importing import ScoreColumns, Task, import_scores
 from lingdiag.suites.explica.metrics import metrics
-from lingdiag.tabular import read_text, sniff_delimiter
+from lingdiag.tabular import sniff_delimiter
 
 TOLERANCE = 0.005
 CLASS_CELLS = ("All", *data.CLASSES)
@@ -79,7 +79,8 @@ def _prompting(path: Path, task: Task, items: Sequence[Item]) -> list[Scored]:
     if m is None:
         return []
     shots = "few" if path.parent.name == "fewshot" else "zero"
-    columns = read_text(path).split("\n", 1)[0]
+    with path.open(encoding="utf-8-sig") as f:  # the header only: the file is read in full by the import
+        columns = f.readline().rstrip("\r\n")
     out = []
     for decoding, col in DECODING_COLUMNS.items():
         if col not in columns.split(sniff_delimiter(columns)):
