@@ -69,13 +69,15 @@ def test_untrusted_text_is_escaped(tmp_path: Path) -> None:
     run = make_run(tmp_path, "r", "<b>evil-model</b>", ["zero-shot"], dataset=str(data))
     combined([run], tmp_path / "report.html")
     page = (tmp_path / "report.html").read_text()
-    assert "&lt;script&gt;alert(1)&lt;/script&gt; I refuse" in page  # the raw output is shown, escaped
-    assert "<script" not in page.lower()
-    assert "<img src=x" not in page and "&lt;img src=x onerror=&quot;alert(2)&quot;&gt;" in page
+    # Records reach the page only inside the JSON data block, with <, > and & escaped.
+    assert "\\u003cscript\\u003ealert(1)\\u003c/script\\u003e I refuse" in page
+    assert page.lower().count("<script") == 2  # the data block and the browser's own script
+    assert "alert(" not in page.replace("\\u003cscript\\u003ealert(1)", "").replace('onerror=\\"alert(2)', "")
+    assert "<img src=x" not in page
     assert "<b>evil-model</b>" not in page and "&lt;b&gt;evil-model&lt;/b&gt;" in page
 
 
-def test_report_holds_counts_tables_figures_and_samples(tmp_path: Path) -> None:
+def test_report_holds_counts_tables_figures_and_records(tmp_path: Path) -> None:
     data = hostile_dataset(tmp_path / "d.json")
     run = make_run(tmp_path, "r", "mock", ["zero-shot", "dap", "cot"], dataset=str(data))
     text, everything = combined([run], tmp_path / "out" / "report.html")
@@ -88,10 +90,11 @@ def test_report_holds_counts_tables_figures_and_samples(tmp_path: Path) -> None:
     images = re.findall(r'src="data:image/png;base64,([A-Za-z0-9+/=]+)"', page)
     assert len(images) == 3 and all(base64.b64decode(i).startswith(PNG) for i in images)
     assert "Prompt trade-off (§5.2, Figure 1)" in page
-    # Per condition: both correct items (A, D), the wrong one (B), the unparsed one (C).
-    for kind, n in (("correct", 2), ("wrong", 1), ("unparsed", 1)):
-        assert page.count(f'<details class="{kind}">') == 3 * n
-    assert "[system]\nSystem Prompt: You are a strict logician" in page and "predicted unparsed" in page
+    # Every record of every condition is in the item browser's data, with its full prompt.
+    data = json.loads(re.search(r'<script type="application/json" id="records">(.*?)</script>', page).group(1))
+    outcomes = [data["strings"][row[data["columns"].index("outcome")]] for row in data["rows"]]
+    assert sorted(outcomes) == sorted(["correct", "correct", "wrong", "unparsed"] * 3)
+    assert any(s.startswith("[system]\nSystem Prompt: You are a strict logician") for s in data["strings"])
     # Three strategies of one model are enough for the trade-off analysis.
     assert "Prompt trade-off (§5.2, Figure 1)</h4>" in page and "zero-shot → dap → cot" in page
 
@@ -113,7 +116,7 @@ def test_two_runs_of_one_model_and_strategy_are_two_series(tmp_path: Path) -> No
     page = (tmp_path / "report.html").read_text()
     assert "has two runs of condition" not in page and "no figures" not in page
     assert "mock · a" in page and "mock · b" in page  # told apart by their run directories
-    assert f"<h3>{a} (mock)</h3>" in page and f"<h3>{b} (mock)</h3>" in page  # both runs' samples
+    assert f'"{a}"' in page and f'"{b}"' in page  # both runs' records are in the item browser
 
 
 def test_plot_functions_return_png_for_several_models(tmp_path: Path) -> None:

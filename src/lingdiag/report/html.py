@@ -1,8 +1,10 @@
-"""A self-contained HTML report: tables, inline PNG figures, counts and sample records.
+"""A self-contained HTML report: counts, tables, inline PNG figures, analyses and an item browser.
 
-One file with no scripts and no external resources; figures are base64 PNG data URIs.
+One file with no external resources; figures are base64 PNG data URIs, and the only script is
+the item browser's (:mod:`.browser`), allowed by hash in the page's Content-Security-Policy.
 Everything that comes from a run (model output, prompts, dataset text, model names) is
-untrusted and passes through ``html.escape``; only this module's own markup is raw.
+untrusted: it passes through ``html.escape`` here, or reaches the page as JSON shown with
+``textContent``; only this module's own markup is raw.
 
 Figures and analyses come from each suite's ``Suite.figures`` and ``Suite.analyses``; this
 module knows no suite.
@@ -11,9 +13,7 @@ module knows no suite.
 from __future__ import annotations
 
 import base64
-import json
 import os
-from collections import defaultdict
 from collections.abc import Sequence
 from html import escape
 from pathlib import Path
@@ -21,21 +21,19 @@ from typing import Any
 
 from lingdiag import figures as figs
 from lingdiag.errors import ConfigError, LingdiagError
-from lingdiag.records import UNPARSED, ItemRecord
+from lingdiag.report import browser
 from lingdiag.report.tables import rows_by_suite
-from lingdiag.store import LoadedRun, RunStore
+from lingdiag.store import LoadedRun
 from lingdiag.suite import SUITES
-
-SAMPLES_PER_KIND = 2
-"""Records shown per condition for each of: correct, wrong, unparsed."""
 
 _STYLE = """
 body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1200px;padding:0 1em;color:#222}
 table{border-collapse:collapse;margin:.8em 0;font-size:.85em}
 th,td{border:1px solid #ccc;padding:.25em .5em;text-align:left;vertical-align:top}
 th{background:#f0f0f0} pre{white-space:pre-wrap;background:#f7f7f7;padding:.5em;margin:.3em 0;font-size:.8em}
-img{max-width:100%} .note{color:#8a5a00} details{margin:.4em 0;border-left:3px solid #ddd;padding-left:.6em}
-.correct{border-color:#3a3} .wrong{border-color:#c33} .unparsed{border-color:#c90}
+img{max-width:100%} .note{color:#8a5a00} .filters label{margin-right:1em;white-space:nowrap}
+tr.item{cursor:pointer} tr.item:hover{background:#f5f5ff} tr.correct td:last-child{color:#282}
+tr.wrong td:last-child{color:#b22} tr.unparsed td:last-child,tr.failed td:last-child{color:#b70}
 """
 
 
@@ -116,10 +114,13 @@ def _figures(runs: Sequence[LoadedRun]) -> str:
         except LingdiagError as e:
             parts.append(_note(f"{name}: no figures: {e}"))
             continue
+        shown = []
         for f in drawn:
             data = base64.b64encode(f.png).decode("ascii")
-            parts.append(f"<figure><img alt=\"{escape(f.title)}\" src=\"data:image/png;base64,{data}\">"
+            shown.append(f"<figure><img alt=\"{escape(f.title)}\" src=\"data:image/png;base64,{data}\">"
                          f"<figcaption><b>{escape(f.title)}.</b> {escape(f.caption)}</figcaption></figure>")
+        parts.append(f'<section class="figures" data-suite="{escape(name)}"><h3>{escape(name)}</h3>'
+                     + "".join(shown) + "</section>")
     return "\n".join(parts)
 
 
@@ -136,73 +137,28 @@ def _analyses(runs: Sequence[LoadedRun]) -> str:
     return "\n".join(parts)
 
 
-def _show(value: Any) -> str:
-    """A prompt or output as plain text: chat turns as ``role: content``, else JSON."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, list) and all(isinstance(m, dict) and "role" in m for m in value):
-        return "\n\n".join(f"[{m['role']}]\n{m.get('content', '')}" for m in value)
-    return json.dumps(value, indent=2, ensure_ascii=False)
-
-
-def _record(r: ItemRecord, kind: str) -> str:
-    tags = ", ".join(f"{k}={v}" for k, v in sorted(r.tags.items()))
-    summary = f"{kind}: {r.item_id} ({tags}) gold {r.gold}, predicted {r.label}"
-    prompts = "".join(f"<pre>{escape(_show(p))}</pre>" for p in r.prompts)
-    outputs = "".join(f"<pre>{escape(_show(o))}</pre>" for o in r.outputs)
-    error = f"<p>error: {escape(r.error)}</p>" if r.error else ""
-    return (f'<details class="{kind}"><summary>{escape(summary)}</summary>'
-            f"<p>Prompt</p>{prompts}<p>Raw output</p>{outputs}{error}</details>")
-
-
-def _evenly(records: Sequence[ItemRecord], k: int) -> list[ItemRecord]:
-    """``k`` records spread over ``records`` (all of them when there are fewer)."""
-    if len(records) <= k:
-        return list(records)
-    return [records[int(j * len(records) / k)] for j in range(k)]
-
-
-def _kind(r: ItemRecord) -> str:
-    if r.label == UNPARSED or r.error is not None:
-        return "unparsed"
-    return "correct" if r.correct else "wrong"
-
-
-def _samples(run_dir: Path, k: int) -> str:
-    by_condition: dict[str, dict[str, list[ItemRecord]]] = defaultdict(lambda: defaultdict(list))
-    for r in RunStore(run_dir).load_records():
-        if r.correct is None and r.label != UNPARSED:
-            continue  # no gold label: neither correct nor wrong
-        by_condition[r.condition][_kind(r)].append(r)
-    parts = []
-    for condition, kinds in by_condition.items():
-        # Spread over the file so that the samples come from different groups/phenomena.
-        shown = [_record(r, kind) for kind in ("correct", "wrong", "unparsed") for r in _evenly(kinds.get(kind, []), k)]
-        parts.append(f"<h4>{escape(condition)}</h4>" + "".join(shown))
-    return "\n".join(parts)
-
-
-def render_html(text: str, runs: Sequence[LoadedRun], samples: int = SAMPLES_PER_KIND) -> str:
+def render_html(text: str, runs: Sequence[LoadedRun]) -> str:
     """The report page.
 
     Args:
         text: The markdown tables (``report.tables.combined``).
         runs: The runs, in the order given.
-        samples: Records shown per condition for each of correct, wrong, unparsed.
 
     Returns:
         A complete HTML document.
     """
-    sample_parts = [f"<h3>{escape(str(r.path))} ({escape(r.model)})</h3>{_samples(r.path, samples)}" for r in runs]
+    # Only the browser's own script may run; images only from data: URIs; nothing from the network.
+    csp = f"default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src {browser.script_hash()}"
     return "\n".join([
         "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+        f'<meta http-equiv="Content-Security-Policy" content="{csp}">',
         "<title>lingdiag report</title>", f"<style>{_STYLE}</style></head><body>",
         f"<h1>lingdiag report: {len(runs)} run{'s' * (len(runs) != 1)}</h1>",
         "<h2>Counts</h2>", _counts(runs),
         "<h2>Tables</h2>", markdown_to_html(text),
         "<h2>Figures</h2>", _figures(runs),
         "<h2>Analyses</h2>", _analyses(runs),
-        "<h2>Sample records</h2>", *sample_parts,
+        "<h2>Items</h2>", browser.section(runs),
         "</body></html>",
     ]) + "\n"
 

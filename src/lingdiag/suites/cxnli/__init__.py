@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from lingdiag.errors import ConfigError
 from lingdiag.suite import Axis, Condition, Dataset, Suite, lazy, register_suite
-from lingdiag.suites.cxnli import authors, metrics, prompts, tables
+from lingdiag.suites.cxnli import authors, figures, metrics, prompts, tables
 from lingdiag.suites.cxnli.authors import AUTHORS, AuthorsPrompt
 from lingdiag.suites.cxnli.files import EXPS, SETTINGS, load
 from lingdiag.suites.cxnli.parse import parse_answer
@@ -136,6 +136,7 @@ SUITE = register_suite(Suite(
     table=tables.table,
     options=Options,
     stat_tags=("exp", "construction", "schema", "kind"),
+    figures=figures.figures,
     cli=lazy("lingdiag.suites.cxnli.cli", "app"),
     parse_answer=parse_answer,
 ))

@@ -35,7 +35,7 @@ from typing import Any
 
 from lingdiag.records import Item
 from lingdiag.suite import Axis, Condition, Dataset, Suite, lazy, register_suite
-from lingdiag.suites.explica import metrics, tables
+from lingdiag.suites.explica import analysis, figures, metrics, tables
 from lingdiag.suites.explica.files import load
 from lingdiag.suites.explica.options import Options
 from lingdiag.suites.explica.prompts import DECODINGS, SHOTS, TASKS
@@ -93,6 +93,8 @@ SUITE = register_suite(Suite(
     table=tables.table,
     options=Options,
     stat_tags=("relation", "type", "order", "additional_dimension"),
+    figures=figures.figures,
+    analyses=analysis.report_section,
     cli=lazy("lingdiag.suites.explica.cli", "app"),
     score_cli=lazy("lingdiag.suites.explica.cli", "score"),
     reproduce_cli=lazy("lingdiag.suites.explica.cli", "reproduce"),

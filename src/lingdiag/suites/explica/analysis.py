@@ -1,0 +1,136 @@
+"""Competence against performance, joined per item (§5.2, Table 12).
+
+The paper compares APS (competence: the connective whose sentence has the lowest perplexity)
+with prompting accuracy (performance) as aggregates. With both on the same run the records
+can be paired: for every prompting condition, on the pairs both sides answered,
+
+- the 2 × 2 table of right/wrong under perplexity against right/wrong when prompted, with
+  the exact McNemar test and a seeded paired-bootstrap interval of the difference
+  (:func:`lingdiag.compare.paired`);
+- "knows but does not say": perplexity right and the prompted answer wrong (or unparsed),
+  and "says but does not know", the reverse, as shares of the paired items;
+- label agreement: the prompted connective is the perplexity choice;
+- for ratings, Table 12's Spearman ρ between each sentence's perplexity and the model's
+  rating of the same sentence, over all pairs (unrelated ones too, as the paper's caption
+  says); unreadable ratings (-1) are left out.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from lingdiag.compare import METHODS, paired
+from lingdiag.metrics.core import fmt, markdown_table
+from lingdiag.records import ItemRecord, ResultRow
+from lingdiag.store import RunStore
+from lingdiag.suites.explica.metrics import spearman
+
+PERPLEXITY = "perplexity"
+
+
+@dataclass(frozen=True, slots=True)
+class CompetencePerformance:
+    """One prompting condition against the same run's perplexity choices."""
+
+    model: str
+    condition: str
+    n: int
+    """Pairs with a gold label answered under both."""
+    aps: float
+    accuracy: float
+    both: int
+    knows_not_says: int
+    """Perplexity right, prompted answer wrong or unparsed."""
+    says_not_knows: int
+    neither: int
+    agreement: float
+    """Share of the pairs where the prompted connective is the perplexity choice."""
+    p: float
+    """Exact McNemar, APS against accuracy."""
+    ci95: tuple[float, float]
+    """Paired bootstrap interval of APS − accuracy."""
+    rho_ratings: float | None = None
+    """Spearman ρ of perplexity and rating per sentence (Table 12); None for cloze and MC."""
+    rho_n: int = 0
+
+
+def _answered(records: Sequence[ItemRecord]) -> dict[str, ItemRecord]:
+    return {r.item_id: r for r in records if r.error is None}
+
+
+def _rating_rho(ppl: dict[str, ItemRecord], rated: dict[str, ItemRecord]) -> tuple[float, int]:
+    xs: list[float] = []
+    ys: list[float] = []
+    for item_id, r in rated.items():
+        if item_id not in ppl or "ratings" not in r.detail or PERPLEXITY not in ppl[item_id].detail:
+            continue
+        for connective, rating in r.detail["ratings"].items():
+            value = ppl[item_id].detail[PERPLEXITY].get(connective)
+            if rating != -1 and value is not None and not math.isnan(float(value)):
+                xs.append(float(value))
+                ys.append(float(rating))
+    res = spearman(xs, ys)
+    return float(res["rho"]), len(xs)
+
+
+def join(model: str, records: Sequence[ItemRecord], *, seed: int = 0) -> list[CompetencePerformance]:
+    """Every prompting condition of one run against its perplexity condition (none without one)."""
+    by: dict[str, list[ItemRecord]] = {}
+    for r in records:
+        by.setdefault(r.condition, []).append(r)
+    if PERPLEXITY not in by:
+        return []
+    ppl = _answered(by[PERPLEXITY])
+    out = []
+    for condition, rs in by.items():
+        if condition == PERPLEXITY:
+            continue
+        prompted = _answered(rs)
+        shared = [i for i in prompted if i in ppl and ppl[i].correct is not None]
+        if not shared:
+            continue
+        test = paired(condition, [ppl[i] for i in shared], [prompted[i] for i in shared], seed=seed)
+        both = sum(bool(ppl[i].correct) and bool(prompted[i].correct) for i in shared)
+        rho, rho_n = _rating_rho(ppl, prompted) if rs[0].axes.get("task") == "rating" else (None, 0)
+        out.append(CompetencePerformance(
+            model, condition, len(shared), test.acc_a, test.acc_b, both, test.only_a, test.only_b,
+            len(shared) - both - test.only_a - test.only_b,
+            sum(prompted[i].label == ppl[i].label for i in shared) / len(shared), test.p, test.ci95, rho, rho_n))
+    return out
+
+
+def competence_performance(rows: Sequence[ResultRow], *, seed: int = 0) -> list[CompetencePerformance]:
+    """The join for every run among ``rows`` that holds a perplexity condition."""
+    out = []
+    for run in dict.fromkeys(r.run for r in rows):
+        model = next(r.model for r in rows if r.run == run)
+        out += join(model, RunStore(Path(run)).load_records(), seed=seed)
+    return out
+
+
+def to_markdown(joined: Sequence[CompetencePerformance]) -> str:
+    """The competence-vs-performance table."""
+    header = ["Model", "Condition", "n", "APS", "Acc", "Both right", "Knows, not says", "Says, not knows",
+              "Neither", "Same label", "APS − Acc [95% CI]", "McNemar p", "ρ ppl~rating (n)"]
+    rows = [[j.model, j.condition, j.n, j.aps, j.accuracy, j.both,
+             f"{j.knows_not_says} ({j.knows_not_says / j.n:.0%})", f"{j.says_not_knows} ({j.says_not_knows / j.n:.0%})",
+             j.neither, j.agreement, f"{j.aps - j.accuracy:+.2f} [{j.ci95[0]:+.2f}, {j.ci95[1]:+.2f}]",
+             f"{j.p:.3g}", "–" if j.rho_ratings is None else f"{fmt(j.rho_ratings)} ({j.rho_n})"] for j in joined]
+    return ("### ExpliCa: competence (perplexity) vs performance (prompting), per item (§5.2, Table 12)\n\n"
+            + markdown_table(header, rows)
+            + f"\nPaired on the causal/temporal pairs both answered. p: {METHODS['p']}; "
+              f"interval: {METHODS['ci95']}, seed 0. Unparsed prompted answers count as wrong. "
+              "ρ: Spearman of each sentence's perplexity with the model's rating of it, all pairs, "
+              "unreadable ratings left out (a model whose two measures agree has ρ < 0).\n")
+
+
+def report_section(rows: Sequence[ResultRow]) -> str:
+    """The analyses section of a report: the join, when a run has perplexity and prompting."""
+    joined = competence_performance(rows)
+    if not joined:
+        return ("### ExpliCa: competence vs performance\n\nNeeds a run with the perplexity task and a prompting "
+                "task (e.g. --task rating,perplexity).\n")
+    return to_markdown(joined)
