@@ -25,8 +25,10 @@ demo: $(STAMP)
 # The OpenAI-backend tests drive a real llama.cpp server; it compiles from source (about 5
 # minutes on 2 cores, then pip's wheel cache makes it fast). Native CPU flags segfault here.
 TEST_STAMP := .venv/.lingdiag-test-installed
+# The report is tested in a real headless browser: Debian's chromium, driven by Playwright.
 $(TEST_STAMP): $(STAMP)
 	CMAKE_ARGS="-DGGML_NATIVE=OFF" $(PIP) install -q "llama-cpp-python[server]==0.3.36"
+	command -v chromium >/dev/null || (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium)
 	touch $(TEST_STAMP)
 
 test: $(STAMP) $(TEST_STAMP) lint
