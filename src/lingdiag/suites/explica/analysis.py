@@ -53,7 +53,8 @@ class CompetencePerformance:
     ci95: tuple[float, float]
     """Paired bootstrap interval of APS − accuracy."""
     rho_ratings: float | None = None
-    """Spearman ρ of perplexity and rating per sentence (Table 12); None for cloze and MC."""
+    """Spearman ρ of perplexity and rating per sentence (Table 12); None for cloze and MC, and
+    when undefined (fewer than 3 sentences, or constant ratings)."""
     rho_n: int = 0
 
 
@@ -61,7 +62,7 @@ def _answered(records: Sequence[ItemRecord]) -> dict[str, ItemRecord]:
     return {r.item_id: r for r in records if r.error is None}
 
 
-def _rating_rho(ppl: dict[str, ItemRecord], rated: dict[str, ItemRecord]) -> tuple[float, int]:
+def _rating_rho(ppl: dict[str, ItemRecord], rated: dict[str, ItemRecord]) -> tuple[float | None, int]:
     xs: list[float] = []
     ys: list[float] = []
     for item_id, r in rated.items():
@@ -72,8 +73,8 @@ def _rating_rho(ppl: dict[str, ItemRecord], rated: dict[str, ItemRecord]) -> tup
             if rating != -1 and value is not None and not math.isnan(float(value)):
                 xs.append(float(value))
                 ys.append(float(rating))
-    res = spearman(xs, ys)
-    return float(res["rho"]), len(xs)
+    rho = float(spearman(xs, ys)["rho"])
+    return (None if math.isnan(rho) else rho), len(xs)
 
 
 def join(model: str, records: Sequence[ItemRecord], *, seed: int = 0) -> list[CompetencePerformance]:

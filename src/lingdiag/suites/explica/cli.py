@@ -24,8 +24,8 @@ from lingdiag.records import (
     ResultRow,
 )
 from lingdiag.run import cached, dispatch, spread
-from lingdiag.store import write_imported
-from lingdiag.suites.explica import data
+from lingdiag.store import load_run, write_imported
+from lingdiag.suites.explica import analysis, data
 from lingdiag.suites.explica.files import load
 from lingdiag.suites.explica.importing import ScoreColumns, Task, import_scores
 from lingdiag.suites.explica.metrics import metrics
@@ -168,6 +168,23 @@ def select_prompt_cmd(
     print(markdown_table(["Task", "Variant", *model, "Avg", "Selected"],
                          [[t, name, *[per_model[m][t][name] for m in model], avg, "✓" if k == 0 else ""]
                           for t in tasks for k, (name, avg) in enumerate(ranking[t])]))
+
+
+@app.command("competence")
+def competence_cmd(
+    runs: Annotated[list[Path], typer.Argument(help="Run directories with the perplexity task and a prompting task.")],
+    seed: Annotated[int, typer.Option(help="Seeds the bootstrap intervals.")] = 0,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Competence (perplexity) against performance (prompting), paired per item (§5.2, Table 12)."""
+    joined = analysis.competence_performance([row for run in runs for row in load_run(run).rows], seed=seed)
+    if not joined:
+        raise ConfigError(f"{', '.join(map(str, runs))}: no run holds both the perplexity task and a prompting "
+                          "task (run with e.g. --task rating,perplexity)")
+    if as_json:
+        print(json.dumps([asdict(j) for j in joined], indent=2, sort_keys=True))
+        return
+    print(analysis.to_markdown(joined))
 
 
 @app.command("write-builtin")
