@@ -158,3 +158,20 @@ def test_runs_differing_in_prompt_source_or_dataset_are_told_apart(tmp_path):
     assert "mock · authors" in html
     # One run alone keeps its plain model name.
     assert {r.model for r in rows_by_suite(runs[:1])["imperfective"]} == {"mock"}
+
+
+def test_tables_dir_holds_markdown_and_escaped_latex(tmp_path: Path) -> None:
+    from lingdiag.report.export import markdown_to_latex, write_tables
+
+    run = make_run(tmp_path, "r", "mock_50%", ["zero-shot", "dap"], limit=8)
+    runs = load_runs([run])
+    written = write_tables(tmp_path / "tables", runs)
+    assert sorted(p.name for p in written) == ["imperfective.md", "imperfective.tex"]
+    assert (tmp_path / "tables" / "imperfective.md").read_text() == tables(runs)
+    tex = (tmp_path / "tables" / "imperfective.tex").read_text()
+    n_tables = sum(line.startswith("|---") for line in tables(runs).splitlines())
+    assert tex.count(r"\begin{tabular}") == n_tables and r"mock\_50\%" in tex
+    assert "mock_50%" not in tex
+    assert markdown_to_latex("## A & B\n\n| x_1 | y |\n|---|---|\n| 1 | $2 |") == (
+        "\\paragraph{A \\& B}\n\n\\begin{tabular}{ll}\n\\toprule\nx\\_1 & y \\\\\n\\midrule\n1 & \\$2 \\\\\n"
+        "\\bottomrule\n\\end{tabular}\n")

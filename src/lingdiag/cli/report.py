@@ -8,6 +8,7 @@ from pathlib import Path
 import typer
 
 from lingdiag.cli.app import app
+from lingdiag.report.export import write_tables
 from lingdiag.report.html import write_html
 from lingdiag.report.tables import load_runs, metrics_json, tables
 
@@ -16,6 +17,8 @@ from lingdiag.report.tables import load_runs, metrics_json, tables
 def report(
     runs: list[Path] = typer.Argument(..., help="Run directories to tabulate together."),
     html: Path = typer.Option(None, help="Also write an HTML report with figures here."),
+    tables_dir: Path = typer.Option(None, "--tables", help="Also write each suite's tables as Markdown and LaTeX "
+                                                         "(<suite>.md, <suite>.tex) into this directory."),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Recompute metrics from the records of one or more runs (offline) and print the tables."""
@@ -23,6 +26,8 @@ def report(
     text = tables(loaded)
     if html is not None:
         write_html(html, text, loaded)
+    if tables_dir is not None:
+        write_tables(tables_dir, loaded)
     if as_json:
         print(json.dumps(metrics_json(loaded), indent=2, sort_keys=True))
     else:

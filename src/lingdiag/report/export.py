@@ -1,0 +1,72 @@
+r"""Tables for papers: each suite's tables as Markdown and LaTeX files (``lingdiag report --tables DIR``).
+
+The LaTeX is what a paper's source can ``\input``: one ``booktabs`` tabular per table, headings
+as ``\paragraph``, notes as plain paragraphs, every cell escaped (model names and conditions
+come from runs and may hold ``_``, ``%``, ``&``...).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+from lingdiag.report.tables import rows_by_suite
+from lingdiag.store import LoadedRun
+from lingdiag.suite import SUITES
+
+_LATEX_SPECIALS = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
+                   "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+_SPECIAL = re.compile("|".join(re.escape(k) for k in _LATEX_SPECIALS))
+
+
+def latex_escape(text: str) -> str:
+    """Text with LaTeX's special characters made literal."""
+    return _SPECIAL.sub(lambda m: _LATEX_SPECIALS[m.group(0)], text)
+
+
+def _cells(line: str) -> list[str]:
+    return [c.strip() for c in line.strip().strip("|").split("|")]
+
+
+def markdown_to_latex(text: str) -> str:
+    """The markdown the suites' tables produce (headings, pipe tables, lists, paragraphs) as LaTeX."""
+    out: list[str] = []
+    lines = text.splitlines()
+    k = 0
+    while k < len(lines):
+        line = lines[k].rstrip()
+        if line.startswith("|"):
+            block = []
+            while k < len(lines) and lines[k].startswith("|"):
+                block.append(_cells(lines[k]))
+                k += 1
+            head, body = block[0], [b for b in block[1:] if not set("".join(b)) <= set("-: ")]
+            out += [r"\begin{tabular}{" + "l" * len(head) + "}", r"\toprule",
+                    " & ".join(latex_escape(c) for c in head) + r" \\", r"\midrule",
+                    *(" & ".join(latex_escape(c) for c in b) + r" \\" for b in body), r"\bottomrule",
+                    r"\end{tabular}", ""]
+            continue
+        if line.startswith("#"):
+            out.append(r"\paragraph{" + latex_escape(line.lstrip("#").strip()) + "}")
+        elif line.startswith("- "):
+            out.append(r"\textbullet{} " + latex_escape(line[2:]) + r"\\")
+        elif line.strip():
+            out.append(latex_escape(line))
+        else:
+            out.append("")
+        k += 1
+    return "\n".join(out).strip() + "\n"
+
+
+def write_tables(directory: Path, runs: Sequence[LoadedRun]) -> list[Path]:
+    """``<suite>.md`` and ``<suite>.tex`` for every suite among ``runs``; the paths written."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, rows in rows_by_suite(runs).items():
+        text = SUITES.get(name).table(rows)
+        for path, content in ((directory / f"{name}.md", text), (directory / f"{name}.tex", markdown_to_latex(text))):
+            path.write_text(content, encoding="utf-8")
+            written.append(path)
+    return written
