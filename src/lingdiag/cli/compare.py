@@ -1,4 +1,6 @@
-"""``lingdiag compare``: paired significance tests between runs or conditions."""
+"""``lingdiag compare`` (paired tests between runs or conditions) and ``lingdiag mixed`` (a mixed-effects
+regression over runs).
+"""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from lingdiag.cli.app import app
 from lingdiag.compare import METHODS, compare_conditions, compare_runs
 from lingdiag.errors import ConfigError
 from lingdiag.metrics.core import markdown_table
+from lingdiag.mixed import fit, load
 
 
 @app.command()
@@ -42,3 +45,23 @@ def compare(
         [[r.condition, r.n, r.acc_a, r.acc_b, r.diff, f"[{r.ci95[0]:+.3f}, {r.ci95[1]:+.3f}]", r.only_a, r.only_b,
           f"{r.p:.3g}", f"{r.p_holm:.3g}"] for r in rows]))
     print("; ".join(f"{k}: {v}" for k, v in METHODS.items()) + f"; seed {seed}")
+
+
+@app.command()
+def mixed(
+    runs: Annotated[list[Path], typer.Argument(help="Runs of one suite (several models share its conditions).")],
+    baseline: Annotated[str | None, typer.Option(help="Reference condition (default: the first).")] = None,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Mixed-effects logistic regression: correct ~ condition + (1 | item) + (1 | model)."""
+    result = fit(load(runs), baseline)
+    if as_json:
+        print(json.dumps(asdict(result), indent=2))
+        return
+    print(f"{result.formula}: {result.n} answers, {result.n_items} items, {result.n_models} model(s); "
+          f"baseline {result.baseline} (intercept {result.intercept:+.3f} log-odds)")
+    print(markdown_table(["Condition", "Log-odds vs baseline", "SD", "95% interval", "Odds ratio"],
+                         [[e.condition, f"{e.estimate:+.3f}", f"{e.sd:.3f}", f"[{e.ci95[0]:+.3f}, {e.ci95[1]:+.3f}]",
+                           f"{e.odds_ratio:.2f}"] for e in result.effects]))
+    print("random intercept SD: " + ", ".join(f"{k} {v:.3f}" for k, v in result.random_sd.items()))
+    print(result.method)
