@@ -90,6 +90,9 @@ def test_report_holds_counts_tables_figures_and_records(tmp_path: Path) -> None:
     images = re.findall(r'src="data:image/png;base64,([A-Za-z0-9+/=]+)"', page)
     assert len(images) == 3 and all(base64.b64decode(i).startswith(PNG) for i in images)
     assert "Prompt trade-off (§5.2, Figure 1)" in page
+    # Every interval beside its value and method: Wilson for shares, bootstrap for the Δ_AA gap.
+    assert "<td>acc_A</td><td>1.000</td><td>[0.206, 1.000]</td><td>Wilson score</td>" in page
+    assert "<td>delta_aa</td>" in page and "percentile bootstrap over items (2000 resamples, seed 0)" in page
     # Every record of every condition is in the item browser's data, with its full prompt.
     data = json.loads(re.search(r'<script type="application/json" id="records">(.*?)</script>', page).group(1))
     outcomes = [data["strings"][row[data["columns"].index("outcome")]] for row in data["rows"]]

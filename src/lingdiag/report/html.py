@@ -21,6 +21,7 @@ from typing import Any
 
 from lingdiag import figures as figs
 from lingdiag.errors import ConfigError, LingdiagError
+from lingdiag.metrics.core import CI_METHODS, WILSON, fmt
 from lingdiag.report import browser
 from lingdiag.report.tables import rows_by_suite
 from lingdiag.store import LoadedRun
@@ -96,6 +97,20 @@ def _counts(runs: Sequence[LoadedRun]) -> str:
     return _table(["Run", "Model", "Condition", "n", "Unparsed", "Unparsed rate", "Errors"], rows)
 
 
+def _intervals(runs: Sequence[LoadedRun]) -> str:
+    """Every 95% interval the suites' metrics hold (``<metric>_ci95``), beside its value and method."""
+    rows = []
+    for run in runs:
+        for row in run.rows:
+            methods = row.metrics.get(CI_METHODS, {})
+            for key, ci in row.metrics.items():
+                if key.endswith("_ci95") and isinstance(ci, list) and len(ci) == 2:
+                    value = row.metrics.get(key.removesuffix("_ci95"))
+                    rows.append([row.model, row.condition, key.removesuffix("_ci95"), fmt(value, 3),
+                                 f"[{fmt(ci[0], 3)}, {fmt(ci[1], 3)}]", methods.get(key, WILSON)])
+    return _table(["Model", "Condition", "Metric", "Value", "95% interval", "Method"], rows) if rows else ""
+
+
 def _note(text: str) -> str:
     return f'<p class="note">{escape(text)}</p>'
 
@@ -156,6 +171,7 @@ def render_html(text: str, runs: Sequence[LoadedRun]) -> str:
         f"<h1>lingdiag report: {len(runs)} run{'s' * (len(runs) != 1)}</h1>",
         "<h2>Counts</h2>", _counts(runs),
         "<h2>Tables</h2>", markdown_to_html(text),
+        "<h2>Intervals</h2>", _intervals(runs),
         "<h2>Figures</h2>", _figures(runs),
         "<h2>Analyses</h2>", _analyses(runs),
         "<h2>Items</h2>", browser.section(runs),

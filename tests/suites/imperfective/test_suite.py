@@ -224,3 +224,14 @@ def test_cli_builds_a_dataset_that_runs(tmp_path: Path) -> None:
     cfg = RunConfig(suite="imperfective", model="mock", dataset=str(out), axes={"strategy": ["zero-shot"]})
     res = evaluate(cfg, MockBackend(lambda r: "Unknown"), tmp_path / "run")
     assert res.metrics["zero-shot"]["acc_C"] == 1.0 and res.metrics["zero-shot"]["n"] == 4
+
+
+def test_delta_aa_interval_is_a_seeded_bootstrap() -> None:
+    from lingdiag.metrics.core import difference_ci
+
+    a, b = [True] * 8 + [False] * 2, [True] * 2 + [False] * 8
+    low, high = difference_ci(a, b)
+    assert 0 < low < 0.6 < high <= 1  # the difference is 0.6 and clearly above zero
+    assert difference_ci(a, b) == [low, high]
+    a, b = [True] * 20 + [False] * 17, [True] * 9 + [False] * 23
+    assert difference_ci(a, b, seed=1) == difference_ci(a, b, seed=1) != difference_ci(a, b)

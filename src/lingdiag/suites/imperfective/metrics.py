@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from lingdiag.metrics.core import accuracy, grouped, proportion_ci, rate
+from lingdiag.metrics.core import BOOTSTRAP, CI_METHODS, accuracy, difference_ci, grouped, proportion_ci, rate
 from lingdiag.records import ItemRecord
 from lingdiag.suites.imperfective.data import TELIC_CLASSES
 
@@ -22,6 +22,8 @@ TBR_C = "tbr_C"
 TBR_C_CI = "tbr_C_ci95"
 DELTA_AA = "delta_aa"
 """Aspectual Awareness Gap: Acc D - TBR_C (eq. 2)."""
+DELTA_AA_CI = "delta_aa_ci95"
+"""Bootstrap interval of Δ_AA (groups D and C resampled independently)."""
 FALSE_RATE_C = "false_rate_C"
 """Share of group C answered "False" (Table 6)."""
 BY_CLASS = "by_class"
@@ -43,6 +45,8 @@ def metrics(records: Sequence[ItemRecord]) -> dict[str, Any]:
         TBR_C: tbr,
         TBR_C_CI: proportion_ci(c, lambda r: r.label == "True") if c else None,
         DELTA_AA: acc["D"] - tbr,
+        DELTA_AA_CI: difference_ci([bool(r.correct) for r in by_group["D"]], [r.label == "True" for r in c]),
+        CI_METHODS: {DELTA_AA_CI: BOOTSTRAP},
         FALSE_RATE_C: rate("False")(c),
         BY_CLASS: {
             ACC["A"]: grouped(accuracy, "verb_class")(telic["A"]),
