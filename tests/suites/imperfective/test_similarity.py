@@ -20,6 +20,7 @@ from lingdiag.suites.imperfective.similarity import (
     PhrasePair,
     Span,
     cosine,
+    layer_sweep,
     pair_similarities,
     phrase_pair,
     phrase_pairs,
@@ -125,6 +126,10 @@ def test_smollm2_similarities(smollm2: HFBackend) -> None:
     assert -1 <= first[0].cosine < 1
     with pytest.raises(ConfigError, match="layer 99 out of range"):
         pair_similarities(encoder, [PhrasePair("s", "run", "Activity", a, b)], layer=99)
+    # A sweep gives each layer exactly what the one-layer analysis gives.
+    sweep = layer_sweep(sample_items(), encoder, [0, 15, -1], tbr=tbr)
+    assert [r.layer for r in sweep] == [0, 15, -1] and sweep[2] == result
+    assert sweep[0].by_class != sweep[1].by_class
 
 
 @pytest.mark.slow
@@ -139,5 +144,9 @@ def test_cli_similarity_with_a_run(tmp_path: Path) -> None:
     rows = [line.split(" | ") for line in text.splitlines() if line.startswith("| ") and "Verb class" not in line]
     assert sum(int(r[1]) for r in rows) == 8  # 8 items spread over groups C and D
     assert "median similarity vs TBR_C" in text
+    sweep = subprocess.run(cmd + ["--layer", "all", "--json"], capture_output=True, text=True, check=True).stdout
+    layers = json.loads(sweep)
+    assert [r["layer"] for r in layers] == list(range(31))  # embeddings + 30 layers of SmolLM2-135M
+    assert all(r["correlation"] is not None for r in layers)
     bad = subprocess.run([*cmd[:5], "--model", "gpt2"], capture_output=True, text=True)
     assert bad.returncode == 2 and "hf:<hub id or directory>" in bad.stderr

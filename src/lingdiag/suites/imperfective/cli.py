@@ -13,7 +13,7 @@ from lingdiag.metrics.core import markdown_table
 from lingdiag.run import spread
 from lingdiag.suites.imperfective import analysis
 from lingdiag.suites.imperfective.files import load
-from lingdiag.suites.imperfective.similarity import load_encoder, similarity_analysis, tbr_by_class
+from lingdiag.suites.imperfective.similarity import layer_sweep, load_encoder, n_layers, tbr_by_class
 
 app = typer.Typer(no_args_is_help=True, help="ImperfectiveNLI analyses (paper §5.2-5.4).")
 
@@ -45,6 +45,16 @@ def analyze(
         print(analysis.to_markdown(result))
 
 
+def _layers(text: str, count: int) -> list[int]:
+    """``all`` → every hidden state 0..count-1; else a comma list of integers."""
+    if text.strip() == "all":
+        return list(range(count))
+    try:
+        return [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise ConfigError(f"--layer {text!r}: expected an integer, a comma list or 'all'") from None
+
+
 @app.command()
 def similarity(
     model: Annotated[str, typer.Option("--model", "-m", help="hf:<hub id or dir> or an embedded model name.")],
@@ -53,17 +63,30 @@ def similarity(
         "--run", help="Run directory whose per-class TBR_C to correlate with (repeatable; averaged over models).",
     )] = None,
     strategy: Annotated[str, typer.Option(help="Condition of the runs whose TBR_C is used.")] = "zero-shot",
-    layer: Annotated[int, typer.Option(help="Hidden-state layer (0 = embeddings, -1 = last).")] = -1,
+    layer: Annotated[str, typer.Option(help="Hidden-state layer (0 = embeddings, -1 = last), a comma list, "
+                                            "or 'all' for a layer-by-layer sweep.")] = "-1",
     limit: Annotated[int | None, typer.Option(help="Use this many group C/D items, spread over the dataset.")] = None,
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """Cosine similarity of "was V-ing" and "V-ed" embeddings per verb class (§5.4, Figure 4)."""
     items = [it for it in load(dataset).items if it.tags.get("group") in ("C", "D")]
     tbr = tbr_by_class(analysis.load_runs(run)[0], strategy) if run else None
-    result = similarity_analysis(spread(items, limit), load_encoder(model), layer, tbr)
+    encoder = load_encoder(model)
+    results = layer_sweep(spread(items, limit), encoder, _layers(layer, n_layers(encoder)), tbr)
     if as_json:
-        print(json.dumps(result.to_json(), indent=2, ensure_ascii=False))
+        payload = [r.to_json() for r in results]
+        print(json.dumps(payload[0] if len(payload) == 1 else payload, indent=2, ensure_ascii=False))
         return
+    if len(results) > 1:
+        print(f"## Process vs. result similarity by layer ({encoder.name})\n")
+        classes = list(results[0].by_class)
+        print(markdown_table(
+            ["Layer", *classes, "r (median vs TBR_C)", "p"],
+            [[r.layer, *(r.by_class[k].median for k in classes),
+              None if r.correlation is None else r.correlation.r, None if r.correlation is None else r.correlation.p]
+             for r in results]))
+        return
+    result = results[0]
     print(f"## Process vs. result similarity ({result.model}, layer {result.layer})\n")
     print(markdown_table(
         ["Verb class", "n", "Median cosine", "Mean cosine", f"TBR_C ({strategy})"],

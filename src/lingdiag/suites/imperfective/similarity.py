@@ -200,24 +200,25 @@ def _token_ids(encoder: Encoder, span: Span) -> tuple[list[int], list[int]]:
     return list(enc["input_ids"]), positions
 
 
-def embed_phrases(encoder: Encoder, spans: Sequence[Span], layer: int = -1, batch_size: int = 16) -> list[list[float]]:
-    """Mean of layer ``layer``'s hidden states over each span's tokens.
+def embed_phrases(encoder: Encoder, spans: Sequence[Span], layers: Sequence[int] = (-1,),
+                  batch_size: int = 16) -> dict[int, list[list[float]]]:
+    """Mean of each layer's hidden states over each span's tokens, from one forward pass per batch.
 
     Args:
         encoder: Model and tokenizer.
         spans: Phrases in their sentences.
-        layer: Index into the hidden states (0 = embeddings, -1 = last layer).
+        layers: Indices into the hidden states (0 = embeddings, -1 = last layer).
         batch_size: Sentences per forward pass.
 
     Returns:
-        One vector per span, in order.
+        Layer → one vector per span, in order.
     """
     import torch
 
     encoded = [_token_ids(encoder, s) for s in spans]
     tok = encoder.tokenizer
     pad = tok.pad_token_id if tok.pad_token_id is not None else (tok.eos_token_id or 0)
-    out: list[list[float]] = []
+    out: dict[int, list[list[float]]] = {layer: [] for layer in layers}
     with torch.inference_mode():
         for k in range(0, len(encoded), batch_size):
             batch = encoded[k:k + batch_size]
@@ -226,12 +227,18 @@ def embed_phrases(encoder: Encoder, spans: Sequence[Span], layer: int = -1, batc
             ids = torch.tensor([i + [pad] * (width - len(i)) for i, _ in batch])
             mask = torch.tensor([[1] * len(i) + [0] * (width - len(i)) for i, _ in batch])
             hidden = encoder.model(input_ids=ids, attention_mask=mask, output_hidden_states=True).hidden_states
-            if not -len(hidden) <= layer < len(hidden):
-                raise ConfigError(f"layer {layer} out of range: {encoder.name} has hidden states 0..{len(hidden) - 1}")
-            states = hidden[layer].float()
-            for row, (_, positions) in enumerate(batch):
-                out.append(states[row, positions].mean(dim=0).tolist())
+            for layer in layers:
+                if not -len(hidden) <= layer < len(hidden):
+                    raise ConfigError(f"layer {layer} out of range: {encoder.name} has hidden states "
+                                      f"0..{len(hidden) - 1}")
+                states = hidden[layer].float()
+                out[layer] += [states[row, positions].mean(dim=0).tolist() for row, (_, positions) in enumerate(batch)]
     return out
+
+
+def n_layers(encoder: Encoder) -> int:
+    """How many hidden states the model returns (embeddings + one per layer)."""
+    return int(encoder.model.config.num_hidden_layers) + 1
 
 
 def cosine(a: Sequence[float], b: Sequence[float]) -> float:
@@ -241,12 +248,21 @@ def cosine(a: Sequence[float], b: Sequence[float]) -> float:
     return max(-1.0, min(1.0, dot / norm)) if norm else math.nan
 
 
-def pair_similarities(encoder: Encoder, pairs: Sequence[PhrasePair], layer: int = -1) -> list[PairSimilarity]:
-    """Cosine similarity of each pair's progressive and past phrase embeddings."""
+def layer_similarities(encoder: Encoder, pairs: Sequence[PhrasePair],
+                       layers: Sequence[int]) -> dict[int, list[PairSimilarity]]:
+    """Per layer, the cosine similarity of each pair's progressive and past phrase embeddings."""
     spans = list(dict.fromkeys(s for p in pairs for s in (p.progressive, p.past)))
-    vectors = dict(zip(spans, embed_phrases(encoder, spans, layer), strict=True))
-    return [PairSimilarity(p.item_id, p.verb, p.verb_class, p.progressive.phrase, p.past.phrase,
-                           cosine(vectors[p.progressive], vectors[p.past])) for p in pairs]
+    out = {}
+    for layer, embedded in embed_phrases(encoder, spans, layers).items():
+        vectors = dict(zip(spans, embedded, strict=True))
+        out[layer] = [PairSimilarity(p.item_id, p.verb, p.verb_class, p.progressive.phrase, p.past.phrase,
+                                     cosine(vectors[p.progressive], vectors[p.past])) for p in pairs]
+    return out
+
+
+def pair_similarities(encoder: Encoder, pairs: Sequence[PhrasePair], layer: int = -1) -> list[PairSimilarity]:
+    """Cosine similarity of each pair's progressive and past phrase embeddings at one layer."""
+    return layer_similarities(encoder, pairs, [layer])[layer]
 
 
 def class_summary(sims: Sequence[PairSimilarity]) -> dict[str, ClassSummary]:
@@ -280,26 +296,39 @@ def similarity_analysis(
     layer: int = -1,
     tbr: Mapping[str, float] | None = None,
 ) -> SimilarityResult:
-    """The whole §5.4 analysis for one model.
+    """The whole §5.4 analysis for one model at one layer (see :func:`layer_sweep`)."""
+    return layer_sweep(items, encoder, [layer], tbr)[0]
+
+
+def layer_sweep(
+    items: Sequence[Item],
+    encoder: Encoder,
+    layers: Sequence[int],
+    tbr: Mapping[str, float] | None = None,
+) -> list[SimilarityResult]:
+    """The §5.4 analysis for one model at each of ``layers``, from one forward pass per batch.
 
     Args:
         items: ImperfectiveNLI items (groups C and D are used).
-        encoder: The model whose representations are probed.
-        layer: Hidden-state index (-1: last layer).
+        encoder: The model whose representations are probed (an encoder such as BERT, or the
+            evaluated causal model itself).
+        layers: Hidden-state indices (0 = embeddings, -1 = last layer).
         tbr: Per-class TBR_C (from :func:`tbr_by_class`) to correlate with.
 
     Returns:
-        Per-verb similarities, per-class summaries and, with ``tbr``, the correlation of
-        per-class median similarity with TBR_C over the telic classes.
+        Per layer: per-verb similarities, per-class summaries and, with ``tbr``, the
+        correlation of per-class median similarity with TBR_C over the telic classes.
     """
     pairs, skipped = phrase_pairs(items)
     if not pairs:
         raise ConfigError("no group C/D item has a 'was/were V-ing' premise aligned with its hypothesis")
-    sims = pair_similarities(encoder, pairs, layer)
-    summary = class_summary(sims)
-    corr = None
-    if tbr is not None:
-        shared = [k for k in TELIC_CLASSES if k in summary and k in tbr]
-        corr = pearson([summary[k].median for k in shared], [tbr[k] for k in shared])
-    return SimilarityResult(encoder.name, layer, tuple(sims), summary, tuple(skipped),
-                            dict(tbr) if tbr is not None else None, corr)
+    out = []
+    for layer, sims in layer_similarities(encoder, pairs, layers).items():
+        summary = class_summary(sims)
+        corr = None
+        if tbr is not None:
+            shared = [k for k in TELIC_CLASSES if k in summary and k in tbr]
+            corr = pearson([summary[k].median for k in shared], [tbr[k] for k in shared])
+        out.append(SimilarityResult(encoder.name, layer, tuple(sims), summary, tuple(skipped),
+                                    dict(tbr) if tbr is not None else None, corr))
+    return out
