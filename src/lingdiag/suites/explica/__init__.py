@@ -34,7 +34,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from lingdiag.records import Item
-from lingdiag.suite import Axis, Condition, Dataset, Suite, lazy, register_suite
+from lingdiag.suite import Axis, Condition, Dataset, ItemView, Suite, lazy, register_suite
 from lingdiag.suites.explica import metrics, tables
 from lingdiag.suites.explica.files import load
 from lingdiag.suites.explica.options import Options
@@ -93,6 +93,7 @@ SUITE = register_suite(Suite(
     table=tables.table,
     options=Options,
     stat_tags=("relation", "type", "order", "additional_dimension"),
+    view=ItemView(("sentence_a", "sentence_b"), "relation", "sentences"),
     cli=lazy("lingdiag.suites.explica.cli", "app"),
     score_cli=lazy("lingdiag.suites.explica.cli", "score"),
     reproduce_cli=lazy("lingdiag.suites.explica.cli", "reproduce"),
