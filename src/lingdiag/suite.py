@@ -86,6 +86,20 @@ class ItemView:
     """The item tag the audit compares classes by; ``gold`` means the gold label."""
     variants: str | None = None
     """An item field mapping variant name → full text (ExpliCa: connective → joined sentence)."""
+    layout: RatingLayout | None = None
+    """How mean human ratings per variant are written back as a file the suite loads."""
+
+
+@dataclass(frozen=True, slots=True)
+class RatingLayout:
+    """The columns of a suite's data file that a human rating study fills (``lingdiag human import``)."""
+
+    halves: tuple[str, str]
+    """Columns of the two halves (``Sentence_A``, ``Sentence_B``)."""
+    ratings: Mapping[str, str]
+    """Variant → column of its mean rating."""
+    tags: Mapping[str, str] = field(default_factory=dict)
+    """Column → the item tag copied into it (``pair_id``)."""
 
 
 Conditions = Callable[[Dataset, Mapping[str, Sequence[str]], Any, int], list[Condition]]

@@ -34,8 +34,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from lingdiag.records import Item
-from lingdiag.suite import Axis, Condition, Dataset, ItemView, Suite, lazy, register_suite
-from lingdiag.suites.explica import metrics, tables
+from lingdiag.suite import Axis, Condition, Dataset, ItemView, RatingLayout, Suite, lazy, register_suite
+from lingdiag.suites.explica import data, metrics, tables
 from lingdiag.suites.explica.files import load
 from lingdiag.suites.explica.options import Options
 from lingdiag.suites.explica.prompts import DECODINGS, SHOTS, TASKS
@@ -93,7 +93,9 @@ SUITE = register_suite(Suite(
     table=tables.table,
     options=Options,
     stat_tags=("relation", "type", "order", "additional_dimension"),
-    view=ItemView(("sentence_a", "sentence_b"), "relation", "sentences"),
+    view=ItemView(("sentence_a", "sentence_b"), "relation", "sentences",
+                  RatingLayout(("Sentence_A", "Sentence_B"), data.RATING_COLUMNS,
+                               {"pair_id": "pair_id", "additional_dimension": "additional_dimension"})),
     cli=lazy("lingdiag.suites.explica.cli", "app"),
     score_cli=lazy("lingdiag.suites.explica.cli", "score"),
     reproduce_cli=lazy("lingdiag.suites.explica.cli", "reproduce"),

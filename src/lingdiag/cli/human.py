@@ -1,0 +1,88 @@
+"""``lingdiag human export|import``: rating studies out to raters and their answers back."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from lingdiag.cli.app import human_app, out
+from lingdiag.errors import ConfigError
+from lingdiag.human import STUDIES, Study, build_study, export, gold_rule, import_study
+from lingdiag.registry import load_plugins
+from lingdiag.suite import SUITES, ItemView, Suite
+
+
+def _view(s: Suite) -> ItemView:
+    if s.view is None:
+        raise ConfigError(f"suite {s.name!r} does not say which fields raters should see (Suite.view)")
+    return s.view
+
+
+def _f(x: float | None) -> str:
+    return "-" if x is None else f"{x:.3f}"
+
+
+@human_app.command("export")
+def human_export(
+    suite: str = typer.Argument(..., help="Suite whose dataset to rate."),
+    study: str = typer.Option("acceptability", help=f"Study type: {', '.join(sorted(STUDIES.names()))}."),
+    dataset: str = typer.Option(None, help="builtin, official, or a path."),
+    limit: int = typer.Option(None, help="Only the first N items."),
+    per_list: int = typer.Option(40, "--per-list", help="Stimuli per rater list."),
+    attention: int = typer.Option(2, help="Attention checks added to each list."),
+    seed: int = typer.Option(0, help="Shuffles stimuli into lists (and, in the form, each rater's order)."),
+    out_dir: Path = typer.Option(..., "--out", help="Directory for study.json, platform.csv and form.html."),
+) -> None:
+    """Write a rating study: a manifest, a CSV for survey platforms and an offline HTML form."""
+    load_plugins()
+    s = SUITES.get(suite)
+    spec = dataset or s.default_dataset
+    items = list(s.load(spec).items)[:limit]
+    st = build_study(STUDIES.get(study), suite, spec, items, _view(s), per_list=per_list, attention=attention,
+                     seed=seed)
+    done = export(st, out_dir)
+    out.print(f"{done.n_stimuli} stimuli from {len(items)} items in {done.n_lists} lists "
+              f"(+{attention} attention checks each): {done.manifest}, {done.platform_csv}, {done.form}")
+
+
+@human_app.command("import")
+def human_import(
+    manifest: Path = typer.Argument(..., help="The study.json written by `lingdiag human export`."),
+    responses: list[Path] = typer.Argument(..., help="Response files (form downloads or a platform export)."),
+    gold: str = typer.Option("explica", help="Gold rule: explica, argmax, or threshold (with the options below)."),
+    max_below: float = typer.Option(None, "--max-below", help="threshold: best mean below this ..."),
+    mean_below: float = typer.Option(None, "--mean-below", help="... and mean of means below this ..."),
+    label: str = typer.Option("unrelated", help="... give this label."),
+    out_file: Path = typer.Option(None, "--out", help="Dataset file to write (review table for quality studies)."),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Read responses back: agreement, exclusions, and gold labels written as a dataset file."""
+    load_plugins()
+    st = Study.read(manifest)
+    s = SUITES.get(st.suite)
+    ids = {x.item_id for x in st.stimuli}
+    items = [it for it in s.load(st.dataset).items if it.id in ids]
+    rule = gold_rule(gold, max_below, mean_below, label)
+    report = import_study(st, responses, items, _view(s), rule, out_file)
+    if as_json:
+        print(json.dumps(report.to_dict(), indent=2, sort_keys=True))
+        return
+    out.print(f"{report.n_rows} rows, {report.duplicates} replaced by a later submission; "
+              f"{len(report.raters)} raters kept, {len(report.excluded_raters)} excluded for a missed attention "
+              f"check ({', '.join(report.excluded_raters) or 'none'})")
+    t = Table("question", "raters", "stimuli", "mean", "sd", "α", "ICC(2,1)", "ICC(2,k)", "split-half", "adjacent")
+    for a in report.agreement:
+        t.add_row(a.question, str(a.n_raters), str(a.n_stimuli), _f(a.mean), _f(a.sd), _f(a.alpha), _f(a.icc_single),
+                  _f(a.icc_average), _f(a.split_half), _f(a.adjacent))
+    out.print(t)
+    if report.gold_rule:
+        counts: dict[str, int] = {}
+        for g in report.golds:
+            counts[g.label] = counts.get(g.label, 0) + 1
+        out.print(f"gold ({report.gold_rule}): " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+                  + (f"; {len(report.unrated_items)} items unrated" if report.unrated_items else ""))
+    if report.written:
+        out.print(f"wrote {report.written}")

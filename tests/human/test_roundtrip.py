@@ -1,0 +1,116 @@
+"""Export a study for 40 built-in items, answer it with simulated raters of known reliability,
+import it back: exclusions, duplicates, agreement and the gold labels."""
+
+import csv
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from lingdiag.cli import app
+from lingdiag.human import Study
+from lingdiag.suites.explica.data import load_csv
+from lingdiag.suites.explica.files import load
+
+runner = CliRunner()
+SIGMA = 1.0  # noise of a reliable rater, in scale points
+RELIABLE, CARELESS, INATTENTIVE = 12, 1, 1  # raters per list
+
+
+def simulate(study: Study, truth: dict[str, float], rng: np.random.Generator) -> tuple[list[list], set[str]]:
+    """Rows (rater, stimulus, rating) of every list's raters; returns the inattentive raters too."""
+    by_id = {s.id: s for s in study.stimuli}
+    rows, inattentive = [], set()
+    for k, ids in enumerate(study.lists, 1):
+        for j in range(RELIABLE + CARELESS + INATTENTIVE):
+            rater = f"P{k}-{j}"
+            careless, failing = j == RELIABLE, j == RELIABLE + CARELESS
+            if failing:
+                inattentive.add(rater)
+            for sid in ids:
+                s = by_id[sid]
+                if s.expected is not None:
+                    v = s.expected["rating"] % 10 + 1 if failing else s.expected["rating"]
+                elif careless:
+                    v = int(rng.integers(1, 11))
+                else:
+                    v = int(np.clip(np.rint(truth[sid] + rng.normal(0, SIGMA)), 1, 10))
+                rows.append([rater, sid, v])
+    return rows, inattentive
+
+
+def test_round_trip_recovers_gold_and_alpha(tmp_path: Path):
+    r = runner.invoke(app, ["human", "export", "explica", "--limit", "40", "--per-list", "40", "--attention", "2",
+                            "--seed", "3", "--out", str(tmp_path / "study")])
+    assert r.exit_code == 0, r.output
+    study = Study.read(tmp_path / "study" / "study.json")
+    items = {it.id: it for it in load("builtin").items[:40]}
+    assert len(study.lists) == 4 and sum(s.expected is None for s in study.stimuli) == 160
+    truth = {s.id: items[s.item_id].fields["human"][s.variant] for s in study.stimuli if s.expected is None}
+
+    rows, inattentive = simulate(study, truth, np.random.default_rng(7))
+    # A platform export: renamed columns, an extra column, a byte-order mark, and a first
+    # submission of rater P1-0 (all 10s) that a later one replaces.
+    first_try = [[rater, sid, 10] for rater, sid, _ in rows if rater == "P1-0"]
+    path = tmp_path / "export.csv"
+    with open(path, "w", newline="", encoding="utf-8-sig") as fh:
+        w = csv.writer(fh)
+        w.writerow(["PROLIFIC_PID", "Stimulus ID", "Rating", "StartedDate"])
+        for rater, sid, v in [*first_try, *rows]:
+            w.writerow([rater, sid, v, "2026-11-23"])
+
+    out = tmp_path / "rated.csv"
+    r = runner.invoke(app, ["human", "import", str(tmp_path / "study" / "study.json"), str(path),
+                            "--gold", "explica", "--out", str(out), "--json"])
+    assert r.exit_code == 0, r.output
+    report = json.loads(r.stdout)
+    assert set(report["excluded_raters"]) == inattentive and len(inattentive) == 4
+    assert report["duplicates"] == len(first_try) == 42
+    assert len(report["raters"]) == 4 * (RELIABLE + CARELESS)
+
+    # Known reliability. Interval α = 1 - D_o / D_e with D_o the expected squared difference of two
+    # ratings of one stimulus and D_e of two ratings of any stimuli. A reliable rating is
+    # truth + e, Var(e) = σ² + 1/12 (rounding); a careless one is uniform on 1-10 (variance 99/12 =
+    # 8.25, mean 5.5). With R reliable and C careless raters per stimulus:
+    #   D_o = [R(R-1)/2 · 2Var(e) + RC · (Var(e) + 8.25 + mean (truth - 5.5)²)] / (n(n-1)/2),  n = R + C
+    #   D_e = 2 [R/n (var(truth) + Var(e)) + C/n · 8.25 + (R/n)(C/n)(mean truth - 5.5)²]
+    # (clipping at 1 and 10 is ignored: it changes α by well under the tolerance).
+    t = np.array(list(truth.values()))
+    e, n, uniform = SIGMA**2 + 1 / 12, RELIABLE + CARELESS, 99 / 12
+    d_o = (RELIABLE * (RELIABLE - 1) * e + RELIABLE * CARELESS * (e + uniform + np.mean((t - 5.5) ** 2))) / (
+        n * (n - 1) / 2)
+    d_e = 2 * (RELIABLE / n * (t.var() + e) + CARELESS / n * uniform
+               + RELIABLE * CARELESS / n**2 * (t.mean() - 5.5) ** 2)
+    alpha_known = 1 - d_o / d_e
+    (agree,) = report["agreement"]
+    assert abs(agree["alpha"] - alpha_known) < 0.03, (agree["alpha"], alpha_known)
+    assert 0.5 < agree["icc_single"] < 1 and agree["icc_average"] > agree["icc_single"]
+    assert agree["split_half"] > 0.9 and 0.5 < agree["adjacent"] < 1
+
+    gold = {g["item_id"]: g["label"] for g in report["golds"]}
+    assert gold == {i: it.gold or "unrelated" for i, it in items.items()}
+    # The written file is ExpliCa's official layout: the suite loads it and derives the same gold.
+    reloaded = load_csv(out)
+    assert [it.gold for it in reloaded] == [it.gold for it in items.values()]
+
+
+def test_unknown_stimulus_is_one_line_naming_the_row(tmp_path: Path):
+    runner.invoke(app, ["human", "export", "explica", "--limit", "2", "--out", str(tmp_path)])
+    bad = tmp_path / "bad.csv"
+    bad.write_text("rater,stimulus,rating\nP1,nope,3\n", encoding="utf-8")
+    r = runner.invoke(app, ["human", "import", str(tmp_path / "study.json"), str(bad)])
+    assert r.exit_code != 0
+    assert "row 2" in str(r.exception) and "nope" in str(r.exception)
+
+
+@pytest.mark.parametrize("study", ["acceptability", "quality"])
+def test_quality_and_acceptability_export_list_every_stimulus_once(tmp_path: Path, study: str):
+    r = runner.invoke(app, ["human", "export", "imperfective", "--study", study, "--limit", "5", "--per-list", "4",
+                            "--attention", "1", "--out", str(tmp_path)])
+    assert r.exit_code == 0, r.output
+    st = Study.read(tmp_path / "study.json")
+    listed = [sid for ids in st.lists for sid in ids]
+    assert sorted(listed) == sorted(s.id for s in st.stimuli) and len(listed) == len(set(listed))
+    assert sum(s.expected is None for s in st.stimuli) == (10 if study == "quality" else 5)
