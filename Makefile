@@ -27,6 +27,8 @@ demo: $(STAMP)
 TEST_STAMP := .venv/.lingdiag-test-installed
 $(TEST_STAMP): $(STAMP)
 	CMAKE_ARGS="-DGGML_NATIVE=OFF" $(PIP) install -q "llama-cpp-python[server]==0.3.36"
+	# The human-study form is tested in headless Chromium (Debian's package; playwright drives it).
+	command -v chromium >/dev/null || (apt-get update -q && apt-get install -y -q chromium)
 	touch $(TEST_STAMP)
 
 test: $(STAMP) $(TEST_STAMP) lint
