@@ -24,11 +24,13 @@ def test_quartile_bins_are_left_closed_at_each_quartile():
     assert bins == ["Rare", "Rare", "Uncommon", "Uncommon", "Common", "Common", "Frequent", "Frequent"]
 
 
-def test_official_explica_with_its_frequency_file_gives_table_3(shared_datasets: Path):
+def test_official_explica_with_its_frequency_file_gives_table_3(shared_datasets: Path, tmp_path: Path):
     load_plugins()
     fetch("explica", str(shared_datasets))
     freq = shared_datasets / "explica" / "explica_freq_4800.tsv"
-    r = runner.invoke(app, ["data", "audit", "explica", "--dataset", "official", "--frequencies", str(freq), "--json"])
+    png = tmp_path / "fig2.png"
+    r = runner.invoke(app, ["data", "audit", "explica", "--dataset", "official", "--frequencies", str(freq), "--json",
+                            "--figure", str(png)])
     assert r.exit_code == 0, r.output
     f = json.loads(r.stdout)["frequency"]
     assert {b: tuple(f["rows"][b][c] for c in COLUMNS) for b in TABLE_3} == TABLE_3
@@ -36,3 +38,4 @@ def test_official_explica_with_its_frequency_file_gives_table_3(shared_datasets:
     assert f["published_agreement"] == [4800, 4800]  # the rule recomputes every published freq_cat
     assert (f["n_rows"], f["unmatched_rows"], f["items_without_rows"]) == (4800, 0, 0)
     assert sum(sum(row.values()) for row in f["items"].values()) == 1200
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"  # Fig. 2 of the paper, drawn from these counts

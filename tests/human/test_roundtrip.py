@@ -2,6 +2,7 @@
 import it back: exclusions, duplicates, agreement and the gold labels."""
 
 import csv
+import io
 import json
 from pathlib import Path
 
@@ -114,3 +115,43 @@ def test_quality_and_acceptability_export_list_every_stimulus_once(tmp_path: Pat
     listed = [sid for ids in st.lists for sid in ids]
     assert sorted(listed) == sorted(s.id for s in st.stimuli) and len(listed) == len(set(listed))
     assert sum(s.expected is None for s in st.stimuli) == (10 if study == "quality" else 5)
+
+
+def test_export_is_deterministic_for_a_seed(tmp_path: Path):
+    args = ["human", "export", "explica", "--limit", "10", "--per-list", "7", "--seed", "5"]
+    for d in ("a", "b"):
+        assert runner.invoke(app, [*args, "--out", str(tmp_path / d)]).exit_code == 0
+    for name in ("study.json", "platform.csv", "form.html"):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
+
+
+def test_quality_review_imports_means_corrections_and_adjacent_agreement(tmp_path: Path):
+    r = runner.invoke(app, ["human", "export", "imperfective", "--study", "quality", "--limit", "3", "--per-list", "6",
+                            "--attention", "1", "--out", str(tmp_path)])
+    assert r.exit_code == 0, r.output
+    study = Study.read(tmp_path / "study.json")
+    (ids,) = study.lists
+    by_id = {s.id: s for s in study.stimuli}
+    rows = []
+    for rater, base in (("A", 5), ("B", 4), ("C", 2)):  # three raters, as in ImperfectiveNLI App. C
+        for sid in ids:
+            exp = by_id[sid].expected
+            g, f, a = (exp["grammar"], exp["fluency"], exp["adequacy"]) if exp else (base, base, 5)
+            fix = "Fixed sentence." if rater == "C" and not exp else ""
+            rows.append(f"{rater},{sid},{g},{f},{a},{fix}")
+    path = tmp_path / "answers.csv"
+    path.write_text("Participant ID,Stimulus,Grammar,Fluency,Adequacy,Correction\n" + "\n".join(rows) + "\n",
+                    encoding="utf-8")
+    review = tmp_path / "review.csv"
+    r = runner.invoke(app, ["human", "import", str(tmp_path / "study.json"), str(path), "--out", str(review),
+                            "--json"])
+    assert r.exit_code == 0, r.output
+    report = json.loads(r.stdout)
+    agree = {a["question"]: a for a in report["agreement"]}
+    # Per sentence the ratings are 5, 4, 2: of the pairs (5,4) (5,2) (4,2) only the first is adjacent.
+    assert agree["grammar"]["adjacent"] == pytest.approx(1 / 3)
+    assert agree["adequacy"]["adjacent"] == 1.0 and agree["adequacy"]["alpha"] is None  # no variance
+    assert report["gold_rule"] is None and report["golds"] == []
+    table = list(csv.DictReader(io.StringIO(review.read_text(encoding="utf-8"))))
+    assert len(table) == 6 and {r["mean_grammar"] for r in table} == {"3.667"}
+    assert {r["correction"] for r in table} == {"Fixed sentence."}

@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from lingdiag.errors import DatasetError
+from lingdiag.figures import Figure, pyplot, to_png
 from lingdiag.tabular import read_table
 
 BINS = ("Rare", "Uncommon", "Common", "Frequent")
@@ -170,3 +171,19 @@ def frequency_audit(keys: Sequence[tuple[str, str]], labels: Sequence[str], path
         rows_test=balance_test(rows_table), n_rows=len(matched), unmatched_rows=len(rows) - len(matched),
         items_without_rows=len(keys) - len(per_item),
         published_agreement=(sum(a == b for a, b in published), len(published)) if published else None)
+
+
+def balance_figure(audit: FrequencyAudit) -> Figure:
+    """Class counts per frequency bin as grouped bars, rows of the frequency file (ExpliCa Fig. 2)."""
+    plt = pyplot()
+    classes = list(next(iter(audit.rows.values())))
+    fig, ax = plt.subplots(figsize=(9, 4.5))
+    width = 0.8 / len(classes)
+    for j, c in enumerate(classes):
+        ax.bar([i + j * width for i in range(len(BINS))], [audit.rows[b][c] for b in BINS], width, label=c)
+    ax.set_xticks([i + 0.4 - width / 2 for i in range(len(BINS))], BINS)
+    ax.set_ylabel("rows")
+    ax.grid(axis="y", linestyle="--", alpha=0.6)
+    ax.legend(ncols=3, fontsize="small")
+    q = ", ".join(f"{x:g}" for x in audit.quartiles)
+    return Figure("Rows per frequency bin and class", to_png(fig), f"bins at the quartiles {q} of {audit.source}")

@@ -9,6 +9,7 @@ import typer
 from rich.table import Table
 
 from lingdiag.audit import AuditSources, audit
+from lingdiag.audit.frequency import balance_figure
 from lingdiag.cli.app import app, data_app, out
 from lingdiag.cli.audit_view import print_audit, write_item_scores
 from lingdiag.errors import ConfigError
@@ -105,6 +106,7 @@ def data_audit(
     by: str = typer.Option(None, help="Item tag to compare classes by (default: the suite's; gold = gold label)."),
     halves: str = typer.Option(None, help="The two item fields to associate, A,B (default: the suite's)."),
     items_out: Path = typer.Option(None, "--items-out", help="Write per-item scores to this CSV."),
+    figure: Path = typer.Option(None, help="Write the class-per-bin bar chart (ExpliCa Fig. 2) to this PNG."),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Audit a dataset: lexical association between item halves, frequency bins, class balance."""
@@ -112,6 +114,10 @@ def data_audit(
     report = audit(name, items, pair, class_by, AuditSources(corpus, counts, frequencies, lemmatizer))
     if items_out:
         write_item_scores(report, items_out)
+    if figure:
+        if report.frequency is None:
+            raise ConfigError("--figure draws the frequency bins: give --frequencies too")
+        figure.write_bytes(balance_figure(report.frequency).png)
     if as_json:
         print(json.dumps(report.to_dict(), indent=2, sort_keys=True))
         return

@@ -95,6 +95,8 @@ def split_half(ratings: Sequence[Sequence[float]], seed: int) -> float | None:
         if np.std(a) == 0 or np.std(b) == 0:
             continue
         r_ab = float(np.corrcoef(a, b)[0, 1])
+        if r_ab <= -1:  # Spearman-Brown is undefined at r = -1
+            continue
         values.append(2 * r_ab / (1 + r_ab))
     return float(np.mean(values)) if values else None
 
