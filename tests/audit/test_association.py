@@ -108,3 +108,32 @@ def test_holm_adjustment_and_pairwise_verdicts():
     verdicts = {(t.a, t.b): (t.verdict, t.rank_biserial) for t in tests}
     assert verdicts[("a", "b")] == ("differ", -1.0)
     assert verdicts[("a", "c")][0] == "no significant difference"
+
+
+def test_lexical_frequency_from_the_corpus_bins_items_at_quartiles(files):
+    corpus, items = files
+    r = runner.invoke(app, ["data", "audit", str(items), "--by", "label", "--corpus", str(corpus),
+                            "--lexical-frequency", "corpus", "--json"])
+    assert r.exit_code == 0, r.output
+    lex = json.loads(r.stdout)["lexical"]
+    # Mean unit frequency of each item's lemmas: i1 (3+2)/2 = 2.5, i2 2, i3 2, i4 (1+1+3+2)/4 = 1.75,
+    # i5 (3+2+2+1)/4 = 2; quartiles of [1.75, 2, 2, 2, 2.5] are all 2, so only i4 is below Q1.
+    assert lex["quartiles"] == [2.0, 2.0, 2.0]
+    assert lex["items"] == {"Rare": {"A": 0, "B": 1}, "Uncommon": {"A": 0, "B": 0}, "Common": {"A": 0, "B": 0},
+                            "Frequent": {"A": 2, "B": 2}}
+
+
+def test_lexical_frequency_from_wordfreq_separates_common_from_rare_words(tmp_path):
+    pytest.importorskip("wordfreq", reason="wordfreq (the audit extra) is not installed")
+    common = ["The man ate food.", "The woman saw a house.", "The child went home.", "The people had time."]
+    rare = ["The ptarmigan moulted.", "The sommelier decanted claret.", "The farrier shod geldings.",
+            "The cooper caulked casks."]
+    rows = [f"c{i},{s},{s},common" for i, s in enumerate(common)] + [f"r{i},{s},{s},rare" for i, s in enumerate(rare)]
+    path = tmp_path / "items.csv"
+    path.write_text("id,first,second,label\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    r = runner.invoke(app, ["data", "audit", str(path), "--by", "label", "--lexical-frequency", "wordfreq", "--json"])
+    assert r.exit_code == 0, r.output
+    lex = json.loads(r.stdout)["lexical"]
+    low = lex["items"]["Rare"]["rare"] + lex["items"]["Uncommon"]["rare"]
+    high = lex["items"]["Common"]["common"] + lex["items"]["Frequent"]["common"]
+    assert (low, high) == (4, 4)

@@ -6,10 +6,11 @@ balance of classes across them, with tests between classes.
 from lingdiag.audit.association import Counts, association_scores, count_corpus, read_counts
 from lingdiag.audit.frequency import BINS, FrequencyAudit, frequency_audit, quartile_bins
 from lingdiag.audit.lemmas import LEMMATIZERS, Lemmatizer, lemmatizer
+from lingdiag.audit.lexical import LEXICAL_SOURCES, LexicalFrequency, lexical_frequency
 from lingdiag.audit.report import AuditReport, AuditSources, audit
 from lingdiag.audit.stats import ClassTest, Omnibus, compare_classes
 
-__all__ = ["BINS", "LEMMATIZERS", "AuditReport", "AuditSources", "ClassTest", "Counts", "FrequencyAudit", "Lemmatizer",
-           "Omnibus",
-           "association_scores", "audit", "compare_classes", "count_corpus", "frequency_audit", "lemmatizer",
-           "quartile_bins", "read_counts"]
+__all__ = ["BINS", "LEMMATIZERS", "LEXICAL_SOURCES", "AuditReport", "AuditSources", "ClassTest", "Counts",
+           "FrequencyAudit", "Lemmatizer", "LexicalFrequency", "Omnibus", "association_scores", "audit",
+           "compare_classes", "count_corpus", "frequency_audit", "lemmatizer", "lexical_frequency", "quartile_bins",
+           "read_counts"]

@@ -59,12 +59,14 @@ class ItemAssociation:
     """(x, y, PMI, LMI) of each scored pair."""
 
 
-def count_corpus(path: Path, lemmas: Callable[[str], list[str]], wanted: Iterable[Pair]) -> Counts:
+def count_corpus(path: Path, lemmas: Callable[[str], list[str]], wanted: Iterable[Pair],
+                 words: Iterable[str] = ()) -> Counts:
     """Count, over the lines of a plain-text corpus, the units holding each lemma of ``wanted``
-    and each ``wanted`` pair (only those: a corpus's full pair table would not fit in memory).
+    (and of ``words``) and each ``wanted`` pair (only those: a corpus's full pair table would not
+    fit in memory).
     """
     wanted = set(wanted)
-    vocab = {w for p in wanted for w in p}
+    vocab = {w for p in wanted for w in p} | set(words)
     uni: dict[str, int] = dict.fromkeys(sorted(vocab), 0)
     pairs: dict[Pair, int] = dict.fromkeys(sorted(wanted), 0)
     n = 0

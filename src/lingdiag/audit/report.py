@@ -13,6 +13,7 @@ import numpy as np
 from lingdiag.audit.association import ItemAssociation, association_scores, count_corpus, read_counts, wanted_pairs
 from lingdiag.audit.frequency import FrequencyAudit, frequency_audit
 from lingdiag.audit.lemmas import lemmatizer as make_lemmatizer
+from lingdiag.audit.lexical import LexicalFrequency, lexical_frequency
 from lingdiag.audit.stats import ClassTest, Omnibus, compare_classes
 from lingdiag.errors import ConfigError, DatasetError
 from lingdiag.records import Item
@@ -31,6 +32,8 @@ class AuditSources:
     frequencies: Path | None = None
     """A per-row frequency file (see ``frequency.read_frequencies``)."""
     lemmatizer: str = "builtin"
+    lexical_frequency: str | None = None
+    """``wordfreq`` or ``corpus``: bin items by the frequency of their content lemmas."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +53,7 @@ class AuditReport:
     omnibus: Sequence[Omnibus] = ()
     pairs: Sequence[ClassTest] = ()
     frequency: FrequencyAudit | None = None
+    lexical: LexicalFrequency | None = None
     items: Sequence[ItemAssociation] = ()
 
     def to_dict(self, *, items: bool = False) -> dict[str, Any]:
@@ -87,23 +91,28 @@ def audit(name: str, items: Sequence[Item], halves: tuple[str, str], class_by: s
     report = AuditReport(name, len(items), class_by, dict(sorted(Counter(labels).items())))
     if sources.corpus and sources.counts:
         raise ConfigError("give --corpus or --counts, not both")
-    if sources.corpus or sources.counts:
-        report = _with_association(report, items, halves, labels, sources)
+    if sources.corpus or sources.counts or sources.lexical_frequency:
+        report = _with_lemmas(report, items, halves, labels, sources)
     if sources.frequencies:
         keys = [(str(it.fields[halves[0]]).strip(), str(it.fields[halves[1]]).strip()) for it in items]
         report = replace(report, frequency=frequency_audit(keys, labels, sources.frequencies))
     return report
 
 
-def _with_association(report: AuditReport, items: Sequence[Item], halves: tuple[str, str], labels: Sequence[str],
-                      sources: AuditSources) -> AuditReport:
+def _with_lemmas(report: AuditReport, items: Sequence[Item], halves: tuple[str, str], labels: Sequence[str],
+                 sources: AuditSources) -> AuditReport:
     lem = make_lemmatizer(sources.lemmatizer)
     lemmas = [(lem.lemmas(str(it.fields[halves[0]])), lem.lemmas(str(it.fields[halves[1]]))) for it in items]
+    counts = None
     if sources.corpus:
-        counts = count_corpus(sources.corpus, lem.lemmas, wanted_pairs(lemmas))
-    else:
-        assert sources.counts is not None
+        counts = count_corpus(sources.corpus, lem.lemmas, wanted_pairs(lemmas), {w for a, b in lemmas for w in a + b})
+    elif sources.counts:
         counts = read_counts(sources.counts)
+    if sources.lexical_frequency:
+        lexical = lexical_frequency(sources.lexical_frequency, [[*a, *b] for a, b in lemmas], labels, counts)
+        report = replace(report, lemmatizer=lem.name, lexical=lexical)
+    if counts is None:
+        return report
     scores = [association_scores(it.id, lab, a, b, counts) for it, lab, (a, b) in zip(items, labels, lemmas,
                                                                                         strict=True)]
     association, omnibus, pairs = {}, [], []

@@ -34,6 +34,18 @@ def print_audit(r: AuditReport) -> None:
             t.add_row(p.measure, f"Mann-Whitney {p.a} vs {p.b}", f"U={p.u:.0f}", _num(p.p, 4), _num(p.p_holm, 4),
                       f"r={p.rank_biserial:+.3f}", p.verdict)
         out.print(t)
+    lex = r.lexical
+    if lex is not None:
+        q = ", ".join(f"{x:.3g}" for x in lex.quartiles)
+        out.print(f"lexical frequency ({lex.source}, lemmatizer {r.lemmatizer}): items binned at quartiles {q}"
+                  f"{f'; {lex.unscored} items without a content word' if lex.unscored else ''}")
+        classes = list(next(iter(lex.items.values())))
+        t = Table("bin (items)", *classes)
+        for b in BINS:
+            t.add_row(b, *(str(lex.items[b][c]) for c in classes))
+        out.print(t)
+        out.print(f"class × bin: χ²={lex.test.chi2:.2f}, dof {lex.test.dof}, p={lex.test.p:.4g}, "
+                  f"Cramér's V={lex.test.cramers_v:.3f}: {lex.test.verdict}")
     f = r.frequency
     if f is not None:
         q = ", ".join(f"{x:g}" for x in f.quartiles)

@@ -103,6 +103,8 @@ def data_audit(
     counts: Path = typer.Option(None, help="A counts file (lemma1, lemma2, count) instead of --corpus."),
     frequencies: Path = typer.Option(None, help="Per-row frequency file (ExpliCa's explica_freq_4800.tsv layout)."),
     lemmatizer: str = typer.Option("builtin", help="builtin, or spacy:<pipeline> where one is installed."),
+    lexical_frequency: str = typer.Option(None, "--lexical-frequency",
+                                          help="Bin items by their words' frequency: wordfreq, or corpus."),
     by: str = typer.Option(None, help="Item tag to compare classes by (default: the suite's; gold = gold label)."),
     halves: str = typer.Option(None, help="The two item fields to associate, A,B (default: the suite's)."),
     items_out: Path = typer.Option(None, "--items-out", help="Write per-item scores to this CSV."),
@@ -111,7 +113,8 @@ def data_audit(
 ) -> None:
     """Audit a dataset: lexical association between item halves, frequency bins, class balance."""
     name, items, pair, class_by = _audit_items(target, dataset, halves, by)
-    report = audit(name, items, pair, class_by, AuditSources(corpus, counts, frequencies, lemmatizer))
+    sources = AuditSources(corpus, counts, frequencies, lemmatizer, lexical_frequency)
+    report = audit(name, items, pair, class_by, sources)
     if items_out:
         write_item_scores(report, items_out)
     if figure:
