@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 from pathlib import Path
 
 import typer
@@ -10,8 +11,9 @@ from rich.table import Table
 
 from lingdiag.cli.app import human_app, out
 from lingdiag.errors import ConfigError
-from lingdiag.human import STUDIES, Study, build_study, export, gold_rule, import_study
+from lingdiag.human import STUDIES, Study, build_study, compare, export, gold_rule, import_study, read_responses
 from lingdiag.registry import load_plugins
+from lingdiag.store import RunStore
 from lingdiag.suite import SUITES, ItemView, Suite
 
 
@@ -86,3 +88,37 @@ def human_import(
                   + (f"; {len(report.unrated_items)} items unrated" if report.unrated_items else ""))
     if report.written:
         out.print(f"wrote {report.written}")
+
+
+@human_app.command("compare")
+def human_compare(
+    run_dir: Path = typer.Argument(..., help="A run directory of the study's suite and dataset."),
+    manifest: Path = typer.Argument(..., help="The study.json of the ratings."),
+    responses: list[Path] = typer.Argument(..., help="The response files."),
+    gold: str = typer.Option("explica", help="Gold rule, applied to the mean and to each rater's own ratings."),
+    max_below: float = typer.Option(None, "--max-below"),
+    mean_below: float = typer.Option(None, "--mean-below"),
+    label: str = typer.Option("unrelated"),
+    score_key: str = typer.Option(None, "--score-key", help="Prediction detail holding variant → model score "
+                                  "(explica: ratings, perplexity) to correlate with the human means."),
+    lower_is_better: bool = typer.Option(False, "--lower-is-better", help="The score is better when lower."),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """A run's answers against the raters: agreement with the gold, raters disagreeing, Spearman ρ."""
+    load_plugins()
+    st = Study.read(manifest)
+    if len(st.kind.scales) != 1:
+        raise ConfigError(f"compare needs a one-scale study; {st.study!r} has {len(st.kind.scales)}")
+    records = RunStore(run_dir).load_records()
+    found = compare(records, st, read_responses(responses, st), gold_rule(gold, max_below, mean_below, label),
+                    score_key, lower_is_better)
+    if as_json:
+        print(json.dumps([asdict(c) for c in found], indent=2, sort_keys=True))
+        return
+    t = Table("condition", "items", "= human gold", "raters disagreeing (mean share)", "items most raters disagree",
+              "Spearman ρ (p, n)")
+    for c in found:
+        rho = "-" if c.spearman is None else f"{c.spearman:.3f} ({c.spearman_p:.3g}, {c.n_scored})"
+        t.add_row(c.condition, str(c.n_items), f"{c.agreement_with_gold:.3f}", f"{c.mean_share_disagreeing:.3f}",
+                  str(c.items_most_raters_disagree), rho)
+    out.print(t)

@@ -1,7 +1,8 @@
 """Writing a rating study: the manifest ``import`` reads back, a CSV for survey platforms and a
 self-contained HTML form that works offline.
 
-Stimuli are shuffled once with the study seed and cut into lists of N; each list gets its own
+Items are shuffled once with the study seed and their stimuli cut into lists of about N (an
+item's variants are never split across lists); each list gets its own
 attention checks (a stimulus that tells the rater which answer to pick). In the HTML form a
 rater types an identifier; the list comes from the URL (``form.html?list=2``) or, without one,
 from a hash of the identifier, and the order within the list is shuffled with a generator
@@ -74,17 +75,25 @@ def build_study(kind: StudyType, suite: str, dataset: str, items: Sequence[Item]
     if not real:
         raise ConfigError("the dataset has no items to rate")
     rng = random.Random(seed)
-    order = [s.id for s in real]
+    # An item's variants stay in one list, so each rater compares them all (a rater's own
+    # preferred variant is what `lingdiag human compare` sets against a model's answer).
+    groups: dict[str, list[str]] = {}
+    for s in real:
+        groups.setdefault(s.item_id, []).append(s.id)
+    order = list(groups)
     rng.shuffle(order)
-    lists, checks = [], []
-    for k, start in enumerate(range(0, len(order), per_list)):
-        ids = order[start:start + per_list]
+    lists: list[list[str]] = [[]]
+    for item_id in order:
+        if lists[-1] and len(lists[-1]) + len(groups[item_id]) > per_list:
+            lists.append([])
+        lists[-1].extend(groups[item_id])
+    checks = []
+    for k, ids in enumerate(lists):
         for j in range(attention):
             expected = {q.key: rng.randint(q.low, q.high) for q in kind.scales}  # type: ignore[arg-type]
             check = Stimulus(f"attention-{k + 1}-{j + 1}", "", "attention", attention_text(kind, expected), expected)
             checks.append(check)
             ids.insert(rng.randint(0, len(ids)), check.id)
-        lists.append(ids)
     return Study(kind.name, suite, dataset, seed, [*real, *checks], lists)
 
 
