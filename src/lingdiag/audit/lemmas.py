@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 
-from lingdiag.errors import ConfigError, MissingDependency, UnknownNameError
+from lingdiag.errors import ConfigError, UnknownNameError
 
 # Function words, auxiliaries and pronouns: what a noun/verb/adjective filter would drop.
 STOPWORDS = frozenset("""
@@ -64,7 +64,8 @@ def _spacy(model: str) -> Callable[[str], list[str]]:
     try:
         import spacy
     except ImportError as e:
-        raise MissingDependency("the spacy lemmatizer", "audit", ["spacy"]) from e
+        raise ConfigError(f"--lemmatizer spacy:{model} needs spaCy and that pipeline installed "
+                          "(pip install spacy); the default is --lemmatizer builtin") from e
     try:
         nlp = spacy.load(model, disable=["ner", "parser"])
     except OSError as e:

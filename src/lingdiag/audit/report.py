@@ -87,6 +87,9 @@ def audit(name: str, items: Sequence[Item], halves: tuple[str, str], class_by: s
     for f in halves:
         if f not in items[0].fields:
             raise ConfigError(f"items have no field {f!r} (fields: {', '.join(sorted(items[0].fields))})")
+    if class_by != "gold" and not any(class_by in it.tags for it in items):
+        tags = sorted({t for it in items for t in it.tags})
+        raise ConfigError(f"no item has the tag {class_by!r}; tags: gold, {', '.join(tags)}")
     labels = [class_of(it, class_by) for it in items]
     report = AuditReport(name, len(items), class_by, dict(sorted(Counter(labels).items())))
     if sources.corpus and sources.counts:
