@@ -39,3 +39,12 @@ def test_official_explica_with_its_frequency_file_gives_table_3(shared_datasets:
     assert (f["n_rows"], f["unmatched_rows"], f["items_without_rows"]) == (4800, 0, 0)
     assert sum(sum(row.values()) for row in f["items"].values()) == 1200
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"  # Fig. 2 of the paper, drawn from these counts
+
+
+def test_a_repeated_row_in_a_frequency_file_is_refused(tmp_path: Path):
+    items = tmp_path / "items.csv"
+    items.write_text("id,first,second,label\na,One.,Two.,x\n", encoding="utf-8")
+    freq = tmp_path / "freq.csv"
+    freq.write_text("first,second,variant,frequency\nOne.,Two.,so,3\nOne.,Two.,so,4\n", encoding="utf-8")
+    r = runner.invoke(app, ["data", "audit", str(items), "--by", "label", "--frequencies", str(freq)])
+    assert r.exit_code != 0 and "row 3" in str(r.exception) and "row 2" in str(r.exception)

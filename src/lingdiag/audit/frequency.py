@@ -78,24 +78,31 @@ class FrequencyAudit:
     """(rows whose recomputed bin equals the file's own bin column, rows with such a column)."""
 
 
-def _column(columns: Sequence[str], role: str, path: Path, required: bool = True) -> str | None:
-    for name in ALIASES[role]:
-        if name in columns:
-            return name
-    if required:
+def _column(columns: Sequence[str], role: str) -> str | None:
+    return next((name for name in ALIASES[role] if name in columns), None)
+
+
+def _required(columns: Sequence[str], role: str, path: Path) -> str:
+    found = _column(columns, role)
+    if found is None:
         raise DatasetError(f"missing column (one of: {', '.join(ALIASES[role])})", path=path, field=role)
-    return None
+    return found
 
 
 def read_frequencies(path: Path) -> list[FrequencyRow]:
     """The rows of a frequency file (comma- or tab-separated)."""
     columns, rows = read_table(path)
-    first, second = _column(columns, "first", path), _column(columns, "second", path)
-    freq = _column(columns, "frequency", path)
-    variant, published = _column(columns, "variant", path, False), _column(columns, "bin", path, False)
-    out = []
+    first, second = _required(columns, "first", path), _required(columns, "second", path)
+    freq = _required(columns, "frequency", path)
+    variant, published = _column(columns, "variant"), _column(columns, "bin")
+    out: list[FrequencyRow] = []
+    seen: dict[tuple[str, str, str], int] = {}
     for n, row in enumerate(rows, 2):
-        text = row[freq].strip()  # type: ignore[index]
+        key = (row[first].strip(), row[second].strip(), row[variant].strip() if variant else "")
+        if key in seen:  # a row counted twice would shift the quartiles and the class counts
+            raise DatasetError(f"the same item and variant are on row {seen[key]}", path=path, row=n, field=first)
+        seen[key] = n
+        text = row[freq].strip()
         try:
             value = float(text)
         except ValueError:
@@ -104,8 +111,7 @@ def read_frequencies(path: Path) -> list[FrequencyRow]:
             raise DatasetError(f"a frequency must be finite and not negative, found {text!r}", path=path, row=n,
                                field=freq)
         pub = row[published].strip() if published else ""
-        out.append(FrequencyRow(row[first].strip(), row[second].strip(),  # type: ignore[index]
-                                row[variant].strip() if variant else "", value, _PUBLISHED.get(pub, pub) or None))
+        out.append(FrequencyRow(*key, value, _PUBLISHED.get(pub, pub) or None))
     if not out:
         raise DatasetError("no rows", path=path)
     return out

@@ -15,6 +15,10 @@ def _num(x: float | int | None, digits: int = 3) -> str:
     return "-" if x is None else f"{x:.{digits}f}" if isinstance(x, float) else str(x)
 
 
+def _p(x: float) -> str:
+    return f"{x:.3g}"
+
+
 def print_audit(r: AuditReport) -> None:
     """The report as rich tables, verdicts last in each."""
     out.print(f"{r.dataset}: {r.n_items} items by {r.class_by}: "
@@ -28,10 +32,10 @@ def print_audit(r: AuditReport) -> None:
         out.print(t)
         t = Table("measure", "test", "statistic", "p", "p (Holm)", "effect", "verdict")
         for o in r.omnibus:
-            t.add_row(o.measure, "Kruskal-Wallis, all classes", f"H={o.h:.2f}", _num(o.p, 4), "",
+            t.add_row(o.measure, "Kruskal-Wallis, all classes", f"H={o.h:.2f}", _p(o.p), "",
                       f"ε²={o.epsilon_squared:.3f}", o.verdict)
         for p in r.pairs:
-            t.add_row(p.measure, f"Mann-Whitney {p.a} vs {p.b}", f"U={p.u:.0f}", _num(p.p, 4), _num(p.p_holm, 4),
+            t.add_row(p.measure, f"Mann-Whitney {p.a} vs {p.b}", f"U={p.u:.0f}", _p(p.p), _p(p.p_holm),
                       f"r={p.rank_biserial:+.3f}", p.verdict)
         out.print(t)
     lex = r.lexical

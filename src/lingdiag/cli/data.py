@@ -17,7 +17,7 @@ from lingdiag.fetch import fetch as do_fetch
 from lingdiag.itemcounts import counts
 from lingdiag.records import Item
 from lingdiag.registry import load_plugins
-from lingdiag.suite import SUITES, ItemView
+from lingdiag.suite import SUITES
 from lingdiag.tabular import read_table
 
 
@@ -73,6 +73,13 @@ def data_build(
 
 
 
+def _halves(text: str) -> tuple[str, str]:
+    parts = [p.strip() for p in text.split(",")]
+    if len(parts) != 2 or not all(parts):
+        raise ConfigError(f"--halves takes two field names, A,B; got {text!r}")
+    return parts[0], parts[1]
+
+
 def _audit_items(target: str, dataset: str | None, halves: str | None, by: str | None
                  ) -> tuple[str, list[Item], tuple[str, str], str]:
     """A suite's dataset (with its item view) or a CSV/TSV file whose columns are the fields."""
@@ -80,19 +87,19 @@ def _audit_items(target: str, dataset: str | None, halves: str | None, by: str |
     if target in SUITES.names():
         s = SUITES.get(target)
         ds = s.load(dataset or s.default_dataset)
-        if s.view is None and not halves:
+        if halves:
+            default_class = s.view.class_tag if s.view else "gold"
+            return f"{target}/{ds.name}", list(ds.items), _halves(halves), by or default_class
+        if s.view is None:
             raise ConfigError(f"suite {target!r} does not say which fields are an item's halves; give --halves A,B")
-        view = s.view or ItemView(("", ""))
-        pair = tuple(halves.split(",")) if halves else view.halves
-        return f"{target}/{ds.name}", list(ds.items), pair, by or view.class_tag  # type: ignore[return-value]
+        return f"{target}/{ds.name}", list(ds.items), s.view.halves, by or s.view.class_tag
     path = Path(target)
     if not path.is_file():
         raise ConfigError(f"{target!r} is neither a suite ({', '.join(SUITES.names())}) nor a file")
     _, rows = read_table(path)
     items = [Item(id=row.get("id") or str(n), fields=row, gold=row.get("label") or None, tags=row)
              for n, row in enumerate(rows, 2)]
-    pair = tuple((halves or "first,second").split(","))
-    return str(path), items, pair, by or "gold"  # type: ignore[return-value]
+    return str(path), items, _halves(halves or "first,second"), by or "gold"
 
 
 @data_app.command("audit")
