@@ -54,3 +54,30 @@ def test_form_records_answers_and_downloads_them(tmp_path: Path):
     assert r.exit_code == 0, r.output
     report = json.loads(r.stdout)
     assert report["raters"] == ['P "7" <b>'] and report["excluded_raters"] == []
+
+
+@pytest.mark.slow
+def test_form_shows_markup_in_stimuli_as_text(tmp_path: Path):
+    if not CHROMIUM.exists():
+        pytest.skip("no chromium at /usr/bin/chromium (make test installs it)")
+    hostile = 'The page said </script><b id="injected">hi</b> & left.'
+    data = tmp_path / "pairs.csv"
+    with open(data, "w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(["pair_id", "Sentence_A", "Sentence_B", "rating_anticonic_causal", "rating_iconic_causal",
+                    "rating_anticonic_temporal", "rating_iconic_temporal"])
+        w.writerow([0, "The man smiled.", hostile, 3, 4, 5, 6])
+    r = runner.invoke(app, ["human", "export", "explica", "--dataset", str(data), "--attention", "0",
+                            "--out", str(tmp_path / "study")])
+    assert r.exit_code == 0, r.output
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
+        page = browser.new_page()
+        page.goto((tmp_path / "study" / "form.html").as_uri())
+        page.fill("#rater", "R1")
+        page.click("#begin")
+        texts = page.eval_on_selector_all(".stimulus", "ps => ps.map(p => p.textContent)")
+        injected = page.query_selector("#injected")
+        browser.close()
+    assert injected is None
+    assert len(texts) == 4 and all('</script><b id="injected">hi</b> &' in t for t in texts)
