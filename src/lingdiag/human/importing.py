@@ -21,7 +21,7 @@ from lingdiag.tabular import read_table
 ALIASES = {
     "rater": ("rater", "rater_id", "participant", "participant_id", "prolific_pid", "prolific_id", "worker_id",
               "workerid", "respondent_id", "annotator"),
-    "stimulus": ("stimulus", "stimulus_id", "sid", "item", "question_id"),
+    "stimulus": ("stimulus", "stimulus_id", "sid", "question_id"),
 }
 SINGLE_SCALE_ALIASES = ("rating", "answer", "score", "response", "value")
 """Also accepted for the answer when a study has one scale question."""
