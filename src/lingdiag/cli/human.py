@@ -13,6 +13,7 @@ from lingdiag.cli.app import human_app, out
 from lingdiag.errors import ConfigError
 from lingdiag.human import STUDIES, Study, build_study, compare, export, gold_rule, import_study, read_responses
 from lingdiag.registry import load_plugins
+from lingdiag.run import spread
 from lingdiag.store import RunStore
 from lingdiag.suite import SUITES, ItemView, Suite
 
@@ -32,7 +33,7 @@ def human_export(
     suite: str = typer.Argument(..., help="Suite whose dataset to rate."),
     study: str = typer.Option("acceptability", help=f"Study type: {', '.join(sorted(STUDIES.names()))}."),
     dataset: str = typer.Option(None, help="builtin, official, or a path."),
-    limit: int = typer.Option(None, help="Only the first N items."),
+    limit: int = typer.Option(None, help="Only N items, evenly spaced (as `lingdiag run --limit` picks them)."),
     per_list: int = typer.Option(40, "--per-list", help="Stimuli per rater list."),
     attention: int = typer.Option(2, help="Attention checks added to each list."),
     seed: int = typer.Option(0, help="Shuffles stimuli into lists (and, in the form, each rater's order)."),
@@ -42,7 +43,7 @@ def human_export(
     load_plugins()
     s = SUITES.get(suite)
     spec = dataset or s.default_dataset
-    items = list(s.load(spec).items)[:limit]
+    items = spread(s.load(spec).items, limit)  # the same items as `lingdiag run --limit`
     st = build_study(STUDIES.get(study), suite, spec, items, _view(s), per_list=per_list, attention=attention,
                      seed=seed)
     done = export(st, out_dir)
