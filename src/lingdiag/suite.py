@@ -74,6 +74,34 @@ class Dataset:
     """Files read and their SHA-256, for ``meta.json``."""
 
 
+@dataclass(frozen=True, slots=True)
+class ItemView:
+    """Where an item's two halves, class and variants are, for dataset audits and human studies
+    (``lingdiag data audit``, ``lingdiag human export``), which know no suite.
+    """
+
+    halves: tuple[str, str]
+    """The item fields holding the two texts whose association is audited (premise, hypothesis)."""
+    class_tag: str = "gold"
+    """The item tag the audit compares classes by; ``gold`` means the gold label."""
+    variants: str | None = None
+    """An item field mapping variant name → full text (ExpliCa: connective → joined sentence)."""
+    layout: RatingLayout | None = None
+    """How mean human ratings per variant are written back as a file the suite loads."""
+
+
+@dataclass(frozen=True, slots=True)
+class RatingLayout:
+    """The columns of a suite's data file that a human rating study fills (``lingdiag human import``)."""
+
+    halves: tuple[str, str]
+    """Columns of the two halves (``Sentence_A``, ``Sentence_B``)."""
+    ratings: Mapping[str, str]
+    """Variant → column of its mean rating."""
+    tags: Mapping[str, str] = field(default_factory=dict)
+    """Column → the item tag copied into it (``pair_id``)."""
+
+
 Conditions = Callable[[Dataset, Mapping[str, Sequence[str]], Any, int], list[Condition]]
 """``conditions(dataset, axis_selection, options, seed)``; ``options`` is an instance of the
 suite's ``options`` model."""
@@ -113,6 +141,8 @@ class Suite:
     parse_answer: Callable[[str], str] | None = None
     """Answer text → label, for answers produced elsewhere (``lingdiag score <name>`` when the
     suite has no ``score_cli`` of its own)."""
+    view: ItemView | None = None
+    """How audits and human studies read the items; None where the suite does not say."""
     reproduce_cli: Callable[[], Callable[..., None]] | None = None
     """Returns the ``lingdiag reproduce <name>`` command function (published outputs → the
     paper's tables, ours beside theirs)."""

@@ -8,12 +8,17 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
+from lingdiag.audit import AuditSources, audit
+from lingdiag.audit.frequency import balance_figure
 from lingdiag.cli.app import app, data_app, out
+from lingdiag.cli.audit_view import print_audit, write_item_scores
 from lingdiag.errors import ConfigError
 from lingdiag.fetch import fetch as do_fetch
 from lingdiag.itemcounts import counts
+from lingdiag.records import Item
 from lingdiag.registry import load_plugins
 from lingdiag.suite import SUITES
+from lingdiag.tabular import read_table
 
 
 @app.command()
@@ -66,3 +71,64 @@ def data_build(
     out.print(f"wrote {len(rows)} items to {out_file}")
 
 
+
+
+def _halves(text: str) -> tuple[str, str]:
+    parts = [p.strip() for p in text.split(",")]
+    if len(parts) != 2 or not all(parts):
+        raise ConfigError(f"--halves takes two field names, A,B; got {text!r}")
+    return parts[0], parts[1]
+
+
+def _audit_items(target: str, dataset: str | None, halves: str | None, by: str | None
+                 ) -> tuple[str, list[Item], tuple[str, str], str]:
+    """A suite's dataset (with its item view) or a CSV/TSV file whose columns are the fields."""
+    load_plugins()
+    if target in SUITES.names():
+        s = SUITES.get(target)
+        ds = s.load(dataset or s.default_dataset)
+        if halves:
+            default_class = s.view.class_tag if s.view else "gold"
+            return f"{target}/{ds.name}", list(ds.items), _halves(halves), by or default_class
+        if s.view is None:
+            raise ConfigError(f"suite {target!r} does not say which fields are an item's halves; give --halves A,B")
+        return f"{target}/{ds.name}", list(ds.items), s.view.halves, by or s.view.class_tag
+    path = Path(target)
+    if not path.is_file():
+        raise ConfigError(f"{target!r} is neither a suite ({', '.join(SUITES.names())}) nor a file")
+    _, rows = read_table(path)
+    items = [Item(id=row.get("id") or str(n), fields=row, gold=row.get("label") or None, tags=row)
+             for n, row in enumerate(rows, 2)]
+    return str(path), items, _halves(halves or "first,second"), by or "gold"
+
+
+@data_app.command("audit")
+def data_audit(
+    target: str = typer.Argument(..., help="A suite name, or a CSV/TSV file (one item per row)."),
+    dataset: str = typer.Option(None, help="builtin, official, or a path (with a suite)."),
+    corpus: Path = typer.Option(None, help="Plain-text corpus, one unit per line, for PMI/LMI."),
+    counts: Path = typer.Option(None, help="A counts file (lemma1, lemma2, count) instead of --corpus."),
+    frequencies: Path = typer.Option(None, help="Per-row frequency file (ExpliCa's explica_freq_4800.tsv layout)."),
+    lemmatizer: str = typer.Option("builtin", help="builtin, or spacy:<pipeline> where one is installed."),
+    lexical_frequency: str = typer.Option(None, "--lexical-frequency",
+                                          help="Bin items by their words' frequency: wordfreq, or corpus."),
+    by: str = typer.Option(None, help="Item tag to compare classes by (default: the suite's; gold = gold label)."),
+    halves: str = typer.Option(None, help="The two item fields to associate, A,B (default: the suite's)."),
+    items_out: Path = typer.Option(None, "--items-out", help="Write per-item scores to this CSV."),
+    figure: Path = typer.Option(None, help="Write the class-per-bin bar chart (ExpliCa Fig. 2) to this PNG."),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Audit a dataset: lexical association between item halves, frequency bins, class balance."""
+    name, items, pair, class_by = _audit_items(target, dataset, halves, by)
+    sources = AuditSources(corpus, counts, frequencies, lemmatizer, lexical_frequency)
+    report = audit(name, items, pair, class_by, sources)
+    if items_out:
+        write_item_scores(report, items_out)
+    if figure:
+        if report.frequency is None:
+            raise ConfigError("--figure draws the frequency bins: give --frequencies too")
+        figure.write_bytes(balance_figure(report.frequency).png)
+    if as_json:
+        print(json.dumps(report.to_dict(), indent=2, sort_keys=True))
+        return
+    print_audit(report)

@@ -34,8 +34,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from lingdiag.records import Item
-from lingdiag.suite import Axis, Condition, Dataset, Suite, lazy, register_suite
-from lingdiag.suites.explica import analysis, figures, metrics, tables
+from lingdiag.suite import Axis, Condition, Dataset, ItemView, RatingLayout, Suite, lazy, register_suite
+from lingdiag.suites.explica import analysis, data, figures, metrics, tables
 from lingdiag.suites.explica.files import load
 from lingdiag.suites.explica.options import Options
 from lingdiag.suites.explica.prompts import DECODINGS, SHOTS, TASKS
@@ -95,6 +95,9 @@ SUITE = register_suite(Suite(
     stat_tags=("relation", "type", "order", "additional_dimension"),
     figures=figures.figures,
     analyses=analysis.report_section,
+    view=ItemView(("sentence_a", "sentence_b"), "relation", "sentences",
+                  RatingLayout(("Sentence_A", "Sentence_B"), data.RATING_COLUMNS,
+                               {"pair_id": "pair_id", "additional_dimension": "additional_dimension"})),
     cli=lazy("lingdiag.suites.explica.cli", "app"),
     score_cli=lazy("lingdiag.suites.explica.cli", "score"),
     reproduce_cli=lazy("lingdiag.suites.explica.cli", "reproduce"),

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from lingdiag.suite import Axis, Condition, Dataset, Suite, lazy, register_suite
+from lingdiag.suite import Axis, Condition, Dataset, ItemView, Suite, lazy, register_suite
 from lingdiag.suites.imperfective import analysis, data, figures, metrics, tables
 from lingdiag.suites.imperfective.files import load
 from lingdiag.suites.imperfective.prompts import STRATEGIES, PromptSource, parse_answer, strategy
@@ -61,6 +61,7 @@ SUITE = register_suite(Suite(
     table=tables.table,
     options=Options,
     stat_tags=("group", "verb_class"),
+    view=ItemView(("premise", "hypothesis"), "gold"),
     build=data.build,
     figures=figures.figures,
     analyses=analysis.report_section,

@@ -1,0 +1,125 @@
+"""``lingdiag human export|import``: rating studies out to raters and their answers back."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from lingdiag.cli.app import human_app, out
+from lingdiag.errors import ConfigError
+from lingdiag.human import STUDIES, Study, build_study, compare, export, gold_rule, import_study, read_responses
+from lingdiag.registry import load_plugins
+from lingdiag.run import spread
+from lingdiag.store import RunStore
+from lingdiag.suite import SUITES, ItemView, Suite
+
+
+def _view(s: Suite) -> ItemView:
+    if s.view is None:
+        raise ConfigError(f"suite {s.name!r} does not say which fields raters should see (Suite.view)")
+    return s.view
+
+
+def _f(x: float | None) -> str:
+    return "-" if x is None else f"{x:.3f}"
+
+
+@human_app.command("export")
+def human_export(
+    suite: str = typer.Argument(..., help="Suite whose dataset to rate."),
+    study: str = typer.Option("acceptability", help=f"Study type: {', '.join(sorted(STUDIES.names()))}."),
+    dataset: str = typer.Option(None, help="builtin, official, or a path."),
+    limit: int = typer.Option(None, help="Only N items, evenly spaced (as `lingdiag run --limit` picks them)."),
+    per_list: int = typer.Option(40, "--per-list", help="Stimuli per rater list."),
+    attention: int = typer.Option(2, help="Attention checks added to each list."),
+    seed: int = typer.Option(0, help="Shuffles stimuli into lists (and, in the form, each rater's order)."),
+    out_dir: Path = typer.Option(..., "--out", help="Directory for study.json, platform.csv and form.html."),
+) -> None:
+    """Write a rating study: a manifest, a CSV for survey platforms and an offline HTML form."""
+    load_plugins()
+    s = SUITES.get(suite)
+    spec = dataset or s.default_dataset
+    items = spread(s.load(spec).items, limit)  # the same items as `lingdiag run --limit`
+    st = build_study(STUDIES.get(study), suite, spec, items, _view(s), per_list=per_list, attention=attention,
+                     seed=seed)
+    done = export(st, out_dir)
+    out.print(f"{done.n_stimuli} stimuli from {len(items)} items in {done.n_lists} lists "
+              f"(+{attention} attention checks each): {done.manifest}, {done.platform_csv}, {done.form}")
+
+
+@human_app.command("import")
+def human_import(
+    manifest: Path = typer.Argument(..., help="The study.json written by `lingdiag human export`."),
+    responses: list[Path] = typer.Argument(..., help="Response files (form downloads or a platform export)."),
+    gold: str = typer.Option("explica", help="Gold rule: explica, argmax, or threshold (with the options below)."),
+    max_below: float = typer.Option(None, "--max-below", help="threshold: best mean below this ..."),
+    mean_below: float = typer.Option(None, "--mean-below", help="... and mean of means below this ..."),
+    label: str = typer.Option("unrelated", help="... give this label."),
+    out_file: Path = typer.Option(None, "--out", help="Dataset file to write (review table for quality studies)."),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Read responses back: agreement, exclusions, and gold labels written as a dataset file."""
+    load_plugins()
+    st = Study.read(manifest)
+    s = SUITES.get(st.suite)
+    ids = {x.item_id for x in st.stimuli}
+    items = [it for it in s.load(st.dataset).items if it.id in ids]
+    rule = gold_rule(gold, max_below, mean_below, label)
+    report = import_study(st, responses, items, _view(s), rule, out_file)
+    if as_json:
+        print(json.dumps(report.to_dict(), indent=2, sort_keys=True))
+        return
+    out.print(f"{report.n_rows} rows, {report.duplicates} replaced by a later submission; "
+              f"{len(report.raters)} raters kept, {len(report.excluded_raters)} excluded for a missed attention "
+              f"check ({', '.join(report.excluded_raters) or 'none'})")
+    t = Table("question", "raters", "stimuli", "mean", "sd", "α", "ICC(2,1)", "ICC(2,k)", "split-half", "adjacent")
+    for a in report.agreement:
+        t.add_row(a.question, str(a.n_raters), str(a.n_stimuli), _f(a.mean), _f(a.sd), _f(a.alpha), _f(a.icc_single),
+                  _f(a.icc_average), _f(a.split_half), _f(a.adjacent))
+    out.print(t)
+    if report.gold_rule:
+        counts: dict[str, int] = {}
+        for g in report.golds:
+            counts[g.label] = counts.get(g.label, 0) + 1
+        out.print(f"gold ({report.gold_rule}): " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+                  + (f"; {len(report.unrated_items)} items unrated" if report.unrated_items else ""))
+    if report.written:
+        out.print(f"wrote {report.written}")
+
+
+@human_app.command("compare")
+def human_compare(
+    run_dir: Path = typer.Argument(..., help="A run directory of the study's suite and dataset."),
+    manifest: Path = typer.Argument(..., help="The study.json of the ratings."),
+    responses: list[Path] = typer.Argument(..., help="The response files."),
+    gold: str = typer.Option("explica", help="Gold rule, applied to the mean and to each rater's own ratings."),
+    max_below: float = typer.Option(None, "--max-below"),
+    mean_below: float = typer.Option(None, "--mean-below"),
+    label: str = typer.Option("unrelated"),
+    score_key: str = typer.Option(None, "--score-key", help="Prediction detail holding variant → model score "
+                                  "(explica: ratings, perplexity) to correlate with the human means."),
+    lower_is_better: bool = typer.Option(False, "--lower-is-better", help="The score is better when lower."),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """A run's answers against the raters: agreement with the gold, raters disagreeing, Spearman ρ."""
+    load_plugins()
+    st = Study.read(manifest)
+    if len(st.kind.scales) != 1:
+        raise ConfigError(f"compare needs a one-scale study; {st.study!r} has {len(st.kind.scales)}")
+    records = RunStore(run_dir).load_records()
+    found = compare(records, st, read_responses(responses, st), gold_rule(gold, max_below, mean_below, label),
+                    score_key, lower_is_better)
+    if as_json:
+        print(json.dumps([asdict(c) for c in found], indent=2, sort_keys=True))
+        return
+    t = Table("condition", "items", "= human gold", "raters disagreeing (mean share)", "items most raters disagree",
+              "Spearman ρ (p, n)")
+    for c in found:
+        rho = "-" if c.spearman is None else f"{c.spearman:.3f} ({c.spearman_p:.3g}, {c.n_scored})"
+        t.add_row(c.condition, str(c.n_items), f"{c.agreement_with_gold:.3f}", f"{c.mean_share_disagreeing:.3f}",
+                  str(c.items_most_raters_disagree), rho)
+    out.print(t)
