@@ -11,6 +11,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
+from lingdiag.report import markdown
 from lingdiag.report.tables import rows_by_suite
 from lingdiag.store import LoadedRun
 from lingdiag.suite import SUITES
@@ -25,37 +26,22 @@ def latex_escape(text: str) -> str:
     return _SPECIAL.sub(lambda m: _LATEX_SPECIALS[m.group(0)], text)
 
 
-def _cells(line: str) -> list[str]:
-    return [c.strip() for c in line.strip().strip("|").split("|")]
-
-
 def markdown_to_latex(text: str) -> str:
-    """The markdown the suites' tables produce (headings, pipe tables, lists, paragraphs) as LaTeX."""
+    """The markdown the suites' tables produce (:mod:`.markdown`) as LaTeX."""
     out: list[str] = []
-    lines = text.splitlines()
-    k = 0
-    while k < len(lines):
-        line = lines[k].rstrip()
-        if line.startswith("|"):
-            block = []
-            while k < len(lines) and lines[k].startswith("|"):
-                block.append(_cells(lines[k]))
-                k += 1
-            head, body = block[0], [b for b in block[1:] if not set("".join(b)) <= set("-: ")]
-            out += [r"\begin{tabular}{" + "l" * len(head) + "}", r"\toprule",
-                    " & ".join(latex_escape(c) for c in head) + r" \\", r"\midrule",
-                    *(" & ".join(latex_escape(c) for c in b) + r" \\" for b in body), r"\bottomrule",
-                    r"\end{tabular}", ""]
-            continue
-        if line.startswith("#"):
-            out.append(r"\paragraph{" + latex_escape(line.lstrip("#").strip()) + "}")
-        elif line.startswith("- "):
-            out.append(r"\textbullet{} " + latex_escape(line[2:]) + r"\\")
-        elif line.strip():
-            out.append(latex_escape(line))
+    for block in markdown.blocks(text):
+        if isinstance(block, markdown.Table):
+            out += [r"\begin{tabular}{" + "l" * len(block.header) + "}", r"\toprule",
+                    " & ".join(latex_escape(c) for c in block.header) + r" \\", r"\midrule",
+                    *(" & ".join(latex_escape(c) for c in r) + r" \\" for r in block.rows), r"\bottomrule",
+                    r"\end{tabular}"]
+        elif isinstance(block, markdown.Heading):
+            out.append(r"\paragraph{" + latex_escape(block.text) + "}")
+        elif isinstance(block, markdown.Bullets):
+            out += [r"\textbullet{} " + latex_escape(i) + r"\\" for i in block.items]
         else:
-            out.append("")
-        k += 1
+            out.append(latex_escape(block.text))
+        out.append("")
     return "\n".join(out).strip() + "\n"
 
 

@@ -22,7 +22,7 @@ from typing import Any
 from lingdiag import figures as figs
 from lingdiag.errors import ConfigError, LingdiagError
 from lingdiag.metrics.core import CI_METHODS, WILSON, fmt
-from lingdiag.report import browser
+from lingdiag.report import browser, markdown
 from lingdiag.report.tables import rows_by_suite
 from lingdiag.store import LoadedRun
 from lingdiag.suite import SUITES
@@ -38,45 +38,21 @@ tr.wrong td:last-child{color:#b22} tr.unparsed td:last-child,tr.failed td:last-c
 """
 
 
-def _cells(line: str) -> list[str]:
-    return [c.strip() for c in line.strip().strip("|").split("|")]
-
-
 def markdown_to_html(text: str) -> str:
-    """Render the markdown the tables and analyses produce.
-
-    Headings, pipe tables, bullet lists and paragraphs; all text is escaped and no inline
-    markup is interpreted.
-    """
+    """Render the markdown the tables and analyses produce (:mod:`.markdown`), all text escaped."""
     out: list[str] = []
-    lines = text.splitlines()
-    k = 0
-    while k < len(lines):
-        line = lines[k].rstrip()
-        if line.startswith("#"):
-            level = min(len(line) - len(line.lstrip("#")) + 1, 6)
-            out.append(f"<h{level}>{escape(line.lstrip('#').strip())}</h{level}>")
-            k += 1
-        elif line.startswith("|"):
-            block = []
-            while k < len(lines) and lines[k].startswith("|"):
-                block.append(lines[k])
-                k += 1
-            body = [b for b in block[1:] if not set(b.replace("|", "").strip()) <= set("-: ")]
-            head = "".join(f"<th>{escape(c)}</th>" for c in _cells(block[0]))
-            rows = "".join("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in _cells(b)) + "</tr>" for b in body)
+    for block in markdown.blocks(text):
+        if isinstance(block, markdown.Heading):
+            level = min(block.level + 1, 6)
+            out.append(f"<h{level}>{escape(block.text)}</h{level}>")
+        elif isinstance(block, markdown.Table):
+            head = "".join(f"<th>{escape(c)}</th>" for c in block.header)
+            rows = "".join("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in r) + "</tr>" for r in block.rows)
             out.append(f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>")
-        elif line.startswith("- "):
-            items = []
-            while k < len(lines) and lines[k].startswith("- "):
-                items.append(f"<li>{escape(lines[k][2:])}</li>")
-                k += 1
-            out.append("<ul>" + "".join(items) + "</ul>")
-        elif line.strip():
-            out.append(f"<p>{escape(line)}</p>")
-            k += 1
+        elif isinstance(block, markdown.Bullets):
+            out.append("<ul>" + "".join(f"<li>{escape(i)}</li>" for i in block.items) + "</ul>")
         else:
-            k += 1
+            out.append(f"<p>{escape(block.text)}</p>")
     return "\n".join(out)
 
 

@@ -1,0 +1,71 @@
+"""The small markdown the suites' tables and analyses write, read into blocks once so that the
+HTML and LaTeX renderers only decide how each block looks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Heading:
+    """A ``#`` line."""
+
+    level: int
+    """1 for ``#``, 2 for ``##``..."""
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Table:
+    """A pipe table."""
+
+    header: list[str]
+    rows: list[list[str]]
+
+
+@dataclass(frozen=True, slots=True)
+class Bullets:
+    """Consecutive ``- `` lines."""
+
+    items: list[str]
+
+
+@dataclass(frozen=True, slots=True)
+class Paragraph:
+    """Any other non-empty line."""
+
+    text: str
+
+
+Block = Heading | Table | Bullets | Paragraph
+
+
+def _cells(line: str) -> list[str]:
+    return [c.strip() for c in line.strip().strip("|").split("|")]
+
+
+def blocks(text: str) -> Iterator[Block]:
+    """Headings, pipe tables (the ``|---|`` rule dropped), bullet lists and one-line paragraphs;
+    no inline markup is interpreted.
+    """
+    lines = [line.rstrip() for line in text.splitlines()]
+    k = 0
+    while k < len(lines):
+        line = lines[k]
+        if line.startswith("|") or line.startswith("- "):
+            start = k
+            while k < len(lines) and lines[k].startswith(line[0] if line[0] == "|" else "- "):
+                k += 1
+            if line.startswith("|"):
+                table = [_cells(b) for b in lines[start:k]]
+                yield Table(table[0], [r for r in table[1:] if not set("".join(r)) <= set("-: ")])
+            else:
+                yield Bullets([b[2:] for b in lines[start:k]])
+            continue
+        if line.startswith("#"):
+            yield Heading(len(line) - len(line.lstrip("#")), line.lstrip("#").strip())
+        elif line.strip():
+            yield Paragraph(line)
+        k += 1
