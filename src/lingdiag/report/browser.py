@@ -115,8 +115,9 @@ function matches(r, q) {
   return !q || [r.item, r.label, r.gold, r.prompt, r.output, r.error].some(t => t.toLowerCase().includes(q));
 }
 function cell(tr, text) { const td = document.createElement("td"); td.textContent = text; tr.appendChild(td); }
+function line(parent, text) { const p = document.createElement("p"); p.textContent = text; parent.appendChild(p); }
 function block(parent, title, text) {
-  const p = document.createElement("p"); p.textContent = title; parent.appendChild(p);
+  line(parent, title);
   const pre = document.createElement("pre"); pre.textContent = text; parent.appendChild(pre);
 }
 function draw(n) {
@@ -128,7 +129,7 @@ function draw(n) {
     const td = document.createElement("td"); td.colSpan = 7; more.appendChild(td);
     tr.addEventListener("click", () => {
       if (!td.firstChild) {
-        block(td, "Run: " + r.run + " (" + r.suite + ")", "");
+        line(td, "Run: " + r.run + " (" + r.suite + ")");
         block(td, "Prompt", r.prompt); block(td, "Raw output", r.output);
         if (r.error) block(td, "Error", r.error);
       }
