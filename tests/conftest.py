@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import os
+import threading
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -40,3 +44,46 @@ def smollm2(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
     from lingdiag.models.providers import load_backend
 
     yield load_backend("smollm2-135m")
+
+
+class FakeApi:
+    """The server's state: what the next answers hold, and the paths requested so far."""
+
+    def __init__(self) -> None:
+        self.content: Any = "True"
+        self.paths: list[str] = []
+        self.url = ""
+
+
+@pytest.fixture()
+def fake_api() -> Iterator[FakeApi]:
+    """A real OpenAI-compatible server on 127.0.0.1 (free port) answering every request with
+    ``state.content``; tests change it between calls (a list, a number, null, an echoed key).
+    """
+    state = FakeApi()
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            state.paths.append(self.path)
+            chat = self.path.endswith("/chat/completions")
+            choice = {"message": {"role": "assistant", "content": state.content}} if chat else {"text": state.content}
+            body = json.dumps({"choices": [{"index": 0, **choice}],
+                               "usage": {"prompt_tokens": 5, "completion_tokens": 2}}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    state.url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
+    try:
+        yield state
+    finally:
+        httpd.shutdown()
+        httpd.server_close()

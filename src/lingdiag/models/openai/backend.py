@@ -324,9 +324,14 @@ class OpenAIBackend:
             return Generation(text="", error=answer.message)
         try:
             choice = answer["choices"][0]
-            text = (choice["message"]["content"] if call.chat else choice["text"]) or ""
+            text = choice["message"]["content"] if call.chat else choice["text"]
         except (KeyError, IndexError, TypeError):
             return Generation(text="", error=f"malformed answer from {self.base_url}: no choices[0] text")
+        if not isinstance(text, str):
+            # A list, number or null in place of text is a server fault: failed (retried by the
+            # next run), never parsed nor cached.
+            return Generation(text="", error=f"malformed answer from {self.base_url}: its content is not text "
+                                             f"but {type(text).__name__}")
         lp = choice.get("logprobs") or {}
         values = [t.get("logprob") for t in lp.get("content") or []] if call.chat else lp.get("token_logprobs") or []
         logprobs = tuple(round(float(v), 6) for v in values if v is not None) or None
