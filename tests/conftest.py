@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -52,6 +53,8 @@ class FakeApi:
     def __init__(self) -> None:
         self.content: Any = "True"
         self.paths: list[str] = []
+        self.delay = 0.0
+        """Seconds each answer waits."""
         self.url = ""
 
 
@@ -69,6 +72,7 @@ def fake_api() -> Iterator[FakeApi]:
         def do_POST(self) -> None:
             self.rfile.read(int(self.headers.get("Content-Length", 0)))
             state.paths.append(self.path)
+            time.sleep(state.delay)
             chat = self.path.endswith("/chat/completions")
             choice = {"message": {"role": "assistant", "content": state.content}} if chat else {"text": state.content}
             body = json.dumps({"choices": [{"index": 0, **choice}],

@@ -242,9 +242,15 @@ def evaluate(
         The run's location, metrics per condition and the markdown table.
     """
     p = planned or plan(config)
-    suite, dataset, conditions = p.suite, p.dataset, p.conditions
     _check_out(out)
     store = RunStore(out)
+    with store.lock():
+        return _evaluate(config, backend, store, progress, p)
+
+
+def _evaluate(config: RunConfig, backend: Backend, store: RunStore, progress: Progress | None, p: Plan) -> RunResult:
+    """``evaluate`` in a locked run directory."""
+    suite, dataset, conditions = p.suite, p.dataset, p.conditions
     sources = _checksums(dataset.source)
     done, earlier = store.prepare_resume(config.model_dump(mode="json"), ignore=RESUMABLE_CHANGES, dataset=sources)
     _check_axes(store, conditions)
@@ -278,7 +284,7 @@ def evaluate(
     if isinstance(backend, ReportsUsage):
         meta["usage"] = {k: v - usage_before.get(k, 0) for k, v in backend.usage().items()}
     store.write_json("meta.json", meta)
-    return RunResult(out=out, metrics=metrics, table=table, skipped=dict(meta["skipped"]),
+    return RunResult(out=store.root, metrics=metrics, table=table, skipped=dict(meta["skipped"]),
                      usage=dict(meta.get("usage", {})))
 
 

@@ -10,10 +10,12 @@ the same configuration gives a byte-identical file however often it was interrup
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,6 +42,29 @@ class RunStore:
     def __init__(self, root: Path) -> None:
         self.root = Path(root)
         self.items_path = self.root / "items.jsonl"
+
+    @contextmanager
+    def lock(self) -> Iterator[None]:
+        """Hold the directory for one process: a second one on the same ``--out`` is refused
+        (``RunError`` naming the holder's pid) instead of interleaving records and temp files.
+
+        An OS lock (``flock`` on ``.lock``), so the kernel releases it when the holder exits
+        or is killed; the pid written into the file is only for the message.
+        """
+        self.root.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.root / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
+                raise RunError(f"run directory {self.root} is in use by pid {holder}; wait for it to finish "
+                               "or use another --out directory") from None
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+            yield
+        finally:
+            os.close(fd)  # closing the descriptor releases the lock
 
     def load_records(self) -> list[ItemRecord]:
         """All complete records; a torn last line (a killed write) is ignored."""
