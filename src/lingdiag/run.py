@@ -10,7 +10,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from lingdiag.config import RunConfig
+from lingdiag.config import RunConfig, redact_url_secrets
 from lingdiag.errors import CapabilityError, ConfigError, RunError
 from lingdiag.models.base import Backend, ReportsUsage
 from lingdiag.paths import sha256_file
@@ -175,7 +175,8 @@ def plan(config: RunConfig) -> Plan:
 
 def default_out(config: RunConfig) -> Path:
     """``runs/<suite>-<model>-<dataset>``, one directory per configuration by default."""
-    safe = "".join(c if c.isalnum() or c in "-._" else "_" for c in f"{config.model}-{Path(config.dataset).stem}")
+    name = f"{redact_url_secrets(config.model)}-{Path(config.dataset).stem}"
+    safe = "".join(c if c.isalnum() or c in "-._" else "_" for c in name)
     return Path("runs") / f"{config.suite}-{safe}"
 
 
@@ -252,10 +253,10 @@ def _evaluate(config: RunConfig, backend: Backend, store: RunStore, progress: Pr
     """``evaluate`` in a locked run directory."""
     suite, dataset, conditions = p.suite, p.dataset, p.conditions
     sources = _checksums(dataset.source)
-    done, earlier = store.prepare_resume(config.model_dump(mode="json"), ignore=RESUMABLE_CHANGES, dataset=sources)
+    done, earlier = store.prepare_resume(config.recorded(), ignore=RESUMABLE_CHANGES, dataset=sources)
     _check_axes(store, conditions)
     meta: dict[str, Any] = {
-        "schema_version": SCHEMA_VERSION, "config": config.model_dump(mode="json"),
+        "schema_version": SCHEMA_VERSION, "config": config.recorded(),
         "model": backend.identity, "dataset": sources, "versions": _versions(),
         "seed": config.seed, "timings": {}, "skipped": {},
     }
