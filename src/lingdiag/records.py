@@ -9,6 +9,7 @@ and analyses read them). Stages build new records and never mutate earlier ones.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
@@ -212,7 +213,7 @@ class ItemRecord:
 
     def to_json(self) -> str:
         """One deterministic JSON line (sorted keys, no timestamps)."""
-        return json.dumps(asdict(self), sort_keys=True, ensure_ascii=False)
+        return dumps(asdict(self), sort_keys=True, ensure_ascii=False)
 
     @classmethod
     def from_json(cls, line: str) -> ItemRecord:
@@ -238,3 +239,20 @@ class ResultRow:
     """The dataset spec of the run (``builtin``, ``official`` or a path)."""
     n_params: float | None = None
     """The model's parameter count where the backend recorded one."""
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, Mapping):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
+
+
+def dumps(value: Any, **kwargs: Any) -> str:
+    """``json.dumps`` for files and ``--json`` output: strict JSON, an undefined number
+    (NaN, infinity: a rate over no item) written as null.
+    """
+    return json.dumps(_finite(value), allow_nan=False, **kwargs)

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from lingdiag.errors import RunError
-from lingdiag.records import ItemRecord, ResultRow
+from lingdiag.records import ItemRecord, ResultRow, dumps
 from lingdiag.suite import SUITES
 
 SCHEMA_VERSION = 1
@@ -137,7 +137,7 @@ class RunStore:
 
     def write_json(self, name: str, data: Any) -> None:
         """Write ``name`` (e.g. ``meta.json``) atomically."""
-        _atomic_write(self.root / name, json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+        _atomic_write(self.root / name, dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
 
     def read_json(self, name: str) -> Any:
         """Read ``name`` from the run directory."""

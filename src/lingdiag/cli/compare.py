@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated
@@ -13,6 +12,7 @@ from lingdiag.cli.app import app
 from lingdiag.compare import METHODS, compare_conditions, compare_runs
 from lingdiag.errors import ConfigError
 from lingdiag.metrics.core import markdown_table
+from lingdiag.records import dumps
 
 
 @app.command()
@@ -34,7 +34,7 @@ def compare(
     else:
         raise ConfigError(f"expected two runs (or one with --between), got {len(runs)}")
     if as_json:
-        print(json.dumps({"rows": [asdict(r) for r in rows], "methods": METHODS, "seed": seed}, indent=2))
+        print(dumps({"rows": [asdict(r) for r in rows], "methods": METHODS, "seed": seed}, indent=2))
         return
     print(f"A = {runs[0]}" + ("" if between else f", B = {runs[1]}"))
     print(markdown_table(

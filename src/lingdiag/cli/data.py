@@ -12,6 +12,7 @@ from lingdiag.cli.app import app, data_app, out
 from lingdiag.errors import ConfigError
 from lingdiag.fetch import fetch as do_fetch
 from lingdiag.itemcounts import counts
+from lingdiag.records import dumps
 from lingdiag.registry import load_plugins
 from lingdiag.suite import SUITES
 
@@ -39,7 +40,7 @@ def data_stats(
     ds = s.load(dataset or s.default_dataset)
     result = counts(ds.items, s.stat_tags)
     if as_json:
-        print(json.dumps(result, indent=2, sort_keys=True))
+        print(dumps(result, indent=2, sort_keys=True))
         return
     out.print(f"{suite} / {ds.name}: {result['n']} items")
     for tag, table in result["by"].items():

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +12,7 @@ from lingdiag.cli.app import app, err, key_values
 from lingdiag.config import RunConfig
 from lingdiag.errors import ConfigError
 from lingdiag.models.openai.prices import estimate
+from lingdiag.records import dumps
 from lingdiag.run import RunResult, plan
 from lingdiag.run import run as run_suite
 
@@ -110,7 +110,7 @@ def validated(fields: dict[str, Any]) -> RunConfig:
 def _report(result: RunResult, as_json: bool) -> None:
     """Print the table (or metrics), what was skipped and counted; exit 3 if items failed."""
     if as_json:
-        print(json.dumps(result.metrics, indent=2, sort_keys=True))
+        print(dumps(result.metrics, indent=2, sort_keys=True))
     else:
         print(result.table)
     for name, reason in result.skipped.items():

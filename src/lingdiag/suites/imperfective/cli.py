@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated
 
@@ -10,6 +9,7 @@ import typer
 
 from lingdiag.errors import ConfigError
 from lingdiag.metrics.core import markdown_table
+from lingdiag.records import dumps
 from lingdiag.run import spread
 from lingdiag.suites.imperfective import analysis
 from lingdiag.suites.imperfective.files import load
@@ -40,7 +40,7 @@ def analyze(
     rows, sizes = analysis.load_runs(runs)
     result = analysis.analyze(rows, {**sizes, **_sizes(size or [])}, strategy)
     if as_json:
-        print(json.dumps(result.to_json(), indent=2, ensure_ascii=False))
+        print(dumps(result.to_json(), indent=2, ensure_ascii=False))
     else:
         print(analysis.to_markdown(result))
 
@@ -62,7 +62,7 @@ def similarity(
     tbr = tbr_by_class(analysis.load_runs(run)[0], strategy) if run else None
     result = similarity_analysis(spread(items, limit), load_encoder(model), layer, tbr)
     if as_json:
-        print(json.dumps(result.to_json(), indent=2, ensure_ascii=False))
+        print(dumps(result.to_json(), indent=2, ensure_ascii=False))
         return
     print(f"## Process vs. result similarity ({result.model}, layer {result.layer})\n")
     print(markdown_table(
