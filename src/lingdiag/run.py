@@ -245,8 +245,14 @@ def evaluate(
     p = planned or plan(config)
     _check_out(out)
     store = RunStore(out)
-    with store.lock():
-        return _evaluate(config, backend, store, progress, p)
+    created = not store.root.exists()
+    try:
+        with store.lock():
+            return _evaluate(config, backend, store, progress, p)
+    except BaseException:
+        if created:  # e.g. the model failed to load on first use
+            store.discard_if_empty()
+        raise
 
 
 def _evaluate(config: RunConfig, backend: Backend, store: RunStore, progress: Progress | None, p: Plan) -> RunResult:

@@ -66,6 +66,17 @@ class RunStore:
         finally:
             os.close(fd)  # closing the descriptor releases the lock
 
+    def discard_if_empty(self) -> None:
+        """Remove the directory if it holds only what a run writes before its first record
+        (a run that failed to start leaves no empty run behind to be mistaken for one).
+        """
+        ours = {".lock", "meta.json", "items.jsonl", "meta.json.tmp", "items.jsonl.tmp"}
+        if not self.root.is_dir() or self.load_records() or {p.name for p in self.root.iterdir()} - ours:
+            return
+        for name in ours:
+            (self.root / name).unlink(missing_ok=True)
+        self.root.rmdir()
+
     def load_records(self) -> list[ItemRecord]:
         """All complete records; a torn last line (a killed write) is ignored."""
         if not self.items_path.exists():
