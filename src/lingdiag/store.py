@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from lingdiag.errors import RunError
-from lingdiag.records import ItemRecord, ResultRow, dumps
+from lingdiag.records import UNPARSED, ItemRecord, ResultRow, dumps
 from lingdiag.suite import SUITES
 
 SCHEMA_VERSION = 1
@@ -89,12 +89,28 @@ class RunStore:
             lines.pop()
         for n, line in enumerate(lines, 1):
             try:
-                records.append(ItemRecord.from_json(line))
+                record = ItemRecord.from_json(line)
             except (json.JSONDecodeError, TypeError) as e:
                 if n == len(lines):
                     break
                 raise RunError(f"{self.items_path}, line {n}: not an item record ({e})") from e
+            if not isinstance(record.correct, bool | None):
+                raise RunError(f"{self.items_path}, line {n}, field 'correct': {record.correct!r} is not "
+                               "true, false or null")
+            records.append(record)
         return records
+
+    def _meta(self) -> dict[str, Any]:
+        """``meta.json``; damaged or empty is a ``RunError`` naming the line."""
+        path = self.root / "meta.json"
+        try:
+            meta = json.loads(path.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+            where = f"line {e.lineno}: {e.msg}" if isinstance(e, json.JSONDecodeError) else str(e)
+            raise RunError(f"{path}, {where}: not a run's meta.json (damaged or empty)") from None
+        if not isinstance(meta, dict) or not isinstance(meta.get("config"), dict):
+            raise RunError(f"{path}: not a run's meta.json (no config object)")
+        return meta
 
     def prepare_resume(self, config: dict[str, Any], ignore: Sequence[str] = (),
                        dataset: Mapping[str, str] | None = None) -> tuple[set[tuple[str, str]], dict[str, float]]:
@@ -109,7 +125,7 @@ class RunStore:
         meta_path = self.root / "meta.json"
         timings: dict[str, float] = {}
         if meta_path.exists():
-            meta = json.loads(meta_path.read_text(encoding="utf-8"))
+            meta = self._meta()
             timings = meta.get("timings", {})
             old = {k: v for k, v in meta.get("config", {}).items() if k not in ignore}
             config = {k: v for k, v in config.items() if k not in ignore}
@@ -155,7 +171,12 @@ class RunStore:
         path = self.root / name
         if not path.exists():
             raise RunError(f"{path} does not exist; is {self.root} a lingdiag run directory?")
-        return json.loads(path.read_text(encoding="utf-8"))
+        if name == "meta.json":
+            return self._meta()
+        try:
+            return json.loads(path.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+            raise RunError(f"{path}: not JSON ({e})") from None
 
     def write_text(self, name: str, text: str) -> None:
         """Write a text file (``table.md``) atomically."""
@@ -194,6 +215,8 @@ class LoadedRun:
     meta: Mapping[str, Any]
     rows: list[ResultRow]
     """One row per condition, metrics recomputed from ``items.jsonl`` with the suite's function."""
+    item_ids: frozenset[str] = frozenset()
+    """The items the run's records cover (reports flag runs over different items)."""
 
 
 def n_params(meta: Mapping[str, Any]) -> float | None:
@@ -212,9 +235,13 @@ def load_run(run_dir: Path) -> LoadedRun:
     suite = SUITES.get(meta["config"]["suite"])
     model = str(meta["model"].get("model", meta["config"]["model"]))
     by_condition: dict[str, list[ItemRecord]] = defaultdict(list)
-    for r in store.load_records():
+    for n, r in enumerate(store.load_records(), 1):
+        if suite.labels and r.label not in (*suite.labels, UNPARSED):
+            raise RunError(f"{store.items_path}, line {n}, field 'label': {r.label!r} is not a {suite.name} label "
+                           f"({', '.join(suite.labels)} or {UNPARSED})")
         by_condition[r.condition].append(r)
     rows = [ResultRow(model, c, dict(rs[0].axes), suite.condition_metrics(rs), str(run_dir),
                       str(meta["config"].get("dataset", "")), n_params(meta))
             for c, rs in by_condition.items()]
-    return LoadedRun(Path(run_dir), suite.name, model, meta, rows)
+    ids = frozenset(r.item_id for rs in by_condition.values() for r in rs)
+    return LoadedRun(Path(run_dir), suite.name, model, meta, rows, ids)
