@@ -32,7 +32,8 @@ RESUMABLE_CHANGES = ("batch_tokens",)
 """Config fields a resumed run may change: they group requests into batches, nothing more."""
 
 Progress = Callable[[str, int, int], None]
-"""``progress(condition, done, total)``, called after each chunk."""
+"""``progress(condition, done, total)``, called after each chunk (and once before the first,
+with the items done by earlier sessions)."""
 
 
 @dataclass
@@ -185,6 +186,8 @@ def _run_chunks(condition: Condition, pending: Sequence[Item], total: int, rende
     """Send ``pending`` items chunk by chunk and append their records; the reason if the
     backend turns out not to serve the condition's requests.
     """
+    if progress and pending:  # where this session starts (resumed items are not its work)
+        progress(condition.name, total - len(pending), total)
     for k in range(0, len(pending), chunk_items):
         chunk = pending[k:k + chunk_items]
         requests = [r for it in chunk for r in rendered[it.id]]
