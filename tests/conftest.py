@@ -61,7 +61,8 @@ class FakeApi:
 @pytest.fixture()
 def fake_api() -> Iterator[FakeApi]:
     """A real OpenAI-compatible server on 127.0.0.1 (free port) answering every request with
-    ``state.content``; tests change it between calls (a list, a number, null, an echoed key).
+    ``state.content`` (or ``state.content(request_body)``); tests change it between calls (a
+    list, a number, null, an echoed key).
     """
     state = FakeApi()
 
@@ -70,11 +71,12 @@ def fake_api() -> Iterator[FakeApi]:
             pass
 
         def do_POST(self) -> None:
-            self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            request = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
             state.paths.append(self.path)
             time.sleep(state.delay)
             chat = self.path.endswith("/chat/completions")
-            choice = {"message": {"role": "assistant", "content": state.content}} if chat else {"text": state.content}
+            content = state.content(request) if callable(state.content) else state.content
+            choice = {"message": {"role": "assistant", "content": content}} if chat else {"text": content}
             body = json.dumps({"choices": [{"index": 0, **choice}],
                                "usage": {"prompt_tokens": 5, "completion_tokens": 2}}).encode()
             self.send_response(200)
