@@ -173,8 +173,9 @@ class ResponseCache:
         data = []
         for k, m, r in rows:
             value = json.dumps(response_to_json(r), sort_keys=True)
-            if self._read(value, hashlib.sha256(value.encode()).hexdigest()) is not None:
-                data.append((k, m, type(r).__name__, value, hashlib.sha256(value.encode()).hexdigest()))
+            checksum = hashlib.sha256(value.encode()).hexdigest()
+            if self._read(value, checksum) is not None:
+                data.append((k, m, type(r).__name__, value, checksum))
 
         def write() -> None:
             assert self.db is not None
