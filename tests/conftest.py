@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -93,3 +94,24 @@ def fake_api() -> Iterator[FakeApi]:
     finally:
         httpd.shutdown()
         httpd.server_close()
+
+
+@pytest.fixture()
+def read_only() -> Iterator[Any]:
+    """Makes a path read-only even for root (immutable attribute), undone afterwards."""
+    made: list[Path] = []
+
+    def make(path: Path) -> None:
+        if os.geteuid() == 0:
+            if subprocess.run(["chattr", "+i", str(path)], capture_output=True).returncode:
+                pytest.skip("chattr +i is not available")
+        else:
+            path.chmod(0o555 if path.is_dir() else 0o444)
+        made.append(path)
+
+    yield make
+    for path in made:
+        if os.geteuid() == 0:
+            subprocess.run(["chattr", "-i", str(path)], check=True)
+        else:
+            path.chmod(0o755 if path.is_dir() else 0o644)

@@ -4,7 +4,9 @@ silent run (each case a real ``lingdiag`` process; answers from a real server on
 from __future__ import annotations
 
 import json
+import resource
 import shutil
+import signal
 import subprocess
 import sys
 from collections.abc import Callable
@@ -129,3 +131,28 @@ def test_byte_order_mark_is_accepted(runs: Path, tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     scored = lingdiag(tmp_path, "score", "imperfective", "--scores", "bom.csv", "--dataset", "bom.json", "--json")
     assert scored.returncode == 0 and json.loads(scored.stdout)["matched_items"] == 1, scored.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("where", ["parent", "run directory"])
+def test_read_only_out_is_one_line_error(runs: Path, tmp_path: Path, read_only: Any, where: str) -> None:
+    shutil.copytree(runs / "good", tmp_path / "ro" / "good")
+    read_only(tmp_path / "ro" if where == "parent" else tmp_path / "ro" / "good")
+    out = "ro/new" if where == "parent" else "ro/good"
+    proc = lingdiag(tmp_path, *run_args((runs / "url").read_text(), out, "--no-cache"))
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stderr.strip().splitlines()[-1].startswith("error: cannot write ro/")
+
+
+@pytest.mark.slow
+def test_full_disk_under_the_run_directory_is_one_line_error(runs: Path, tmp_path: Path) -> None:
+    def small_files() -> None:  # no file may grow past 3 kB: meta.json fits, four records do not
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (3000, 3000))
+
+    proc = subprocess.run([sys.executable, "-m", "lingdiag", *run_args((runs / "url").read_text(), "o", "--no-cache"),
+                           "--limit", "4"], capture_output=True, text=True, timeout=300, cwd=tmp_path,
+                          preexec_fn=small_files, env={"PATH": "/usr/bin:/bin", "PYTHONPATH": SRC,
+                                                       "LINGDIAG_CACHE": str(tmp_path / "cache")})
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stderr.strip().splitlines()[-1].startswith("error: cannot write o/")

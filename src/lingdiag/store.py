@@ -27,13 +27,23 @@ from lingdiag.suite import SUITES
 SCHEMA_VERSION = 1
 
 
+@contextmanager
+def _writing(path: Path) -> Iterator[None]:
+    """A read-only or full run directory is a one-line ``RunError``, not a traceback."""
+    try:
+        yield
+    except OSError as e:
+        raise RunError(f"cannot write {e.filename or path}: {e.strerror or e}") from None
+
+
 def _atomic_write(path: Path, text: str) -> None:
     tmp = path.with_suffix(path.suffix + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    with _writing(tmp):
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
 
 
 class RunStore:
@@ -51,8 +61,9 @@ class RunStore:
         An OS lock (``flock`` on ``.lock``), so the kernel releases it when the holder exits
         or is killed; the pid written into the file is only for the message.
         """
-        self.root.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.root / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+        with _writing(self.root):
+            self.root.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.root / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
         try:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -150,7 +161,7 @@ class RunStore:
     def append(self, records: Iterable[ItemRecord]) -> None:
         """Append records durably."""
         text = "".join(r.to_json() + "\n" for r in records)
-        with open(self.items_path, "a", encoding="utf-8") as f:
+        with _writing(self.items_path), open(self.items_path, "a", encoding="utf-8") as f:
             f.write(text)
             f.flush()
             os.fsync(f.fileno())

@@ -11,7 +11,6 @@ import signal
 import sqlite3
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -86,27 +85,6 @@ def test_changed_bytes_in_an_entry_are_not_served(fake_api: Any, tmp_path: Path,
     # The changed entry was asked again; the three intact ones were served.
     assert len(fake_api.paths) == sent + 1 and sorted(labels(tmp_path / "run")) == ["False", "True", "True", "True"]
     assert "1 entries failed their checksum" in capsys.readouterr().err
-
-
-@pytest.fixture()
-def read_only() -> Iterator[Any]:
-    """Makes a path read-only even for root (immutable attribute), undone afterwards."""
-    made: list[Path] = []
-
-    def make(path: Path) -> None:
-        if os.geteuid() == 0:
-            if subprocess.run(["chattr", "+i", str(path)], capture_output=True).returncode:
-                pytest.skip("chattr +i is not available")
-        else:
-            path.chmod(0o555 if path.is_dir() else 0o444)
-        made.append(path)
-
-    yield make
-    for path in made:
-        if os.geteuid() == 0:
-            subprocess.run(["chattr", "-i", str(path)], check=True)
-        else:
-            path.chmod(0o755 if path.is_dir() else 0o644)
 
 
 @pytest.mark.parametrize("what", ["file", "directory"])
