@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import threading
+import time
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -40,3 +46,72 @@ def smollm2(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
     from lingdiag.models.providers import load_backend
 
     yield load_backend("smollm2-135m")
+
+
+class FakeApi:
+    """The server's state: what the next answers hold, and the paths requested so far."""
+
+    def __init__(self) -> None:
+        self.content: Any = "True"
+        self.paths: list[str] = []
+        self.delay = 0.0
+        """Seconds each answer waits."""
+        self.url = ""
+
+
+@pytest.fixture()
+def fake_api() -> Iterator[FakeApi]:
+    """A real OpenAI-compatible server on 127.0.0.1 (free port) answering every request with
+    ``state.content`` (or ``state.content(request_body)``); tests change it between calls (a
+    list, a number, null, an echoed key).
+    """
+    state = FakeApi()
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            request = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+            state.paths.append(self.path)
+            time.sleep(state.delay)
+            chat = self.path.endswith("/chat/completions")
+            content = state.content(request) if callable(state.content) else state.content
+            choice = {"message": {"role": "assistant", "content": content}} if chat else {"text": content}
+            body = json.dumps({"choices": [{"index": 0, **choice}],
+                               "usage": {"prompt_tokens": 5, "completion_tokens": 2}}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    state.url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
+    try:
+        yield state
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+@pytest.fixture()
+def read_only() -> Iterator[Any]:
+    """Makes a path read-only even for root (immutable attribute), undone afterwards."""
+    made: list[Path] = []
+
+    def make(path: Path) -> None:
+        if os.geteuid() == 0:
+            if subprocess.run(["chattr", "+i", str(path)], capture_output=True).returncode:
+                pytest.skip("chattr +i is not available")
+        else:
+            path.chmod(0o555 if path.is_dir() else 0o444)
+        made.append(path)
+
+    yield make
+    for path in made:
+        if os.geteuid() == 0:
+            subprocess.run(["chattr", "-i", str(path)], check=True)
+        else:
+            path.chmod(0o755 if path.is_dir() else 0o644)

@@ -4,6 +4,7 @@ validation of suite and backend options against their declared option models.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TypeVar
@@ -14,6 +15,17 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from lingdiag.errors import ConfigError
 
 OptionsT = TypeVar("OptionsT", bound=BaseModel)
+
+
+_QUERY_SECRET = re.compile(
+    r"(?i)([?&;](?:api[_-]?key|apikey|key|token|access[_-]?token|auth|secret|password|passwd|sig|signature)=)"
+    r"[^&#;\s]*")
+_USERINFO = re.compile(r"//[^/@\s]*@")
+
+
+def redact_url_secrets(text: str) -> str:
+    """``text`` with URL credentials (``?api_key=``, ``key=``, ``token=``..., ``user:pass@``) made ``***``."""
+    return _USERINFO.sub("//***@", _QUERY_SECRET.sub(r"\1***", text))
 
 
 class RunConfig(BaseModel):
@@ -48,6 +60,12 @@ class RunConfig(BaseModel):
     """Let a hub model run its own code (transformers backend)."""
     model_options: dict[str, Any] = Field(default_factory=dict)
     """Provider options, e.g. ``{"concurrency": 32}`` for ``openai:``; validated by the provider."""
+
+    def recorded(self) -> dict[str, Any]:
+        """The configuration as ``meta.json`` keeps it and resume compares it: no URL credentials."""
+        data = self.model_dump(mode="json")
+        data["model"] = redact_url_secrets(self.model)
+        return data
 
     @classmethod
     def from_yaml(cls, path: Path) -> RunConfig:

@@ -10,7 +10,8 @@ them all and nothing else::
     ├── BackendError         a model backend failed or cannot serve a request kind
     │   └── CapabilityError  the backend cannot serve this kind of request at all
     ├── MissingDependency    an optional package is needed for this feature
-    └── RunError             a run directory is inconsistent with the requested run
+    ├── RunError             a run directory is inconsistent with the requested run
+    └── CacheError           the response cache cannot be read or changed
 """
 
 from __future__ import annotations
@@ -66,3 +67,7 @@ class MissingDependency(LingdiagError):
 
 class RunError(LingdiagError):
     """A run directory cannot be resumed with the requested configuration."""
+
+
+class CacheError(LingdiagError):
+    """The response cache cannot be read or changed (read-only, full disk); runs go on without it."""

@@ -9,6 +9,7 @@ and analyses read them). Stages build new records and never mutate earlier ones.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
@@ -143,12 +144,34 @@ def response_to_json(r: Response) -> dict[str, Any]:
     return {"type": kind, **body}
 
 
+_FIELD_TYPES: dict[str, dict[str, tuple[type, ...]]] = {
+    "generation": {"text": (str,), "n_tokens": (int,), "prompt_tokens": (int,), "logprobs": (list, type(None)),
+                   "error": (str, type(None)), "rendering": (str, type(None))},
+    "loglikelihood": {"logprob": (int, float), "n_tokens": (int,), "is_greedy": (bool,), "error": (str, type(None))},
+}
+
+
 def response_from_json(d: Mapping[str, Any]) -> Response:
-    """Inverse of :func:`response_to_json`."""
+    """Inverse of :func:`response_to_json`.
+
+    Raises:
+        ValueError: ``d`` is not a response of the right shape (e.g. a list for ``text``): a
+            stored value is untrusted, and a wrong type would fail far away, in a parser.
+    """
+    kind = d.get("type")
+    types = _FIELD_TYPES.get(kind) if isinstance(kind, str) else None
     body = {k: v for k, v in d.items() if k != "type"}
-    if d["type"] == "generation":
-        if body.get("logprobs") is not None:
-            body["logprobs"] = tuple(body["logprobs"])
+    if types is None or not set(body) <= set(types):
+        raise ValueError(f"not a response: type {kind!r}, fields {sorted(body)}")
+    for name, value in body.items():
+        if not isinstance(value, types[name]) or (isinstance(value, bool) and bool not in types[name]):
+            raise ValueError(f"{kind} field {name!r} is {type(value).__name__}, not {types[name][0].__name__}")
+    if kind == "generation":
+        logprobs = body.get("logprobs")
+        if logprobs is not None:
+            if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in logprobs):
+                raise ValueError("generation field 'logprobs' holds a non-number")
+            body["logprobs"] = tuple(logprobs)
         return Generation(**body)
     return LogLikelihood(**body)
 
@@ -190,7 +213,7 @@ class ItemRecord:
 
     def to_json(self) -> str:
         """One deterministic JSON line (sorted keys, no timestamps)."""
-        return json.dumps(asdict(self), sort_keys=True, ensure_ascii=False)
+        return dumps(asdict(self), sort_keys=True, ensure_ascii=False)
 
     @classmethod
     def from_json(cls, line: str) -> ItemRecord:
@@ -216,3 +239,20 @@ class ResultRow:
     """The dataset spec of the run (``builtin``, ``official`` or a path)."""
     n_params: float | None = None
     """The model's parameter count where the backend recorded one."""
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, Mapping):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
+
+
+def dumps(value: Any, **kwargs: Any) -> str:
+    """``json.dumps`` for files and ``--json`` output: strict JSON, an undefined number
+    (NaN, infinity: a rate over no item) written as null.
+    """
+    return json.dumps(_finite(value), allow_nan=False, **kwargs)

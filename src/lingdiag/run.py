@@ -10,7 +10,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from lingdiag.config import RunConfig
+from lingdiag.config import RunConfig, redact_url_secrets
 from lingdiag.errors import CapabilityError, ConfigError, RunError
 from lingdiag.models.base import Backend, ReportsUsage
 from lingdiag.paths import sha256_file
@@ -32,7 +32,8 @@ RESUMABLE_CHANGES = ("batch_tokens",)
 """Config fields a resumed run may change: they group requests into batches, nothing more."""
 
 Progress = Callable[[str, int, int], None]
-"""``progress(condition, done, total)``, called after each chunk."""
+"""``progress(condition, done, total)``, called after each chunk (and once before the first,
+with the items done by earlier sessions)."""
 
 
 @dataclass
@@ -175,7 +176,8 @@ def plan(config: RunConfig) -> Plan:
 
 def default_out(config: RunConfig) -> Path:
     """``runs/<suite>-<model>-<dataset>``, one directory per configuration by default."""
-    safe = "".join(c if c.isalnum() or c in "-._" else "_" for c in f"{config.model}-{Path(config.dataset).stem}")
+    name = f"{redact_url_secrets(config.model)}-{Path(config.dataset).stem}"
+    safe = "".join(c if c.isalnum() or c in "-._" else "_" for c in name)
     return Path("runs") / f"{config.suite}-{safe}"
 
 
@@ -184,6 +186,8 @@ def _run_chunks(condition: Condition, pending: Sequence[Item], total: int, rende
     """Send ``pending`` items chunk by chunk and append their records; the reason if the
     backend turns out not to serve the condition's requests.
     """
+    if progress and pending:  # where this session starts (resumed items are not its work)
+        progress(condition.name, total - len(pending), total)
     for k in range(0, len(pending), chunk_items):
         chunk = pending[k:k + chunk_items]
         requests = [r for it in chunk for r in rendered[it.id]]
@@ -242,14 +246,26 @@ def evaluate(
         The run's location, metrics per condition and the markdown table.
     """
     p = planned or plan(config)
-    suite, dataset, conditions = p.suite, p.dataset, p.conditions
     _check_out(out)
     store = RunStore(out)
+    created = not store.root.exists()
+    try:
+        with store.lock():
+            return _evaluate(config, backend, store, progress, p)
+    except BaseException:
+        if created:  # e.g. the model failed to load on first use
+            store.discard_if_empty()
+        raise
+
+
+def _evaluate(config: RunConfig, backend: Backend, store: RunStore, progress: Progress | None, p: Plan) -> RunResult:
+    """``evaluate`` in a locked run directory."""
+    suite, dataset, conditions = p.suite, p.dataset, p.conditions
     sources = _checksums(dataset.source)
-    done, earlier = store.prepare_resume(config.model_dump(mode="json"), ignore=RESUMABLE_CHANGES, dataset=sources)
+    done, earlier = store.prepare_resume(config.recorded(), ignore=RESUMABLE_CHANGES, dataset=sources)
     _check_axes(store, conditions)
     meta: dict[str, Any] = {
-        "schema_version": SCHEMA_VERSION, "config": config.model_dump(mode="json"),
+        "schema_version": SCHEMA_VERSION, "config": config.recorded(),
         "model": backend.identity, "dataset": sources, "versions": _versions(),
         "seed": config.seed, "timings": {}, "skipped": {},
     }
@@ -278,7 +294,7 @@ def evaluate(
     if isinstance(backend, ReportsUsage):
         meta["usage"] = {k: v - usage_before.get(k, 0) for k, v in backend.usage().items()}
     store.write_json("meta.json", meta)
-    return RunResult(out=out, metrics=metrics, table=table, skipped=dict(meta["skipped"]),
+    return RunResult(out=store.root, metrics=metrics, table=table, skipped=dict(meta["skipped"]),
                      usage=dict(meta.get("usage", {})))
 
 

@@ -10,28 +10,40 @@ the same configuration gives a byte-identical file however often it was interrup
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from lingdiag.errors import RunError
-from lingdiag.records import ItemRecord, ResultRow
+from lingdiag.records import UNPARSED, ItemRecord, ResultRow, dumps
 from lingdiag.suite import SUITES
 
 SCHEMA_VERSION = 1
 
 
+@contextmanager
+def _writing(path: Path) -> Iterator[None]:
+    """A read-only or full run directory is a one-line ``RunError``, not a traceback."""
+    try:
+        yield
+    except OSError as e:
+        raise RunError(f"cannot write {e.filename or path}: {e.strerror or e}") from None
+
+
 def _atomic_write(path: Path, text: str) -> None:
     tmp = path.with_suffix(path.suffix + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    with _writing(tmp):
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
 
 
 class RunStore:
@@ -40,6 +52,41 @@ class RunStore:
     def __init__(self, root: Path) -> None:
         self.root = Path(root)
         self.items_path = self.root / "items.jsonl"
+
+    @contextmanager
+    def lock(self) -> Iterator[None]:
+        """Hold the directory for one process: a second one on the same ``--out`` is refused
+        (``RunError`` naming the holder's pid) instead of interleaving records and temp files.
+
+        An OS lock (``flock`` on ``.lock``), so the kernel releases it when the holder exits
+        or is killed; the pid written into the file is only for the message.
+        """
+        with _writing(self.root):
+            self.root.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.root / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
+                raise RunError(f"run directory {self.root} is in use by pid {holder}; wait for it to finish "
+                               "or use another --out directory") from None
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+            yield
+        finally:
+            os.close(fd)  # closing the descriptor releases the lock
+
+    def discard_if_empty(self) -> None:
+        """Remove the directory if it holds only what a run writes before its first record
+        (a run that failed to start leaves no empty run behind to be mistaken for one).
+        """
+        ours = {".lock", "meta.json", "items.jsonl", "meta.json.tmp", "items.jsonl.tmp"}
+        if not self.root.is_dir() or self.load_records() or {p.name for p in self.root.iterdir()} - ours:
+            return
+        for name in ours:
+            (self.root / name).unlink(missing_ok=True)
+        self.root.rmdir()
 
     def load_records(self) -> list[ItemRecord]:
         """All complete records; a torn last line (a killed write) is ignored."""
@@ -53,12 +100,28 @@ class RunStore:
             lines.pop()
         for n, line in enumerate(lines, 1):
             try:
-                records.append(ItemRecord.from_json(line))
+                record = ItemRecord.from_json(line)
             except (json.JSONDecodeError, TypeError) as e:
                 if n == len(lines):
                     break
                 raise RunError(f"{self.items_path}, line {n}: not an item record ({e})") from e
+            if not isinstance(record.correct, bool | None):
+                raise RunError(f"{self.items_path}, line {n}, field 'correct': {record.correct!r} is not "
+                               "true, false or null")
+            records.append(record)
         return records
+
+    def _meta(self) -> dict[str, Any]:
+        """``meta.json``; damaged or empty is a ``RunError`` naming the line."""
+        path = self.root / "meta.json"
+        try:
+            meta = json.loads(path.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+            where = f"line {e.lineno}: {e.msg}" if isinstance(e, json.JSONDecodeError) else str(e)
+            raise RunError(f"{path}, {where}: not a run's meta.json (damaged or empty)") from None
+        if not isinstance(meta, dict) or not isinstance(meta.get("config"), dict):
+            raise RunError(f"{path}: not a run's meta.json (no config object)")
+        return meta
 
     def prepare_resume(self, config: dict[str, Any], ignore: Sequence[str] = (),
                        dataset: Mapping[str, str] | None = None) -> tuple[set[tuple[str, str]], dict[str, float]]:
@@ -73,7 +136,7 @@ class RunStore:
         meta_path = self.root / "meta.json"
         timings: dict[str, float] = {}
         if meta_path.exists():
-            meta = json.loads(meta_path.read_text(encoding="utf-8"))
+            meta = self._meta()
             timings = meta.get("timings", {})
             old = {k: v for k, v in meta.get("config", {}).items() if k not in ignore}
             config = {k: v for k, v in config.items() if k not in ignore}
@@ -98,7 +161,7 @@ class RunStore:
     def append(self, records: Iterable[ItemRecord]) -> None:
         """Append records durably."""
         text = "".join(r.to_json() + "\n" for r in records)
-        with open(self.items_path, "a", encoding="utf-8") as f:
+        with _writing(self.items_path), open(self.items_path, "a", encoding="utf-8") as f:
             f.write(text)
             f.flush()
             os.fsync(f.fileno())
@@ -112,14 +175,19 @@ class RunStore:
 
     def write_json(self, name: str, data: Any) -> None:
         """Write ``name`` (e.g. ``meta.json``) atomically."""
-        _atomic_write(self.root / name, json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+        _atomic_write(self.root / name, dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
 
     def read_json(self, name: str) -> Any:
         """Read ``name`` from the run directory."""
         path = self.root / name
         if not path.exists():
             raise RunError(f"{path} does not exist; is {self.root} a lingdiag run directory?")
-        return json.loads(path.read_text(encoding="utf-8"))
+        if name == "meta.json":
+            return self._meta()
+        try:
+            return json.loads(path.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+            raise RunError(f"{path}: not JSON ({e})") from None
 
     def write_text(self, name: str, text: str) -> None:
         """Write a text file (``table.md``) atomically."""
@@ -158,6 +226,8 @@ class LoadedRun:
     meta: Mapping[str, Any]
     rows: list[ResultRow]
     """One row per condition, metrics recomputed from ``items.jsonl`` with the suite's function."""
+    item_ids: frozenset[str] = frozenset()
+    """The items the run's records cover (reports flag runs over different items)."""
 
 
 def n_params(meta: Mapping[str, Any]) -> float | None:
@@ -176,9 +246,13 @@ def load_run(run_dir: Path) -> LoadedRun:
     suite = SUITES.get(meta["config"]["suite"])
     model = str(meta["model"].get("model", meta["config"]["model"]))
     by_condition: dict[str, list[ItemRecord]] = defaultdict(list)
-    for r in store.load_records():
+    for n, r in enumerate(store.load_records(), 1):
+        if suite.labels and r.label not in (*suite.labels, UNPARSED):
+            raise RunError(f"{store.items_path}, line {n}, field 'label': {r.label!r} is not a {suite.name} label "
+                           f"({', '.join(suite.labels)} or {UNPARSED})")
         by_condition[r.condition].append(r)
     rows = [ResultRow(model, c, dict(rs[0].axes), suite.condition_metrics(rs), str(run_dir),
                       str(meta["config"].get("dataset", "")), n_params(meta))
             for c, rs in by_condition.items()]
-    return LoadedRun(Path(run_dir), suite.name, model, meta, rows)
+    ids = frozenset(r.item_id for rs in by_condition.values() for r in rs)
+    return LoadedRun(Path(run_dir), suite.name, model, meta, rows, ids)

@@ -121,6 +121,9 @@ class Suite:
     """Metrics of one condition's records; pure, so reports can be recomputed offline."""
     table: Callable[[Sequence[ResultRow]], str]
     """Markdown tables in the paper's layout from the rows of one or more runs."""
+    labels: tuple[str, ...] = ()
+    """The labels a record may hold besides ``UNPARSED``; a record with another is refused
+    (empty: the suite's labels are open, e.g. connectives)."""
     options: type[BaseModel] = NoOptions
     """The suite's options (``-o key=value``): a pydantic model with ``extra="forbid"``."""
     stat_tags: tuple[str, ...] = ()

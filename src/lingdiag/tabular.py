@@ -34,6 +34,9 @@ def read_table(path: Path) -> tuple[list[str], list[dict[str, str]]]:
     """Columns and rows of a CSV/TSV file, names stripped, every value as text."""
     text = read_text(path)
     reader = csv.DictReader(io.StringIO(text), delimiter=sniff_delimiter(text.splitlines()[0]))
-    columns = [c.strip() for c in reader.fieldnames or []]
-    rows = [{(k or "").strip(): (v or "") for k, v in row.items()} for row in reader]
+    try:
+        columns = [c.strip() for c in reader.fieldnames or []]
+        rows = [{(k or "").strip(): (v or "") for k, v in row.items()} for row in reader]
+    except csv.Error as e:  # e.g. a cell longer than csv.field_size_limit()
+        raise DatasetError(f"not a readable CSV/TSV row: {e}", path=path, row=reader.line_num + 1) from None
     return columns, rows

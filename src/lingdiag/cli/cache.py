@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-import json
-
 import typer
 
 from lingdiag.cli.app import cache_app, out
 from lingdiag.models.cache import ResponseCache
 from lingdiag.paths import cache_dir
+from lingdiag.records import dumps
 
 
 @cache_app.command("stats")
 def cache_stats() -> None:
     """Entries per model and request kind."""
-    print(json.dumps(ResponseCache(cache_dir() / "responses.sqlite").stats(), indent=2))
+    print(dumps(ResponseCache(cache_dir() / "responses.sqlite").stats(), indent=2))
 
 
 @cache_app.command("clear")

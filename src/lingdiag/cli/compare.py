@@ -4,7 +4,6 @@ regression over runs).
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated
@@ -16,6 +15,7 @@ from lingdiag.compare import METHODS, compare_conditions, compare_runs
 from lingdiag.errors import ConfigError
 from lingdiag.metrics.core import markdown_table
 from lingdiag.mixed import fit, load
+from lingdiag.records import dumps
 
 
 @app.command()
@@ -37,7 +37,7 @@ def compare(
     else:
         raise ConfigError(f"expected two runs (or one with --between), got {len(runs)}")
     if as_json:
-        print(json.dumps({"rows": [asdict(r) for r in rows], "methods": METHODS, "seed": seed}, indent=2))
+        print(dumps({"rows": [asdict(r) for r in rows], "methods": METHODS, "seed": seed}, indent=2))
         return
     print(f"A = {runs[0]}" + ("" if between else f", B = {runs[1]}"))
     print(markdown_table(
@@ -56,7 +56,7 @@ def mixed(
     """Mixed-effects logistic regression: correct ~ condition + (1 | item) + (1 | model)."""
     result = fit(load(runs), baseline)
     if as_json:
-        print(json.dumps(asdict(result), indent=2))
+        print(dumps(asdict(result), indent=2))
         return
     print(f"{result.formula}: {result.n} answers, {result.n_items} items, {result.n_models} model(s); "
           f"baseline {result.baseline} (intercept {result.intercept:+.3f} log-odds)")

@@ -15,7 +15,7 @@ from lingdiag.cli.audit_view import print_audit, write_item_scores
 from lingdiag.errors import ConfigError
 from lingdiag.fetch import fetch as do_fetch
 from lingdiag.itemcounts import counts
-from lingdiag.records import Item
+from lingdiag.records import Item, dumps
 from lingdiag.registry import load_plugins
 from lingdiag.suite import SUITES
 from lingdiag.tabular import read_table
@@ -44,7 +44,7 @@ def data_stats(
     ds = s.load(dataset or s.default_dataset)
     result = counts(ds.items, s.stat_tags)
     if as_json:
-        print(json.dumps(result, indent=2, sort_keys=True))
+        print(dumps(result, indent=2, sort_keys=True))
         return
     out.print(f"{suite} / {ds.name}: {result['n']} items")
     for tag, table in result["by"].items():
@@ -129,6 +129,6 @@ def data_audit(
             raise ConfigError("--figure draws the frequency bins: give --frequencies too")
         figure.write_bytes(balance_figure(report.frequency).png)
     if as_json:
-        print(json.dumps(report.to_dict(), indent=2, sort_keys=True))
+        print(dumps(report.to_dict(), indent=2, sort_keys=True))
         return
     print_audit(report)

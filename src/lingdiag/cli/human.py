@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict
 from pathlib import Path
 
@@ -12,6 +11,7 @@ from rich.table import Table
 from lingdiag.cli.app import human_app, out
 from lingdiag.errors import ConfigError
 from lingdiag.human import STUDIES, Study, build_study, compare, export, gold_rule, import_study, read_responses
+from lingdiag.records import dumps
 from lingdiag.registry import load_plugins
 from lingdiag.run import spread
 from lingdiag.store import RunStore
@@ -71,7 +71,7 @@ def human_import(
     rule = gold_rule(gold, max_below, mean_below, label)
     report = import_study(st, responses, items, _view(s), rule, out_file)
     if as_json:
-        print(json.dumps(report.to_dict(), indent=2, sort_keys=True))
+        print(dumps(report.to_dict(), indent=2, sort_keys=True))
         return
     out.print(f"{report.n_rows} rows, {report.duplicates} replaced by a later submission; "
               f"{len(report.raters)} raters kept, {len(report.excluded_raters)} excluded for a missed attention "
@@ -114,7 +114,7 @@ def human_compare(
     found = compare(records, st, read_responses(responses, st), gold_rule(gold, max_below, mean_below, label),
                     score_key, lower_is_better)
     if as_json:
-        print(json.dumps([asdict(c) for c in found], indent=2, sort_keys=True))
+        print(dumps([asdict(c) for c in found], indent=2, sort_keys=True))
         return
     t = Table("condition", "items", "= human gold", "raters disagreeing (mean share)", "items most raters disagree",
               "Spearman ρ (p, n)")

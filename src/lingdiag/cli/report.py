@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import typer
 
 from lingdiag.cli.app import app
+from lingdiag.records import dumps
 from lingdiag.report.export import write_tables
 from lingdiag.report.html import write_html
 from lingdiag.report.tables import load_runs, metrics_json, tables
@@ -29,6 +29,6 @@ def report(
     if tables_dir is not None:
         write_tables(tables_dir, loaded)
     if as_json:
-        print(json.dumps(metrics_json(loaded), indent=2, sort_keys=True))
+        print(dumps(metrics_json(loaded), indent=2, sort_keys=True))
     else:
         print(text)

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-import json
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ from lingdiag.cli.app import app, err, key_values
 from lingdiag.config import RunConfig
 from lingdiag.errors import ConfigError
 from lingdiag.models.openai.prices import estimate
+from lingdiag.records import dumps
 from lingdiag.run import RunResult, plan
 from lingdiag.run import run as run_suite
 
@@ -80,6 +82,10 @@ def run(
     if cost is not None:
         err.print(cost.summary(), markup=False, highlight=False)
 
+    if not err.is_terminal:  # a batch log: no bar redrawn in place, one line per chunk
+        result = run_suite(config, out_dir, cache=not no_cache, progress=_progress_lines(), planned=planned)
+        _report(result, as_json)
+        return
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=err, transient=False, disable=as_json) as bar:
         tasks: dict[str, Any] = {}
@@ -91,6 +97,27 @@ def run(
 
         result = run_suite(config, out_dir, cache=not no_cache, progress=progress, planned=planned)
     _report(result, as_json)
+
+
+def _progress_lines() -> Callable[[str, int, int], None]:
+    """``condition: done/total items, rate items/s, ETA h:mm:ss`` per chunk on stderr; the rate
+    counts this session's items only (the first call of a condition gives what was done before).
+    """
+    start: dict[str, tuple[float, int]] = {}
+
+    def progress(condition: str, done: int, total: int) -> None:
+        now = time.monotonic()
+        if condition not in start:
+            start[condition] = (now, done)
+            return
+        t0, done0 = start[condition]
+        rate = (done - done0) / max(now - t0, 1e-9)
+        eta = int((total - done) / rate) if rate > 0 else 0
+        err.print(f"{condition}: {done}/{total} items, {rate:.2f} items/s, "
+                  f"ETA {eta // 3600}:{eta // 60 % 60:02d}:{eta % 60:02d}", markup=False, highlight=False,
+                  soft_wrap=True)
+
+    return progress
 
 
 
@@ -110,7 +137,7 @@ def validated(fields: dict[str, Any]) -> RunConfig:
 def _report(result: RunResult, as_json: bool) -> None:
     """Print the table (or metrics), what was skipped and counted; exit 3 if items failed."""
     if as_json:
-        print(json.dumps(result.metrics, indent=2, sort_keys=True))
+        print(dumps(result.metrics, indent=2, sort_keys=True))
     else:
         print(result.table)
     for name, reason in result.skipped.items():

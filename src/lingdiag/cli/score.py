@@ -4,7 +4,6 @@ the suite's own metrics and table (and optionally a run directory for reports).
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -14,7 +13,7 @@ import typer
 
 from lingdiag.importing import IMPORTED, import_labels
 from lingdiag.paths import sha256_file
-from lingdiag.records import ResultRow
+from lingdiag.records import ResultRow, dumps
 from lingdiag.store import write_imported
 from lingdiag.suite import Suite
 
@@ -41,7 +40,7 @@ def label_score_command(suite: Suite) -> Callable[..., None]:
                            provenance={"file": str(scores), "sha256": sha256_file(scores), "score_col": score_col,
                                        "id_col": id_col})
         if as_json:
-            print(json.dumps({"metrics": m, "matched_items": len(result.records), "unmatched": result.unmatched,
+            print(dumps({"metrics": m, "matched_items": len(result.records), "unmatched": result.unmatched,
                               "missing_items": result.missing, "repeated_rows": result.repeated},
                              indent=2, sort_keys=True, default=str))
             return

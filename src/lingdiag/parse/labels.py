@@ -79,7 +79,10 @@ def parse_label(
         json_key: The key holding the label in a JSON answer.
 
     Returns:
-        ``(label or UNPARSED, detail)``; ``detail`` holds the parsed JSON object, if any.
+        ``(label or UNPARSED, detail)``; ``detail`` holds the parsed JSON object, if any, and
+        under ``rule`` the name of the rule that decided (``lingdiag inspect`` counts them):
+        ``json``, ``json-field``, ``whole-answer``, ``leading-label``, ``answer-phrase``,
+        ``last-line``, or for unparsed answers ``phrase-then-label`` and ``no-label``.
     """
     table = {_norm(lab): lab for lab in labels}
     table.update({_norm(k): v for k, v in (aliases or {}).items()})
@@ -91,29 +94,31 @@ def parse_label(
         detail["json"] = obj
         value = obj.get(json_key)
         if isinstance(value, (str, int)) and _norm(str(value)) in table:
-            return table[_norm(str(value))], detail
+            return table[_norm(str(value))], {**detail, "rule": "json"}
     m = re.search(rf'"{re.escape(json_key)}"\s*:\s*"?([^",}}\n]+)', text)
     if m and _norm(m.group(1)) in table and not _names_label(text[m.end():], words):
-        return table[_norm(m.group(1))], detail
+        return table[_norm(m.group(1))], {**detail, "rule": "json-field"}
 
     body = _FENCE.sub(lambda mm: mm.group(1), text).strip()
     if _norm(body) in table:
-        return table[_norm(body)], detail
+        return table[_norm(body)], {**detail, "rule": "whole-answer"}
     first = re.match(rf"[\s\"'`*(\[]*({words})(?![\w-])", body, re.I)
     if first:
         label = table[first.group(1).lower()]
         # "True or False? ..." names several labels in its first line: not an answer.
         others = {table[w.lower()] for w in re.findall(rf"(?<![\w-])({words})(?![\w-])", body.splitlines()[0], re.I)}
         if others == {label}:
-            return label, detail
+            return label, {**detail, "rule": "leading-label"}
     phrases = list(re.finditer(rf"\b(?:answer|label|judg(?:e)?ment|relation|prediction|output)\b[^.\n]{{0,20}}?"
                                rf"(?:is|:|=)\s*[\"'*`]*({words})(?![\w-])", body, re.I))
     if phrases:
         # The last such phrase is the answer, unless a label follows it: "Answer: True. Actually
         # False." and an echoed schema ("label": "True / False / Unknown") are not one label.
         last = phrases[-1]
-        return (UNPARSED if _names_label(body[last.end():], words) else table[last.group(1).lower()]), detail
+        if _names_label(body[last.end():], words):
+            return UNPARSED, {**detail, "rule": "phrase-then-label"}
+        return table[last.group(1).lower()], {**detail, "rule": "answer-phrase"}
     lines = [ln for ln in body.splitlines() if ln.strip()]
     if lines and _norm(lines[-1]) in table:
-        return table[_norm(lines[-1])], detail
-    return UNPARSED, detail
+        return table[_norm(lines[-1])], {**detail, "rule": "last-line"}
+    return UNPARSED, {**detail, "rule": "no-label"}

@@ -45,7 +45,7 @@ class ChatPrompt:
         (answer,) = responses
         assert isinstance(answer, Generation)
         label, detail = parse_label(answer.text, self.labels, aliases=self.aliases, json_key=self.json_key)
-        extra: dict[str, Any] = {"n_tokens": answer.n_tokens,
+        extra: dict[str, Any] = {"n_tokens": answer.n_tokens, "rule": detail["rule"],
                                  "truncated": answer.n_tokens >= self.max_new_tokens}
         if "json" in detail:
             extra["json"] = detail["json"]

@@ -48,8 +48,21 @@ def _distinct(rows: list[ResultRow]) -> list[ResultRow]:
 
 
 def tables(runs: Sequence[LoadedRun]) -> str:
-    """One markdown section per suite over all its runs (e.g. several models: the model-scale view)."""
-    return "\n".join(SUITES.get(s).table(rows) for s, rows in rows_by_suite(runs).items())
+    """One markdown section per suite over all its runs (e.g. several models: the model-scale view),
+    headed by a warning where the runs of a suite cover different items.
+    """
+    return "\n".join(_item_set_warning([r for r in runs if r.suite == s]) + SUITES.get(s).table(rows)
+                     for s, rows in rows_by_suite(runs).items())
+
+
+def _item_set_warning(runs: Sequence[LoadedRun]) -> str:
+    # Metrics over different items (another --limit, dataset or failed items) are not comparable.
+    if len({r.item_ids for r in runs}) <= 1:
+        return ""
+    common = frozenset.intersection(*(r.item_ids for r in runs))
+    return ("**Runs over different items** (metrics not comparable): "
+            + "; ".join(f"{r.path}: {len(r.item_ids)} items, {len(r.item_ids - common)} not in every run"
+                        for r in runs) + "\n\n")
 
 
 def metrics_json(runs: Sequence[LoadedRun]) -> dict[str, Any]:

@@ -242,3 +242,20 @@ def test_cli_analyze_prints_tables_and_json(runs: list[Path]) -> None:
     assert data["anova"]["effects"][1]["effect"] == "verb_class"
     bad = subprocess.run(cmd + ["--size", "mock-small=lots"], capture_output=True, text=True)
     assert bad.returncode == 2 and "not a number of parameters" in bad.stderr
+
+
+def test_anova_on_identical_models_is_skipped_for_no_error_variance() -> None:
+    same = [row(f"model{k}", "zero-shot", {"by_class": {"acc_A": dict(zip(TELIC_CLASSES, TABLE7[0], strict=True)),
+                                                     "acc_C": dict(zip(TELIC_CLASSES, TABLE8[0], strict=True))}})
+            for k in range(3)]
+    assert verb_class_anova(same) is None  # never an F < 0 or NaN printed as a result
+    notes = analyze(same).notes
+    assert any("no error variance" in n for n in notes) and not any("≥ 2 models" in n for n in notes)
+
+
+def test_anova_skip_names_missing_classes_not_models() -> None:
+    rows = anova_rows()
+    for k in TELIC_CLASSES[1:]:
+        rows[0].metrics["by_class"]["acc_C"][k] = math.nan
+    notes = analyze(rows).notes
+    assert any("≥ 2 telic classes" in n for n in notes) and not any("≥ 2 models" in n for n in notes)

@@ -11,9 +11,10 @@ import os
 import sys
 from collections.abc import Sequence
 from functools import cached_property
+from pathlib import Path
 from typing import Any, Literal
 
-from lingdiag.errors import BackendError
+from lingdiag.errors import BackendError, ConfigError
 from lingdiag.records import ChatMessage, GenerationRequest
 
 
@@ -74,6 +75,11 @@ def stored_param_count(model_path: str) -> int | None:
     return total or None
 
 
+def _local(path: str) -> bool:
+    """Whether ``path`` names a directory rather than a hub id (``name`` or ``namespace/name``)."""
+    return path.startswith(("/", ".", "~")) or path.count("/") > 1 or Path(path).exists()
+
+
 class LoadedModel:
     """A causal LM and its tokenizer, loaded on first use, in float32 on the CPU."""
 
@@ -87,6 +93,9 @@ class LoadedModel:
             system_turn: What to do when the chat template refuses a system turn (see ``rendered``).
             **load_kwargs: Passed to both ``from_pretrained`` calls (``trust_remote_code``).
         """
+        if _local(path) and not Path(path).expanduser().is_dir():
+            # Checked here: transformers would call it a malformed hub repo id.
+            raise ConfigError(f"no such model directory: {path}")
         self.path = path
         self.system_turn = system_turn
         self._threads = threads

@@ -107,13 +107,13 @@ def parse_spec(spec: str) -> tuple[str, str]:
     return model, urlunsplit((parts.scheme, parts.netloc, parts.path.rstrip("/") or "/v1", "", ""))
 
 
-def _redactor(secret: str | None) -> Callable[[str], str]:
-    """A function removing ``secret`` and anything shaped like an API key or bearer token."""
+def _redactor(secret: str | None, patterns: bool = True) -> Callable[[str], str]:
+    """A function removing ``secret`` and (with ``patterns``) anything shaped like an API key or bearer token."""
 
     def redact(text: str) -> str:
         if secret:
             text = text.replace(secret, "***")
-        for pattern in _SECRET_PATTERNS:
+        for pattern in _SECRET_PATTERNS if patterns else ():
             text = pattern.sub("***", text)
         return text
 
@@ -239,6 +239,8 @@ class OpenAIBackend:
         if key_env and not key:
             raise ConfigError(f"the API key variable {key_env} is not set (name another with the api_key_env option)")
         self._redact = _redactor(key)
+        # Answers lose only the key itself: a pattern would also eat model text ("bearer bonds").
+        self._redact_answer = _redactor(key, patterns=False)
         policy = RetryPolicy(timeout=opts.timeout, connect_timeout=opts.connect_timeout,
                              max_retries=opts.max_retries, backoff=opts.backoff, max_backoff=opts.max_backoff)
         self.client: ApiClient = ApiClient(base_url, {"Authorization": f"Bearer {key}"} if key else {},
@@ -324,14 +326,20 @@ class OpenAIBackend:
             return Generation(text="", error=answer.message)
         try:
             choice = answer["choices"][0]
-            text = (choice["message"]["content"] if call.chat else choice["text"]) or ""
+            text = choice["message"]["content"] if call.chat else choice["text"]
         except (KeyError, IndexError, TypeError):
             return Generation(text="", error=f"malformed answer from {self.base_url}: no choices[0] text")
+        if not isinstance(text, str):
+            # A list, number or null in place of text is a server fault: failed (retried by the
+            # next run), never parsed nor cached.
+            return Generation(text="", error=f"malformed answer from {self.base_url}: its content is not text "
+                                             f"but {type(text).__name__}")
         lp = choice.get("logprobs") or {}
         values = [t.get("logprob") for t in lp.get("content") or []] if call.chat else lp.get("token_logprobs") or []
         logprobs = tuple(round(float(v), 6) for v in values if v is not None) or None
         usage = answer.get("usage") or {}
-        text = _cut(_unwrap(text) if call.unwrap else text, request.stop)
+        # A server echoing the key inside an answer must not put it into records and the cache.
+        text = self._redact_answer(_cut(_unwrap(text) if call.unwrap else text, request.stop))
         if request.constraint is not None and not satisfies(text, request.constraint):
             self._violations += 1
         return Generation(text=text, n_tokens=int(usage.get("completion_tokens") or len(logprobs or ())),

@@ -22,6 +22,7 @@ from lingdiag.errors import ConfigError
 from lingdiag.suite import Axis, Condition, Dataset, Suite, lazy, register_suite
 from lingdiag.suites.cxnli import authors, figures, metrics, prompts, tables
 from lingdiag.suites.cxnli.authors import AUTHORS, AuthorsPrompt
+from lingdiag.suites.cxnli.data import LABELS
 from lingdiag.suites.cxnli.files import EXPS, SETTINGS, load
 from lingdiag.suites.cxnli.parse import parse_answer
 from lingdiag.suites.cxnli.prompts import DEFAULT_VARIANT, USER, VARIANTS, CxnliPrompt, user_variants
@@ -134,6 +135,7 @@ SUITE = register_suite(Suite(
     conditions=conditions,
     metrics=metrics.metrics,
     table=tables.table,
+    labels=LABELS,
     options=Options,
     stat_tags=("exp", "construction", "schema", "kind"),
     figures=figures.figures,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Sequence
 from dataclasses import asdict
@@ -22,6 +21,7 @@ from lingdiag.records import (
     LogLikelihood,
     LoglikelihoodRequest,
     ResultRow,
+    dumps,
 )
 from lingdiag.run import cached, dispatch, spread
 from lingdiag.store import load_run, write_imported
@@ -69,7 +69,7 @@ def score(
                        provenance={"file": str(scores), "sha256": sha256_file(scores), **asdict(cols),
                                    "rules": cols.rule.describe()})
     if as_json:
-        print(json.dumps({"metrics": m, "matched_items": len(result.records), "unmatched": result.unmatched,
+        print(dumps({"metrics": m, "matched_items": len(result.records), "unmatched": result.unmatched,
                           "incomplete": result.incomplete, "repeated_rows": result.repeated,
                           "rules": cols.rule.describe()}, indent=2, sort_keys=True, default=str))
         return
@@ -104,7 +104,7 @@ def reproduce(
         raise ConfigError(f"--from {source}: no published result files found (expected acceptability/, cloze/, "
                           "mc/, perplexity/)")
     if as_json:
-        print(json.dumps({"cells": [{**asdict(c), "equal": c.equal} for c in cells], "summary": summary_line(cells)},
+        print(dumps({"cells": [{**asdict(c), "equal": c.equal} for c in cells], "summary": summary_line(cells)},
                          indent=2))
         return
     print(markdown(cells))
@@ -163,7 +163,7 @@ def select_prompt_cmd(
     ranking = {t: sorted(((name, sum(per_model[m][t][name] for m in model) / len(model))
                           for name in per_model[model[0]][t]), key=lambda x: x[1]) for t in tasks}
     if as_json:
-        print(json.dumps({"per_model": per_model, "ranking": ranking}, indent=2, sort_keys=True))
+        print(dumps({"per_model": per_model, "ranking": ranking}, indent=2, sort_keys=True))
         return
     print(markdown_table(["Task", "Variant", *model, "Avg", "Selected"],
                          [[t, name, *[per_model[m][t][name] for m in model], avg, "✓" if k == 0 else ""]
@@ -182,7 +182,7 @@ def competence_cmd(
         raise ConfigError(f"{', '.join(map(str, runs))}: no run holds both the perplexity task and a prompting "
                           "task (run with e.g. --task rating,perplexity)")
     if as_json:
-        print(json.dumps([asdict(j) for j in joined], indent=2, sort_keys=True))
+        print(dumps([asdict(j) for j in joined], indent=2, sort_keys=True))
         return
     print(analysis.to_markdown(joined))
 

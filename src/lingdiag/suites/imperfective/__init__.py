@@ -59,6 +59,7 @@ SUITE = register_suite(Suite(
     conditions=conditions,
     metrics=metrics.metrics,
     table=tables.table,
+    labels=data.LABELS,
     options=Options,
     stat_tags=("group", "verb_class"),
     view=ItemView(("premise", "hypothesis"), "gold"),

@@ -250,16 +250,14 @@ def verb_class_anova(rows: Sequence[ResultRow], strategy: str = "zero-shot") -> 
         strategy: The condition analysed (the paper: zero-shot).
 
     Returns:
-        The F tests, or None with fewer than 2 models or 2 usable classes.
+        The F tests, or None where they are undefined (``anova_gap`` says why).
 
     Raises:
         MissingDependency: statsmodels is not installed.
     """
-    table = {m: c[strategy][BY_CLASS] for m, c in by_model(rows).items() if strategy in c}
-    classes = tuple(k for k in TELIC_CLASSES
-                    if all(_defined(t[g].get(k)) for t in table.values() for g in (ACC["A"], ACC["C"])))
-    if len(table) < 2 or len(classes) < 2:
+    if anova_gap(rows, strategy) is not None:
         return None
+    table, classes = _anova_inputs(rows, strategy)
     try:
         import pandas as pd
         from statsmodels.stats.anova import AnovaRM
@@ -270,7 +268,6 @@ def verb_class_anova(rows: Sequence[ResultRow], strategy: str = "zero-shot") -> 
         for m, t in table.items() for g in (ACC["A"], ACC["C"]) for k in classes
     ])
     with warnings.catch_warnings():
-        # Zero error variance (e.g. identical models) makes F = x/0; it is reported as inf/NaN.
         warnings.simplefilter("ignore", RuntimeWarning)
         result = AnovaRM(data, "acc", "model", within=["group", "verb_class"]).fit().anova_table
     effects = tuple(
@@ -278,6 +275,34 @@ def verb_class_anova(rows: Sequence[ResultRow], strategy: str = "zero-shot") -> 
         for name, r in result.iterrows()
     )
     return VerbClassAnova(strategy, tuple(sorted(table)), classes, effects)
+
+
+def _anova_inputs(rows: Sequence[ResultRow], strategy: str) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """Each model's per-class accuracies, and the classes defined for every model and both groups."""
+    table = {m: c[strategy][BY_CLASS] for m, c in by_model(rows).items() if strategy in c}
+    classes = tuple(k for k in TELIC_CLASSES
+                    if all(_defined(t[g].get(k)) for t in table.values() for g in (ACC["A"], ACC["C"])))
+    return table, classes
+
+
+def anova_gap(rows: Sequence[ResultRow], strategy: str = "zero-shot") -> str | None:
+    """Why the verb-class ANOVA is undefined on ``rows`` (None when it can be computed)."""
+    table, classes = _anova_inputs(rows, strategy)
+    if len(table) < 2:
+        return f"verb-class ANOVA (footnote 4) needs {strategy} runs of ≥ 2 models (got {len(table)})"
+    if len(classes) < 2:
+        return (f"verb-class ANOVA (footnote 4) needs ≥ 2 telic classes with an accuracy for every model in both "
+                f"groups (usable: {', '.join(classes) or 'none'})")
+    cells = [[float(t[g][k]) for g in (ACC["A"], ACC["C"]) for k in classes] for t in table.values()]
+    # The error terms are the model × condition interactions: when every model's accuracies
+    # are another's plus a constant (e.g. identical models), F = x/0 is no test at all.
+    grand = sum(map(sum, cells)) / (len(cells) * len(cells[0]))
+    col = [sum(c[j] for c in cells) / len(cells) for j in range(len(cells[0]))]
+    residual = sum((x - sum(c) / len(c) - col[j] + grand) ** 2 for c in cells for j, x in enumerate(c))
+    if residual < 1e-12:
+        return ("verb-class ANOVA (footnote 4) is undefined: the models' accuracies leave no error variance "
+                "(they differ by at most a constant)")
+    return None
 
 
 def analyze(rows: Sequence[ResultRow], sizes: Mapping[str, float] | None = None,
@@ -304,8 +329,9 @@ def analyze(rows: Sequence[ResultRow], sizes: Mapping[str, float] | None = None,
     elif scale.tbr_c_vs_log_size is None or scale.delta_aa_vs_log_size is None:
         notes.append("model scale (§5.3): Pearson r is undefined where TBR_C or Δ_AA is equal for every model")
     anova = verb_class_anova(rows, strategy)
-    if anova is None:
-        notes.append(f"verb-class ANOVA (footnote 4) needs {strategy} runs of ≥ 2 models")
+    gap = anova_gap(rows, strategy)
+    if gap is not None:
+        notes.append(gap)
     return Analysis(tradeoff, scale, anova, tuple(notes))
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated
 
@@ -10,6 +9,7 @@ import typer
 
 from lingdiag.errors import ConfigError
 from lingdiag.metrics.core import markdown_table
+from lingdiag.records import dumps
 from lingdiag.run import spread
 from lingdiag.suites.imperfective import analysis
 from lingdiag.suites.imperfective.files import load
@@ -40,7 +40,7 @@ def analyze(
     rows, sizes = analysis.load_runs(runs)
     result = analysis.analyze(rows, {**sizes, **_sizes(size or [])}, strategy)
     if as_json:
-        print(json.dumps(result.to_json(), indent=2, ensure_ascii=False))
+        print(dumps(result.to_json(), indent=2, ensure_ascii=False))
     else:
         print(analysis.to_markdown(result))
 
@@ -75,7 +75,7 @@ def similarity(
     results = layer_sweep(spread(items, limit), encoder, _layers(layer, n_layers(encoder)), tbr)
     if as_json:
         payload = [r.to_json() for r in results]
-        print(json.dumps(payload[0] if len(payload) == 1 else payload, indent=2, ensure_ascii=False))
+        print(dumps(payload[0] if len(payload) == 1 else payload, indent=2, ensure_ascii=False))
         return
     if len(results) > 1:
         print(f"## Process vs. result similarity by layer ({encoder.name})\n")

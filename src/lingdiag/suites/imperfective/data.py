@@ -20,6 +20,7 @@ import yaml
 
 from lingdiag.errors import DatasetError
 from lingdiag.records import Item
+from lingdiag.tabular import read_text
 
 LABELS = ("True", "False", "Unknown")
 GOLD_BY_GROUP = {"A": "False", "B": "True", "C": "Unknown", "D": "True"}
@@ -58,9 +59,7 @@ def load_json(path: Path) -> list[Item]:
     Rows are numbered from 1 in errors. Ids must be unique.
     """
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except OSError as e:
-        raise DatasetError(f"cannot read: {e.strerror}", path=path) from e
+        data = json.loads(read_text(path))  # a byte-order mark is dropped, non-UTF-8 is an error
     except json.JSONDecodeError as e:
         raise DatasetError(f"invalid JSON at line {e.lineno}, column {e.colno}: {e.msg}", path=path) from e
     if not isinstance(data, list):
@@ -105,6 +104,8 @@ def read_lexicon(path: Path) -> list[dict[str, str]]:
             start = 2  # row 1 is the header
     except OSError as e:
         raise DatasetError(f"cannot read: {e.strerror}", path=path) from e
+    except csv.Error as e:  # e.g. a cell longer than csv.field_size_limit()
+        raise DatasetError(f"not a readable CSV row: {e}", path=path) from None
     if not isinstance(rows, list):
         raise DatasetError("expected a list of verb entries", path=path)
     out = []

@@ -1,0 +1,25 @@
+"""``lingdiag inspect RUN``: which parse rule took how many answers, per condition."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from lingdiag.cli.app import app
+from lingdiag.errors import RunError
+from lingdiag.records import dumps
+from lingdiag.report.rules import parse_rules, rules_markdown
+
+
+@app.command()
+def inspect(
+    run_dir: Path = typer.Argument(..., help="A run directory."),
+    examples: int = typer.Option(3, min=0, help="Example answers shown per rule."),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Per condition, how many answers each parse rule took, with examples (to audit a parser)."""
+    if not (run_dir / "items.jsonl").is_file():
+        raise RunError(f"{run_dir}: no items.jsonl; is it a lingdiag run directory?")
+    rules = parse_rules(run_dir, examples)
+    print(dumps(rules, indent=2, sort_keys=True, ensure_ascii=False) if as_json else rules_markdown(rules))

@@ -1,0 +1,65 @@
+"""Which parse rule took each answer of a run (``lingdiag inspect``): so a researcher can audit
+a parser, per condition, with examples. Read from ``items.jsonl``, never a model.
+
+Parsers name the rule that decided under ``detail["rule"]``; records of parsers that name
+none count as ``(not recorded)``, and failed items as ``(failed)``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from lingdiag.records import ItemRecord
+from lingdiag.store import RunStore
+
+EXAMPLE_CHARS = 160
+"""Longest example shown; model output is untrusted and may be long."""
+
+
+def _answer(record: ItemRecord) -> str:
+    out = record.outputs[0] if record.outputs else ""
+    text = out if isinstance(out, str) else out.get("text", out.get("error", "")) if isinstance(out, dict) else out
+    return text if isinstance(text, str) else json.dumps(text)
+
+
+def escaped(text: str, limit: int = EXAMPLE_CHARS) -> str:
+    """``text`` on one line with control characters escaped (as in JSON), cut at ``limit`` characters."""
+    body = json.dumps(text, ensure_ascii=False)[1:-1]
+    return body if len(body) <= limit else body[:limit] + "…"
+
+
+def parse_rules(run_dir: Path, examples: int = 3) -> dict[str, dict[str, dict[str, Any]]]:
+    """``{condition: {rule: {count, labels: {label: n}, examples: [text]}}}``, rules by falling
+    count then name, examples the first ``examples`` answers in record order.
+    """
+    found: dict[str, dict[str, dict[str, Any]]] = {}
+    for r in RunStore(run_dir).load_records():
+        rule = "(failed)" if r.error else str(r.detail.get("rule", "(not recorded)"))
+        entry = found.setdefault(r.condition, {}).setdefault(rule, {"count": 0, "labels": Counter(), "examples": []})
+        entry["count"] += 1
+        entry["labels"][r.label] += 1
+        if len(entry["examples"]) < examples:
+            entry["examples"].append(escaped(_answer(r)))
+    return {c: {k: {**v, "labels": dict(sorted(v["labels"].items()))}
+                for k, v in sorted(rules.items(), key=lambda kv: (-kv[1]["count"], kv[0]))}
+            for c, rules in found.items()}
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def rules_markdown(rules: dict[str, dict[str, dict[str, Any]]]) -> str:
+    """One markdown table per condition: rule, answers, labels, examples."""
+    parts = []
+    for condition, by_rule in rules.items():
+        lines = [f"### {condition}", "", "| Rule | Answers | Labels | Examples |", "|---|---|---|---|"]
+        for rule, v in by_rule.items():
+            labels = ", ".join(f"{k} {n}" for k, n in v["labels"].items())
+            shown = "<br>".join(f"`{_cell(e)}`" for e in v["examples"])
+            lines.append(f"| {rule} | {v['count']} | {labels} | {shown} |")
+        parts.append("\n".join(lines) + "\n")
+    return "\n".join(parts)

@@ -1,0 +1,36 @@
+"""``lingdiag inspect RUN``: per condition, how many answers each parse rule took, with escaped
+examples (a real run directory: answers from a real server on 127.0.0.1)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+SRC = str(Path(__file__).resolve().parents[2] / "src")
+
+
+def lingdiag(tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "lingdiag", *args], capture_output=True, text=True, timeout=300,
+                          env={"PATH": "/usr/bin:/bin", "LINGDIAG_CACHE": str(tmp / "cache"), "PYTHONPATH": SRC})
+
+
+def test_inspect_counts_parse_rules_with_escaped_examples(fake_api: Any, tmp_path: Path) -> None:
+    out = str(tmp_path / "run")
+    run = ["run", "imperfective", "--model", f"openai:m@{fake_api.url}", "--out", out, "--no-cache"]
+    # Chain-of-thought prompts get a schema echo with a terminal escape, the others a plain answer.
+    fake_api.content = lambda body: ('\x1b[31m"label": "True / False / Unknown" | hi'
+                                     if "step-by-step" in json.dumps(body) else "The answer is: True")
+    assert lingdiag(tmp_path, *run, "--strategy", "zero-shot,cot", "--limit", "3").returncode == 0
+    proc = lingdiag(tmp_path, "inspect", out, "--json", "--examples", "2")
+    assert proc.returncode == 0, proc.stderr
+    rules = json.loads(proc.stdout)
+    assert {r: v["count"] for r, v in rules["zero-shot"].items()} == {"answer-phrase": 3}
+    assert rules["zero-shot"]["answer-phrase"]["labels"] == {"True": 3}
+    assert {r: v["count"] for r, v in rules["cot"].items()} == {"phrase-then-label": 3}
+    assert len(rules["cot"]["phrase-then-label"]["examples"]) == 2
+    table = lingdiag(tmp_path, "inspect", out, "--examples", "1")
+    assert table.returncode == 0 and "\x1b" not in table.stdout and "\\u001b[31m" in table.stdout
+    assert "| phrase-then-label | 3 | unparsed 3 |" in table.stdout and "\\| hi" in table.stdout
