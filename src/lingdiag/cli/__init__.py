@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import sys
 
-from lingdiag.cli import cache, compare, data, info, report, run  # noqa: F401  (registers the commands)
+from lingdiag.cli import cache, cluster, compare, data, info, report, run  # noqa: F401  (registers the commands)
 from lingdiag.cli.app import app, err, reproduce_app, score_app
 from lingdiag.cli.score import label_score_command
 from lingdiag.errors import LingdiagError
