@@ -154,10 +154,9 @@ class _RayJob:
         try:
             outcome: ShardOutcome = ray.get(self.ref)
             return outcome
-        except ray.exceptions.RayError as e:
-            cause = getattr(e, "cause", None) or e
-            return ShardOutcome(error=f"ray task {self.id} failed ({type(cause).__name__}: "
-                                      f"{str(cause).strip().splitlines()[-1] if str(cause).strip() else ''})")
+        except ray.exceptions.RayError as e:  # a crashed or killed worker, a lost node
+            lines = str(e).strip().splitlines()
+            return ShardOutcome(error=f"ray task {self.id} failed ({lines[-1] if lines else type(e).__name__})")
 
 
 @EXECUTORS.register("ray")
