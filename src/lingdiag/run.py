@@ -159,6 +159,10 @@ class Plan:
     items: dict[str, list[Item]]
     """Condition name → the items it runs on (after ``--limit``)."""
 
+    def order(self) -> list[tuple[str, str]]:
+        """Every (condition, item id) the run records, in the order ``items.jsonl`` holds them."""
+        return [(c.name, it.id) for c in self.conditions for it in self.items[c.name]]
+
     def requests(self) -> list[Request]:
         """Every request the run would send (before resume and cache hits)."""
         return [r for c in self.conditions for item in self.items[c.name] for r in c.strategy.render(item)]
@@ -171,7 +175,11 @@ def plan(config: RunConfig) -> Plan:
     options = suite.parse_options(config.options)
     dataset = suite.load(config.dataset)
     conditions = suite.conditions(dataset, axes, options, config.seed)
-    return Plan(suite, dataset, conditions, {c.name: spread(c.items, config.limit) for c in conditions})
+    items = {c.name: spread(c.items, config.limit) for c in conditions}
+    if config.shard is not None:  # after --limit, so that the shards together are the unsharded run
+        shard = config.shard
+        items = {name: [it for it in chosen if shard.holds(it.id)] for name, chosen in items.items()}
+    return Plan(suite, dataset, conditions, items)
 
 
 def default_out(config: RunConfig) -> Path:
@@ -206,9 +214,11 @@ def _run_chunks(condition: Condition, pending: Sequence[Item], total: int, rende
     return None
 
 
-def _finalize(store: RunStore, order: Sequence[tuple[str, str]], suite: Suite, conditions: Sequence[Condition],
-              model: str, dataset: str) -> tuple[dict[str, Any], str]:
-    """Rewrite the records in canonical order; write ``metrics.json`` and ``table.md``."""
+def finalize(store: RunStore, order: Sequence[tuple[str, str]], suite: Suite, conditions: Sequence[Condition],
+             model: str, dataset: str) -> tuple[dict[str, Any], str]:
+    """Rewrite the records in canonical ``order`` (condition, item id); write ``metrics.json`` and
+    ``table.md``. A run's end, and ``lingdiag merge``'s.
+    """
     records = store.finalize(order)
     metrics: dict[str, Any] = {}
     for condition in conditions:
@@ -261,7 +271,7 @@ def evaluate(
 def _evaluate(config: RunConfig, backend: Backend, store: RunStore, progress: Progress | None, p: Plan) -> RunResult:
     """``evaluate`` in a locked run directory."""
     suite, dataset, conditions = p.suite, p.dataset, p.conditions
-    sources = _checksums(dataset.source)
+    sources = checksums(dataset.source)
     done, earlier = store.prepare_resume(config.recorded(), ignore=RESUMABLE_CHANGES, dataset=sources)
     _check_axes(store, conditions)
     meta: dict[str, Any] = {
@@ -290,7 +300,7 @@ def _evaluate(config: RunConfig, backend: Backend, store: RunStore, progress: Pr
         meta["timings"][condition.name] = round(earlier.get(condition.name, 0) + time.perf_counter() - start, 3)
         store.write_json("meta.json", meta)
     model = backend.identity.get("model", config.model)
-    metrics, table = _finalize(store, order, suite, conditions, model, config.dataset)
+    metrics, table = finalize(store, order, suite, conditions, model, config.dataset)
     if isinstance(backend, ReportsUsage):
         meta["usage"] = {k: v - usage_before.get(k, 0) for k, v in backend.usage().items()}
     store.write_json("meta.json", meta)
@@ -299,7 +309,7 @@ def _evaluate(config: RunConfig, backend: Backend, store: RunStore, progress: Pr
 
 
 def load_model(config: RunConfig) -> Backend:
-    """The model of ``config`` with its provider options (not cached).
+    """The model of ``config`` with its provider options (not cached); a shard's own server if it has one.
 
     ``--batch-tokens``, ``--trust-remote-code`` and ``--model-option`` all reach the provider
     here, validated by its option model.
@@ -311,7 +321,7 @@ def load_model(config: RunConfig) -> Backend:
         options["batch_tokens"] = config.batch_tokens
     if config.trust_remote_code:
         options["trust_remote_code"] = True
-    return load_backend(config.model, options)
+    return load_backend(config.model_spec(), options)
 
 
 def cached(backend: Backend) -> Backend:
@@ -339,7 +349,7 @@ def _check_axes(store: RunStore, conditions: Sequence[Condition]) -> None:
                                + "); use another --out directory")
 
 
-def _checksums(source: Mapping[str, str]) -> dict[str, str]:
+def checksums(source: Mapping[str, str]) -> dict[str, str]:
     """Every data file's SHA-256: a user's file gets one too, so that resuming after an edit is refused."""
     return {k: v or (sha256_file(Path(k)) if Path(k).is_file() else "") for k, v in source.items()}
 

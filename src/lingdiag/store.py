@@ -46,6 +46,11 @@ def _atomic_write(path: Path, text: str) -> None:
         os.replace(tmp, path)
 
 
+def config_changes(old: Mapping[str, Any], new: Mapping[str, Any], ignore: Sequence[str] = ()) -> list[str]:
+    """The config fields (as in ``meta.json``) that differ between two runs, sorted; ``ignore`` excepted."""
+    return sorted(k for k in set(old) | set(new) if k not in ignore and old.get(k) != new.get(k))
+
+
 class RunStore:
     """Reads and writes one run directory."""
 
@@ -138,10 +143,8 @@ class RunStore:
         if meta_path.exists():
             meta = self._meta()
             timings = meta.get("timings", {})
-            old = {k: v for k, v in meta.get("config", {}).items() if k not in ignore}
-            config = {k: v for k, v in config.items() if k not in ignore}
-            if old != config:
-                changed = sorted(k for k in set(old) | set(config) if old.get(k) != config.get(k))
+            changed = config_changes(meta.get("config", {}), config, ignore)
+            if changed:
                 raise RunError(f"{self.root} holds a run with a different configuration "
                                f"(differs in: {', '.join(changed)}); use another --out directory")
             before = meta.get("dataset") or {}

@@ -12,7 +12,17 @@ from __future__ import annotations
 import os
 import sys
 
-from lingdiag.cli import cache, compare, data, human, info, inspect, report, run  # noqa: F401  (registers the commands)
+from lingdiag.cli import (  # noqa: F401  (registers the commands)
+    cache,
+    cluster,
+    compare,
+    data,
+    human,
+    info,
+    inspect,
+    report,
+    run,
+)
 from lingdiag.cli.app import app, err, reproduce_app, score_app
 from lingdiag.cli.score import label_score_command
 from lingdiag.errors import LingdiagError

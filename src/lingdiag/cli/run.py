@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -60,23 +60,11 @@ def run(
     model_option: list[str] = typer.Option([], "--model-option", help="Model provider option key=value "
                                            "(repeatable), e.g. concurrency=32 for openai: models."),
     as_json: bool = typer.Option(False, "--json", help="Print metrics.json instead of the table."),
+    shard: str = typer.Option(None, "--shard", help="Run only shard K of N of the items (e.g. 2/3), into its "
+                              "own --out; `lingdiag merge` joins the shards."),
 ) -> None:
     """Run a suite's conditions on a model; axes are options (e.g. --strategy zero-shot,cot)."""
-    base: dict[str, Any] = RunConfig.from_yaml(config_file).model_dump() if config_file else {}
-    fields: dict[str, Any] = {**base, "suite": suite}
-    for key, value in (("model", model), ("dataset", dataset), ("limit", limit), ("seed", seed)):
-        if value is not None:
-            fields[key] = value
-    fields["axes"] = {**base.get("axes", {}), **_parse_extra(list(ctx.args))}
-    fields["options"] = {**base.get("options", {}), **key_values(option)}
-    fields["model_options"] = {**base.get("model_options", {}), **key_values(model_option)}
-    if batch_tokens is not None:
-        fields["batch_tokens"] = batch_tokens
-    if trust_remote_code:
-        fields["trust_remote_code"] = True
-    if "model" not in fields:
-        raise ConfigError("--model is required (e.g. --model smollm2-135m)")
-    config = validated(fields)
+    config = build_config(ctx.params, list(ctx.args))
     planned = plan(config)
     cost = estimate(config.model, planned.requests())
     if cost is not None:
@@ -120,6 +108,24 @@ def _progress_lines() -> Callable[[str, int, int], None]:
     return progress
 
 
+
+
+def build_config(params: Mapping[str, Any], extra: list[str]) -> RunConfig:
+    """The ``RunConfig`` of ``lingdiag run``'s parsed options (``params``) and axis flags (``extra``)."""
+    config_file = params.get("config_file")
+    base: dict[str, Any] = RunConfig.from_yaml(config_file).model_dump() if config_file else {}
+    fields: dict[str, Any] = {**base, "suite": params["suite"]}
+    for key in ("model", "dataset", "limit", "seed", "batch_tokens", "shard"):
+        if params.get(key) is not None:
+            fields[key] = params[key]
+    fields["axes"] = {**base.get("axes", {}), **_parse_extra(extra)}
+    fields["options"] = {**base.get("options", {}), **key_values(params.get("option") or [])}
+    fields["model_options"] = {**base.get("model_options", {}), **key_values(params.get("model_option") or [])}
+    if params.get("trust_remote_code"):
+        fields["trust_remote_code"] = True
+    if "model" not in fields:
+        raise ConfigError("--model is required (e.g. --model smollm2-135m)")
+    return validated(fields)
 
 
 def validated(fields: dict[str, Any]) -> RunConfig:

@@ -1,0 +1,192 @@
+"""Shard run directories → one run directory, as if the run had never been split.
+
+A shard (``lingdiag run … --shard K/N``) is a normal, resumable run directory whose config
+records the shard. ``merge`` checks that the shards are the N parts of one run, then
+re-plans the whole run and writes its records in the unsharded run's order with the same
+``finalize`` a run ends with: ``items.jsonl``, ``metrics.json`` and ``table.md`` are
+byte-identical to the unsharded run's. ``meta.json`` differs from it only in ``timings``
+and ``usage`` (summed over the shards), the ``shards`` it lists, and the model's
+``base_url`` where each shard had its own server.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from lingdiag.config import RunConfig, Shard
+from lingdiag.errors import RunError
+from lingdiag.records import ItemRecord
+from lingdiag.run import RESUMABLE_CHANGES, checksums, finalize, plan
+from lingdiag.store import SCHEMA_VERSION, RunStore, config_changes
+
+PER_SHARD = ("shard", "shard_base_urls")
+"""Config fields that differ between the shards of one run."""
+PER_SERVER = ("base_url",)
+"""Model identity fields that may differ when each shard has its own server."""
+
+
+@dataclass(frozen=True)
+class ShardRun:
+    """One shard's run directory, read back."""
+
+    path: Path
+    config: RunConfig
+    shard: Shard
+    meta: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class MergeResult:
+    """What ``merge`` wrote."""
+
+    out: Path
+    metrics: dict[str, Any]
+    table: str
+
+
+def read_shard(path: Path) -> ShardRun:
+    """The shard run in ``path``; a run without ``--shard`` is refused."""
+    meta = RunStore(path).read_json("meta.json")
+    config = RunConfig.model_validate(meta["config"])
+    if config.shard is None:
+        raise RunError(f"{path} is not a shard (it was run without --shard K/N)")
+    return ShardRun(Path(path), config, config.shard, meta)
+
+
+def _same(shards: Sequence[ShardRun], what: str, value: Any) -> None:
+    """Refuse shards that differ in ``value(shard)``, naming the first two that do."""
+    first = shards[0]
+    for s in shards[1:]:
+        a, b = value(first), value(s)
+        if a != b:
+            detail = (", ".join(sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k)))
+                      if isinstance(a, dict) and isinstance(b, dict) else f"{a!r} vs {b!r}")
+            raise RunError(f"{first.path} and {s.path} are not shards of one run: {what} differ ({detail})")
+
+
+def check_shards(shards: Sequence[ShardRun]) -> None:
+    """The shards are the N parts of one run: same config but for the shard, same model
+    identity, data and code versions, each shard number once and none missing.
+    """
+    if not shards:
+        raise RunError("no shard directories given")
+    first = shards[0].config.recorded()
+    for s in shards[1:]:
+        changed = config_changes(first, s.config.recorded(), (*PER_SHARD, *RESUMABLE_CHANGES))
+        if changed:
+            raise RunError(f"{shards[0].path} and {s.path} are not shards of one run: "
+                           f"their configurations differ in {', '.join(changed)}")
+    _same(shards, "shard counts (N)", lambda s: s.shard.count)
+    _same(shards, "model identities", lambda s: {k: v for k, v in s.meta["model"].items() if k not in PER_SERVER})
+    _same(shards, "dataset checksums", lambda s: s.meta.get("dataset", {}))
+    _same(shards, "package versions", lambda s: s.meta.get("versions", {}))
+    by_index: dict[int, list[Path]] = defaultdict(list)
+    for s in shards:
+        by_index[s.shard.index].append(s.path)
+    n = shards[0].shard.count
+    twice = {k: ps for k, ps in sorted(by_index.items()) if len(ps) > 1}
+    if twice:
+        raise RunError("shards given more than once: " + "; ".join(
+            f"{k}/{n} in {', '.join(map(str, ps))}" for k, ps in twice.items()))
+    missing = [k for k in range(1, n + 1) if k not in by_index]
+    if missing:
+        have = ", ".join(map(str, sorted(by_index)))
+        raise RunError(f"missing shards {', '.join(map(str, missing))} of {n} (have {have})")
+
+
+def merge(paths: Sequence[Path], out: Path) -> MergeResult:
+    """Merge the shard run directories ``paths`` into the run directory ``out``.
+
+    Args:
+        paths: Every shard of one run, in any order.
+        out: Where the merged run goes (created; a previous merge there is replaced, any other run refused).
+
+    Returns:
+        The merged run's location, metrics and table.
+
+    Raises:
+        RunError: the directories are not the complete shards of one run, a shard has not
+            finished, or the data changed since the shards ran.
+    """
+    shards = [read_shard(p) for p in paths]
+    check_shards(shards)
+    whole = shards[0].config.unsharded()
+    planned = plan(whole)
+    if checksums(planned.dataset.source) != shards[0].meta.get("dataset", {}):
+        raise RunError(f"the data of {whole.dataset!r} changed since the shards ran (SHA-256); run them again")
+    skipped: dict[str, str] = {}
+    records: list[ItemRecord] = []
+    shards = sorted(shards, key=lambda s: s.shard.index)
+    for s in shards:
+        skipped.update(s.meta.get("skipped", {}))
+        got = {(r.condition, r.item_id): r for r in RunStore(s.path).load_records()}
+        lacking = [k for k in plan(s.config).order() if k[0] not in skipped and k not in got]
+        if lacking or not (s.path / "metrics.json").exists():
+            raise RunError(f"{s.path}: shard {s.shard} has not finished ({len(lacking)} records missing); "
+                           "run it again")
+        records += got.values()
+    _check_out(out, [s.path for s in shards])
+    store = RunStore(out)
+    store.root.mkdir(parents=True, exist_ok=True)
+    store.items_path.unlink(missing_ok=True)
+    store.append(records)
+    meta = shards[0].meta
+    model = str(meta["model"].get("model", whole.model))
+    metrics, table = finalize(store, planned.order(), planned.suite, planned.conditions, model, whole.dataset)
+    store.write_json("meta.json", _merged_meta(whole, shards, skipped))
+    return MergeResult(out, metrics, table)
+
+
+def _check_out(out: Path, shard_paths: Sequence[Path]) -> None:
+    if Path(out).resolve() in {p.resolve() for p in shard_paths}:
+        raise RunError(f"--out {out} is one of the shards; merge into another directory")
+    meta_path = Path(out) / "meta.json"
+    if meta_path.exists() and "shards" not in RunStore(out).read_json("meta.json"):
+        raise RunError(f"{out} already holds a run that is not a merge; use another --out directory")
+
+
+def _merged_meta(whole: RunConfig, shards: Sequence[ShardRun], skipped: Mapping[str, str]) -> dict[str, Any]:
+    first = shards[0].meta
+    timings: dict[str, float] = defaultdict(float)
+    usage: dict[str, int] = defaultdict(int)
+    for s in shards:
+        for c, t in s.meta.get("timings", {}).items():
+            timings[c] += t
+        for k, v in s.meta.get("usage", {}).items():
+            usage[k] += v
+    meta: dict[str, Any] = {
+        "schema_version": SCHEMA_VERSION, "config": whole.recorded(), "model": first["model"],
+        "dataset": first.get("dataset", {}), "versions": first.get("versions", {}), "seed": whole.seed,
+        # Seconds summed over the shards (compute spent, not the wall time of the whole).
+        "timings": {c: round(t, 3) for c, t in timings.items()}, "skipped": dict(skipped),
+        "shards": [{"shard": str(s.shard), "dir": str(s.path.resolve()),
+                    **{k: s.meta["model"][k] for k in PER_SERVER if k in s.meta["model"]}} for s in shards],
+    }
+    if any("usage" in s.meta for s in shards):
+        meta["usage"] = dict(usage)
+    return meta
+
+
+def finished(config: RunConfig, out: Path) -> bool:
+    """Whether ``out`` holds the run of ``config``, finished with every item answered.
+
+    Raises:
+        RunError: ``out`` holds a run of another configuration.
+    """
+    store = RunStore(out)
+    if not store.root.joinpath("meta.json").exists():
+        return False
+    meta = store.read_json("meta.json")
+    changed = config_changes(meta.get("config", {}), config.recorded(), RESUMABLE_CHANGES)
+    if changed:
+        raise RunError(f"{out} holds a run with a different configuration (differs in: {', '.join(changed)}); "
+                       "use another --out directory")
+    if not store.root.joinpath("metrics.json").exists():
+        return False
+    answered = {(r.condition, r.item_id) for r in store.load_records() if r.error is None}
+    skipped = meta.get("skipped", {})
+    return all(k in answered for k in plan(config).order() if k[0] not in skipped)
