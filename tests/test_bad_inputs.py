@@ -146,6 +146,7 @@ def test_read_only_out_is_one_line_error(runs: Path, tmp_path: Path, read_only: 
 
 @pytest.mark.slow
 def test_full_disk_under_the_run_directory_is_one_line_error(runs: Path, tmp_path: Path) -> None:
+    # A file-size limit would truncate the bytecode a first import writes: no .pyc in this process.
     def small_files() -> None:  # no file may grow past 3 kB: meta.json fits, four records do not
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
         resource.setrlimit(resource.RLIMIT_FSIZE, (3000, 3000))
@@ -153,6 +154,7 @@ def test_full_disk_under_the_run_directory_is_one_line_error(runs: Path, tmp_pat
     proc = subprocess.run([sys.executable, "-m", "lingdiag", *run_args((runs / "url").read_text(), "o", "--no-cache"),
                            "--limit", "4"], capture_output=True, text=True, timeout=300, cwd=tmp_path,
                           preexec_fn=small_files, env={"PATH": "/usr/bin:/bin", "PYTHONPATH": SRC,
+                                                       "PYTHONDONTWRITEBYTECODE": "1",
                                                        "LINGDIAG_CACHE": str(tmp_path / "cache")})
     assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
     assert proc.stderr.strip().splitlines()[-1].startswith("error: cannot write o/")

@@ -110,7 +110,9 @@ def test_full_disk_turns_the_cache_off_and_keeps_every_answer(fake_api: Any, tmp
         [sys.executable, "-m", "lingdiag", "run", "imperfective", "--model", f"openai:m@{fake_api.url}",
          "--strategy", "zero-shot", "--limit", "4", "--out", str(out)],
         capture_output=True, text=True, timeout=300, preexec_fn=small_files,
-        env={"PATH": "/usr/bin:/bin", "LINGDIAG_CACHE": str(tmp_path / "cache"), "PYTHONPATH": SRC})
+        env={"PATH": "/usr/bin:/bin", "LINGDIAG_CACHE": str(tmp_path / "cache"), "PYTHONPATH": SRC,
+             # A file-size limit truncates the bytecode a first import writes: keep .pyc files out of it.
+             "PYTHONDONTWRITEBYTECODE": "1"})
     assert proc.returncode == 0, proc.stderr
     assert "Traceback" not in proc.stderr and "disabled for this run" in proc.stderr
     assert len(labels(out)) == 4
