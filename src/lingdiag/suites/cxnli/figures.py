@@ -34,7 +34,8 @@ def construction_png(rows: Sequence[ResultRow]) -> bytes:
     for r in rows:
         panels[(r.model, _setting(r))][str(r.axes.get("exp", ""))] = r.metrics.get("by_construction", {})
     shown = sorted(panels.items())[:MAX_PANELS]
-    fig, axes = plt.subplots(len(shown), 1, figsize=(10, 2.8 * len(shown)), squeeze=False)
+    fig, axes = plt.subplots(len(shown), 1, figsize=(10, 2.8 * len(shown)), squeeze=False,
+                             layout="constrained")  # rotated construction names clear the next panel
     for ax, ((model, setting), exps) in zip(axes.flat, shown, strict=True):
         constructions = sorted({c for accs in exps.values() for c in accs})
         width = 0.8 / max(1, len(exps))

@@ -60,7 +60,8 @@ def distributions_png(rows: Sequence[ResultRow]) -> bytes:
     """Model and human rating counts (1-10, and -1 = unreadable) on related and unrelated pairs (Fig. 5)."""
     plt = pyplot()
     rated = [r for r in rows if RATING_DISTRIBUTION in r.metrics][:MAX_PANELS]
-    fig, axes = plt.subplots(len(rated), 2, figsize=(9, 2.2 * len(rated)), squeeze=False, sharex=True)
+    fig, axes = plt.subplots(len(rated), 2, figsize=(9, 2.2 * len(rated)), squeeze=False, sharex=True,
+                             layout="constrained")
     for (left, right), row in zip(axes, rated, strict=True):
         for ax, subset in ((left, "related"), (right, "unrelated")):
             dist = row.metrics[RATING_DISTRIBUTION][subset]
@@ -98,7 +99,7 @@ def confusion_png(rows: Sequence[ResultRow]) -> bytes:
     shown = [r for r in rows if r.metrics.get("confusion")][:MAX_PANELS]
     cols = min(4, len(shown))
     nrows = math.ceil(len(shown) / cols)
-    fig, axes = plt.subplots(nrows, cols, figsize=(3.6 * cols, 3.2 * nrows), squeeze=False)
+    fig, axes = plt.subplots(nrows, cols, figsize=(3.6 * cols, 3.2 * nrows), squeeze=False, layout="constrained")
     for ax, row in zip(axes.flat, shown, strict=False):
         confusion = row.metrics["confusion"]
         gold = [g for g in (*data.CLASSES, data.UNRELATED) if g in confusion]
