@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lingdiag.records import UNPARSED
-from lingdiag.store import RunStore
+from lingdiag.store import RunStore, model_name
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -36,7 +36,7 @@ def load(*runs: str | Path) -> pd.DataFrame:
         store = RunStore(Path(path))
         meta = store.read_json("meta.json")
         head = {"run": str(path), "suite": meta["config"]["suite"], "dataset": str(meta["config"].get("dataset", "")),
-                "model": str(meta.get("model", {}).get("model", meta["config"]["model"]))}
+                "model": model_name(meta)}
         for r in store.load_records():
             rows.append({**head, "condition": r.condition, **{f"axis.{k}": v for k, v in r.axes.items()},
                          "item_id": r.item_id,

@@ -16,7 +16,7 @@ import os
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -231,6 +231,13 @@ class LoadedRun:
     """One row per condition, metrics recomputed from ``items.jsonl`` with the suite's function."""
     item_ids: frozenset[str] = frozenset()
     """The items the run's records cover (reports flag runs over different items)."""
+    records: list[ItemRecord] = field(default_factory=list)
+    """Every record, as read once for the metrics (the report's item browser shows them)."""
+
+
+def model_name(meta: Mapping[str, Any]) -> str:
+    """The model's display name in ``meta.json``: what the backend called it, else the configured spec."""
+    return str(meta.get("model", {}).get("model", meta["config"]["model"]))
 
 
 def n_params(meta: Mapping[str, Any]) -> float | None:
@@ -247,7 +254,7 @@ def load_run(run_dir: Path) -> LoadedRun:
     store = RunStore(run_dir)
     meta = store.read_json("meta.json")
     suite = SUITES.get(meta["config"]["suite"])
-    model = str(meta["model"].get("model", meta["config"]["model"]))
+    model = model_name(meta)
     by_condition: dict[str, list[ItemRecord]] = defaultdict(list)
     for n, r in enumerate(store.load_records(), 1):
         if suite.labels and r.label not in (*suite.labels, UNPARSED):
@@ -257,5 +264,5 @@ def load_run(run_dir: Path) -> LoadedRun:
     rows = [ResultRow(model, c, dict(rs[0].axes), suite.condition_metrics(rs), str(run_dir),
                       str(meta["config"].get("dataset", "")), n_params(meta))
             for c, rs in by_condition.items()]
-    ids = frozenset(r.item_id for rs in by_condition.values() for r in rs)
-    return LoadedRun(Path(run_dir), suite.name, model, meta, rows, ids)
+    records = [r for rs in by_condition.values() for r in rs]
+    return LoadedRun(Path(run_dir), suite.name, model, meta, rows, frozenset(r.item_id for r in records), records)

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from lingdiag.records import UNPARSED, ItemRecord
-from lingdiag.store import LoadedRun, RunStore
+from lingdiag.store import LoadedRun
 from lingdiag.suite import SUITES
 
 COLUMNS = ("suite", "model", "run", "condition", "item", "tags", "outcome", "gold", "label", "prompt", "output",
@@ -74,7 +74,7 @@ def records_data(runs: Sequence[LoadedRun]) -> dict[str, Any]:
     rows = []
     for run in runs:
         tag_names = SUITES.get(run.suite).stat_tags
-        for r in RunStore(run.path).load_records():
+        for r in run.records:
             values = (run.suite, run.model, str(run.path), r.condition, r.item_id, _tags(r, tag_names), outcome(r),
                       r.gold or "", r.label, "\n\n---\n\n".join(show(p) for p in r.prompts),
                       "\n\n---\n\n".join(show(o) for o in r.outputs), r.error or "")
