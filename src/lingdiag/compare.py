@@ -5,6 +5,10 @@ For each pair of conditions: the exact McNemar test on the discordant items (sta
 paired bootstrap 95% interval of the accuracy difference (items resampled with a seeded
 generator, so the interval repeats), and Holm's correction over all the pairs of the table.
 Items count where both sides have a gold label; an unparsed answer is wrong on its side.
+
+A second table tests the suite's rates and gaps (``Suite.paired_metrics``: ImperfectiveNLI's
+TBR_C and Δ_AA, say) by a paired permutation test on the items both sides answered, with Holm
+over that table's rows: a rate is not an accuracy, so McNemar does not apply to it.
 """
 
 from __future__ import annotations
@@ -13,15 +17,18 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from lingdiag.errors import ConfigError, MissingDependency
+from lingdiag.metrics.permutation import PERMUTATION, PERMUTATIONS, sign_flip
 from lingdiag.records import ItemRecord
 from lingdiag.store import RunStore
+from lingdiag.suite import SUITES, Suite
 
 BOOTSTRAP_SAMPLES = 2000
 METHODS = {"p": "exact McNemar (statsmodels)", "ci95": "paired bootstrap over items, percentile",
-           "p_holm": "Holm over the table's rows"}
+           "p_holm": "Holm over the table's rows", "permutation_p": PERMUTATION,
+           "permutation_p_holm": "Holm over the permutation table's rows"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +49,29 @@ class Comparison:
     only_b: int
     p: float
     p_holm: float = float("nan")
+
+
+@dataclass(frozen=True, slots=True)
+class PermutationTest:
+    """One of the suite's rates or gaps, side A against side B on the items both answered."""
+
+    condition: str
+    metric: str
+    """The key in the suite's metrics (``tbr_C``, ``delta_aa``, ...)."""
+    n: int
+    """Paired items (answered on both sides; unparsed answers included)."""
+    a: float
+    b: float
+    diff: float
+    """``a - b``."""
+    p: float
+    permutations: int
+    """Sign patterns counted (all ``2^m`` when ``exact``)."""
+    exact: bool
+    p_holm: float = float("nan")
+
+
+Row = TypeVar("Row", Comparison, PermutationTest)
 
 
 def _pairs(a: Sequence[ItemRecord], b: Sequence[ItemRecord]) -> list[tuple[bool, bool]]:
@@ -92,13 +122,43 @@ def paired(name: str, a: Sequence[ItemRecord], b: Sequence[ItemRecord], *, seed:
                       (float(low), float(high)), only_a, only_b, p)
 
 
-def holm(rows: Sequence[Comparison]) -> list[Comparison]:
+def holm(rows: Sequence[Row]) -> list[Row]:
     """``rows`` with Holm-adjusted p-values."""
     if not rows:
         return []
     _, multipletests = _stats()
     adjusted = multipletests([r.p for r in rows], method="holm")[1]
     return [replace(r, p_holm=float(q)) for r, q in zip(rows, adjusted, strict=True)]
+
+
+def permuted(suite: Suite, name: str, a: Sequence[ItemRecord], b: Sequence[ItemRecord], *, seed: int = 0,
+             permutations: int = PERMUTATIONS) -> list[PermutationTest]:
+    """Paired permutation tests of every rate and gap the suite declares, on the items both answered.
+
+    Args:
+        suite: Whose ``paired_metrics`` are tested.
+        name: What the rows are called.
+        a: Side A's answered records.
+        b: Side B's answered records.
+        seed: Seeds the drawn permutations.
+        permutations: Draws when exact enumeration would be larger.
+
+    Returns:
+        One row per metric defined on both sides (``p_holm`` is set by ``holm``).
+    """
+    by_b = {r.item_id: r for r in b}
+    shared = [r for r in a if r.item_id in by_b]
+    pa, pb = shared, [by_b[r.item_id] for r in shared]
+    rows = []
+    for metric, count in suite.paired_metrics.items():
+        t = sign_flip(count, pa, pb, seed=seed, permutations=permutations)
+        if t.permutations:  # NaN: the metric is undefined here (no group C item, no rating, ...)
+            rows.append(PermutationTest(name, metric, len(shared), t.a, t.b, t.diff, t.p, t.permutations, t.exact))
+    return rows
+
+
+def _suite(run: Path) -> Suite:
+    return SUITES.get(RunStore(run).read_json("meta.json")["config"]["suite"])
 
 
 def _by_condition(run: Path) -> dict[str, list[ItemRecord]]:
@@ -111,19 +171,45 @@ def _by_condition(run: Path) -> dict[str, list[ItemRecord]]:
     return out
 
 
-def compare_runs(run_a: Path, run_b: Path, *, seed: int = 0) -> list[Comparison]:
-    """Every condition the two runs share, paired on the items both answered, Holm-corrected."""
+def _shared(run_a: Path, run_b: Path) -> tuple[dict[str, list[ItemRecord]], dict[str, list[ItemRecord]], list[str]]:
     a, b = _by_condition(run_a), _by_condition(run_b)
     shared = [c for c in a if c in b]
     if not shared:
         raise ConfigError(f"{run_a} and {run_b} share no condition (A: {', '.join(a)}; B: {', '.join(b)})")
+    return a, b, shared
+
+
+def compare_runs(run_a: Path, run_b: Path, *, seed: int = 0) -> list[Comparison]:
+    """Every condition the two runs share, paired on the items both answered, Holm-corrected."""
+    a, b, shared = _shared(run_a, run_b)
     return holm([paired(c, a[c], b[c], seed=seed) for c in shared])
 
 
-def compare_conditions(run: Path, cond_a: str, cond_b: str, *, seed: int = 0) -> list[Comparison]:
-    """Two conditions of one run, paired on their shared items."""
+def permute_runs(run_a: Path, run_b: Path, *, seed: int = 0) -> list[PermutationTest]:
+    """The suite's rates and gaps in every condition the two runs share, Holm over all rows."""
+    suite = _suite(run_a)
+    if (other := _suite(run_b)).name != suite.name:
+        raise ConfigError(f"{run_a} is a {suite.name!r} run and {run_b} a {other.name!r} run; "
+                          "rates and gaps compare within one suite")
+    a, b, shared = _shared(run_a, run_b)
+    return holm([t for c in shared for t in permuted(suite, c, a[c], b[c], seed=seed)])
+
+
+def _two(run: Path, cond_a: str, cond_b: str) -> dict[str, list[ItemRecord]]:
     by = _by_condition(run)
     for c in (cond_a, cond_b):
         if c not in by:
             raise ConfigError(f"{run} has no condition {c!r}; its conditions: {', '.join(by)}")
+    return by
+
+
+def compare_conditions(run: Path, cond_a: str, cond_b: str, *, seed: int = 0) -> list[Comparison]:
+    """Two conditions of one run, paired on their shared items."""
+    by = _two(run, cond_a, cond_b)
     return holm([paired(f"{cond_a} vs {cond_b}", by[cond_a], by[cond_b], seed=seed)])
+
+
+def permute_conditions(run: Path, cond_a: str, cond_b: str, *, seed: int = 0) -> list[PermutationTest]:
+    """The suite's rates and gaps, two conditions of one run, Holm over the rows."""
+    by = _two(run, cond_a, cond_b)
+    return holm(permuted(_suite(run), f"{cond_a} vs {cond_b}", by[cond_a], by[cond_b], seed=seed))

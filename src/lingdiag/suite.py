@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import import_module
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel
 
@@ -23,6 +23,9 @@ from lingdiag.figures import Figure
 from lingdiag.metrics.core import summary
 from lingdiag.records import Item, ItemRecord, Prediction, Request, Response, ResultRow
 from lingdiag.registry import Registry
+
+if TYPE_CHECKING:
+    from lingdiag.metrics.counts import CountMetric
 
 
 class Strategy(Protocol):
@@ -149,6 +152,10 @@ class Suite:
     reproduce_cli: Callable[[], Callable[..., None]] | None = None
     """Returns the ``lingdiag reproduce <name>`` command function (published outputs → the
     paper's tables, ours beside theirs)."""
+    paired_metrics: Mapping[str, CountMetric] = field(default_factory=dict)
+    """The rates and gaps ``lingdiag compare`` tests by paired permutation, by their key in
+    ``metrics``; ``metrics`` computes those keys with these same objects, so each metric has
+    one definition."""
 
     def axis(self, name: str) -> Axis:
         """The axis called ``name``."""

@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 
 from lingdiag.cli.app import app
-from lingdiag.compare import METHODS, compare_conditions, compare_runs
+from lingdiag.compare import METHODS, compare_conditions, compare_runs, permute_conditions, permute_runs
 from lingdiag.errors import ConfigError
 from lingdiag.metrics.core import markdown_table
 from lingdiag.mixed import fit, load
@@ -22,28 +22,38 @@ from lingdiag.records import dumps
 def compare(
     runs: Annotated[list[Path], typer.Argument(help="RUN_A RUN_B, or one RUN with --between.")],
     between: Annotated[tuple[str, str] | None, typer.Option(help="Two conditions of one run.")] = None,
-    seed: Annotated[int, typer.Option(help="Seeds the bootstrap intervals.")] = 0,
+    seed: Annotated[int, typer.Option(help="Seeds the bootstrap intervals and the drawn permutations.")] = 0,
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """Paired tests on the same items: exact McNemar, bootstrap 95% interval of the accuracy
-    difference, Holm over the table.
+    difference, Holm over the table; the suite's rates and gaps by paired permutation, Holm over
+    that table.
     """
     if between is not None:
         if len(runs) != 1:
             raise ConfigError("--between compares two conditions of ONE run")
         rows = compare_conditions(runs[0], *between, seed=seed)
+        perms = permute_conditions(runs[0], *between, seed=seed)
     elif len(runs) == 2:
         rows = compare_runs(runs[0], runs[1], seed=seed)
+        perms = permute_runs(runs[0], runs[1], seed=seed)
     else:
         raise ConfigError(f"expected two runs (or one with --between), got {len(runs)}")
     if as_json:
-        print(dumps({"rows": [asdict(r) for r in rows], "methods": METHODS, "seed": seed}, indent=2))
+        print(dumps({"rows": [asdict(r) for r in rows], "permutation": [asdict(t) for t in perms],
+                     "methods": METHODS, "seed": seed}, indent=2))
         return
     print(f"A = {runs[0]}" + ("" if between else f", B = {runs[1]}"))
     print(markdown_table(
         ["Condition", "N", "Acc A", "Acc B", "A − B", "95% CI", "A only", "B only", "p", "p (Holm)"],
         [[r.condition, r.n, r.acc_a, r.acc_b, r.diff, f"[{r.ci95[0]:+.3f}, {r.ci95[1]:+.3f}]", r.only_a, r.only_b,
           f"{r.p:.3g}", f"{r.p_holm:.3g}"] for r in rows]))
+    if perms:
+        print("\nRates and gaps\n")
+        print(markdown_table(
+            ["Condition", "Metric", "N", "A", "B", "A − B", "Permutations", "p", "p (Holm)"],
+            [[t.condition, t.metric, t.n, t.a, t.b, f"{t.diff:+.3f}", f"{t.permutations} (exact)" if t.exact
+              else t.permutations, f"{t.p:.3g}", f"{t.p_holm:.3g}"] for t in perms]))
     print("; ".join(f"{k}: {v}" for k, v in METHODS.items()) + f"; seed {seed}")
 
 

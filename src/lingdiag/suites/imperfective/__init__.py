@@ -68,4 +68,5 @@ SUITE = register_suite(Suite(
     analyses=analysis.report_section,
     cli=lazy("lingdiag.suites.imperfective.cli", "app"),
     parse_answer=parse_answer,
+    paired_metrics=metrics.PAIRED,
 ))

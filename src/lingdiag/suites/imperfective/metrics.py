@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from lingdiag.metrics.core import BOOTSTRAP, CI_METHODS, accuracy, difference_ci, grouped, proportion_ci, rate
+from lingdiag.metrics.counts import CountMetric, ratio, share
 from lingdiag.records import ItemRecord
 from lingdiag.suites.imperfective.data import TELIC_CLASSES
 
@@ -32,22 +33,36 @@ CLASS_METRICS = (ACC["A"], ACC["C"], TBR_C)
 N_BY_GROUP = "n_by_group"
 
 
+def _in(group: str) -> CountMetric:
+    return share(lambda r: r.tags["group"] == group and r.correct is not None, lambda r: bool(r.correct))
+
+
+ACC_OF = {g: _in(g) for g in GROUPS}
+"""Accuracy of group g: correct / scored items of g (Table 3)."""
+TBR_OF = share(lambda r: r.tags["group"] == "C", lambda r: r.label == "True")
+"""TBR_C (eq. 1): unparsed answers count in the denominator, as every group C item does."""
+FALSE_RATE_OF = share(lambda r: r.tags["group"] == "C", lambda r: r.label == "False")
+DELTA_AA_OF = CountMetric(lambda r: (*ACC_OF["D"].counts(r), *TBR_OF.counts(r)),
+                          lambda s: ratio(s[..., 0], s[..., 1]) - ratio(s[..., 2], s[..., 3]), 4)
+"""Δ_AA = Acc D − TBR_C (eq. 2)."""
+PAIRED = {**{ACC[g]: ACC_OF[g] for g in GROUPS}, TBR_C: TBR_OF, DELTA_AA: DELTA_AA_OF, FALSE_RATE_C: FALSE_RATE_OF}
+"""The rates and gaps ``lingdiag compare`` tests by paired permutation (``Suite.paired_metrics``)."""
+
+
 def metrics(records: Sequence[ItemRecord]) -> dict[str, Any]:
     """§4.3 and Appendix E metrics of one condition."""
     by_group = {g: [r for r in records if r.tags["group"] == g] for g in GROUPS}
-    acc = {g: accuracy(rs) for g, rs in by_group.items()}
     c = by_group["C"]
-    tbr = rate("True")(c)
     telic = {g: [r for r in by_group[g] if r.tags["verb_class"] in TELIC_CLASSES] for g in "AC"}
     return {
-        **{ACC[g]: acc[g] for g in GROUPS},
+        **{ACC[g]: ACC_OF[g](records) for g in GROUPS},
         **{ACC_CI[g]: proportion_ci(by_group[g], lambda r: bool(r.correct)) for g in GROUPS if by_group[g]},
-        TBR_C: tbr,
+        TBR_C: TBR_OF(records),
         TBR_C_CI: proportion_ci(c, lambda r: r.label == "True") if c else None,
-        DELTA_AA: acc["D"] - tbr,
+        DELTA_AA: DELTA_AA_OF(records),
         DELTA_AA_CI: difference_ci([bool(r.correct) for r in by_group["D"]], [r.label == "True" for r in c]),
         CI_METHODS: {DELTA_AA_CI: BOOTSTRAP},
-        FALSE_RATE_C: rate("False")(c),
+        FALSE_RATE_C: FALSE_RATE_OF(records),
         BY_CLASS: {
             ACC["A"]: grouped(accuracy, "verb_class")(telic["A"]),
             ACC["C"]: grouped(accuracy, "verb_class")(telic["C"]),
