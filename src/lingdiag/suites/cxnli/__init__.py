@@ -141,4 +141,5 @@ SUITE = register_suite(Suite(
     figures=figures.figures,
     cli=lazy("lingdiag.suites.cxnli.cli", "app"),
     parse_answer=parse_answer,
+    paired_metrics=metrics.PAIRED,
 ))

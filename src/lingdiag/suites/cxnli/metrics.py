@@ -8,7 +8,11 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+from numpy.typing import NDArray
+
 from lingdiag.metrics.core import accuracy, grouped, proportion_ci
+from lingdiag.metrics.counts import CountMetric, Sums, ratio
 from lingdiag.records import (
     UNPARSED,
     ItemRecord,
@@ -40,10 +44,32 @@ def label_scores(records: Sequence[ItemRecord]) -> dict[str, dict[str, float]]:
     return out
 
 
+def _label_counts(r: ItemRecord) -> list[float]:
+    return [float(x) for lab in data.LABELS for x in (r.gold == lab and r.label == lab, r.gold == lab, r.label == lab)]
+
+
+def _macro_f1(s: Sums) -> NDArray[np.float64]:
+    # label_scores' rules, vectorised: recall (precision) 0 without gold items (predictions),
+    # F1 0 when both are 0, and a label with neither gold items nor predictions left out.
+    tp, n_gold, n_pred = s[..., 0::3], s[..., 1::3], s[..., 2::3]
+    recall = np.where(n_gold > 0, ratio(tp, n_gold), 0.0)
+    precision = np.where(n_pred > 0, ratio(tp, n_pred), 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        f1 = np.where(precision + recall > 0, 2 * precision * recall / (precision + recall), 0.0)
+    defined = (n_gold > 0) | (n_pred > 0)
+    return ratio(np.where(defined, f1, 0.0).sum(axis=-1), defined.sum(axis=-1).astype(float))
+
+
+MACRO_F1 = CountMetric(_label_counts, _macro_f1, 3 * len(data.LABELS))
+"""Macro F1 over the labels (Table 4)."""
+PAIRED = {"macro_f1": MACRO_F1}
+"""The rates and gaps ``lingdiag compare`` tests by paired permutation (``Suite.paired_metrics``);
+accuracy has McNemar's test."""
+
+
 def metrics(records: Sequence[ItemRecord]) -> dict[str, Any]:
     """Accuracy overall, per construction and per label (with F1) of one condition."""
     by_label = label_scores(records)
-    f1s = [s["f1"] for s in by_label.values() if not math.isnan(s["f1"])]
     exps = {str(r.tags.get("exp")) for r in records}  # the items' experiment, imported or run
     n = len(records)
     return {
@@ -52,7 +78,7 @@ def metrics(records: Sequence[ItemRecord]) -> dict[str, Any]:
         "by_construction": grouped(accuracy, "construction")(records),
         "n_by_construction": {k: len(v) for k, v in _by(records, "construction").items()},
         "by_label": by_label,
-        "macro_f1": sum(f1s) / len(f1s) if f1s else math.nan,
+        "macro_f1": MACRO_F1(records),
         "predicted": {lab: (sum(r.label == lab for r in records) / n if n else math.nan)
                       for lab in (*data.LABELS, UNPARSED)},
         "human_agreement": HUMAN_AGREEMENT.get(exps.pop()) if len(exps) == 1 else None,

@@ -101,4 +101,5 @@ SUITE = register_suite(Suite(
     cli=lazy("lingdiag.suites.explica.cli", "app"),
     score_cli=lazy("lingdiag.suites.explica.cli", "score"),
     reproduce_cli=lazy("lingdiag.suites.explica.cli", "reproduce"),
+    paired_metrics=metrics.PAIRED,
 ))

@@ -9,7 +9,9 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from lingdiag.metrics.core import accuracy, proportion_ci
+from lingdiag.metrics.core import CI_METHODS, accuracy, proportion_ci
+from lingdiag.metrics.correlation import SPEARMAN_BOOTSTRAP, spearman_ci
+from lingdiag.metrics.counts import CountMetric, ratio
 from lingdiag.records import (
     ItemRecord,
 )
@@ -21,8 +23,9 @@ BY_CLASS = "by_class"
 """Accuracy per TYPE × ORDER class."""
 N_RELATED = "n_related"
 SPEARMAN = "spearman"
-"""``{class | "unrelated" | "all": {"rho", "p", "n"}}`` (Table 13); unreadable ratings (-1) are
-points, as in the authors' notebooks (plots_distribution_and_correlation.py)."""
+"""``{class | "unrelated" | "all": {"rho", "p", "n", "rho_ci95"}}`` (Table 13); unreadable ratings
+(-1) are points, as in the authors' notebooks (plots_distribution_and_correlation.py). The
+interval resamples pairs with their four sentences (``SPEARMAN_BOOTSTRAP``)."""
 SPEARMAN_RATED = "spearman_rated"
 """The same without the unreadable ratings (GPT-4o zero-shot greedy: ρ 0.46 with them, 0.78 without)."""
 BY_FREQUENCY_BIN = "by_frequency_bin"
@@ -30,6 +33,21 @@ BY_FREQUENCY_BIN = "by_frequency_bin"
 RATING_DISTRIBUTION = "rating_distribution"
 """Model and human rating counts (Fig. 5)."""
 RATING_TIE_RATE = "rating_tie_rate"
+
+
+def _missing(r: ItemRecord) -> tuple[float, float]:
+    ratings = list(r.detail.get("ratings", {}).values())
+    return float(sum(v == -1 for v in ratings)), float(len(ratings))
+
+
+RATING_MISSING = CountMetric(_missing, lambda s: ratio(s[..., 0], s[..., 1]), 2)
+"""Share of the ratings that could not be read (-1), over every rating of the rated pairs."""
+RATING_TIES = CountMetric(lambda r: (float(bool(r.detail.get("tied"))), 1.0) if
+                          "ratings" in r.detail else (0.0, 0.0), lambda s: ratio(s[..., 0], s[..., 1]), 2)
+"""Share of the rated pairs whose best rating is shared by several connectives."""
+PAIRED = {"rating_missing_rate": RATING_MISSING, RATING_TIE_RATE: RATING_TIES}
+"""The rates ``lingdiag compare`` tests by paired permutation (``Suite.paired_metrics``); accuracy
+and APS have McNemar's test."""
 
 
 def spearman(xs: Sequence[float], ys: Sequence[float]) -> dict[str, float]:
@@ -50,8 +68,10 @@ def _scores(r: ItemRecord) -> dict[str, float] | None:
     return None
 
 
-def _correlations(records: Sequence[ItemRecord], *, rated_only: bool = False) -> dict[str, dict[str, float]]:
-    groups: dict[str, tuple[list[float], list[float]]] = {g: ([], []) for g in (*data.CLASSES, data.UNRELATED, "all")}
+def _correlations(records: Sequence[ItemRecord], *, rated_only: bool = False,
+                  interval: bool = False) -> dict[str, dict[str, Any]]:
+    groups: dict[str, tuple[list[float], list[float], list[str]]] = {
+        g: ([], [], []) for g in (*data.CLASSES, data.UNRELATED, "all")}
     for r in records:
         scores = _scores(r)
         if scores is None:
@@ -62,7 +82,13 @@ def _correlations(records: Sequence[ItemRecord], *, rated_only: bool = False) ->
             for g in (r.tags["relation"], "all"):
                 groups[g][0].append(v)
                 groups[g][1].append(float(r.fields["human"][c]))
-    return {g: spearman(xs, ys) for g, (xs, ys) in groups.items()}
+                groups[g][2].append(r.item_id)
+    out: dict[str, dict[str, Any]] = {}
+    for g, (xs, ys, items) in groups.items():
+        out[g] = spearman(xs, ys)
+        if interval:
+            out[g]["rho_ci95"] = spearman_ci(xs, ys, items)
+    return out
 
 
 def _distributions(records: Sequence[ItemRecord]) -> dict[str, dict[str, dict[str, int]]]:
@@ -121,12 +147,14 @@ def metrics(records: Sequence[ItemRecord]) -> dict[str, Any]:
     if any("frequency_bins" in r.tags or "frequency_bin" in r.tags for r in related):
         out[BY_FREQUENCY_BIN] = _by_frequency_bin(related)
     if any(_scores(r) is not None for r in records):
-        out[SPEARMAN] = _correlations(records)
+        # Intervals on Table 13's cells only: each costs a vectorised bootstrap, and the rated-only
+        # variant is a side note.
+        out[SPEARMAN] = _correlations(records, interval=True)
+        out[CI_METHODS] = {SPEARMAN: SPEARMAN_BOOTSTRAP}
     rated = [r for r in records if "ratings" in r.detail]
     if rated:
         out[SPEARMAN_RATED] = _correlations(rated, rated_only=True)
-        values = [v for r in rated for v in r.detail["ratings"].values()]
-        out["rating_missing_rate"] = sum(v == -1 for v in values) / len(values)
-        out[RATING_TIE_RATE] = sum(bool(r.detail.get("tied")) for r in rated) / len(rated)
+        out["rating_missing_rate"] = RATING_MISSING(rated)
+        out[RATING_TIE_RATE] = RATING_TIES(rated)
         out[RATING_DISTRIBUTION] = _distributions(rated)
     return out
