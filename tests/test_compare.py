@@ -74,6 +74,40 @@ def test_two_conditions_of_one_run_and_errors(tmp_path):
     assert lonely.exit_code != 0 and "expected two runs" in str(lonely.exception)
 
 
+def test_rates_and_gaps_by_paired_permutation(tmp_path):
+    from statsmodels.stats.multitest import multipletests
+
+    from lingdiag.suite import SUITES
+
+    suite = SUITES.get("imperfective")
+    always = MockBackend(generate_fn=lambda r: "True")
+    by_length = MockBackend(generate_fn=lambda r: ("False", "True", "Unknown")[len(r.messages[-1].content) % 3])
+    axes = {"strategy": ["zero-shot", "dap"]}
+    evaluate(RunConfig(suite="imperfective", model="mock", axes=axes), always, tmp_path / "a")
+    evaluate(RunConfig(suite="imperfective", model="mock", axes=axes), by_length, tmp_path / "b")
+    got = compare(str(tmp_path / "a"), str(tmp_path / "b"), "--seed", "3")
+    perms = got["permutation"]
+    assert {(t["condition"], t["metric"]) for t in perms} == {(c, m) for c in ("zero-shot", "dap")
+                                                              for m in suite.paired_metrics}
+    assert "permutation" in got["methods"]["permutation_p"]
+    for t in perms:
+        # The values are the suite's own metrics of each side.
+        a = [r for r in RunStore(tmp_path / "a").load_records() if r.condition == t["condition"]]
+        b = [r for r in RunStore(tmp_path / "b").load_records() if r.condition == t["condition"]]
+        assert t["a"] == suite.condition_metrics(a)[t["metric"]] and t["b"] == suite.condition_metrics(b)[t["metric"]]
+        assert t["n"] == len(a) and not t["exact"] and t["permutations"] == 10_000
+    big = next(t for t in perms if t["metric"] == "tbr_C")  # always "True" against a third of the time
+    assert big["diff"] > 0.5 and big["p"] == pytest.approx(1 / 10_001)
+    # Holm over the whole permutation table (the McNemar table has its own).
+    assert [t["p_holm"] for t in perms] == pytest.approx(list(multipletests([t["p"] for t in perms],
+                                                                           method="holm")[1]))
+    # Two conditions of one run, the same way; the text table names the method.
+    within = compare(str(tmp_path / "b"), "--between", "zero-shot", "dap")["permutation"]
+    assert {t["condition"] for t in within} == {"zero-shot vs dap"} and len(within) == len(suite.paired_metrics)
+    text = runner.invoke(app, ["compare", str(tmp_path / "a"), str(tmp_path / "b")]).stdout
+    assert "Rates and gaps" in text and "| zero-shot | delta_aa |" in text and "paired permutation" in text
+
+
 @pytest.mark.slow
 def test_compare_real_runs_matches_statsmodels(tmp_path):
     from statsmodels.stats.contingency_tables import mcnemar

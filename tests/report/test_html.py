@@ -178,3 +178,16 @@ def test_tables_dir_holds_markdown_and_escaped_latex(tmp_path: Path) -> None:
     assert markdown_to_latex("## A & B\n\n| x_1 | y |\n|---|---|\n| 1 | $2 |") == (
         "\\paragraph{A \\& B}\n\n\\begin{tabular}{ll}\n\\toprule\nx\\_1 & y \\\\\n\\midrule\n1 & \\$2 \\\\\n"
         "\\bottomrule\n\\end{tabular}\n")
+
+
+def test_intervals_table_lists_nested_intervals_with_their_method() -> None:
+    from lingdiag.metrics.core import CI_METHODS
+    from lingdiag.records import ResultRow
+    from lingdiag.report.html import _intervals
+    from lingdiag.store import LoadedRun
+
+    metrics = {"accuracy": 0.5, "accuracy_ci95": [0.4, 0.6],
+               "spearman": {"all": {"rho": 0.25, "rho_ci95": [0.1, 0.4]}}, CI_METHODS: {"spearman": "bootstrap X"}}
+    page = _intervals([LoadedRun(Path("r"), "explica", "m", {}, [ResultRow("m", "rating", {}, metrics)])])
+    assert "<td>accuracy</td><td>0.500</td><td>[0.400, 0.600]</td><td>Wilson score</td>" in page
+    assert "<td>spearman/all/rho</td><td>0.250</td><td>[0.100, 0.400]</td><td>bootstrap X</td>" in page

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import base64
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from html import escape
 from pathlib import Path
 from typing import Any
@@ -73,17 +73,31 @@ def _counts(runs: Sequence[LoadedRun]) -> str:
     return _table(["Run", "Model", "Condition", "n", "Unparsed", "Unparsed rate", "Errors"], rows)
 
 
+def _ci95(metrics: Mapping[str, Any], path: str = "") -> Iterator[tuple[str, Any, list[Any]]]:
+    """``(metric path, value, interval)`` for every ``<metric>_ci95`` beside its ``<metric>``, nested
+    dicts included (ExpliCa's ``spearman/all/rho``).
+    """
+    for key, x in metrics.items():
+        if key.endswith("_ci95") and isinstance(x, list) and len(x) == 2:
+            yield path + key.removesuffix("_ci95"), metrics.get(key.removesuffix("_ci95")), x
+        elif isinstance(x, Mapping) and key != CI_METHODS:
+            yield from _ci95(x, f"{path}{key}/")
+
+
 def _intervals(runs: Sequence[LoadedRun]) -> str:
-    """Every 95% interval the suites' metrics hold (``<metric>_ci95``), beside its value and method."""
+    """Every 95% interval the suites' metrics hold (``<metric>_ci95``), beside its value and method.
+
+    ``ci95_methods`` names the method by the interval's key, or by the top-level key holding a
+    nested one; Wilson's score interval otherwise.
+    """
     rows = []
     for run in runs:
         for row in run.rows:
             methods = row.metrics.get(CI_METHODS, {})
-            for key, ci in row.metrics.items():
-                if key.endswith("_ci95") and isinstance(ci, list) and len(ci) == 2:
-                    value = row.metrics.get(key.removesuffix("_ci95"))
-                    rows.append([row.model, row.condition, key.removesuffix("_ci95"), fmt(value, 3),
-                                 f"[{fmt(ci[0], 3)}, {fmt(ci[1], 3)}]", methods.get(key, WILSON)])
+            for name, value, ci in _ci95(row.metrics):
+                method = methods.get(f"{name}_ci95", methods.get(name.split("/")[0], WILSON))
+                rows.append([row.model, row.condition, name, fmt(value, 3),
+                             f"[{fmt(ci[0], 3)}, {fmt(ci[1], 3)}]", method])
     return _table(["Model", "Condition", "Metric", "Value", "95% interval", "Method"], rows) if rows else ""
 
 

@@ -6,7 +6,7 @@ import sys
 
 from lingdiag.records import ItemRecord
 from lingdiag.store import write_imported
-from lingdiag.suites.explica.analysis import join
+from lingdiag.suites.explica.analysis import join, to_markdown
 
 CONNECTIVES = ("so", "because", "then", "after")
 
@@ -43,6 +43,11 @@ def test_join_counts_the_four_cells_and_tests_them() -> None:
     assert j.ci95[0] <= 0.25 <= j.ci95[1]
     assert join("m", records(), seed=1) == join("m", records(), seed=1)
     assert j.rho_n == 32 and j.rho_ratings is not None and j.rho_ratings < 0
+    # Table 12's ρ with a bootstrap interval over the 8 pairs (each pair's 4 sentences together).
+    assert j.rho_ci95 is not None and j.rho_ci95[0] <= j.rho_ratings <= j.rho_ci95[1]
+    text = to_markdown([j])
+    assert f"{j.rho_ratings:.2f} [{j.rho_ci95[0]:.2f}, {j.rho_ci95[1]:.2f}] (32)" in text
+    assert "percentile bootstrap over items" in text
 
 
 def test_competence_command(tmp_path) -> None:

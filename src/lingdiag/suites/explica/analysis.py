@@ -24,6 +24,7 @@ from pathlib import Path
 
 from lingdiag.compare import METHODS, paired
 from lingdiag.metrics.core import fmt, markdown_table
+from lingdiag.metrics.correlation import SPEARMAN_BOOTSTRAP, spearman_ci
 from lingdiag.records import ItemRecord, ResultRow
 from lingdiag.store import RunStore
 from lingdiag.suites.explica.metrics import spearman
@@ -56,15 +57,19 @@ class CompetencePerformance:
     """Spearman ρ of perplexity and rating per sentence (Table 12); None for cloze and MC, and
     when undefined (fewer than 3 sentences, or constant ratings)."""
     rho_n: int = 0
+    rho_ci95: tuple[float, float] | None = None
+    """Percentile bootstrap 95% interval of ``rho_ratings``, pairs resampled with their sentences."""
 
 
 def _answered(records: Sequence[ItemRecord]) -> dict[str, ItemRecord]:
     return {r.item_id: r for r in records if r.error is None}
 
 
-def _rating_rho(ppl: dict[str, ItemRecord], rated: dict[str, ItemRecord]) -> tuple[float | None, int]:
+def _rating_rho(ppl: dict[str, ItemRecord],
+                rated: dict[str, ItemRecord]) -> tuple[float | None, int, tuple[float, float] | None]:
     xs: list[float] = []
     ys: list[float] = []
+    items: list[str] = []
     for item_id, r in rated.items():
         if item_id not in ppl or "ratings" not in r.detail or PERPLEXITY not in ppl[item_id].detail:
             continue
@@ -73,8 +78,12 @@ def _rating_rho(ppl: dict[str, ItemRecord], rated: dict[str, ItemRecord]) -> tup
             if rating != -1 and value is not None and not math.isnan(float(value)):
                 xs.append(float(value))
                 ys.append(float(rating))
+                items.append(item_id)
     rho = float(spearman(xs, ys)["rho"])
-    return (None if math.isnan(rho) else rho), len(xs)
+    if math.isnan(rho):
+        return None, len(xs), None
+    low, high = spearman_ci(xs, ys, items)
+    return rho, len(xs), (low, high)
 
 
 def join(model: str, records: Sequence[ItemRecord], *, seed: int = 0) -> list[CompetencePerformance]:
@@ -95,11 +104,12 @@ def join(model: str, records: Sequence[ItemRecord], *, seed: int = 0) -> list[Co
             continue
         test = paired(condition, [ppl[i] for i in shared], [prompted[i] for i in shared], seed=seed)
         both = sum(bool(ppl[i].correct) and bool(prompted[i].correct) for i in shared)
-        rho, rho_n = _rating_rho(ppl, prompted) if rs[0].axes.get("task") == "rating" else (None, 0)
+        rho, rho_n, rho_ci = _rating_rho(ppl, prompted) if rs[0].axes.get("task") == "rating" else (None, 0, None)
         out.append(CompetencePerformance(
             model, condition, len(shared), test.acc_a, test.acc_b, both, test.only_a, test.only_b,
             len(shared) - both - test.only_a - test.only_b,
-            sum(prompted[i].label == ppl[i].label for i in shared) / len(shared), test.p, test.ci95, rho, rho_n))
+            sum(prompted[i].label == ppl[i].label for i in shared) / len(shared), test.p, test.ci95, rho, rho_n,
+            rho_ci))
     return out
 
 
@@ -115,17 +125,25 @@ def competence_performance(rows: Sequence[ResultRow], *, seed: int = 0) -> list[
 def to_markdown(joined: Sequence[CompetencePerformance]) -> str:
     """The competence-vs-performance table."""
     header = ["Model", "Condition", "n", "APS", "Acc", "Both right", "Knows, not says", "Says, not knows",
-              "Neither", "Same label", "APS − Acc [95% CI]", "McNemar p", "ρ ppl~rating (n)"]
+              "Neither", "Same label", "APS − Acc [95% CI]", "McNemar p", "ρ ppl~rating [95% CI] (n)"]
     rows = [[j.model, j.condition, j.n, j.aps, j.accuracy, j.both,
              f"{j.knows_not_says} ({j.knows_not_says / j.n:.0%})", f"{j.says_not_knows} ({j.says_not_knows / j.n:.0%})",
              j.neither, j.agreement, f"{j.aps - j.accuracy:+.2f} [{j.ci95[0]:+.2f}, {j.ci95[1]:+.2f}]",
-             f"{j.p:.3g}", "–" if j.rho_ratings is None else f"{fmt(j.rho_ratings)} ({j.rho_n})"] for j in joined]
+             f"{j.p:.3g}", _rho(j)] for j in joined]
     return ("### ExpliCa: competence (perplexity) vs performance (prompting), per item (§5.2, Table 12)\n\n"
             + markdown_table(header, rows)
             + f"\nPaired on the causal/temporal pairs both answered. p: {METHODS['p']}; "
               f"interval: {METHODS['ci95']}, seed 0. Unparsed prompted answers count as wrong. "
               "ρ: Spearman of each sentence's perplexity with the model's rating of it, all pairs, "
-              "unreadable ratings left out (a model whose two measures agree has ρ < 0).\n")
+              "unreadable ratings left out (a model whose two measures agree has ρ < 0); "
+              f"its interval: {SPEARMAN_BOOTSTRAP}.\n")
+
+
+def _rho(j: CompetencePerformance) -> str:
+    if j.rho_ratings is None:
+        return "–"
+    ci = "" if j.rho_ci95 is None else f" [{fmt(j.rho_ci95[0])}, {fmt(j.rho_ci95[1])}]"
+    return f"{fmt(j.rho_ratings)}{ci} ({j.rho_n})"
 
 
 def report_section(rows: Sequence[ResultRow]) -> str:

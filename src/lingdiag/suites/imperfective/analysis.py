@@ -42,6 +42,10 @@ class Correlation:
     """Two-sided p-value (scipy.stats.pearsonr)."""
     n: int
     """Number of points."""
+    ci95: tuple[float, float] = (-1.0, 1.0)
+    """Fisher z 95% interval (``pearsonr(...).confidence_interval()``); the points are models or
+    strategies, too few and too unlike for a bootstrap. With 3 points it is [-1, 1]: no
+    information."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,7 +156,9 @@ def pearson(x: Sequence[float], y: Sequence[float]) -> Correlation | None:
     if len(set(xs)) < 2 or len(set(ys)) < 2:
         return None
     res = pearsonr(xs, ys)
-    return Correlation(r=float(res.statistic), p=float(res.pvalue), n=len(pairs))
+    ci = res.confidence_interval(0.95)
+    return Correlation(r=float(res.statistic), p=float(res.pvalue), n=len(pairs),
+                       ci95=(float(ci.low), float(ci.high)))
 
 
 def _defined(v: Any) -> bool:
@@ -336,7 +342,10 @@ def analyze(rows: Sequence[ResultRow], sizes: Mapping[str, float] | None = None,
 
 
 def _corr(c: Correlation | None) -> str:
-    return "–" if c is None else f"r = {c.r:.2f}, p = {c.p:.2f} (n = {c.n})"
+    return "–" if c is None else f"r = {c.r:.2f} [{c.ci95[0]:.2f}, {c.ci95[1]:.2f}], p = {c.p:.2f} (n = {c.n})"
+
+
+FISHER_NOTE = "r: Pearson, [95% interval]: Fisher z (scipy pearsonr); [-1.00, 1.00] with 3 points.\n"
 
 
 def to_markdown(a: Analysis) -> str:
@@ -346,7 +355,8 @@ def to_markdown(a: Analysis) -> str:
         parts.append("### Prompt trade-off (§5.2, Figure 1)\n\n" + markdown_table(
             ["Model", "Strategies", "Acc C", "Acc D", "Acc C ~ strategy", "Acc D ~ strategy"],
             [[t.model, " → ".join(t.strategies), " ".join(fmt(v) for v in t.acc_c),
-              " ".join(fmt(v) for v in t.acc_d), _corr(t.corr_c), _corr(t.corr_d)] for t in a.tradeoff]))
+              " ".join(fmt(v) for v in t.acc_d), _corr(t.corr_c), _corr(t.corr_d)] for t in a.tradeoff])
+            + "\n" + FISHER_NOTE)
     if a.scale:
         s = a.scale
         parts.append(f"### Model scale (§5.3, {s.strategy})\n\n" + markdown_table(
@@ -354,7 +364,7 @@ def to_markdown(a: Analysis) -> str:
             [[p.model, f"{p.n_params / 1e9:.3g}B", p.tbr_c, p.delta_aa] for p in s.points]) + "\n" +
             markdown_table(["Size", "TBR_C", "Δ_AA"],
                            [["log10(parameters)", _corr(s.tbr_c_vs_log_size), _corr(s.delta_aa_vs_log_size)],
-                            ["parameters", _corr(s.tbr_c_vs_size), _corr(s.delta_aa_vs_size)]]))
+                            ["parameters", _corr(s.tbr_c_vs_size), _corr(s.delta_aa_vs_size)]]) + "\n" + FISHER_NOTE)
     if a.anova:
         v = a.anova
         parts.append(f"### Group × verb class repeated-measures ANOVA (footnote 4, {v.strategy}; "
