@@ -4,6 +4,7 @@ the suite's own ``condition_metrics`` for every swap pattern."""
 import itertools
 import math
 
+import numpy as np
 import pytest
 
 from lingdiag.compare import PermutationTest, holm, permuted
@@ -100,3 +101,18 @@ def test_undefined_metric_is_left_out() -> None:
     metric_names = {t.metric for t in permuted(IMPERFECTIVE, "a vs b", a, b)}
     assert metric_names == {"acc_A"}
     assert math.isnan(sign_flip(metrics.TBR_OF, a, b).p)
+
+
+def test_count_metrics_equal_the_formulas_they_replaced() -> None:
+    """CxNLI macro F1 from label_scores, bit for bit (the tables print it), on random answers."""
+    from lingdiag.suites.cxnli import data as cx
+    from lingdiag.suites.cxnli import metrics as cxm
+
+    rng = np.random.default_rng(5)
+    for n in (0, 1, 7, 50):
+        records = [ItemRecord(condition="c", axes={}, item_id=str(k), tags={}, fields={}, prompts=[], outputs=[],
+                              label=str(rng.choice([*cx.LABELS, UNPARSED])), detail={},
+                              gold=str(rng.choice(cx.LABELS[:2])), correct=None) for k in range(n)]
+        f1s = [s["f1"] for s in cxm.label_scores(records).values() if not math.isnan(s["f1"])]
+        old = sum(f1s) / len(f1s) if f1s else math.nan
+        assert cxm.MACRO_F1(records) == old or (math.isnan(old) and math.isnan(cxm.MACRO_F1(records)))
