@@ -57,6 +57,8 @@ def run(
     batch_tokens: int = typer.Option(None, help="Padded-token budget per batch, for generation and "
                                     "log-likelihood alike (transformers backend; default 8192 and 2048)."),
     trust_remote_code: bool = typer.Option(False, help="Let a hub model run its own code (transformers)."),
+    dtype: str = typer.Option(None, help="Weights dtype of a transformers model: float32 (default), bfloat16 "
+                              "or float16; named in the model's name. See bench/README.md for its price."),
     model_option: list[str] = typer.Option([], "--model-option", help="Model provider option key=value "
                                            "(repeatable), e.g. concurrency=32 for openai: models."),
     as_json: bool = typer.Option(False, "--json", help="Print metrics.json instead of the table."),
@@ -121,6 +123,8 @@ def build_config(params: Mapping[str, Any], extra: list[str]) -> RunConfig:
     fields["axes"] = {**base.get("axes", {}), **_parse_extra(extra)}
     fields["options"] = {**base.get("options", {}), **key_values(params.get("option") or [])}
     fields["model_options"] = {**base.get("model_options", {}), **key_values(params.get("model_option") or [])}
+    if params.get("dtype"):
+        fields["model_options"]["dtype"] = params["dtype"]
     if params.get("trust_remote_code"):
         fields["trust_remote_code"] = True
     if "model" not in fields:

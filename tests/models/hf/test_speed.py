@@ -7,6 +7,7 @@ import subprocess
 import sys
 from collections import Counter
 from collections.abc import Iterator
+from dataclasses import replace
 from functools import cache
 
 import pytest
@@ -137,6 +138,35 @@ def test_smollm2_batched_decoding_with_eviction_equals_transformers_generate(smo
         new = ref[0, ids.shape[1]:].tolist()
         assert g.n_tokens == len(new)
         assert g.text == smollm2.tokenizer.decode([t for t in new if t not in eos], skip_special_tokens=True)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("prefix_reuse", [True, False])
+def test_smollm2_continuous_batching_equals_fixed_batches(smollm2: HFBackend, prefix_reuse: bool) -> None:
+    # Short (DAP) and long (CoT) answers under a budget of a few rows: finished rows leave
+    # and waiting requests are prefilled and merged into the running batch.
+    from lingdiag.suites.imperfective.data import builtin_items
+    from lingdiag.suites.imperfective.prompts import strategy
+
+    items = builtin_items()[::25][:6]
+    pairs = [strategy(name, max_new_tokens=24).render(it)[0] for it in items for name in ("dap", "cot")]
+    # DAP answers in two tokens, CoT runs to the limit. Filler in the system turn, longest
+    # first, alternates the two in the longest-first queue: a batch holds both, and its DAP
+    # rows finish while CoT requests wait.
+    requests = [replace(r, messages=(ChatMessage("system", r.messages[0].content + " Please answer." * 30 * (11 - j)),
+                                     *r.messages[1:])) for j, r in enumerate(pairs)]
+    path = smollm2.identity["path"]
+    pool = HFBackend(path, batch_tokens=4000, prefix_reuse=prefix_reuse)
+    fixed = HFBackend(path, batch_tokens=4000, prefix_reuse=prefix_reuse, continuous_batching=False)
+    ours, ref = pool.generate(requests), fixed.generate(requests)
+    assert pool.usage()["refilled_rows"] > 0 and fixed.usage()["refilled_rows"] == 0
+    assert [g.text for g in ours] == [g.text for g in ref]
+    assert [g.n_tokens for g in ours] == [g.n_tokens for g in ref]
+    diff = max(abs(x - y) for a, b in zip(ours, ref, strict=True)
+               for x, y in zip(a.logprobs or (), b.logprobs or (), strict=True))
+    assert diff < LOGPROB_TOLERANCE
+    # Fewer padded rows decoded: the pool does not carry finished rows or wait for a batch's longest answer.
+    assert pool.usage()["padded_tokens"] <= fixed.usage()["padded_tokens"]
 
 
 @pytest.mark.slow

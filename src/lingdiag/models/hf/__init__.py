@@ -17,6 +17,7 @@ from lingdiag.errors import ConfigError
 from lingdiag.models.base import Backend, Loader
 from lingdiag.models.embedded import convert_gguf, ensure_converted
 from lingdiag.models.hf.backend import HFBackend
+from lingdiag.models.hf.load import Dtype
 from lingdiag.paths import cache_dir, sha256_file
 
 __all__ = ["EMBEDDED_LOADER", "GGUF_LOADER", "HF_LOADER", "HFBackend", "HFOptions"]
@@ -41,12 +42,19 @@ class HFOptions(BaseModel):
     """When the chat template refuses a system turn (Gemma-2): ``plain`` text ``system + blank line + user``
     without chat markup, as the ImperfectiveNLI authors' code did, or ``fold`` it into the first user
     turn of the template. Recorded per answer (``rendering``) and in the backend identity."""
+    continuous_batching: bool = True
+    """Refill the rows of finished answers with waiting requests (generation)."""
+    dtype: Dtype = "float32"
+    """Weights dtype (``--dtype``). Anything but float32 changes log-probs and can change
+    decisions: it is named in the model's name (``smollm2-135m-bfloat16``), the backend
+    identity (so meta.json and cache keys) and every table. ``make bench`` measures its price."""
 
 
 def _backend(path: str, options: HFOptions, *, weights_hash: str, name: str | None = None) -> HFBackend:
     return HFBackend(path, name=name, weights_hash=weights_hash, batch_tokens=options.batch_tokens,
                      trust_remote_code=options.trust_remote_code, max_batch=options.max_batch,
-                     threads=options.threads, prefix_reuse=options.prefix_reuse, system_turn=options.system_turn)
+                     threads=options.threads, prefix_reuse=options.prefix_reuse, system_turn=options.system_turn,
+                     dtype=options.dtype, continuous_batching=options.continuous_batching)
 
 
 def load_embedded(name: str, options: HFOptions) -> Backend:

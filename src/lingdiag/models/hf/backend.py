@@ -1,6 +1,6 @@
 """Hugging Face transformers backend: hub ids, local directories and GGUF files, on CPU.
 
-Float32, greedy, batched. Batches are formed by a token budget over length-sorted
+Float32 unless asked (``dtype``), greedy, batched. Batches are formed by a token budget over length-sorted
 requests (short requests travel in large batches, long ones in small), and answers are
 returned in request order.
 
@@ -30,13 +30,13 @@ from lingdiag.models.base import Capabilities
 from lingdiag.models.hf.batching import Budget
 from lingdiag.models.hf.decode import GEN_BATCH_TOKENS, Decoder
 from lingdiag.models.hf.forward import Forward
-from lingdiag.models.hf.load import LoadedModel, stored_param_count
+from lingdiag.models.hf.load import Dtype, LoadedModel, stored_param_count
 from lingdiag.models.hf.score import LOGLIK_BATCH_TOKENS, Scorer
 from lingdiag.records import Generation, GenerationRequest, LogLikelihood, LoglikelihoodRequest
 
 
 class HFBackend:
-    """A causal LM from transformers, run on the CPU in float32."""
+    """A causal LM from transformers, run on the CPU (float32 unless asked)."""
 
     def __init__(
         self,
@@ -50,6 +50,8 @@ class HFBackend:
         threads: int | None = None,
         prefix_reuse: bool = True,
         system_turn: Literal["plain", "fold"] = "plain",
+        dtype: Dtype = "float32",
+        continuous_batching: bool = True,
     ) -> None:
         """Describe ``model_path`` (a hub id or a directory).
 
@@ -68,21 +70,29 @@ class HFBackend:
             system_turn: When the chat template refuses a system turn: ``plain`` text
                 ``system + blank line + user`` (as the ImperfectiveNLI authors' code), or ``fold``
                 it into the first user turn; see ``LoadedModel.rendered``.
+            dtype: Weights dtype; anything but float32 is appended to the name.
+            continuous_batching: Refill the rows of finished answers with waiting requests
+                (see ``decode``); off, batches are fixed and thin out as answers end.
         """
         missing = [p for p in ("torch", "transformers") if find_spec(p) is None]
         if missing:
             raise MissingDependency("the transformers backend", "hf", ["torch==2.13.0", "transformers"])
         self.name = name or model_path
+        if dtype != "float32":
+            self.name = f"{self.name}-{dtype}"
         self.gen_batch_tokens = batch_tokens or GEN_BATCH_TOKENS
         self.loglik_batch_tokens = batch_tokens or LOGLIK_BATCH_TOKENS
         self.max_batch = max_batch
         self.prefix_reuse = prefix_reuse
-        self._lm = LoadedModel(model_path, threads=threads, system_turn=system_turn,
+        self.continuous_batching = continuous_batching
+        self._lm = LoadedModel(model_path, threads=threads, system_turn=system_turn, dtype=dtype,
                                trust_remote_code=trust_remote_code)
         self._identity = {"backend": "hf", "model": self.name, "path": model_path, "weights_sha256": weights_hash}
         if system_turn != "plain":
             # Named only when not the default, so existing cache keys and meta.json stay as they were.
             self._identity["system_turn"] = system_turn
+        if dtype != "float32":
+            self._identity["dtype"] = dtype
         n_params = stored_param_count(model_path)
         if n_params:
             self._identity["n_params"] = str(n_params)
@@ -102,11 +112,12 @@ class HFBackend:
         Returns:
             ``forward_tokens``: real tokens run through the transformer body (a shared prefix
             counts once; generated tokens count once each); ``padded_tokens``: the same plus
-            padding; ``head_positions``: positions the LM head computed logits for; and, when
+            padding; ``head_positions``: positions the LM head computed logits for;
+            ``refilled_rows``: requests that joined a running generation batch; and, when
             the chat template refused a system turn, ``rendered_plain_fallback`` or
             ``rendered_folded``: generation requests rendered that way.
         """
-        work = {k: self._usage[k] for k in ("forward_tokens", "padded_tokens", "head_positions")}
+        work = {k: self._usage[k] for k in ("forward_tokens", "padded_tokens", "head_positions", "refilled_rows")}
         return work | {k: v for k, v in self._usage.items() if k.startswith("rendered_")}
 
     @property
@@ -128,7 +139,7 @@ class HFBackend:
 
     @property
     def model(self) -> Any:
-        """The transformers model in float32, eval mode, loaded on first use."""
+        """The transformers model (float32 unless asked), eval mode, loaded on first use."""
         return self._lm.model
 
     @property
@@ -147,7 +158,8 @@ class HFBackend:
 
     def generate(self, requests: Sequence[GenerationRequest]) -> list[Generation]:
         """Greedy generation, batched by a token budget; see ``Backend.generate``."""
-        return self._decoder.generate(requests, Budget(self.gen_batch_tokens, self.max_batch, self.prefix_reuse))
+        return self._decoder.generate(requests, Budget(self.gen_batch_tokens, self.max_batch, self.prefix_reuse,
+                                                       self.continuous_batching))
 
     def loglikelihood(self, requests: Sequence[LoglikelihoodRequest]) -> list[LogLikelihood]:
         """Summed continuation log-probs, batched by a token budget; see ``Backend.loglikelihood``."""

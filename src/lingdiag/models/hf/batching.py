@@ -107,6 +107,9 @@ class Budget:
     """Upper bound on rows per forward batch."""
     prefix_reuse: bool
     """Whether shared prefixes are computed once (else every request runs in full)."""
+    continuous: bool = True
+    """Generation only: refill the rows of finished answers with waiting requests (else
+    fixed batches that thin out as answers end)."""
 
 
 def token_budget_batches(lengths: Sequence[int], budget: int, max_batch: int = 64) -> list[list[int]]:

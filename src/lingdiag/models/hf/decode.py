@@ -1,16 +1,22 @@
 """Greedy (or, under a constraint, seeded sampled) decoding: batches by a token budget, finished rows
-dropped, a shared prompt run once.
+dropped and their places refilled, a shared prompt run once.
 
 Generation requests of one call run their common prompt prefix (system prompt, few-shot
 block) at batch size 1, and every row of every batch reads that one copy of its keys and
 values (``kv.PrefixedCache``).
+
+Answers range from one word to hundreds of chain-of-thought tokens. With **continuous
+batching** (``Budget.continuous``, the default) a batch is a pool: rows whose answers end
+leave it, and waiting requests are prefilled and merged in (``_Batch.merge``), so the
+batch stays full until the queue is empty instead of thinning out behind its longest
+answer. Constrained decoding keeps fixed batches (its grammar state is per batch row).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections import defaultdict
+from collections import defaultdict, deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
@@ -73,6 +79,9 @@ class _Batch:
     generators: list[Any] = field(default_factory=list)
     """Per request row: the random generator of a sampled constraint (empty: greedy)."""
 
+    skip: int = 0
+    """Leading mask slots held by a shared prompt prefix (``kv.PrefixedCache``; 0 without one)."""
+
     def evict(self, picks: list[int]) -> list[int]:
         """Drop the finished rows (their cache rows too); return the live rows' picks."""
         import torch
@@ -84,6 +93,41 @@ class _Batch:
         self.live = [self.live[b] for b in kept]
         return [picks[b] for b in kept]
 
+    def trim(self) -> None:
+        """Drop the cache slots that are padding in every live row.
+
+        A row's own slots are the last ones of the batch; merged rows are padded on the left
+        to the batch's width. Once the longest rows have left, the leading slots belong to no
+        one, and without trimming the width would grow with every step the pool lives.
+        """
+        own = self.attn[:, self.skip:]
+        start = int(own.any(0).int().argmax())
+        if start == 0:
+            return
+        for layer in self.cache.layers:
+            layer.keys, layer.values = layer.keys[:, :, start:], layer.values[:, :, start:]
+        self.attn = torch_cat_columns(self.attn[:, :self.skip], own[:, start:])
+
+    def merge(self, other: _Batch, picks: list[int], other_picks: list[int]) -> list[int]:
+        """Append ``other``'s rows (just prefilled on the same shared prefix) to this batch.
+
+        Each side's own slots are padded on the left to the wider one, so every row keeps
+        its tokens last; positions are per row, so padding shifts nothing. Returns the picks
+        of the merged rows, in their new order.
+        """
+        import torch
+
+        width = max(self.attn.shape[1], other.attn.shape[1]) - self.skip
+        for mine, theirs in zip(self.cache.layers, other.cache.layers, strict=True):
+            mine.keys = torch.cat([_pad_slots(mine.keys, width), _pad_slots(theirs.keys, width)])
+            mine.values = torch.cat([_pad_slots(mine.values, width), _pad_slots(theirs.values, width)])
+        prefix = self.attn[:1, :self.skip].expand(len(self.live) + len(other.live), -1)
+        own = torch.cat([_pad_mask(self.attn[:, self.skip:], width), _pad_mask(other.attn[:, self.skip:], width)])
+        self.attn = torch_cat_columns(prefix, own)
+        self.positions = torch.cat([self.positions[:, -1:], other.positions[:, -1:]])
+        self.live += other.live
+        return picks + other_picks
+
     def advance(self, picks: list[int]) -> None:
         """Make ``picks`` the next step's inputs."""
         import torch
@@ -91,6 +135,27 @@ class _Batch:
         self.inputs = torch.tensor(picks)[:, None]
         self.attn = torch.cat([self.attn, torch.ones(len(self.live), 1, dtype=self.attn.dtype)], dim=1)
         self.positions = self.positions[:, -1:] + 1
+
+
+def torch_cat_columns(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """``a`` and ``b`` side by side (dim 1)."""
+    import torch
+
+    return torch.cat([a, b], dim=1)
+
+
+def _pad_slots(kv: torch.Tensor, width: int) -> torch.Tensor:
+    """Keys or values ``[rows, heads, slots, dim]`` left-padded with zeros to ``width`` slots."""
+    import torch.nn.functional as F
+
+    return F.pad(kv, (0, 0, width - kv.shape[2], 0))
+
+
+def _pad_mask(mask: torch.Tensor, width: int) -> torch.Tensor:
+    """A ``[rows, slots]`` mask left-padded with zeros (padding) to ``width`` slots."""
+    import torch.nn.functional as F
+
+    return F.pad(mask, (width - mask.shape[1], 0))
 
 
 def _generator(seed: int, prompt: list[int]) -> Any:
@@ -120,12 +185,17 @@ class Decoder:
         for (max_new, stop, constraint), idx in groups.items():
             prompts = [encoded[i] for i in idx]
             shared = self.shared_prompt(prompts, max_new) if budget.prefix_reuse else None
-            lengths = [len(p) + max_new for p in prompts]
-            for batch in token_budget_batches(lengths, budget.tokens, budget.max_batch):
-                rows = [idx[b] for b in batch]
-                answers = self.decode_batch([encoded[i] for i in rows], max_new, stop, constraint, shared)
-                for i, g in zip(rows, answers, strict=True):
-                    out[i] = g if renderings[i] is None else replace(g, rendering=renderings[i])
+            if budget.continuous and constraint is None and not self.lm.window:
+                answers = self.decode_pool(prompts, max_new, stop, shared, budget)
+            else:
+                answers = [None] * len(idx)  # type: ignore[list-item]
+                lengths = [len(p) + max_new for p in prompts]
+                for batch in token_budget_batches(lengths, budget.tokens, budget.max_batch):
+                    for b, g in zip(batch, self.decode_batch([prompts[b] for b in batch], max_new, stop,
+                                                              constraint, shared), strict=True):
+                        answers[b] = g
+            for i, g in zip(idx, answers, strict=True):
+                out[i] = g if renderings[i] is None else replace(g, rendering=renderings[i])
         return [g for g in out if g is not None]
 
     def encode(self, requests: Sequence[GenerationRequest]) -> tuple[list[list[int]], list[str | None]]:
@@ -159,6 +229,60 @@ class Decoder:
         assert rows is not None
         return prefix, rows
 
+    def decode_pool(self, prompts: list[list[int]], max_new: int, stop: tuple[str, ...],
+                    shared: SharedPrompt | None, budget: Budget) -> list[Generation]:
+        """Greedy decoding with continuous batching: finished rows leave, waiting rows join.
+
+        Requests join longest first while ``rows × longest (prompt + max_new) ≤ budget.tokens``
+        (the rule of ``token_budget_batches``, so the first batch is the same). Once an eighth
+        of the live rows are done they are dropped, the slots nobody needs are trimmed, and
+        the freed room is refilled: the joining rows' prompts run as one prefill batch whose
+        first tokens are picked, then merge into the pool. Admission order is fixed by the
+        prompts alone, so the same call decodes the same way every time.
+        """
+        import torch
+
+        eos_ids = self.lm.eos_ids
+        length = [len(p) + max_new for p in prompts]
+        waiting = deque(sorted(range(len(prompts)), key=lambda i: -length[i]))
+        done, tokens = [False] * len(prompts), [[] for _ in prompts]  # type: list[bool], list[list[int]]
+        logprobs: list[list[float]] = [[] for _ in prompts]
+        batch: _Batch | None = None
+        picks: list[int] = []
+        with torch.inference_mode():
+            while True:
+                if batch is not None:
+                    n_done = sum(done[r] for r in batch.live)
+                    if n_done == len(batch.live):
+                        batch, picks = None, []
+                    elif n_done >= max(1, len(batch.live) // 8):
+                        picks = batch.evict(picks)
+                        batch.trim()
+                live = batch.live if batch is not None else []
+                joining: list[int] = []
+                longest = max((length[r] for r in live), default=0)
+                while waiting and len(live) + len(joining) < budget.max_batch and \
+                        (len(live) + len(joining) + 1) * max(longest, length[waiting[0]]) <= budget.tokens:
+                    longest = max(longest, length[waiting[0]])
+                    joining.append(waiting.popleft())
+                if not joining and batch is None and waiting:  # one row over the budget runs alone
+                    joining.append(waiting.popleft())
+                if joining:
+                    new = self._start([prompts[r] for r in joining], joining, shared, done, tokens, logprobs)
+                    new_picks = self._step(new, [], eos_ids, stop, max_new)
+                    if batch is None:
+                        batch, picks = new, new_picks
+                    else:
+                        picks = batch.merge(new, picks, new_picks)
+                        self.usage["refilled_rows"] += len(joining)
+                    continue
+                if batch is None:
+                    break
+                batch.advance(picks)
+                self.usage.update(forward_tokens=sum(not done[r] for r in batch.live), padded_tokens=len(batch.live))
+                picks = self._step(batch, [], eos_ids, stop, max_new)
+        return [self._result(prompt, tokens[r], logprobs[r], eos_ids, stop) for r, prompt in enumerate(prompts)]
+
     def decode_batch(self, prompts: list[list[int]], max_new: int, stop: tuple[str, ...],
                      constraint: Any, shared: SharedPrompt | None) -> list[Generation]:
         """Greedy decoding of one batch, dropping finished rows as it goes.
@@ -173,7 +297,9 @@ class Decoder:
         import torch
 
         eos_ids = self.lm.eos_ids
-        batch = self._start(prompts, shared)
+        n = len(prompts)
+        batch = self._start(prompts, list(range(n)), shared, [False] * n, [[] for _ in prompts],
+                            [[] for _ in prompts])
         processors = self._constraint_processors(constraint, len(prompts))
         if constraint is not None and constraint.sample_seed is not None:
             batch.generators = [_generator(constraint.sample_seed, p) for p in prompts]
@@ -182,7 +308,7 @@ class Decoder:
         evict = not processors and not (window and batch.attn.shape[1] + max_new > window)
         with torch.inference_mode():
             for step in range(max_new):
-                picks = self._step(batch, processors, eos_ids, stop)
+                picks = self._step(batch, processors, eos_ids, stop, max_new)
                 n_done = sum(batch.done[r] for r in batch.live)
                 if n_done == len(batch.live) or step == max_new - 1:
                     break
@@ -194,15 +320,19 @@ class Decoder:
         return [self._result(prompt, batch.tokens[r], batch.logprobs[r], eos_ids, stop)
                 for r, prompt in enumerate(prompts)]
 
-    def _start(self, prompts: list[list[int]], shared: SharedPrompt | None) -> _Batch:
-        """The first step's inputs: whole prompts, or their tails after the shared prefix."""
+    def _start(self, prompts: list[list[int]], rows: list[int], shared: SharedPrompt | None, done: list[bool],
+               tokens: list[list[int]], logprobs: list[list[float]]) -> _Batch:
+        """The first step's inputs: whole prompts, or their tails after the shared prefix.
+
+        ``rows`` are the prompts' indices into ``done``, ``tokens`` and ``logprobs``, the call's
+        answers so far, which the batch fills in.
+        """
         import torch
         from transformers import DynamicCache
 
         from lingdiag.models.hf.kv import PrefixedCache
 
         pad = self.lm.tokenizer.pad_token_id
-        n = len(prompts)
         if shared is None:
             skip, width = 0, max(len(p) for p in prompts)
             ids = [[pad] * (width - len(p)) + p for p in prompts]
@@ -211,22 +341,25 @@ class Decoder:
         else:
             # [shared prefix][padding][own tokens]: the prefix slots come from the cache;
             # positions follow the mask, so padding does not shift them.
-            prefix, rows = shared
+            prefix, prefix_rows = shared
             skip = len(prefix)
             tails = [p[skip:] for p in prompts]
             tail_width = max(len(t) for t in tails)
             ids = [[pad] * (tail_width - len(t)) + t for t in tails]
             mask = [[1] * skip + [0] * (tail_width - len(t)) + [1] * len(t) for t in tails]
-            cache = PrefixedCache(rows.cache)
+            cache = PrefixedCache(prefix_rows.cache)
         attn = torch.tensor(mask)
         inputs = torch.tensor(ids)
         positions = (attn.cumsum(1) - 1).clamp(min=0)[:, skip:]
         self.usage.update(forward_tokens=sum(len(p) - skip for p in prompts), padded_tokens=inputs.numel())
-        return _Batch(inputs=inputs, attn=attn, positions=positions, cache=cache, live=list(range(n)),
-                      done=[False] * n, tokens=[[] for _ in range(n)], logprobs=[[] for _ in range(n)])
+        return _Batch(inputs=inputs, attn=attn, positions=positions, cache=cache, live=list(rows),
+                      done=done, tokens=tokens, logprobs=logprobs, skip=skip)
 
-    def _step(self, batch: _Batch, processors: list[Any], eos_ids: set[int], stop: tuple[str, ...]) -> list[int]:
-        """One forward pass: each live row's greedy pick (padding for finished rows), recorded."""
+    def _step(self, batch: _Batch, processors: list[Any], eos_ids: set[int], stop: tuple[str, ...],
+              max_new: int) -> list[int]:
+        """One forward pass: each live row's greedy pick (padding for finished rows), recorded;
+        a row is done at EOS, a stop string or ``max_new`` tokens.
+        """
         import torch
 
         out = self.lm.model(input_ids=batch.inputs, attention_mask=batch.attn, position_ids=batch.positions,
@@ -254,7 +387,7 @@ class Decoder:
             tokens.append(picks[b])
             batch.logprobs[r].append(round(lps[b], 6))
             tail = self.lm.tokenizer.decode(tokens[-window:], skip_special_tokens=True) if stop else ""
-            batch.done[r] = picks[b] in eos_ids or any(x in tail for x in stop)
+            batch.done[r] = picks[b] in eos_ids or len(tokens) >= max_new or any(x in tail for x in stop)
         return picks
 
     def _result(self, prompt: list[int], row: list[int], logprobs: list[float], eos_ids: set[int],

@@ -29,6 +29,11 @@ def keep_gpu_compiler_out() -> None:
         sys.modules.setdefault("triton", None)  # type: ignore[arg-type]
 
 
+Dtype = Literal["float32", "bfloat16", "float16"]
+"""Weights and activations dtype. float32 is the default: on a CPU without native bf16/f16
+matrix units (AVX2-only, like the machines ``bench/levers.py`` was measured on) the half
+types run far slower, and on any CPU they move log-probs and, sometimes, decisions."""
+
 Rendering = Literal["plain-fallback", "folded"]
 """How a chat request was rendered when the model's template refused its system turn."""
 
@@ -81,16 +86,17 @@ def _local(path: str) -> bool:
 
 
 class LoadedModel:
-    """A causal LM and its tokenizer, loaded on first use, in float32 on the CPU."""
+    """A causal LM and its tokenizer, loaded on first use, on the CPU (float32 unless asked)."""
 
     def __init__(self, path: str, *, threads: int | None = None, system_turn: Literal["plain", "fold"] = "plain",
-                 **load_kwargs: Any) -> None:
+                 dtype: Dtype = "float32", **load_kwargs: Any) -> None:
         """Describe the model at ``path``; nothing is imported or loaded yet.
 
         Args:
             path: Hub id or local directory.
             threads: Torch CPU threads (default: all cores), set when the model loads.
             system_turn: What to do when the chat template refuses a system turn (see ``rendered``).
+            dtype: The dtype the weights are loaded in (see ``Dtype``).
             **load_kwargs: Passed to both ``from_pretrained`` calls (``trust_remote_code``).
         """
         if _local(path) and not Path(path).expanduser().is_dir():
@@ -98,6 +104,7 @@ class LoadedModel:
             raise ConfigError(f"no such model directory: {path}")
         self.path = path
         self.system_turn = system_turn
+        self.dtype = dtype
         self._threads = threads
         self.load_kwargs = load_kwargs
         self._tokenizer: Any = None
@@ -121,7 +128,7 @@ class LoadedModel:
 
     @property
     def model(self) -> Any:
-        """The transformers model in float32, eval mode, loaded on first use."""
+        """The transformers model in ``dtype``, eval mode, loaded on first use."""
         if self._model is None:
             keep_gpu_compiler_out()
             import torch
@@ -129,7 +136,8 @@ class LoadedModel:
 
             torch.set_num_threads(self._threads or os.cpu_count() or 1)
             try:
-                model: Any = AutoModelForCausalLM.from_pretrained(self.path, dtype=torch.float32, **self.load_kwargs)
+                model: Any = AutoModelForCausalLM.from_pretrained(self.path, dtype=getattr(torch, self.dtype),
+                                                                  **self.load_kwargs)
             except OSError as e:
                 raise BackendError(f"cannot load model {self.path!r}: {e}") from e
             self._model = model.eval()
