@@ -125,7 +125,7 @@ def conditions(dataset: Dataset, axes: Mapping[str, Sequence[str]], options: Opt
                     name = f"exp{exp}/{setting}/{vname}" + ("/cot" if on else "")
                     base = {"exp": exp, "setting": setting, "variant": vname, "cot": cot,
                             "prompt_source": options.prompt_source}
-                    for scoring in axes[SCORING]:
+                    for scoring in axes.get(SCORING, (GENERATE,)):  # callers from before the axis
                         if scoring == LOGLIK:  # the competence twin: the codes scored after the same prompt
                             norm = options.loglik_normalisation
                             out.append(Condition(f"{name}/{LOGLIK}", {**base, **competence_axes(norm)},

@@ -63,7 +63,7 @@ def conditions(dataset: Dataset, axes: Mapping[str, Sequence[str]], options: Opt
     for name in axes["strategy"]:
         prompt = strategy(name, options.cap(name), source)
         base = {"strategy": name, "prompt_source": source}
-        for scoring in axes["scoring"]:
+        for scoring in axes.get(SCORING, (GENERATE,)):  # callers from before the axis name no scoring
             if scoring == LOGLIK:
                 norm = options.loglik_normalisation
                 out.append(Condition(f"{name}/{LOGLIK}", {**base, **competence_axes(norm)},
