@@ -94,7 +94,7 @@ def test_trust_remote_code_and_batch_tokens_reach_the_backend() -> None:
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    (["-o", "seed=3"], "suite 'imperfective' has no option 'seed'; valid options: max_new_tokens"),
+    (["-o", "seed=3"], "suite 'imperfective' has no option 'seed'; valid options: loglik_normalisation, max_new"),
     (["-o", "max_new_tokens=abc"], "option 'max_new_tokens': Input should be a valid integer"),
     (["--model-option", "concurency=4"], "the embedded backend has no option 'concurency'"),
     (["--batch-tokens", "0"], "batch_tokens: Input should be greater than or equal to 1"),

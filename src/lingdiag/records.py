@@ -87,14 +87,28 @@ class LoglikelihoodRequest:
     Following lm-eval's convention, a separating space belongs to the continuation
     (``context="The cat", continuation=" sat"``). An empty context scores the whole text
     from the start of the sequence (the backend supplies BOS where the model has one).
+
+    With ``messages`` the context is a chat conversation instead, rendered exactly as a
+    ``GenerationRequest`` with the same messages is (chat template, assistant turn opened), and
+    ``context`` must be empty: the continuation is scored as the first words of the answer,
+    so competence (log-likelihood) and performance (generation) see the same prompt tokens.
     """
 
     context: str
     continuation: str
+    messages: tuple[ChatMessage, ...] = ()
+    """Chat turns to render as the context (the backend applies the model's chat template)."""
+
+    def __post_init__(self) -> None:
+        if self.messages and self.context:
+            raise ValueError("LoglikelihoodRequest takes a text context or chat messages, not both")
 
     def key(self) -> dict[str, Any]:
         """A JSON-able description of the whole request (for caches and records)."""
-        return {"kind": "loglikelihood", **asdict(self)}
+        key = {"kind": "loglikelihood", **asdict(self)}
+        if not key["messages"]:
+            del key["messages"]  # text-context keys stay as they were before chat contexts existed
+        return key
 
 
 Request = GenerationRequest | LoglikelihoodRequest

@@ -16,6 +16,7 @@ from lingdiag.models.base import Backend, ReportsUsage
 from lingdiag.paths import sha256_file
 from lingdiag.records import (
     UNPARSED,
+    ChatMessage,
     Generation,
     GenerationRequest,
     Item,
@@ -71,11 +72,17 @@ def spread(items: Sequence[Item], limit: int | None) -> list[Item]:
     return [items[int(k * step)] for k in range(limit)]
 
 
+def _messages_json(messages: Sequence[ChatMessage]) -> list[dict[str, str]]:
+    return [{"role": m.role, "content": m.content} for m in messages]
+
+
 def _prompt_json(r: Request) -> Any:
     if isinstance(r, LoglikelihoodRequest):
+        if r.messages:
+            return {"messages": _messages_json(r.messages), "continuation": r.continuation}
         return {"context": r.context, "continuation": r.continuation}
     if r.messages:
-        return [{"role": m.role, "content": m.content} for m in r.messages]
+        return _messages_json(r.messages)
     return r.prompt
 
 

@@ -10,12 +10,35 @@ from typing import Annotated
 
 import typer
 
+from lingdiag import competence as competence_join
 from lingdiag.cli.app import app
 from lingdiag.compare import METHODS, compare_conditions, compare_runs, permute_conditions, permute_runs
 from lingdiag.errors import ConfigError
 from lingdiag.metrics.core import markdown_table
 from lingdiag.mixed import fit, load
 from lingdiag.records import dumps
+from lingdiag.store import load_run
+
+
+@app.command()
+def competence(
+    runs: Annotated[list[Path], typer.Argument(help="Run directories with --scoring generate,loglik.")],
+    seed: Annotated[int, typer.Option(help="Seeds the bootstrap intervals.")] = 0,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Competence (label log-likelihood) against performance (generated label), paired per item."""
+    by_suite: dict[str, list[competence_join.CompetenceJoin]] = {}
+    for path in runs:
+        run = load_run(path)
+        by_suite.setdefault(run.suite, []).extend(competence_join.join(run.model, run.records, seed=seed))
+    if not any(by_suite.values()):
+        raise ConfigError(f"{', '.join(map(str, runs))}: no run holds a loglik condition and its prompted twin "
+                          "(run ImperfectiveNLI or CxNLI with --scoring generate,loglik; ExpliCa: lingdiag explica "
+                          "competence)")
+    if as_json:
+        print(dumps([{"suite": s, **asdict(j)} for s, js in by_suite.items() for j in js], indent=2, sort_keys=True))
+        return
+    print("\n".join(competence_join.to_markdown(js, s) for s, js in by_suite.items() if js))
 
 
 @app.command()

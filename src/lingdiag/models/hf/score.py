@@ -16,7 +16,7 @@ from lingdiag.errors import BackendError
 from lingdiag.models.hf.batching import Budget, common_prefix_all, pack_groups, plan_groups, token_budget_batches
 from lingdiag.models.hf.forward import Forward
 from lingdiag.models.hf.load import LoadedModel
-from lingdiag.records import LogLikelihood, LoglikelihoodRequest
+from lingdiag.records import GenerationRequest, LogLikelihood, LoglikelihoodRequest
 
 if TYPE_CHECKING:
     import torch
@@ -50,7 +50,15 @@ def split_request(lm: LoadedModel, r: LoglikelihoodRequest) -> tuple[list[int], 
     A space at the end of the context belongs to the continuation; an empty context
     stands for ``lm.prefix_id``; the continuation is what the tokenized whole adds to the
     tokenized context.
+
+    A chat context (``r.messages``) is the prompt tokens generation would get for the same
+    messages (``LoadedModel.encode``: template, opened assistant turn, fallbacks alike), and
+    the continuation is tokenized on its own: the answer's first tokens as the model would
+    generate them, with no merge across the template's boundary.
     """
+    if r.messages:
+        ctx, _ = lm.encode(GenerationRequest(messages=r.messages))
+        return ctx, list(lm.tokenizer(r.continuation, add_special_tokens=False)["input_ids"])
     context, continuation = r.context, r.continuation
     n_spaces = len(context) - len(context.rstrip(" "))
     if n_spaces:

@@ -355,8 +355,15 @@ class OpenAIBackend:
 
         Raises:
             CapabilityError: The server has no ``/completions``, its prompt log-probs failed
-                the check, or a request has an empty context and no ``bos_text`` is set.
+                the check, a request has an empty context and no ``bos_text`` is set, or a
+                request has a chat context.
         """
+        if any(r.messages for r in requests):
+            # Echoed prompt log-probs exist for raw text only, and the server's chat template is
+            # not visible from here: scoring our own rendering would score another prompt.
+            raise CapabilityError(f"{self.model} at {self.base_url}: log-likelihoods with a chat context need the "
+                                  "model's chat template, which the OpenAI-compatible API does not expose (only raw "
+                                  "text can be scored via /completions echo); use an hf: or embedded model")
         if not self.completions:
             raise CapabilityError(f"{self.model} at {self.base_url} is chat-only: the chat API returns no prompt "
                                   "log-probs, so log-likelihood requests cannot be served")

@@ -71,7 +71,8 @@ def request_tokens(request: Request) -> tuple[int, int]:
         return math.ceil(len(text) / CHARS_PER_TOKEN)
 
     if not isinstance(request, GenerationRequest):
-        return count(request.context + request.continuation), 1
+        chat = sum(count(m.content) + MESSAGE_OVERHEAD for m in request.messages)
+        return chat + count(request.context + request.continuation), 1
     if request.messages:
         return sum(count(m.content) + MESSAGE_OVERHEAD for m in request.messages), request.max_new_tokens
     return count(request.prompt or ""), request.max_new_tokens

@@ -18,9 +18,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from lingdiag import competence
 from lingdiag.errors import ConfigError
+from lingdiag.prompts.loglik import GENERATE, LOGLIK, SCORING, SCORINGS, LabelLoglik, Normalisation, competence_axes
 from lingdiag.suite import Axis, Condition, Dataset, Suite, lazy, register_suite
-from lingdiag.suites.cxnli import authors, figures, metrics, prompts, tables
+from lingdiag.suites.cxnli import authors, data, figures, metrics, prompts, tables
 from lingdiag.suites.cxnli.authors import AUTHORS, AuthorsPrompt
 from lingdiag.suites.cxnli.data import LABELS
 from lingdiag.suites.cxnli.files import EXPS, SETTINGS, load
@@ -52,6 +54,14 @@ class Options(BaseModel):
     --model-option seed=43 --model-option logprobs=false``. Not an axis: it changes no prompt."""
     max_new_tokens_reasoning: int = Field(default=32768, ge=1)
     """New tokens per answer with ``reasoning`` (the authors set no cap)."""
+    loglik_normalisation: Normalisation = "total"
+    """How ``--scoring loglik`` compares the codes' log-likelihoods (``lingdiag.prompts.loglik``)."""
+
+
+ANSWERS = {label: code for code, label in data.CODES.items()}
+"""The answer of each label under ``--scoring loglik``: its numeric code, as every Appendix E
+variation asks ("Output a single numerical value between 0, 1, or 2", Table 11) and the parser
+reads (a user variant asking for words would need its own answers)."""
 
 
 def _variants(selected: Sequence[str], options: Options) -> dict[str, str]:
@@ -113,8 +123,15 @@ def conditions(dataset: Dataset, axes: Mapping[str, Sequence[str]], options: Opt
                     on = cot == "on"
                     strategy = _strategy(dataset, exp, setting, _instruction(vname, text, on, options), on, options)
                     name = f"exp{exp}/{setting}/{vname}" + ("/cot" if on else "")
-                    out.append(Condition(name, {"exp": exp, "setting": setting, "variant": vname, "cot": cot,
-                                                "prompt_source": options.prompt_source}, strategy, items))
+                    base = {"exp": exp, "setting": setting, "variant": vname, "cot": cot,
+                            "prompt_source": options.prompt_source}
+                    for scoring in axes.get(SCORING, (GENERATE,)):  # callers from before the axis
+                        if scoring == LOGLIK:  # the competence twin: the codes scored after the same prompt
+                            norm = options.loglik_normalisation
+                            out.append(Condition(f"{name}/{LOGLIK}", {**base, **competence_axes(norm)},
+                                                 LabelLoglik(strategy, ANSWERS, norm), items))
+                        else:
+                            out.append(Condition(name, base, strategy, items))
     if not out:
         raise ConfigError(f"dataset {dataset.name!r} has no items for exp {', '.join(axes['exp'])}")
     return out
@@ -130,6 +147,8 @@ SUITE = register_suite(Suite(
              "prompts of -o prompt_source (authors: prompts_authors.yaml; paper: Appendix E + rephrasings); "
              "'user' = -o variants=FILE"),
         Axis("cot", ("off", "on"), ("off",), "chain-of-thought (Appendix F): reasoning, answer on the last line"),
+        Axis(SCORING, SCORINGS, (GENERATE,), "generate: the prompted answer; loglik: the code with the highest "
+             "log-likelihood after the same prompt (competence; lingdiag competence RUN joins them)"),
     ),
     load=load,
     conditions=conditions,
@@ -139,6 +158,7 @@ SUITE = register_suite(Suite(
     options=Options,
     stat_tags=("exp", "construction", "schema", "kind"),
     figures=figures.figures,
+    analyses=competence.report_section("CxNLI"),
     cli=lazy("lingdiag.suites.cxnli.cli", "app"),
     parse_answer=parse_answer,
     paired_metrics=metrics.PAIRED,

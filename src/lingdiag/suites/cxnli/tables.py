@@ -38,7 +38,9 @@ def table(rows: Sequence[ResultRow]) -> str:
     sources = sorted({_source(r.axes) for r in rows})
 
     def variant(a: Mapping[str, Any]) -> str:
-        return str(a.get("variant")) if len(sources) == 1 else f"{_source(a)}:{a.get('variant')}"
+        name = str(a.get("variant")) if len(sources) == 1 else f"{_source(a)}:{a.get('variant')}"
+        # A competence (log-likelihood) condition is its own row beside its prompted twin.
+        return f"{name} ({a['scoring']})" if "scoring" in a else name
 
     cells: dict[tuple[str, str, str, str], dict[str, Mapping[str, Any]]] = {}
     for r in rows:
