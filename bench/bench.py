@@ -14,6 +14,10 @@ subprocess (so each peak RSS is its own), and only the request phase is timed:
    16 new tokens. Decision per item: the label lingdiag's parser reads from the text.
 3. ``lingdiag run`` of (2) cold (empty response cache) against a re-run from the cache,
    wall time of the whole command.
+4. Chain of thought: 100 ImperfectiveNLI items with the CoT prompt, greedy, 160 new tokens,
+   against lm-eval and against lingdiag's fixed batches (continuous batching off).
+5. bfloat16: (1) and (2) on a sample (``BF16_PAIRS`` pairs, ``BF16_ITEMS`` items), timed
+   against float32 on the same sample; decisions compared with float32 and with lm-eval.
 
 It also measures a float32 matmul rate and prints the compute floor of (1): model FLOPs
 per token × tokens ÷ that rate, both for all tokens (2N per token, as the issue's table)
@@ -41,6 +45,10 @@ MAX_NEW_TOKENS = 16
 THREADS = 2
 SMALL_GEN_BUDGET = 2048
 """A generation budget whose batches hold about as many rows (~19) as lm-eval's 16."""
+COT_ITEMS, COT_NEW_TOKENS = 100, 160
+BF16_PAIRS, BF16_ITEMS = 100, 100
+"""bfloat16 runs on a sample: on a CPU without native bf16 matrix units it is several
+times slower than float32, and the sample keeps ``make bench`` within minutes."""
 
 
 def data_path(suite: str, shared_file: str) -> Path:
@@ -69,11 +77,46 @@ def matmul_rate(seconds: float = 3.0) -> float:
     return best
 
 
+def gemm_seconds(m: int, k: int, n: int, dtype: str, reps: int = 5) -> float:
+    """Best time of ``[m, k] @ [k, n]`` in ``dtype`` on ``THREADS`` threads."""
+    import torch
+
+    torch.set_num_threads(THREADS)
+    a, b = torch.randn(m, k).to(getattr(torch, dtype)), torch.randn(k, n).to(getattr(torch, dtype))
+    a @ b
+    best = math.inf
+    for _ in range(reps):
+        t = time.perf_counter()
+        a @ b
+        best = min(best, time.perf_counter() - t)
+    return best
+
+
+def levers(hidden: int, kv: int, inter: int, rows: int = 4096) -> list[str]:
+    """Kernel-level measurements behind the choices in bench/README.md ("Levers weighed").
+
+    The half types against float32 at this model's projection shapes, and fused against
+    separate projections (one [hidden, q + 2 kv] product instead of three; gate and up as
+    one [hidden, 2 inter] product), all on ``rows`` tokens.
+    """
+    lines = []
+    f32 = gemm_seconds(rows, hidden, inter, "float32")
+    for dtype in ("bfloat16", "float16"):
+        ratio = f32 / gemm_seconds(rows, hidden, inter, dtype, 2)
+        lines.append(f"{dtype} [{rows}×{hidden}]·[{hidden}×{inter}] GEMM: {ratio:.2f}× float32's speed")
+    separate = gemm_seconds(rows, hidden, hidden, "float32") + 2 * gemm_seconds(rows, hidden, kv, "float32")
+    fused = gemm_seconds(rows, hidden, hidden + 2 * kv, "float32")
+    lines.append(f"fused QKV projection: {separate / fused:.2f}× the separate products' speed")
+    lines.append(f"fused gate/up projection: {2 * f32 / gemm_seconds(rows, hidden, 2 * inter, 'float32'):.2f}× "
+                 "the separate products' speed")
+    return lines
+
+
 def worker(python: str, script: str, task: str, model_dir: Path, payload: dict[str, Any],
-           *extra: str) -> dict[str, Any]:
-    """Run one timed task in a fresh process and return its result file."""
-    name = f"{Path(script).stem}-{task}{''.join(extra).replace('--', '-')}"
-    requests, result = WORK / f"{task}-requests.json", WORK / f"{name}.json"
+           *extra: str, tag: str = "") -> dict[str, Any]:
+    """Run one timed task in a fresh process and return its result file (``tag`` names a variant's files)."""
+    name = f"{Path(script).stem}-{task}{tag}{''.join(extra).replace('--', '-')}"
+    requests, result = WORK / f"{task}{tag}-requests.json", WORK / f"{name}.json"
     requests.write_text(json.dumps(payload))
     env = {**os.environ, "OMP_NUM_THREADS": str(THREADS), "TOKENIZERS_PARALLELISM": "false",
            "HF_HUB_OFFLINE": "1", "TRANSFORMERS_VERBOSITY": "error", "HF_HUB_DISABLE_PROGRESS_BARS": "1"}
@@ -87,7 +130,7 @@ def lingdiag_cli(args: list[str], cache: Path) -> float:
     """Wall seconds of one ``lingdiag`` command against the response cache in ``cache``."""
     env = {**os.environ, "LINGDIAG_CACHE": str(cache), "HF_HUB_OFFLINE": "1"}
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "lingdiag.cli", *args], check=True, env=env, stdout=subprocess.DEVNULL)
+    subprocess.run([sys.executable, "-m", "lingdiag", *args], check=True, env=env, stdout=subprocess.DEVNULL)
     return time.perf_counter() - start
 
 
@@ -144,7 +187,7 @@ def main() -> None:
     def explica_decisions(logprobs: list[float]) -> list[str]:
         n_tokens = [a[1] for a in ours["answers"]]
         out = []
-        for k in range(len(pairs)):
+        for k in range(len(logprobs) // 4):
             ppl = {c: math.exp(-logprobs[4 * k + j] / n_tokens[4 * k + j])
                    for j, c in enumerate(explica_data.CONNECTIVES)}
             out.append(explica_data.best(ppl, lower_is_better=True))
@@ -171,12 +214,57 @@ def main() -> None:
     gen_small = worker(sys.executable, "lingdiag_worker.py", "gen", model_dir, gen_payload,
                        "--batch-tokens", str(SMALL_GEN_BUDGET))
 
+    def labels_of(some: list[Any], texts: list[str]) -> list[str]:
+        return [strategy.parse(it, [Generation(text=t)]).label for it, t in zip(some, texts, strict=True)]
+
     def labels(texts: list[str]) -> list[str]:
-        return [strategy.parse(it, [Generation(text=t)]).label for it, t in zip(items, texts, strict=True)]
+        return labels_of(items, texts)
 
     gen_agree = agreement(labels(gen_ref["answers"]), labels(gen_ours["answers"]))
     same_text = agreement(gen_ref["answers"], gen_ours["answers"])
     small_same = agreement(gen_ours["answers"], gen_small["answers"])
+
+    # (4) Chain of thought: long answers, where continuous batching keeps batches full.
+    cot_items = items[::max(1, len(items) // COT_ITEMS)][:COT_ITEMS]
+    cot = imperfective.strategy("cot", max_new_tokens=COT_NEW_TOKENS)
+    cot_requests = [cot.render(it)[0] for it in cot_items]
+    cot_ref = worker(args.lm_eval_python, "lmeval_worker.py", "gen", model_dir,
+                     {"prompts": [renderer.render(r) for r in cot_requests], "max_new_tokens": COT_NEW_TOKENS},
+                     tag="-cot")
+    cot_payload = {"messages": [[{"role": m.role, "content": m.content} for m in r.messages] for r in cot_requests],
+                   "max_new_tokens": COT_NEW_TOKENS}
+    cot_ours = worker(sys.executable, "lingdiag_worker.py", "gen", model_dir, cot_payload, tag="-cot")
+    cot_fixed = worker(sys.executable, "lingdiag_worker.py", "gen", model_dir, cot_payload, "--fixed", tag="-cot")
+
+    def cot_labels(texts: list[str]) -> list[str]:
+        return [cot.parse(it, [Generation(text=t)]).label for it, t in zip(cot_items, texts, strict=True)]
+
+    cot_agree = agreement(cot_labels(cot_ref["answers"]), cot_labels(cot_ours["answers"]))
+    cot_same_fixed = agreement(cot_ours["answers"], cot_fixed["answers"])
+
+    # (5) bfloat16 on a sample, against float32 on the same sample.
+    n_ll = 4 * min(BF16_PAIRS, len(pairs))
+    ll_sample = {"requests": ll_payload["requests"][:n_ll]}
+    n_gen = min(BF16_ITEMS, len(items))
+    gen_sample = {**gen_payload, "messages": gen_payload["messages"][:n_gen]}
+    f32_ll = worker(sys.executable, "lingdiag_worker.py", "loglik", model_dir, ll_sample, tag="-sample")
+    bf16_ll = worker(sys.executable, "lingdiag_worker.py", "loglik", model_dir, ll_sample, "--dtype", "bfloat16",
+                     tag="-sample")
+    f32_gen = worker(sys.executable, "lingdiag_worker.py", "gen", model_dir, gen_sample, tag="-sample")
+    bf16_gen = worker(sys.executable, "lingdiag_worker.py", "gen", model_dir, gen_sample, "--dtype", "bfloat16",
+                      tag="-sample")
+    bf16_ll_decisions = explica_decisions([a[0] for a in bf16_ll["answers"]])
+    bf16_gen_labels = labels_of(items[:n_gen], bf16_gen["answers"])
+    bf16_vs_f32 = (sum(map(str.__eq__, bf16_ll_decisions, explica_decisions([a[0] for a in f32_ll["answers"]])))
+                   + sum(map(str.__eq__, bf16_gen_labels, labels_of(items[:n_gen], f32_gen["answers"])))) \
+        / (n_ll // 4 + n_gen)
+    bf16_vs_ref = (sum(map(str.__eq__, bf16_ll_decisions,
+                           explica_decisions([a[0] for a in ref["answers"][:n_ll]])))
+                   + sum(map(str.__eq__, bf16_gen_labels, labels_of(items[:n_gen], gen_ref["answers"][:n_gen])))) \
+        / (n_ll // 4 + n_gen)
+    bf16_ll_maxdiff = max(abs(a[0] - b[0]) for a, b in zip(f32_ll["answers"], bf16_ll["answers"], strict=True))
+    bf16_loglik_speedup = f32_ll["seconds"] / bf16_ll["seconds"]
+    bf16_gen_speedup = f32_gen["seconds"] / bf16_gen["seconds"]
 
     # (3) A cold lingdiag run of (2), then the same run again from the response cache.
     cache = fresh_cache(model_dir.parent.resolve())
@@ -223,6 +311,21 @@ def main() -> None:
         f"| (3) `lingdiag run` of (2): cold vs re-run from the cache | — | {cold:.1f} s cold, {rerun:.2f} s re-run | "
         f"re-run = {rerun_fraction:.1%} of cold | — | — | records identical: {identical} |",
     ]
+    rows += [
+        f"| (4) ImperfectiveNLI CoT, {len(cot_items)} items, ≤{COT_NEW_TOKENS} new tokens | "
+        f"{cot_ref['seconds']:.1f} s | {cot_ours['seconds']:.1f} s | {cot_ref['seconds'] / cot_ours['seconds']:.2f}× | "
+        f"{mb(cot_ref['peak_rss_mb'])} | {mb(cot_ours['peak_rss_mb'])} | {cot_agree:.2%} of {len(cot_items)} items |",
+        f"| (4) lingdiag with fixed batches (`continuous_batching=false`, the previous path) | — | "
+        f"{cot_fixed['seconds']:.1f} s | continuous = {cot_fixed['seconds'] / cot_ours['seconds']:.2f}× fixed | — | "
+        f"{mb(cot_fixed['peak_rss_mb'])} | same text as continuous: {cot_same_fixed:.2%} |",
+        f"| (5) bfloat16, (1) on {n_ll // 4} pairs: lingdiag float32 → bfloat16 | — | "
+        f"{f32_ll['seconds']:.1f} s → {bf16_ll['seconds']:.1f} s | {bf16_loglik_speedup:.2f}× | — | "
+        f"{mb(f32_ll['peak_rss_mb'])} → {mb(bf16_ll['peak_rss_mb'])} | max \\|Δ log-prob\\| {bf16_ll_maxdiff:.3f} |",
+        f"| (5) bfloat16, (2) on {n_gen} items: lingdiag float32 → bfloat16 | — | "
+        f"{f32_gen['seconds']:.1f} s → {bf16_gen['seconds']:.1f} s | {bf16_gen_speedup:.2f}× | — | "
+        f"{mb(f32_gen['peak_rss_mb'])} → {mb(bf16_gen['peak_rss_mb'])} | "
+        f"bf16 vs float32 {bf16_vs_f32:.2%}, vs lm-eval float32 {bf16_vs_ref:.2%} of {n_ll // 4 + n_gen} decisions |",
+    ]
     if plain is not None:
         rows.append(f"| (1) lingdiag plain path (no prefix reuse) | — | {plain['seconds']:.1f} s | "
                     f"{ref['seconds'] / plain['seconds']:.2f}× | — | {mb(plain['peak_rss_mb'])} | — |")
@@ -242,9 +345,13 @@ def main() -> None:
           f"({gen_ref['cpu_seconds'] / gen_ours['cpu_seconds']:.2f}×)")
     print(f"(1) max |Δ log-prob| lm-eval vs lingdiag: {ll_maxdiff:.2e}; "
           f"(2) identical text: {same_text:.2%}; re-run cache misses: {rerun_meta['usage'].get('cache_misses')}")
+    print("levers (float32 unless named, " + f"{THREADS} threads): " + "; ".join(
+        levers(config["hidden_size"], config["hidden_size"] // config["num_attention_heads"]
+               * config["num_key_value_heads"], config["intermediate_size"])))
     print("note: the CPU may be shared; ratios compare runs of this one command.")
     print(f"bench: loglik_speedup={loglik_speedup:.2f} gen_speedup={gen_speedup:.2f} "
-          f"rerun_fraction={rerun_fraction:.3f} floor_ratio={floor_ratio:.2f} agreement={pooled:.4f}")
+          f"rerun_fraction={rerun_fraction:.3f} floor_ratio={floor_ratio:.2f} agreement={pooled:.4f} "
+          f"bf16_loglik_speedup={bf16_loglik_speedup:.2f} bf16_agreement={bf16_vs_f32:.4f}")
 
 
 if __name__ == "__main__":
