@@ -70,7 +70,8 @@ print("ok", len(SUITES.names()))
 
 
 @pytest.mark.parametrize(("options", "message"), [
-    ({"batchtokens": 5}, "the embedded backend has no option 'batchtokens'; valid options: batch_tokens, continuous_batching, dtype, max_batch"),
+    ({"batchtokens": 5}, "the embedded backend has no option 'batchtokens'; "
+                         "valid options: batch_tokens, continuous_batching, dtype, max_batch"),
     ({"threads": "two"}, "the embedded backend option 'threads': Input should be a valid integer"),
     ({"batch_tokens": -1}, "option 'batch_tokens': Input should be greater than or equal to 1"),
 ])
