@@ -36,13 +36,18 @@ def compare(*args: str) -> dict:
     return json.loads(result.stdout)
 
 
-def test_mcnemar_bootstrap_and_holm_on_two_runs(tmp_path):
-    # Two "models": one always says True, one answers by the premise length (different items right).
+def two_runs(tmp_path: Path) -> None:
+    """Two "models" in ``tmp_path/a`` and ``/b``: one always says True, one answers by the premise
+    length (different items right)."""
     always = MockBackend(generate_fn=lambda r: "True")
     by_length = MockBackend(generate_fn=lambda r: ("False", "True", "Unknown")[len(r.messages[-1].content) % 3])
     axes = {"strategy": ["zero-shot", "dap"]}
     evaluate(RunConfig(suite="imperfective", model="mock", axes=axes), always, tmp_path / "a")
     evaluate(RunConfig(suite="imperfective", model="mock", axes=axes), by_length, tmp_path / "b")
+
+
+def test_mcnemar_bootstrap_and_holm_on_two_runs(tmp_path):
+    two_runs(tmp_path)
     got = compare(str(tmp_path / "a"), str(tmp_path / "b"), "--seed", "3")
     rows = {r["condition"]: r for r in got["rows"]}
     assert set(rows) == {"zero-shot", "dap"}
@@ -80,11 +85,7 @@ def test_rates_and_gaps_by_paired_permutation(tmp_path):
     from lingdiag.suite import SUITES
 
     suite = SUITES.get("imperfective")
-    always = MockBackend(generate_fn=lambda r: "True")
-    by_length = MockBackend(generate_fn=lambda r: ("False", "True", "Unknown")[len(r.messages[-1].content) % 3])
-    axes = {"strategy": ["zero-shot", "dap"]}
-    evaluate(RunConfig(suite="imperfective", model="mock", axes=axes), always, tmp_path / "a")
-    evaluate(RunConfig(suite="imperfective", model="mock", axes=axes), by_length, tmp_path / "b")
+    two_runs(tmp_path)
     got = compare(str(tmp_path / "a"), str(tmp_path / "b"), "--seed", "3")
     perms = got["permutation"]
     assert {(t["condition"], t["metric"]) for t in perms} == {(c, m) for c in ("zero-shot", "dap")
