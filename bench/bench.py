@@ -16,8 +16,10 @@ subprocess (so each peak RSS is its own), and only the request phase is timed:
    wall time of the whole command.
 4. Chain of thought: 100 ImperfectiveNLI items with the CoT prompt, greedy, 160 new tokens,
    against lm-eval and against lingdiag's fixed batches (continuous batching off).
-5. bfloat16: (1) and (2) on a sample (``BF16_PAIRS`` pairs, ``BF16_ITEMS`` items), timed
-   against float32 on the same sample; decisions compared with float32 and with lm-eval.
+5. The half types, ``--dtype bfloat16`` and ``--dtype bfloat16-mixed``: (1) and (2) in full on
+   a CPU with native bf16 dot products (AVX512-BF16, AMX), else on a sample (``BF16_PAIRS``
+   pairs, ``BF16_ITEMS`` items), timed against float32 on the same work; decisions compared
+   with float32 lingdiag and with float32 lm-eval, per suite.
 
 It also measures a float32 matmul rate and prints the compute floor of (1): model FLOPs
 per token × tokens ÷ that rate, both for all tokens (2N per token, as the issue's table)
@@ -47,8 +49,18 @@ SMALL_GEN_BUDGET = 2048
 """A generation budget whose batches hold about as many rows (~19) as lm-eval's 16."""
 COT_ITEMS, COT_NEW_TOKENS = 100, 160
 BF16_PAIRS, BF16_ITEMS = 100, 100
-"""bfloat16 runs on a sample: on a CPU without native bf16 matrix units it is several
+"""The half-type sample on a CPU without native bf16 dot products: there bf16 runs several
 times slower than float32, and the sample keeps ``make bench`` within minutes."""
+HALF_TYPES = ("bfloat16", "bfloat16-mixed")
+
+
+def native_bf16() -> bool:
+    """Whether this CPU has bf16 dot-product instructions (AVX512-BF16 or AMX), from /proc/cpuinfo."""
+    try:
+        flags = set(Path("/proc/cpuinfo").read_text(encoding="utf-8").split())
+    except OSError:
+        return False
+    return bool(flags & {"avx512_bf16", "amx_bf16"})
 
 
 def data_path(suite: str, shared_file: str) -> Path:
@@ -92,12 +104,13 @@ def gemm_seconds(m: int, k: int, n: int, dtype: str, reps: int = 5) -> float:
     return best
 
 
-def levers(hidden: int, kv: int, inter: int, rows: int = 4096) -> list[str]:
+def levers(hidden: int, kv: int, inter: int, vocab: int, rows: int = 4096) -> list[str]:
     """Kernel-level measurements behind the choices in bench/README.md ("Levers weighed").
 
-    The half types against float32 at this model's projection shapes, and fused against
+    The half types against float32 at this model's projection shapes, fused against
     separate projections (one [hidden, q + 2 kv] product instead of three; gate and up as
-    one [hidden, 2 inter] product), all on ``rows`` tokens.
+    one [hidden, 2 inter] product), all on ``rows`` tokens, and oneDNN on packed weights
+    against torch's default float32 kernel, on a projection and on the LM head.
     """
     lines = []
     f32 = gemm_seconds(rows, hidden, inter, "float32")
@@ -109,7 +122,30 @@ def levers(hidden: int, kv: int, inter: int, rows: int = 4096) -> list[str]:
     lines.append(f"fused QKV projection: {separate / fused:.2f}× the separate products' speed")
     lines.append(f"fused gate/up projection: {2 * f32 / gemm_seconds(rows, hidden, 2 * inter, 'float32'):.2f}× "
                  "the separate products' speed")
+    lines.append(f"oneDNN on packed float32 weights: [{rows}×{hidden}]·[{hidden}×{inter}] "
+                 f"{f32 / packed_seconds(rows, hidden, inter):.2f}×, LM head [64×{hidden}]·[{hidden}×{vocab}] "
+                 f"{gemm_seconds(64, hidden, vocab, 'float32') / packed_seconds(64, hidden, vocab):.2f}× "
+                 "torch's default (MKL) speed")
+    lines.append(f"native bf16 dot products (AVX512-BF16/AMX): {'yes' if native_bf16() else 'no'}")
     return lines
+
+
+def packed_seconds(m: int, k: int, n: int, reps: int = 5) -> float:
+    """Best time of ``[m, k] @ [k, n]`` in float32 on oneDNN with the weight packed once (as
+    ``lingdiag.models.hf.linear.PackedLinear`` runs the model's layers)."""
+    import torch
+
+    torch.set_num_threads(THREADS)
+    a = torch.randn(m, k)
+    packed = torch.ops.mkldnn._reorder_linear_weight(torch.randn(n, k), None)
+    run = lambda: torch.ops.mkldnn._linear_pointwise(a, packed, None, "none", [], "")  # noqa: E731
+    run()
+    best = math.inf
+    for _ in range(reps):
+        t = time.perf_counter()
+        run()
+        best = min(best, time.perf_counter() - t)
+    return best
 
 
 def worker(python: str, script: str, task: str, model_dir: Path, payload: dict[str, Any],
@@ -181,6 +217,7 @@ def main() -> None:
     ll_payload = {"requests": [[r.context, r.continuation] for r in ll_requests]}  # type: ignore[union-attr]
     ref = worker(args.lm_eval_python, "lmeval_worker.py", "loglik", model_dir, ll_payload)
     ours = worker(sys.executable, "lingdiag_worker.py", "loglik", model_dir, ll_payload)
+    unpacked = worker(sys.executable, "lingdiag_worker.py", "loglik", model_dir, ll_payload, "--unpacked")
     plain = worker(sys.executable, "lingdiag_worker.py", "loglik", model_dir, ll_payload, "--plain") \
         if args.plain else None
 
@@ -213,6 +250,7 @@ def main() -> None:
     # lm-eval's batch of 16, trading some speed for memory.
     gen_small = worker(sys.executable, "lingdiag_worker.py", "gen", model_dir, gen_payload,
                        "--batch-tokens", str(SMALL_GEN_BUDGET))
+    gen_unpacked = worker(sys.executable, "lingdiag_worker.py", "gen", model_dir, gen_payload, "--unpacked")
 
     def labels_of(some: list[Any], texts: list[str]) -> list[str]:
         return [strategy.parse(it, [Generation(text=t)]).label for it, t in zip(some, texts, strict=True)]
@@ -242,29 +280,38 @@ def main() -> None:
     cot_agree = agreement(cot_labels(cot_ref["answers"]), cot_labels(cot_ours["answers"]))
     cot_same_fixed = agreement(cot_ours["answers"], cot_fixed["answers"])
 
-    # (5) bfloat16 on a sample, against float32 on the same sample.
-    n_ll = 4 * min(BF16_PAIRS, len(pairs))
-    ll_sample = {"requests": ll_payload["requests"][:n_ll]}
-    n_gen = min(BF16_ITEMS, len(items))
-    gen_sample = {**gen_payload, "messages": gen_payload["messages"][:n_gen]}
-    f32_ll = worker(sys.executable, "lingdiag_worker.py", "loglik", model_dir, ll_sample, tag="-sample")
-    bf16_ll = worker(sys.executable, "lingdiag_worker.py", "loglik", model_dir, ll_sample, "--dtype", "bfloat16",
-                     tag="-sample")
-    f32_gen = worker(sys.executable, "lingdiag_worker.py", "gen", model_dir, gen_sample, tag="-sample")
-    bf16_gen = worker(sys.executable, "lingdiag_worker.py", "gen", model_dir, gen_sample, "--dtype", "bfloat16",
-                      tag="-sample")
-    bf16_ll_decisions = explica_decisions([a[0] for a in bf16_ll["answers"]])
-    bf16_gen_labels = labels_of(items[:n_gen], bf16_gen["answers"])
-    bf16_vs_f32 = (sum(map(str.__eq__, bf16_ll_decisions, explica_decisions([a[0] for a in f32_ll["answers"]])))
-                   + sum(map(str.__eq__, bf16_gen_labels, labels_of(items[:n_gen], f32_gen["answers"])))) \
-        / (n_ll // 4 + n_gen)
-    bf16_vs_ref = (sum(map(str.__eq__, bf16_ll_decisions,
-                           explica_decisions([a[0] for a in ref["answers"][:n_ll]])))
-                   + sum(map(str.__eq__, bf16_gen_labels, labels_of(items[:n_gen], gen_ref["answers"][:n_gen])))) \
-        / (n_ll // 4 + n_gen)
-    bf16_ll_maxdiff = max(abs(a[0] - b[0]) for a, b in zip(f32_ll["answers"], bf16_ll["answers"], strict=True))
-    bf16_loglik_speedup = f32_ll["seconds"] / bf16_ll["seconds"]
-    bf16_gen_speedup = f32_gen["seconds"] / bf16_gen["seconds"]
+    # (5) The half types against float32: in full where the CPU has native bf16, else on a sample.
+    full_half = native_bf16()
+    n_pairs = len(pairs) if full_half else min(BF16_PAIRS, len(pairs))
+    n_items = len(items) if full_half else min(BF16_ITEMS, len(items))
+    ll_half_payload = {"requests": ll_payload["requests"][:4 * n_pairs]}
+    gen_half_payload = {**gen_payload, "messages": gen_payload["messages"][:n_items]}
+    if full_half:
+        f32_ll, f32_gen = ours, gen_ours
+    else:
+        f32_ll = worker(sys.executable, "lingdiag_worker.py", "loglik", model_dir, ll_half_payload, tag="-sample")
+        f32_gen = worker(sys.executable, "lingdiag_worker.py", "gen", model_dir, gen_half_payload, tag="-sample")
+    f32_pairs = explica_decisions([a[0] for a in f32_ll["answers"]])
+    ref_pairs = explica_decisions([a[0] for a in ref["answers"][:4 * n_pairs]])
+    f32_labels = labels_of(items[:n_items], f32_gen["answers"])
+    ref_labels = labels_of(items[:n_items], gen_ref["answers"][:n_items])
+    half: dict[str, dict[str, Any]] = {}
+    for dtype in HALF_TYPES:
+        h_ll = worker(sys.executable, "lingdiag_worker.py", "loglik", model_dir, ll_half_payload, "--dtype", dtype,
+                      tag="-half")
+        h_gen = worker(sys.executable, "lingdiag_worker.py", "gen", model_dir, gen_half_payload, "--dtype", dtype,
+                       tag="-half")
+        h_pairs = explica_decisions([a[0] for a in h_ll["answers"]])
+        h_labels = labels_of(items[:n_items], h_gen["answers"])
+        half[dtype] = {
+            "ll": h_ll, "gen": h_gen,
+            "ll_speedup": f32_ll["seconds"] / h_ll["seconds"], "gen_speedup": f32_gen["seconds"] / h_gen["seconds"],
+            "pairs_f32": agreement(h_pairs, f32_pairs), "pairs_ref": agreement(h_pairs, ref_pairs),
+            "items_f32": agreement(h_labels, f32_labels), "items_ref": agreement(h_labels, ref_labels),
+            "maxdiff": max(abs(a[0] - b[0]) for a, b in zip(f32_ll["answers"], h_ll["answers"], strict=True)),
+        }
+        # The rule for a default other than float32: ≥ 99.5% of decisions on both suites.
+        half[dtype]["agreement"] = min(half[dtype]["pairs_f32"], half[dtype]["items_f32"])
 
     # (3) A cold lingdiag run of (2), then the same run again from the response cache.
     cache = fresh_cache(model_dir.parent.resolve())
@@ -278,7 +325,11 @@ def main() -> None:
     identical = (cache / "runs" / "cold" / "items.jsonl").read_bytes() == \
         (cache / "runs" / "rerun" / "items.jsonl").read_bytes()
 
-    rate = max(rate_before, matmul_rate())
+    # The best float32 rate this CPU reached in the command: MKL's 2048² GEMM, or oneDNN on a
+    # packed weight at the model's own projection shape (what lingdiag's layers run on).
+    rate = max(rate_before, matmul_rate(),
+               2 * 4096 * config["hidden_size"] * config["intermediate_size"]
+               / packed_seconds(4096, config["hidden_size"], config["intermediate_size"]))
     usage = ours["usage"]
     floor_all = 2 * n_params * tokens_all / rate
     floor_ours = (2 * (n_params - n_head) * usage["forward_tokens"] + 2 * n_head * usage["head_positions"]) / rate
@@ -300,10 +351,18 @@ def main() -> None:
         f"{ref['seconds']:.1f} s ({len(ll_requests) / ref['seconds']:.0f} req/s) | "
         f"{ours['seconds']:.1f} s ({len(ll_requests) / ours['seconds']:.0f} req/s) | {loglik_speedup:.2f}× | "
         f"{mb(ref['peak_rss_mb'])} | {mb(ours['peak_rss_mb'])} | {ll_agree:.2%} of {len(pairs):,} pairs |",
+        f"| (1) lingdiag on torch's default kernels (`packed_linears=false`, the previous path) | — | "
+        f"{unpacked['seconds']:.1f} s | packed = {unpacked['seconds'] / ours['seconds']:.2f}× unpacked | — | "
+        f"{mb(unpacked['peak_rss_mb'])} | max \\|Δ log-prob\\| packed vs unpacked "
+        f"{max(abs(a[0] - b[0]) for a, b in zip(unpacked['answers'], ours['answers'], strict=True)):.1e} |",
         f"| (2) ImperfectiveNLI {len(items)} generations, ≤{MAX_NEW_TOKENS} new tokens | "
         f"{gen_ref['seconds']:.1f} s ({len(items) / gen_ref['seconds']:.1f} items/s) | "
         f"{gen_ours['seconds']:.1f} s ({len(items) / gen_ours['seconds']:.1f} items/s) | {gen_speedup:.2f}× | "
         f"{mb(gen_ref['peak_rss_mb'])} | {mb(gen_ours['peak_rss_mb'])} | {gen_agree:.2%} of {len(items)} items |",
+        f"| (2) lingdiag on torch's default kernels (`packed_linears=false`) | — | "
+        f"{gen_unpacked['seconds']:.1f} s | packed = {gen_unpacked['seconds'] / gen_ours['seconds']:.2f}× unpacked | "
+        f"— | {mb(gen_unpacked['peak_rss_mb'])} | same text as packed: "
+        f"{agreement(gen_unpacked['answers'], gen_ours['answers']):.2%} |",
         f"| (2) with `--batch-tokens {SMALL_GEN_BUDGET}` (≈ lm-eval's batch size) | — | "
         f"{gen_small['seconds']:.1f} s ({len(items) / gen_small['seconds']:.1f} items/s) | "
         f"{gen_ref['seconds'] / gen_small['seconds']:.2f}× | — | {mb(gen_small['peak_rss_mb'])} | "
@@ -318,19 +377,24 @@ def main() -> None:
         f"| (4) lingdiag with fixed batches (`continuous_batching=false`, the previous path) | — | "
         f"{cot_fixed['seconds']:.1f} s | continuous = {cot_fixed['seconds'] / cot_ours['seconds']:.2f}× fixed | — | "
         f"{mb(cot_fixed['peak_rss_mb'])} | same text as continuous: {cot_same_fixed:.2%} |",
-        f"| (5) bfloat16, (1) on {n_ll // 4} pairs: lingdiag float32 → bfloat16 | — | "
-        f"{f32_ll['seconds']:.1f} s → {bf16_ll['seconds']:.1f} s | {bf16_loglik_speedup:.2f}× | — | "
-        f"{mb(f32_ll['peak_rss_mb'])} → {mb(bf16_ll['peak_rss_mb'])} | max \\|Δ log-prob\\| {bf16_ll_maxdiff:.3f} |",
-        f"| (5) bfloat16, (2) on {n_gen} items: lingdiag float32 → bfloat16 | — | "
-        f"{f32_gen['seconds']:.1f} s → {bf16_gen['seconds']:.1f} s | {bf16_gen_speedup:.2f}× | — | "
-        f"{mb(f32_gen['peak_rss_mb'])} → {mb(bf16_gen['peak_rss_mb'])} | "
-        f"bf16 vs float32 {bf16_vs_f32:.2%}, vs lm-eval float32 {bf16_vs_ref:.2%} of {n_ll // 4 + n_gen} decisions |",
     ]
+    for dtype, h in half.items():
+        rows += [
+            f"| (5) `--dtype {dtype}`, (1) on {n_pairs:,} pairs: lingdiag float32 → {dtype} | — | "
+            f"{f32_ll['seconds']:.1f} s → {h['ll']['seconds']:.1f} s | {h['ll_speedup']:.2f}× | — | "
+            f"{mb(f32_ll['peak_rss_mb'])} → {mb(h['ll']['peak_rss_mb'])} | vs float32 {h['pairs_f32']:.2%}, "
+            f"vs lm-eval float32 {h['pairs_ref']:.2%}; max \\|Δ log-prob\\| {h['maxdiff']:.3f} |",
+            f"| (5) `--dtype {dtype}`, (2) on {n_items} items: lingdiag float32 → {dtype} | — | "
+            f"{f32_gen['seconds']:.1f} s → {h['gen']['seconds']:.1f} s | {h['gen_speedup']:.2f}× | — | "
+            f"{mb(f32_gen['peak_rss_mb'])} → {mb(h['gen']['peak_rss_mb'])} | vs float32 {h['items_f32']:.2%}, "
+            f"vs lm-eval float32 {h['items_ref']:.2%} |",
+        ]
     if plain is not None:
         rows.append(f"| (1) lingdiag plain path (no prefix reuse) | — | {plain['seconds']:.1f} s | "
                     f"{ref['seconds'] / plain['seconds']:.2f}× | — | {mb(plain['peak_rss_mb'])} | — |")
     print("\n".join(rows))
-    print(f"\nmatmul rate (float32 2048² GEMM, {THREADS} threads, best in this command): "
+    print(f"\nmatmul rate (best float32 of MKL's 2048² GEMM and oneDNN's packed model-shape GEMM, {THREADS} threads, "
+          "in this command): "
           f"{rate / 1e9:.0f} GFLOP/s")
     print(f"compute floor of (1), all {tokens_all:,} tokens at 2N = {2 * n_params / 1e6:.0f} MFLOP/token: "
           f"{floor_all:.1f} s (lm-eval at {ref['seconds'] / floor_all:.2f}× it, "
@@ -338,6 +402,11 @@ def main() -> None:
     print(f"compute floor of lingdiag's work in (1): body on {usage['forward_tokens']:,} unshared tokens, "
           f"LM head on {usage['head_positions']:,} positions: {floor_ours:.1f} s "
           f"(lingdiag at {floor_ratio:.2f}× it)")
+    target = ref["seconds"] / 3
+    print(f"float32 target of 3× lm-eval on (1): {target:.1f} s, "
+          f"{'below' if target < floor_ours else 'above'} the compute floor of lingdiag's work ({floor_ours:.1f} s "
+          f"at {rate / 1e9:.0f} GFLOP/s): the least float32 work an exact scorer of these requests does "
+          f"(each distinct prefix once, the LM head at every scored position)")
     print(f"CPU seconds of the request phases (less sensitive to a shared CPU): (1) lm-eval "
           f"{ref['cpu_seconds']:.1f}, lingdiag {ours['cpu_seconds']:.1f} "
           f"({ref['cpu_seconds'] / ours['cpu_seconds']:.2f}×); "
@@ -347,11 +416,14 @@ def main() -> None:
           f"(2) identical text: {same_text:.2%}; re-run cache misses: {rerun_meta['usage'].get('cache_misses')}")
     print("levers (float32 unless named, " + f"{THREADS} threads): " + "; ".join(
         levers(config["hidden_size"], config["hidden_size"] // config["num_attention_heads"]
-               * config["num_key_value_heads"], config["intermediate_size"])))
+               * config["num_key_value_heads"], config["intermediate_size"], config["vocab_size"])))
     print("note: the CPU may be shared; ratios compare runs of this one command.")
     print(f"bench: loglik_speedup={loglik_speedup:.2f} gen_speedup={gen_speedup:.2f} "
           f"rerun_fraction={rerun_fraction:.3f} floor_ratio={floor_ratio:.2f} agreement={pooled:.4f} "
-          f"bf16_loglik_speedup={bf16_loglik_speedup:.2f} bf16_agreement={bf16_vs_f32:.4f}")
+          f"bf16_loglik_speedup={half['bfloat16']['ll_speedup']:.2f} "
+          f"bf16_agreement={half['bfloat16']['agreement']:.4f} "
+          f"bf16_mixed_loglik_speedup={half['bfloat16-mixed']['ll_speedup']:.2f} "
+          f"bf16_mixed_agreement={half['bfloat16-mixed']['agreement']:.4f}")
 
 
 if __name__ == "__main__":

@@ -1,11 +1,11 @@
 """The lingdiag side of the benchmark; runs in the project's ``.venv``.
 
 Usage: ``python lingdiag_worker.py {loglik|gen} MODEL_DIR REQUESTS.json RESULT.json [--plain] [--fixed]
-[--batch-tokens N] [--dtype D]``.
+[--unpacked] [--batch-tokens N] [--dtype D]``.
 
 Loads the model with lingdiag's transformers backend (float32 unless ``--dtype``, CPU, 2 torch
-threads; ``--plain`` turns prefix reuse off, ``--fixed`` continuous batching off, ``--batch-tokens``
-sets the batch budget), then times
+threads; ``--plain`` turns prefix reuse off, ``--fixed`` continuous batching off, ``--unpacked`` the
+oneDNN-packed linear layers off, ``--batch-tokens`` sets the batch budget), then times
 only the request phase, like the lm-eval worker. Writes the answers, the seconds, the
 backend's work counters (tokens through the transformer body, LM-head positions) and the
 process's peak RSS.
@@ -30,7 +30,8 @@ def main() -> None:
     budget = int(options[options.index("--batch-tokens") + 1]) if "--batch-tokens" in options else None
     dtype = options[options.index("--dtype") + 1] if "--dtype" in options else "float32"
     backend = HFBackend(model_dir, threads=2, prefix_reuse="--plain" not in options, batch_tokens=budget,
-                        continuous_batching="--fixed" not in options, dtype=dtype)  # type: ignore[arg-type]
+                        continuous_batching="--fixed" not in options, dtype=dtype,
+                        packed_linears="--unpacked" not in options)  # type: ignore[arg-type]
     backend.model  # noqa: B018 - load now: only the request phase is timed
     data = json.loads(Path(requests_file).read_text(encoding="utf-8"))
     answers: list[object]

@@ -44,17 +44,22 @@ class HFOptions(BaseModel):
     turn of the template. Recorded per answer (``rendering``) and in the backend identity."""
     continuous_batching: bool = True
     """Refill the rows of finished answers with waiting requests (generation)."""
+    packed_linears: bool = True
+    """Run the transformer body's linear layers on oneDNN with weights packed at load (float32
+    results equal within float32 rounding; ``lingdiag.models.hf.linear``)."""
     dtype: Dtype = "float32"
-    """Weights dtype (``--dtype``). Anything but float32 changes log-probs and can change
-    decisions: it is named in the model's name (``smollm2-135m-bfloat16``), the backend
-    identity (so meta.json and cache keys) and every table. ``make bench`` measures its price."""
+    """Weights dtype (``--dtype``; ``bfloat16-mixed``: bf16 matrix products in a float32 model).
+    Anything but float32 changes log-probs and can change decisions: it is named in the
+    model's name (``smollm2-135m-bfloat16``), the backend identity (so meta.json and cache
+    keys) and every table. ``make bench`` measures its price."""
 
 
 def _backend(path: str, options: HFOptions, *, weights_hash: str, name: str | None = None) -> HFBackend:
     return HFBackend(path, name=name, weights_hash=weights_hash, batch_tokens=options.batch_tokens,
                      trust_remote_code=options.trust_remote_code, max_batch=options.max_batch,
                      threads=options.threads, prefix_reuse=options.prefix_reuse, system_turn=options.system_turn,
-                     dtype=options.dtype, continuous_batching=options.continuous_batching)
+                     dtype=options.dtype, continuous_batching=options.continuous_batching,
+                     packed_linears=options.packed_linears)
 
 
 def load_embedded(name: str, options: HFOptions) -> Backend:

@@ -52,6 +52,7 @@ class HFBackend:
         system_turn: Literal["plain", "fold"] = "plain",
         dtype: Dtype = "float32",
         continuous_batching: bool = True,
+        packed_linears: bool = True,
     ) -> None:
         """Describe ``model_path`` (a hub id or a directory).
 
@@ -73,6 +74,8 @@ class HFBackend:
             dtype: Weights dtype; anything but float32 is appended to the name.
             continuous_batching: Refill the rows of finished answers with waiting requests
                 (see ``decode``); off, batches are fixed and thin out as answers end.
+            packed_linears: Run the transformer body's linear layers on oneDNN with weights
+                packed at load (``lingdiag.models.hf.linear``); off, on torch's default kernels.
         """
         missing = [p for p in ("torch", "transformers") if find_spec(p) is None]
         if missing:
@@ -86,7 +89,7 @@ class HFBackend:
         self.prefix_reuse = prefix_reuse
         self.continuous_batching = continuous_batching
         self._lm = LoadedModel(model_path, threads=threads, system_turn=system_turn, dtype=dtype,
-                               trust_remote_code=trust_remote_code)
+                               packed_linears=packed_linears, trust_remote_code=trust_remote_code)
         self._identity = {"backend": "hf", "model": self.name, "path": model_path, "weights_sha256": weights_hash}
         if system_turn != "plain":
             # Named only when not the default, so existing cache keys and meta.json stay as they were.

@@ -30,9 +30,11 @@ if TYPE_CHECKING:
 
 MIN_SHARED_PROMPT = 8
 """Shortest common prompt prefix worth a separate forward pass in generation."""
-GEN_BATCH_TOKENS = 8192
+GEN_BATCH_TOKENS = 4096
 """Default budget of a generation batch, prompt plus new tokens per row: it bounds the
-key/value cache (rows × tokens); larger batches decode more rows per step."""
+key/value cache (rows × tokens); larger batches decode more rows per step. Measured on
+SmolLM2-135M (2 cores, 400 ImperfectiveNLI zero-shot prompts): 4,096 as fast as 8,192 with
+~0.2 GB less peak memory, which keeps the peak below lm-eval's at batch 16."""
 
 SharedPrompt = tuple[list[int], Rows]
 """A call's common prompt prefix and its one-row cache."""

@@ -29,10 +29,12 @@ def keep_gpu_compiler_out() -> None:
         sys.modules.setdefault("triton", None)  # type: ignore[arg-type]
 
 
-Dtype = Literal["float32", "bfloat16", "float16"]
-"""Weights and activations dtype. float32 is the default: on a CPU without native bf16/f16
-matrix units (AVX2-only, like the machines ``bench/levers.py`` was measured on) the half
-types run far slower, and on any CPU they move log-probs and, sometimes, decisions."""
+Dtype = Literal["float32", "bfloat16", "bfloat16-mixed", "float16"]
+"""Weights and activations dtype. ``bfloat16-mixed`` loads float32 and computes only the
+transformer body's matrix products in bfloat16 (``lingdiag.models.hf.mixed``). float32 is the
+default: on a CPU without native bf16/f16 dot products (AVX2 only) the half types run several
+times slower, with them (AVX512-BF16, AMX) about twice as fast, and on any CPU they move
+log-probs and, sometimes, decisions; ``make bench`` measures both on the machine at hand."""
 
 Rendering = Literal["plain-fallback", "folded"]
 """How a chat request was rendered when the model's template refused its system turn."""
@@ -89,7 +91,7 @@ class LoadedModel:
     """A causal LM and its tokenizer, loaded on first use, on the CPU (float32 unless asked)."""
 
     def __init__(self, path: str, *, threads: int | None = None, system_turn: Literal["plain", "fold"] = "plain",
-                 dtype: Dtype = "float32", **load_kwargs: Any) -> None:
+                 dtype: Dtype = "float32", packed_linears: bool = True, **load_kwargs: Any) -> None:
         """Describe the model at ``path``; nothing is imported or loaded yet.
 
         Args:
@@ -97,6 +99,8 @@ class LoadedModel:
             threads: Torch CPU threads (default: all cores), set when the model loads.
             system_turn: What to do when the chat template refuses a system turn (see ``rendered``).
             dtype: The dtype the weights are loaded in (see ``Dtype``).
+            packed_linears: Run the transformer body's linear layers on oneDNN with weights
+                packed at load (``lingdiag.models.hf.linear``; float16 never is).
             **load_kwargs: Passed to both ``from_pretrained`` calls (``trust_remote_code``).
         """
         if _local(path) and not Path(path).expanduser().is_dir():
@@ -105,6 +109,7 @@ class LoadedModel:
         self.path = path
         self.system_turn = system_turn
         self.dtype = dtype
+        self.packed_linears = packed_linears
         self._threads = threads
         self.load_kwargs = load_kwargs
         self._tokenizer: Any = None
@@ -136,11 +141,22 @@ class LoadedModel:
 
             torch.set_num_threads(self._threads or os.cpu_count() or 1)
             try:
-                model: Any = AutoModelForCausalLM.from_pretrained(self.path, dtype=getattr(torch, self.dtype),
-                                                                  **self.load_kwargs)
+                weights = torch.float32 if self.dtype == "bfloat16-mixed" else getattr(torch, self.dtype)
+                model: Any = AutoModelForCausalLM.from_pretrained(self.path, dtype=weights, **self.load_kwargs)
             except OSError as e:
                 raise BackendError(f"cannot load model {self.path!r}: {e}") from e
-            self._model = model.eval()
+            model.eval()
+            if self.packed_linears and self.dtype != "float16":
+                from lingdiag.models.hf.linear import pack_linears
+
+                compute = torch.float32 if self.dtype == "float32" else torch.bfloat16
+                probe = self.tokenizer("The cat sat on the mat because it was tired.", add_special_tokens=False)
+                if not pack_linears(model, compute, list(probe["input_ids"])) and self.dtype == "bfloat16-mixed":
+                    raise BackendError(f"--dtype bfloat16-mixed needs oneDNN linear layers, which {self.path!r} "
+                                       "or this torch build cannot use: choose float32 or bfloat16")
+            elif self.dtype == "bfloat16-mixed":
+                raise BackendError("--dtype bfloat16-mixed needs packed_linears=true")
+            self._model = model
         return self._model
 
     @property

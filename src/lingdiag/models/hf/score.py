@@ -24,8 +24,12 @@ if TYPE_CHECKING:
 LOGLIK_BATCH_TOKENS = 2048
 """Default budget of a log-likelihood batch. Measured on SmolLM2-135M (2 cores, the 4,800
 ExpliCa requests): as fast as 8,192 (less padding) with ~0.2 GB less peak memory."""
-HEAD_CHUNK = 256
-"""Positions per LM-head chunk when scoring: bounds the logits buffer (256 × vocab floats)."""
+HEAD_CHUNK = 64
+"""Positions per LM-head chunk when scoring: bounds the logits (64 × vocab floats, 12.6 MB on
+SmolLM2, below glibc's 32 MB mmap ceiling, so each chunk's logits reuse freed heap pages
+instead of faulting in new ones). oneDNN runs the packed head as fast at 64 rows as at 256
+(~205 GFLOP/s on 2 cores); measured on SmolLM2-135M over 1,600 ExpliCa requests, 64 rows
+held the peak ~80 MB lower than 256 at the same speed."""
 
 Span = tuple[int, int, int, int, int]
 """``(row, column of start, start, end, request)``: a row of a tree level holds the
@@ -75,9 +79,10 @@ class LMHead:
     """The model's LM head, applied outside its forward pass to selected hidden states."""
 
     def __init__(self, lm: LoadedModel) -> None:
-        """Compute ``lm``'s logits; the output buffer is allocated on first use."""
+        """Compute ``lm``'s logits; the output buffer (and a packed weight) is made on first use."""
         self.lm = lm
         self._buffer: torch.Tensor | None = None
+        self._packed: torch.Tensor | None = None
 
     def __call__(self, hidden: torch.Tensor) -> torch.Tensor:
         """Logits from up to ``HEAD_CHUNK`` final hidden states, as the model's LM head computes them.
@@ -91,13 +96,25 @@ class LMHead:
 
         head = self.lm.model.get_output_embeddings()
         n, vocab = hidden.shape[0], head.weight.shape[0]
-        if self._buffer is None or self._buffer.shape[0] < n:
-            self._buffer = torch.empty(max(n, HEAD_CHUNK), vocab, dtype=head.weight.dtype)
-        logits = self._buffer[:n]
-        if head.bias is None:
-            torch.mm(hidden, head.weight.t(), out=logits)
+        if self._packed is None and self.lm.packed_linears and head.weight.dtype == torch.float32:
+            from lingdiag.models.hf.linear import drop_pages, file_mappings, onednn_available
+
+            if onednn_available():
+                self._packed = torch.ops.mkldnn._reorder_linear_weight(head.weight.detach(), None)
+                # The plain weight (the input embedding, in tied models) is read again only
+                # row by row, for the tokens looked up: its mapped pages need not stay resident.
+                drop_pages(head.weight, file_mappings())
+        if self._packed is not None:
+            # oneDNN on the packed weight: ~2× MKL's rate at 64 rows (bench/README.md, levers).
+            logits: torch.Tensor = torch.ops.mkldnn._linear_pointwise(hidden, self._packed, head.bias, "none", [], "")
         else:
-            torch.addmm(head.bias, hidden, head.weight.t(), out=logits)
+            if self._buffer is None or self._buffer.shape[0] < n:
+                self._buffer = torch.empty(max(n, HEAD_CHUNK), vocab, dtype=head.weight.dtype)
+            logits = self._buffer[:n]
+            if head.bias is None:
+                torch.mm(hidden, head.weight.t(), out=logits)
+            else:
+                torch.addmm(head.bias, hidden, head.weight.t(), out=logits)
         logits = logits.float()
         softcap = self.lm.softcap
         if softcap:
@@ -105,8 +122,8 @@ class LMHead:
         return logits
 
     def release(self) -> None:
-        """Free the logits buffer (the next call allocates a new one)."""
-        self._buffer = None
+        """Free the logits buffer and the packed weight (the next call makes new ones)."""
+        self._buffer = self._packed = None
 
     def matches_model(self) -> bool:
         """Whether this head reproduces the model's own logits on a short probe.

@@ -1,0 +1,99 @@
+"""Linear layers on oneDNN-packed weights (the default) and bf16 products (``--dtype bfloat16-mixed``),
+against torch's own float32 layers on the embedded SmolLM2."""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from lingdiag.models.hf import HFBackend
+from lingdiag.records import LoglikelihoodRequest
+
+
+@cache
+def _backend(path: str, packed: bool, dtype: str = "float32") -> HFBackend:
+    return HFBackend(path, packed_linears=packed, dtype=dtype)  # type: ignore[arg-type]
+
+
+def _explica_requests(n: int) -> list[LoglikelihoodRequest]:
+    from lingdiag.suites.explica.data import builtin_items
+    from lingdiag.suites.explica.tasks import PerplexityTask
+
+    return [r for it in builtin_items()[:n] for r in PerplexityTask().render(it)]  # type: ignore[misc]
+
+
+def _decisions(answers: list) -> list[int]:  # type: ignore[type-arg]
+    return [max(range(4), key=lambda j: answers[k + j].logprob / answers[k + j].n_tokens)
+            for k in range(0, len(answers), 4)]
+
+
+def _layers(backend: HFBackend) -> dict[str, int]:
+    import torch
+
+    from lingdiag.models.hf.linear import PackedLinear
+
+    body = backend.model.base_model
+    return {"packed": sum(isinstance(m, PackedLinear) for m in body.modules()),
+            "plain": sum(isinstance(m, torch.nn.Linear) for m in body.modules())}
+
+
+@pytest.mark.slow
+def test_packed_float32_equals_torch_layers(smollm2: HFBackend) -> None:
+    unpacked = _backend(smollm2.identity["path"], packed=False)
+    # The default backend really runs on packed layers, the other on torch's own.
+    assert _layers(smollm2) == {"packed": 30 * 7, "plain": 0}
+    assert _layers(unpacked) == {"packed": 0, "plain": 30 * 7}
+    requests = _explica_requests(10)
+    fast, ref = smollm2.loglikelihood(requests), unpacked.loglikelihood(requests)
+    # Two float32 kernels round differently (~1e-5 per token after 30 layers), summed over a
+    # sentence: the same tolerance as lm-eval against lingdiag in bench/README.md.
+    assert max(abs(a.logprob - b.logprob) for a, b in zip(fast, ref, strict=True)) < 5e-4
+    assert _decisions(fast) == _decisions(ref)
+    assert [a.is_greedy for a in fast] == [b.is_greedy for b in ref]
+
+    from lingdiag.suites.imperfective.data import builtin_items
+    from lingdiag.suites.imperfective.prompts import strategy
+
+    gen = [strategy("dap", max_new_tokens=8).render(it)[0] for it in builtin_items()[::40][:6]]
+    assert [g.text for g in smollm2.generate(gen)] == [g.text for g in unpacked.generate(gen)]
+
+
+@pytest.mark.slow
+def test_bfloat16_mixed_keeps_the_residual_stream_and_head_in_float32(smollm2: HFBackend) -> None:
+    import torch
+
+    from lingdiag.models.hf.linear import PackedLinear
+
+    mixed = _backend(smollm2.identity["path"], packed=True, dtype="bfloat16-mixed")
+    assert mixed.name.endswith("-bfloat16-mixed") and mixed.identity["dtype"] == "bfloat16-mixed"
+    model = mixed.model
+    layers = [m for m in model.base_model.modules() if isinstance(m, PackedLinear)]
+    assert len(layers) == 30 * 7 and all(m.compute == torch.bfloat16 for m in layers)
+    assert model.get_output_embeddings().weight.dtype == torch.float32
+    assert model.base_model.norm.weight.dtype == torch.float32
+    requests = _explica_requests(10)
+    ours, ref = mixed.loglikelihood(requests), smollm2.loglikelihood(requests)
+    diff = max(abs(a.logprob - b.logprob) for a, b in zip(ours, ref, strict=True))
+    # bf16 products move log-probs (that is their price), but by rounding, not by a broken model.
+    assert 1e-4 < diff < 1.5
+    assert sum(a == b for a, b in zip(_decisions(ours), _decisions(ref), strict=True)) >= 8
+
+
+def test_drop_pages_keeps_a_mapped_tensor_readable(tmp_path: Path) -> None:
+    import torch
+
+    from lingdiag.models.hf.linear import drop_pages, file_mappings
+
+    values = torch.arange(300_000, dtype=torch.float32)
+    path = tmp_path / "weights.bin"
+    path.write_bytes(values.numpy().tobytes())
+    mapped = torch.from_file(str(path), shared=False, size=values.numel(), dtype=torch.float32)
+    assert float(mapped.sum()) == float(values.sum())  # resident now
+    assert any(lo <= mapped.data_ptr() < hi for lo, hi in file_mappings())
+    drop_pages(mapped, file_mappings())
+    assert torch.equal(mapped, values)  # re-read from the file
+    anonymous = values.clone()
+    drop_pages(anonymous, file_mappings())  # not in a file mapping: left alone
+    assert torch.equal(anonymous, values)
