@@ -47,9 +47,10 @@ def test_packed_float32_equals_torch_layers(smollm2: HFBackend) -> None:
     assert _layers(unpacked) == {"packed": 0, "plain": 30 * 7}
     requests = _explica_requests(10)
     fast, ref = smollm2.loglikelihood(requests), unpacked.loglikelihood(requests)
-    # Two float32 kernels round differently (~1e-5 per token after 30 layers), summed over a
-    # sentence: the same tolerance as lm-eval against lingdiag in bench/README.md.
-    assert max(abs(a.logprob - b.logprob) for a, b in zip(fast, ref, strict=True)) < 5e-4
+    # Two float32 kernels round differently. On SmolLM2 a sentence's float32 log-prob already moves
+    # by up to ~1e-3 nat with the batch it is scored in (against a float64 forward pass, on either
+    # kernel: bench/float64_reference.py), so that is the tolerance; decisions must not move.
+    assert max(abs(a.logprob - b.logprob) for a, b in zip(fast, ref, strict=True)) < 2e-3
     assert _decisions(fast) == _decisions(ref)
     assert [a.is_greedy for a in fast] == [b.is_greedy for b in ref]
 
