@@ -95,11 +95,16 @@ def gemm_seconds(m: int, k: int, n: int, dtype: str, reps: int = 5) -> float:
 
     torch.set_num_threads(THREADS)
     a, b = torch.randn(m, k).to(getattr(torch, dtype)), torch.randn(k, n).to(getattr(torch, dtype))
-    a @ b
+    return best_seconds(lambda: a @ b, reps)
+
+
+def best_seconds(run: Any, reps: int) -> float:
+    """Best wall time of ``run()`` over ``reps`` calls, after one warm-up call."""
+    run()
     best = math.inf
     for _ in range(reps):
         t = time.perf_counter()
-        a @ b
+        run()
         best = min(best, time.perf_counter() - t)
     return best
 
@@ -138,14 +143,7 @@ def packed_seconds(m: int, k: int, n: int, reps: int = 5) -> float:
     torch.set_num_threads(THREADS)
     a = torch.randn(m, k)
     packed = torch.ops.mkldnn._reorder_linear_weight(torch.randn(n, k), None)
-    run = lambda: torch.ops.mkldnn._linear_pointwise(a, packed, None, "none", [], "")  # noqa: E731
-    run()
-    best = math.inf
-    for _ in range(reps):
-        t = time.perf_counter()
-        run()
-        best = min(best, time.perf_counter() - t)
-    return best
+    return best_seconds(lambda: torch.ops.mkldnn._linear_pointwise(a, packed, None, "none", [], ""), reps)
 
 
 def worker(python: str, script: str, task: str, model_dir: Path, payload: dict[str, Any],

@@ -31,7 +31,7 @@ def keep_gpu_compiler_out() -> None:
 
 Dtype = Literal["float32", "bfloat16", "bfloat16-mixed", "float16"]
 """Weights and activations dtype. ``bfloat16-mixed`` loads float32 and computes only the
-transformer body's matrix products in bfloat16 (``lingdiag.models.hf.mixed``). float32 is the
+transformer body's matrix products in bfloat16 (``lingdiag.models.hf.linear``). float32 is the
 default: on a CPU without native bf16/f16 dot products (AVX2 only) the half types run several
 times slower, with them (AVX512-BF16, AMX) about twice as fast, and on any CPU they move
 log-probs and, sometimes, decisions; ``make bench`` measures both on the machine at hand."""

@@ -21,6 +21,8 @@ from lingdiag.records import GenerationRequest, LogLikelihood, LoglikelihoodRequ
 if TYPE_CHECKING:
     import torch
 
+    from lingdiag.models.hf.linear import PackedLinear
+
 LOGLIK_BATCH_TOKENS = 2048
 """Default budget of a log-likelihood batch. Measured on SmolLM2-135M (2 cores, the 4,800
 ExpliCa requests): as fast as 8,192 (less padding) with ~0.2 GB less peak memory."""
@@ -82,7 +84,7 @@ class LMHead:
         """Compute ``lm``'s logits; the output buffer (and a packed weight) is made on first use."""
         self.lm = lm
         self._buffer: torch.Tensor | None = None
-        self._packed: torch.Tensor | None = None
+        self._packed: PackedLinear | None = None
 
     def __call__(self, hidden: torch.Tensor) -> torch.Tensor:
         """Logits from up to ``HEAD_CHUNK`` final hidden states, as the model's LM head computes them.
@@ -96,17 +98,13 @@ class LMHead:
 
         head = self.lm.model.get_output_embeddings()
         n, vocab = hidden.shape[0], head.weight.shape[0]
-        if self._packed is None and self.lm.packed_linears and head.weight.dtype == torch.float32:
-            from lingdiag.models.hf.linear import drop_pages, file_mappings, onednn_available
+        if self._packed is None and self.lm.packed_linears:
+            from lingdiag.models.hf.linear import packed_head
 
-            if onednn_available():
-                self._packed = torch.ops.mkldnn._reorder_linear_weight(head.weight.detach(), None)
-                # The plain weight (the input embedding, in tied models) is read again only
-                # row by row, for the tokens looked up: its mapped pages need not stay resident.
-                drop_pages(head.weight, file_mappings())
+            self._packed = packed_head(head)
         if self._packed is not None:
             # oneDNN on the packed weight: ~2× MKL's rate at 64 rows (bench/README.md, levers).
-            logits: torch.Tensor = torch.ops.mkldnn._linear_pointwise(hidden, self._packed, head.bias, "none", [], "")
+            logits: torch.Tensor = self._packed(hidden)
         else:
             if self._buffer is None or self._buffer.shape[0] < n:
                 self._buffer = torch.empty(max(n, HEAD_CHUNK), vocab, dtype=head.weight.dtype)
