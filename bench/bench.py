@@ -34,6 +34,7 @@ import json
 import math
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import time
@@ -109,13 +110,14 @@ def best_seconds(run: Any, reps: int) -> float:
     return best
 
 
-def levers(hidden: int, kv: int, inter: int, vocab: int, rows: int = 4096) -> list[str]:
+def levers(hidden: int, kv: int, inter: int, vocab: int, heads: int, rows: int = 4096) -> list[str]:
     """Kernel-level measurements behind the choices in bench/README.md ("Levers weighed").
 
     The half types against float32 at this model's projection shapes, fused against
     separate projections (one [hidden, q + 2 kv] product instead of three; gate and up as
-    one [hidden, 2 inter] product), all on ``rows`` tokens, and oneDNN on packed weights
-    against torch's default float32 kernel, on a projection and on the LM head.
+    one [hidden, 2 inter] product), all on ``rows`` tokens, oneDNN on packed weights
+    against torch's default float32 kernel, on a projection and on the LM head, the gated
+    MLP with its activation and product as oneDNN post-ops, and grouped-query attention.
     """
     lines = []
     f32 = gemm_seconds(rows, hidden, inter, "float32")
@@ -131,8 +133,67 @@ def levers(hidden: int, kv: int, inter: int, vocab: int, rows: int = 4096) -> li
                  f"{f32 / packed_seconds(rows, hidden, inter):.2f}×, LM head [64×{hidden}]·[{hidden}×{vocab}] "
                  f"{gemm_seconds(64, hidden, vocab, 'float32') / packed_seconds(64, hidden, vocab):.2f}× "
                  "torch's default (MKL) speed")
+    lines.append(f"gated MLP with oneDNN post-ops (silu of the gate and the product with up fused into "
+                 f"their GEMMs) on 2048 tokens: {mlp_ratio(2048, hidden, inter):.2f}× three packed products "
+                 "with separate silu and mul")
+    lines.append(f"grouped-query attention with a padding mask (24 rows × 50 queries × 160 keys): SDPA reading "
+                 f"grouped heads (enable_gqa) {gqa_ratio(heads, kv // (hidden // heads)):.2f}× "
+                 "repeated key/value heads")
     lines.append(f"native bf16 dot products (AVX512-BF16/AMX): {'yes' if native_bf16() else 'no'}")
     return lines
+
+
+def interleaved_ratio(before: Any, after: Any, reps: int) -> float:
+    """Median time of ``before()`` over median time of ``after()``, the two called in turn
+    ``reps`` times (after a warm-up of each), so a load that changes meanwhile hits both."""
+    times: tuple[list[float], list[float]] = ([], [])
+    before(), after()
+    for _ in range(reps):
+        for run, kept in ((before, times[0]), (after, times[1])):
+            t = time.perf_counter()
+            run()
+            kept.append(time.perf_counter() - t)
+    return statistics.median(times[0]) / statistics.median(times[1])
+
+
+def mlp_ratio(m: int, hidden: int, inter: int, reps: int = 15) -> float:
+    """Speed of a SwiGLU MLP on ``m`` tokens with packed float32 weights fused as
+    ``lingdiag.models.hf.linear.GatedMLP`` runs it, against separate ``silu`` and ``mul``."""
+    import torch
+
+    torch.set_num_threads(THREADS)
+    ops = torch.ops.mkldnn
+    x = torch.randn(m, hidden)
+    gate, up = (ops._reorder_linear_weight(torch.randn(inter, hidden) * 0.05, None) for _ in range(2))
+    down = ops._reorder_linear_weight(torch.randn(hidden, inter) * 0.05, None)
+
+    def separate() -> Any:
+        h = torch.nn.functional.silu(ops._linear_pointwise(x, gate, None, "none", [], "")) \
+            * ops._linear_pointwise(x, up, None, "none", [], "")
+        return ops._linear_pointwise(h, down, None, "none", [], "")
+
+    def fused() -> Any:
+        h = ops._linear_pointwise.binary(x, ops._linear_pointwise(x, gate, None, "swish", [], ""), up, None, "mul")
+        return ops._linear_pointwise(h, down, None, "none", [], "")
+    return interleaved_ratio(separate, fused, reps)
+
+
+def gqa_ratio(heads: int, kv_heads: int, reps: int = 30) -> float:
+    """Speed of SDPA on a generation prefill's shape (24 rows × 50 queries over 160 keys, left
+    padding and a causal mask) reading grouped key/value heads, against each head repeated per
+    query head as transformers' ``repeat_kv`` does."""
+    import torch
+
+    torch.set_num_threads(THREADS)
+    rows, queries, keys, dim = 24, 50, 160, 64
+    q, k, v = torch.randn(rows, heads, queries, dim), *(torch.randn(rows, kv_heads, keys, dim) for _ in range(2))
+    mask = torch.ones(keys, keys, dtype=torch.bool).tril()[-queries:].expand(rows, 1, queries, keys).clone()
+    for r in range(rows):
+        mask[r, :, :, keys - queries:keys - queries + r] = False  # row r has r padding slots
+    sdpa, n = torch.nn.functional.scaled_dot_product_attention, heads // kv_heads
+    return interleaved_ratio(
+        lambda: sdpa(q, k.repeat_interleave(n, 1), v.repeat_interleave(n, 1), attn_mask=mask),
+        lambda: sdpa(q, k, v, attn_mask=mask, enable_gqa=True), reps)
 
 
 def packed_seconds(m: int, k: int, n: int, reps: int = 5) -> float:
@@ -414,7 +475,8 @@ def main() -> None:
           f"(2) identical text: {same_text:.2%}; re-run cache misses: {rerun_meta['usage'].get('cache_misses')}")
     print("levers (float32 unless named, " + f"{THREADS} threads): " + "; ".join(
         levers(config["hidden_size"], config["hidden_size"] // config["num_attention_heads"]
-               * config["num_key_value_heads"], config["intermediate_size"], config["vocab_size"])))
+               * config["num_key_value_heads"], config["intermediate_size"], config["vocab_size"],
+               config["num_attention_heads"])))
     print("note: the CPU may be shared; ratios compare runs of this one command.")
     print(f"bench: loglik_speedup={loglik_speedup:.2f} gen_speedup={gen_speedup:.2f} "
           f"rerun_fraction={rerun_fraction:.3f} floor_ratio={floor_ratio:.2f} agreement={pooled:.4f} "

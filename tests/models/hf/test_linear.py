@@ -29,22 +29,23 @@ def _decisions(answers: list) -> list[int]:  # type: ignore[type-arg]
             for k in range(0, len(answers), 4)]
 
 
-def _layers(backend: HFBackend) -> dict[str, int]:
+def _layers(model: object) -> dict[str, int]:
     import torch
 
-    from lingdiag.models.hf.linear import PackedLinear
+    from lingdiag.models.hf.linear import GatedMLP, PackedLinear
 
-    body = backend.model.base_model
+    body = model.base_model  # type: ignore[attr-defined]
     return {"packed": sum(isinstance(m, PackedLinear) for m in body.modules()),
-            "plain": sum(isinstance(m, torch.nn.Linear) for m in body.modules())}
+            "plain": sum(isinstance(m, torch.nn.Linear) for m in body.modules()),
+            "gated": sum(isinstance(m, GatedMLP) for m in body.modules())}
 
 
 @pytest.mark.slow
 def test_packed_float32_equals_torch_layers(smollm2: HFBackend) -> None:
     unpacked = _backend(smollm2.identity["path"], packed=False)
     # The default backend really runs on packed layers, the other on torch's own.
-    assert _layers(smollm2) == {"packed": 30 * 7, "plain": 0}
-    assert _layers(unpacked) == {"packed": 0, "plain": 30 * 7}
+    assert _layers(smollm2.model) == {"packed": 30 * 7, "plain": 0, "gated": 30}
+    assert _layers(unpacked.model) == {"packed": 0, "plain": 30 * 7, "gated": 0}
     requests = _explica_requests(10)
     fast, ref = smollm2.loglikelihood(requests), unpacked.loglikelihood(requests)
     # Two float32 kernels round differently. On SmolLM2 a sentence's float32 log-prob already moves
@@ -72,6 +73,7 @@ def test_bfloat16_mixed_keeps_the_residual_stream_and_head_in_float32(smollm2: H
     model = mixed.model
     layers = [m for m in model.base_model.modules() if isinstance(m, PackedLinear)]
     assert len(layers) == 30 * 7 and all(m.compute == torch.bfloat16 for m in layers)
+    assert _layers(model)["gated"] == 0  # the fused MLP is float32's only
     assert model.get_output_embeddings().weight.dtype == torch.float32
     assert model.base_model.norm.weight.dtype == torch.float32
     requests = _explica_requests(10)
@@ -80,6 +82,61 @@ def test_bfloat16_mixed_keeps_the_residual_stream_and_head_in_float32(smollm2: H
     # bf16 products move log-probs (that is their price), but by rounding, not by a broken model.
     assert 1e-4 < diff < 1.5
     assert sum(a == b for a, b in zip(_decisions(ours), _decisions(ref), strict=True)) >= 8
+
+
+def _tiny(kind: str) -> object:
+    """A randomly initialised two-layer model of a real architecture (transformers' own code)."""
+    import torch
+    import transformers
+
+    torch.manual_seed(0)
+    sizes = {"hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 4,
+             "num_key_value_heads": 2, "head_dim": 16, "vocab_size": 256}
+    if kind == "gemma3":
+        return transformers.Gemma3ForCausalLM(transformers.Gemma3TextConfig(**sizes)).eval()
+    return transformers.LlamaForCausalLM(transformers.LlamaConfig(**sizes)).eval()
+
+
+@pytest.mark.parametrize("kind, post_op", [("llama", ("swish", "")), ("gemma3", ("gelu", "tanh"))])
+def test_gated_mlps_fuse_their_activation_and_product(kind: str, post_op: tuple[str, str]) -> None:
+    import torch
+
+    from lingdiag.models.hf.linear import GatedMLP, pack_linears
+
+    model = _tiny(kind)
+    ids = torch.tensor([[3, 17, 99, 4, 250, 8]])
+    with torch.inference_mode():
+        before = model(input_ids=ids).logits  # type: ignore[operator]
+        assert pack_linears(model, torch.float32, [5, 6, 7])  # type: ignore[arg-type]
+        after = model(input_ids=ids).logits  # type: ignore[operator]
+    assert _layers(model)["gated"] == 2 and _layers(model)["plain"] == 0
+    assert {m.post_op for m in model.modules() if isinstance(m, GatedMLP)} == {post_op}  # type: ignore[attr-defined]
+    assert (after - before).abs().max() < 1e-4
+
+
+def test_an_mlp_computing_otherwise_stays_unfused() -> None:
+    import torch
+    from transformers.models.llama.modeling_llama import LlamaMLP
+
+    from lingdiag.models.hf.linear import pack_linears
+
+    class UpActivated(LlamaMLP):
+        """gate and up in each other's roles: the names of a gated MLP, not its formula."""
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return self.down_proj(self.act_fn(self.up_proj(x)) * self.gate_proj(x))
+
+    model = _tiny("llama")
+    for layer in model.model.layers:  # type: ignore[attr-defined]
+        layer.mlp.__class__ = UpActivated
+    ids = torch.tensor([[3, 17, 99, 4, 250, 8]])
+    with torch.inference_mode():
+        before = model(input_ids=ids).logits  # type: ignore[operator]
+        # The probe catches the fused formula's different logits; the layers stay packed.
+        assert pack_linears(model, torch.float32, [5, 6, 7, 8, 9])  # type: ignore[arg-type]
+        after = model(input_ids=ids).logits  # type: ignore[operator]
+    assert _layers(model) == {"packed": 2 * 7, "plain": 0, "gated": 0}
+    assert (after - before).abs().max() < 1e-4
 
 
 def test_drop_pages_keeps_a_mapped_tensor_readable(tmp_path: Path) -> None:
