@@ -7,6 +7,11 @@ ran the body's products of SmolLM2-135M 1.18× faster here (``make bench``, ``le
 ~225 GFLOP/s against MKL's ~200 on 2 cores of an AVX-512 EPYC, and the LM head 2× faster, at the same float32
 precision (outputs equal within float32 rounding, ~1e-6).
 
+In float32 a gated MLP (``down(act(gate(x)) * up(x))``, Llama's and Gemma's) runs as
+``GatedMLP``: the activation is a post-op of the gate product and the product with ``up`` a
+binary post-op of the up product, so no separate passes read and write the two wide
+intermediate tensors again.
+
 The same layer computes in bfloat16 for ``--dtype bfloat16-mixed``: weights packed in bf16,
 each input rounded to bf16, float32 accumulation inside oneDNN, and the output returned in
 float32 at once, so the residual stream, norms, attention and the LM head with its
