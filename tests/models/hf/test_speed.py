@@ -111,6 +111,26 @@ def test_smollm2_generation_prefix_reuse_equals_plain(smollm2: HFBackend) -> Non
 
 
 @pytest.mark.slow
+def test_smollm2_grouped_query_attention_equals_repeated_heads(smollm2: HFBackend,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    # The backend lets SDPA read grouped key/value heads (load.py). transformers' repeat_kv
+    # copies (the variable is read per call) give the same log-likelihoods bit for bit; on
+    # decoding steps transformers groups the single query itself, another kernel path.
+    import os
+
+    smollm2.model  # noqa: B018 - loading sets the default
+    assert os.environ["TRANSFORMERS_SDPA_FORCE_GQA"] == "1"
+    scoring, generation = _loglik_requests(), _generation_requests(8, max_new=12)
+    grouped = smollm2.loglikelihood(scoring), smollm2.generate(generation)
+    monkeypatch.setenv("TRANSFORMERS_SDPA_FORCE_GQA", "0")
+    repeated = smollm2.loglikelihood(scoring), smollm2.generate(generation)
+    assert [a.logprob for a in grouped[0]] == [b.logprob for b in repeated[0]]
+    assert [a.text for a in grouped[1]] == [b.text for b in repeated[1]]
+    assert max(abs(x - y) for a, b in zip(grouped[1], repeated[1], strict=True)
+               for x, y in zip(a.logprobs, b.logprobs, strict=True)) < 1e-5
+
+
+@pytest.mark.slow
 def test_smollm2_batched_decoding_with_eviction_equals_transformers_generate(smollm2: HFBackend) -> None:
     # SmolLM2 answers DAP prompts in two tokens and CoT prompts at length: in one batch,
     # finished rows are dropped while others decode on.

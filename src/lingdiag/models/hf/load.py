@@ -142,10 +142,10 @@ class LoadedModel:
             torch.set_num_threads(self._threads or os.cpu_count() or 1)
             # Grouped-query attention under a padding mask: transformers copies each key/value
             # head once per query head it serves (``repeat_kv``, every layer, every step) unless
-            # told that SDPA reads grouped heads itself, which torch's CPU kernel does, with the
-            # same outputs bit for bit (checked on 800 ExpliCa log-likelihoods): 1.1-1.2× the
-            # attention's speed at a generation prefill's shape (``make bench``, levers). A
-            # value the user set is kept.
+            # told that SDPA reads grouped heads itself, which torch's CPU kernel does: the same
+            # log-likelihoods bit for bit (800 ExpliCa requests), decoding steps within float32
+            # rounding, 1.1-1.25× the attention's speed (``make bench``, levers). A value the
+            # user set is kept.
             os.environ.setdefault("TRANSFORMERS_SDPA_FORCE_GQA", "1")
             try:
                 weights = torch.float32 if self.dtype == "bfloat16-mixed" else getattr(torch, self.dtype)
