@@ -137,7 +137,7 @@ def levers(hidden: int, kv: int, inter: int, vocab: int, heads: int, rows: int =
                  f"their GEMMs) on 2048 tokens: {mlp_ratio(2048, hidden, inter):.2f}× three packed products "
                  "with separate silu and mul")
     lines.append(f"grouped-query attention with a padding mask (24 rows × 50 queries × 160 keys): SDPA reading "
-                 f"grouped heads (enable_gqa) {gqa_ratio(heads, kv // (hidden // heads)):.2f}× "
+                 f"grouped heads (enable_gqa) {gqa_ratio(heads, kv // (hidden // heads), hidden // heads):.2f}× "
                  "repeated key/value heads")
     lines.append(f"native bf16 dot products (AVX512-BF16/AMX): {'yes' if native_bf16() else 'no'}")
     return lines
@@ -178,14 +178,14 @@ def mlp_ratio(m: int, hidden: int, inter: int, reps: int = 15) -> float:
     return interleaved_ratio(separate, fused, reps)
 
 
-def gqa_ratio(heads: int, kv_heads: int, reps: int = 30) -> float:
+def gqa_ratio(heads: int, kv_heads: int, dim: int, reps: int = 30) -> float:
     """Speed of SDPA on a generation prefill's shape (24 rows × 50 queries over 160 keys, left
     padding and a causal mask) reading grouped key/value heads, against each head repeated per
     query head as transformers' ``repeat_kv`` does."""
     import torch
 
     torch.set_num_threads(THREADS)
-    rows, queries, keys, dim = 24, 50, 160, 64
+    rows, queries, keys = 24, 50, 160
     q, k, v = torch.randn(rows, heads, queries, dim), *(torch.randn(rows, kv_heads, keys, dim) for _ in range(2))
     mask = torch.ones(keys, keys, dtype=torch.bool).tril()[-queries:].expand(rows, 1, queries, keys).clone()
     for r in range(rows):
