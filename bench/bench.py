@@ -38,6 +38,7 @@ import statistics
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +54,31 @@ BF16_PAIRS, BF16_ITEMS = 100, 100
 """The half-type sample on a CPU without native bf16 dot products: there bf16 runs several
 times slower than float32, and the sample keeps ``make bench`` within minutes."""
 HALF_TYPES = ("bfloat16", "bfloat16-mixed")
+
+
+@dataclass(frozen=True)
+class HalfRun:
+    """One half type's passes (1) and (2) against float32 lingdiag and float32 lm-eval."""
+
+    ll: dict[str, Any]
+    """The worker's result of (1)."""
+    gen: dict[str, Any]
+    """The worker's result of (2)."""
+    ll_speedup: float
+    gen_speedup: float
+    pairs_f32: float
+    """Share of ExpliCa decisions equal to float32 lingdiag's (``pairs_ref``: to lm-eval's)."""
+    pairs_ref: float
+    items_f32: float
+    """Share of ImperfectiveNLI labels equal to float32 lingdiag's (``items_ref``: to lm-eval's)."""
+    items_ref: float
+    maxdiff: float
+    """Largest |log-prob| difference from float32 lingdiag in (1)."""
+
+    @property
+    def agreement(self) -> float:
+        """The rule for a default other than float32: ≥ 99.5% of decisions on both suites."""
+        return min(self.pairs_f32, self.items_f32)
 
 
 def native_bf16() -> bool:
@@ -354,7 +380,7 @@ def main() -> None:
     ref_pairs = explica_decisions([a[0] for a in ref["answers"][:4 * n_pairs]])
     f32_labels = labels_of(items[:n_items], f32_gen["answers"])
     ref_labels = labels_of(items[:n_items], gen_ref["answers"][:n_items])
-    half: dict[str, dict[str, Any]] = {}
+    half: dict[str, HalfRun] = {}
     for dtype in HALF_TYPES:
         h_ll = worker(sys.executable, "lingdiag_worker.py", "loglik", model_dir, ll_half_payload, "--dtype", dtype,
                       tag="-half")
@@ -362,15 +388,13 @@ def main() -> None:
                        tag="-half")
         h_pairs = explica_decisions([a[0] for a in h_ll["answers"]])
         h_labels = labels_of(items[:n_items], h_gen["answers"])
-        half[dtype] = {
-            "ll": h_ll, "gen": h_gen,
-            "ll_speedup": f32_ll["seconds"] / h_ll["seconds"], "gen_speedup": f32_gen["seconds"] / h_gen["seconds"],
-            "pairs_f32": agreement(h_pairs, f32_pairs), "pairs_ref": agreement(h_pairs, ref_pairs),
-            "items_f32": agreement(h_labels, f32_labels), "items_ref": agreement(h_labels, ref_labels),
-            "maxdiff": max(abs(a[0] - b[0]) for a, b in zip(f32_ll["answers"], h_ll["answers"], strict=True)),
-        }
-        # The rule for a default other than float32: ≥ 99.5% of decisions on both suites.
-        half[dtype]["agreement"] = min(half[dtype]["pairs_f32"], half[dtype]["items_f32"])
+        half[dtype] = HalfRun(
+            ll=h_ll, gen=h_gen,
+            ll_speedup=f32_ll["seconds"] / h_ll["seconds"], gen_speedup=f32_gen["seconds"] / h_gen["seconds"],
+            pairs_f32=agreement(h_pairs, f32_pairs), pairs_ref=agreement(h_pairs, ref_pairs),
+            items_f32=agreement(h_labels, f32_labels), items_ref=agreement(h_labels, ref_labels),
+            maxdiff=max(abs(a[0] - b[0]) for a, b in zip(f32_ll["answers"], h_ll["answers"], strict=True)),
+        )
 
     # (3) A cold lingdiag run of (2), then the same run again from the response cache.
     cache = fresh_cache(model_dir.parent.resolve())
@@ -440,13 +464,13 @@ def main() -> None:
     for dtype, h in half.items():
         rows += [
             f"| (5) `--dtype {dtype}`, (1) on {n_pairs:,} pairs: lingdiag float32 → {dtype} | — | "
-            f"{f32_ll['seconds']:.1f} s → {h['ll']['seconds']:.1f} s | {h['ll_speedup']:.2f}× | — | "
-            f"{mb(f32_ll['peak_rss_mb'])} → {mb(h['ll']['peak_rss_mb'])} | vs float32 {h['pairs_f32']:.2%}, "
-            f"vs lm-eval float32 {h['pairs_ref']:.2%}; max \\|Δ log-prob\\| {h['maxdiff']:.3f} |",
+            f"{f32_ll['seconds']:.1f} s → {h.ll['seconds']:.1f} s | {h.ll_speedup:.2f}× | — | "
+            f"{mb(f32_ll['peak_rss_mb'])} → {mb(h.ll['peak_rss_mb'])} | vs float32 {h.pairs_f32:.2%}, "
+            f"vs lm-eval float32 {h.pairs_ref:.2%}; max \\|Δ log-prob\\| {h.maxdiff:.3f} |",
             f"| (5) `--dtype {dtype}`, (2) on {n_items} items: lingdiag float32 → {dtype} | — | "
-            f"{f32_gen['seconds']:.1f} s → {h['gen']['seconds']:.1f} s | {h['gen_speedup']:.2f}× | — | "
-            f"{mb(f32_gen['peak_rss_mb'])} → {mb(h['gen']['peak_rss_mb'])} | vs float32 {h['items_f32']:.2%}, "
-            f"vs lm-eval float32 {h['items_ref']:.2%} |",
+            f"{f32_gen['seconds']:.1f} s → {h.gen['seconds']:.1f} s | {h.gen_speedup:.2f}× | — | "
+            f"{mb(f32_gen['peak_rss_mb'])} → {mb(h.gen['peak_rss_mb'])} | vs float32 {h.items_f32:.2%}, "
+            f"vs lm-eval float32 {h.items_ref:.2%} |",
         ]
     if plain is not None:
         rows.append(f"| (1) lingdiag plain path (no prefix reuse) | — | {plain['seconds']:.1f} s | "
@@ -480,10 +504,10 @@ def main() -> None:
     print("note: the CPU may be shared; ratios compare runs of this one command.")
     print(f"bench: loglik_speedup={loglik_speedup:.2f} gen_speedup={gen_speedup:.2f} "
           f"rerun_fraction={rerun_fraction:.3f} floor_ratio={floor_ratio:.2f} agreement={pooled:.4f} "
-          f"bf16_loglik_speedup={half['bfloat16']['ll_speedup']:.2f} "
-          f"bf16_agreement={half['bfloat16']['agreement']:.4f} "
-          f"bf16_mixed_loglik_speedup={half['bfloat16-mixed']['ll_speedup']:.2f} "
-          f"bf16_mixed_agreement={half['bfloat16-mixed']['agreement']:.4f}")
+          f"bf16_loglik_speedup={half['bfloat16'].ll_speedup:.2f} "
+          f"bf16_agreement={half['bfloat16'].agreement:.4f} "
+          f"bf16_mixed_loglik_speedup={half['bfloat16-mixed'].ll_speedup:.2f} "
+          f"bf16_mixed_agreement={half['bfloat16-mixed'].agreement:.4f}")
 
 
 if __name__ == "__main__":

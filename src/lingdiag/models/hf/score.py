@@ -85,6 +85,10 @@ class LMHead:
         self.lm = lm
         self._buffer: torch.Tensor | None = None
         self._packed: PackedLinear | None = None
+        self._pack = lm.packed_linears
+        """Whether to pack the head on the next call: off once ``packed_head`` declined (the head's
+        dtype and the torch build do not change), so a head that cannot be packed is not re-asked
+        for every chunk."""
 
     def __call__(self, hidden: torch.Tensor) -> torch.Tensor:
         """Logits from up to ``HEAD_CHUNK`` final hidden states, as the model's LM head computes them.
@@ -98,10 +102,11 @@ class LMHead:
 
         head = self.lm.model.get_output_embeddings()
         n, vocab = hidden.shape[0], head.weight.shape[0]
-        if self._packed is None and self.lm.packed_linears:
+        if self._packed is None and self._pack:
             from lingdiag.models.hf.linear import packed_head
 
             self._packed = packed_head(head)
+            self._pack = self._packed is not None
         if self._packed is not None:
             # oneDNN on the packed weight: ~2× MKL's rate at 64 rows (bench/README.md, levers).
             logits: torch.Tensor = self._packed(hidden)
