@@ -365,8 +365,8 @@ class Decoder:
         import torch
 
         out = self.lm.model(input_ids=batch.inputs, attention_mask=batch.attn, position_ids=batch.positions,
-                            past_key_values=batch.cache, use_cache=True, logits_to_keep=1)
-        batch.cache, scores = out.past_key_values, out.logits[:, -1, :].float()
+                            cache=batch.cache, use_cache=True, logits_to_keep=1)
+        batch.cache, scores = out.cache, out.logits[:, -1, :].float()
         self.usage["head_positions"] += len(batch.live)
         for proc in processors:
             scores = proc(batch.inputs[:, -1:], scores)

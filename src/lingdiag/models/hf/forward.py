@@ -85,6 +85,6 @@ class Forward:
         self.usage.update(forward_tokens=int(seg_mask.sum()), padded_tokens=ids.numel())
         with torch.inference_mode():
             out = self.lm.model.base_model(input_ids=ids, attention_mask=mask, position_ids=positions,
-                                           past_key_values=cache, use_cache=True)
-        rows = Rows(out.past_key_values, mask, start + seg_mask.sum(1)) if keep else None
+                                           cache=cache, use_cache=True)
+        rows = Rows(out.cache, mask, start + seg_mask.sum(1)) if keep else None
         return rows, out.last_hidden_state
