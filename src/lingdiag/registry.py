@@ -23,6 +23,7 @@ _BUILTIN_MODULES = (
     "lingdiag.suites.imperfective",
     "lingdiag.suites.explica",
     "lingdiag.suites.cxnli",
+    "lingdiag.suitefile",
 )
 _loaded = False
 
@@ -49,6 +50,13 @@ class Registry(Generic[T]):
     def __init__(self, kind: str) -> None:
         self.kind = kind
         self._factories: dict[str, T] = {}
+        self._resolvers: list[Callable[[str], T | None]] = []
+
+    def add_resolver(self, resolve: Callable[[str], T | None]) -> None:
+        """Also answer names no factory is registered under: ``resolve(name)`` returns the
+        factory, or None where the name is not its kind (a suite file's path, say).
+        """
+        self._resolvers.append(resolve)
 
     def register(self, name: str) -> Callable[[T], T]:
         """Decorator registering ``factory`` under ``name``."""
@@ -62,10 +70,13 @@ class Registry(Generic[T]):
     def get(self, name: str) -> T:
         """Look up ``name``; raises ``UnknownNameError`` listing valid names."""
         load_plugins()
-        try:
+        if name in self._factories:
             return self._factories[name]
-        except KeyError:
-            raise UnknownNameError(self.kind, name, self._factories) from None
+        for resolve in self._resolvers:
+            found = resolve(name)
+            if found is not None:
+                return found
+        raise UnknownNameError(self.kind, name, self._factories)
 
     def names(self) -> list[str]:
         """All registered names, sorted."""

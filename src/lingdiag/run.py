@@ -27,7 +27,7 @@ from lingdiag.records import (
     ResultRow,
 )
 from lingdiag.store import SCHEMA_VERSION, RunStore
-from lingdiag.suite import SUITES, Condition, Dataset, Suite
+from lingdiag.suite import SUITE_COPY, SUITES, Condition, Dataset, Suite
 
 RESUMABLE_CHANGES = ("batch_tokens",)
 """Config fields a resumed run may change: they group requests into batches, nothing more."""
@@ -193,7 +193,7 @@ def default_out(config: RunConfig) -> Path:
     """``runs/<suite>-<model>-<dataset>``, one directory per configuration by default."""
     name = f"{redact_url_secrets(config.model)}-{Path(config.dataset).stem}"
     safe = "".join(c if c.isalnum() or c in "-._" else "_" for c in name)
-    return Path("runs") / f"{config.suite}-{safe}"
+    return Path("runs") / f"{SUITES.get(config.suite).name}-{safe}"
 
 
 def _run_chunks(condition: Condition, pending: Sequence[Item], total: int, rendered: dict[str, Sequence[Request]],
@@ -279,13 +279,18 @@ def _evaluate(config: RunConfig, backend: Backend, store: RunStore, progress: Pr
     """``evaluate`` in a locked run directory."""
     suite, dataset, conditions = p.suite, p.dataset, p.conditions
     sources = checksums(dataset.source)
-    done, earlier = store.prepare_resume(config.recorded(), ignore=RESUMABLE_CHANGES, dataset=sources)
+    suite_file = {"path": suite.source.path, "sha256": suite.source.sha256} if suite.source else None
+    done, earlier = store.prepare_resume(config.recorded(), ignore=RESUMABLE_CHANGES, dataset=sources,
+                                         suite_file=suite_file)
     _check_axes(store, conditions)
     meta: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION, "config": config.recorded(),
         "model": backend.identity, "dataset": sources, "versions": _versions(),
         "seed": config.seed, "timings": {}, "skipped": {},
     }
+    if suite.source is not None:  # reports read the records with this copy, whatever becomes of the file
+        meta["suite_file"] = suite_file
+        store.write_text(SUITE_COPY, suite.source.text)
     store.write_json("meta.json", meta)
     usage_before = backend.usage() if isinstance(backend, ReportsUsage) else {}
     order: list[tuple[str, str]] = []

@@ -22,7 +22,7 @@ from typing import Any
 
 from lingdiag.errors import RunError
 from lingdiag.records import UNPARSED, ItemRecord, ResultRow, dumps
-from lingdiag.suite import SUITES
+from lingdiag.suite import suite_of_run
 
 SCHEMA_VERSION = 1
 
@@ -129,13 +129,15 @@ class RunStore:
         return meta
 
     def prepare_resume(self, config: dict[str, Any], ignore: Sequence[str] = (),
-                       dataset: Mapping[str, str] | None = None) -> tuple[set[tuple[str, str]], dict[str, float]]:
+                       dataset: Mapping[str, str] | None = None, suite_file: Mapping[str, str] | None = None,
+                       ) -> tuple[set[tuple[str, str]], dict[str, float]]:
         """Check the directory matches ``config``; return the (condition, item) keys done
         and the seconds the earlier sessions spent per condition.
 
         Errored records are dropped so those items run again; the file is rewritten with
         one record per key. Fields named in ``ignore`` may differ from the earlier run's; the
-        dataset files' checksums (``dataset``) may not.
+        dataset files' checksums (``dataset``) may not, nor the suite file's (``suite_file``:
+        its path and SHA-256), as a changed file is a changed configuration.
         """
         self.root.mkdir(parents=True, exist_ok=True)
         meta_path = self.root / "meta.json"
@@ -154,6 +156,11 @@ class RunStore:
             if changed:
                 raise RunError(f"{self.root} was run on other data: {', '.join(changed)} changed since "
                                "(SHA-256); use another --out directory")
+            old = (meta.get("suite_file") or {}).get("sha256")
+            if old != (suite_file or {}).get("sha256"):
+                raise RunError(f"{self.root} was run from another version of suite file "
+                               f"{(suite_file or meta.get('suite_file') or {}).get('path')} (SHA-256 changed); "
+                               "use another --out directory")
         kept: dict[tuple[str, str], ItemRecord] = {}
         for r in self.load_records():
             if r.error is None:
@@ -253,7 +260,7 @@ def load_run(run_dir: Path) -> LoadedRun:
     """Read ``run_dir`` and recompute every condition's metrics from its records."""
     store = RunStore(run_dir)
     meta = store.read_json("meta.json")
-    suite = SUITES.get(meta["config"]["suite"])
+    suite = suite_of_run(meta, run_dir)
     model = model_name(meta)
     by_condition: dict[str, list[ItemRecord]] = defaultdict(list)
     for n, r in enumerate(store.load_records(), 1):

@@ -105,6 +105,22 @@ class RatingLayout:
     """Column → the item tag copied into it (``pair_id``)."""
 
 
+@dataclass(frozen=True, slots=True)
+class SuiteSource:
+    """The suite file a suite was read from: ``meta.json`` records its path and SHA-256 (a run
+    is not resumed from another version of it), and the run keeps a copy (``SUITE_COPY``) that
+    reports read the records with.
+    """
+
+    path: str
+    sha256: str
+    text: str
+
+
+SUITE_COPY = "suite.yaml"
+"""The copy of its suite file a run directory keeps."""
+
+
 Conditions = Callable[[Dataset, Mapping[str, Sequence[str]], Any, int], list[Condition]]
 """``conditions(dataset, axis_selection, options, seed)``; ``options`` is an instance of the
 suite's ``options`` model."""
@@ -156,6 +172,8 @@ class Suite:
     """The rates and gaps ``lingdiag compare`` tests by paired permutation, by their key in
     ``metrics``; ``metrics`` computes those keys with these same objects, so each metric has
     one definition."""
+    source: SuiteSource | None = None
+    """The suite file this suite was read from; None for a suite written in Python."""
 
     def axis(self, name: str) -> Axis:
         """The axis called ``name``."""
@@ -187,6 +205,16 @@ def lazy(module: str, name: str) -> Callable[[], Any]:
 
 
 SUITES: Registry[Suite] = Registry("suite")
+
+
+def suite_of_run(meta: Mapping[str, Any], run_dir: Path) -> Suite:
+    """The suite a run directory's records belong to: the copy of its suite file where the run
+    kept one (the file may have moved or changed since), else the registered name in its config.
+    """
+    copy = Path(run_dir) / SUITE_COPY
+    if meta.get("suite_file") and copy.is_file():
+        return SUITES.get(str(copy))
+    return SUITES.get(str(meta["config"]["suite"]))
 
 
 def register_suite(suite: Suite) -> Suite:

@@ -1,0 +1,56 @@
+"""Suite files: a diagnostic described in one YAML file, run like a built-in suite.
+
+``lingdiag run PATH.yaml`` and every command that takes a suite name take a path ending in
+``.yaml``/``.yml``: the suite registry resolves it here (``load_suite``) into an ordinary
+``Suite``. Modules: ``source`` (safe YAML), ``schema`` (the format), ``templates`` (sandboxed
+jinja2), ``data`` (items), ``strategies`` (prompts, parsers, log-likelihood choice),
+``metrics``, ``load`` (checks) and ``build`` (the ``Suite``). ``docs/suites.md`` is the reference.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from lingdiag.suite import SUITES, Suite, register_suite
+from lingdiag.suitefile.build import suite_of
+from lingdiag.suitefile.load import compile_file
+
+SUFFIXES = (".yaml", ".yml")
+_FILE_SUITES: dict[str, Suite] = {}
+"""Suite name → the suite last read from a file under that name."""
+_CACHE: dict[tuple[Path, str], Suite] = {}
+
+
+def load_suite(path: Path) -> Suite:
+    """The suite described by ``path``, checked in full and registered under its name.
+
+    A later file (or another version of the same file) registering the same name replaces the
+    earlier one; every run's records are still read with its own copy of its file.
+
+    Raises:
+        ConfigError: one line naming the file, the key path and what was expected.
+    """
+    path = Path(path)
+    try:
+        key = (path.resolve(), hashlib.sha256(path.read_bytes()).hexdigest())
+    except OSError:
+        key = None
+    if key is not None and key in _CACHE:
+        return _CACHE[key]
+    taken = [n for n in SUITES.names() if n not in _FILE_SUITES]
+    compiled, conditions, labels = compile_file(path, taken)
+    suite = suite_of(compiled, conditions, labels)
+    _FILE_SUITES[suite.name] = register_suite(suite)
+    if key is not None:
+        _CACHE[key] = suite
+    return suite
+
+
+def _resolve(name: str) -> Suite | None:
+    return load_suite(Path(name)) if name.lower().endswith(SUFFIXES) else None
+
+
+SUITES.add_resolver(_resolve)
+
+__all__ = ["SUFFIXES", "load_suite"]

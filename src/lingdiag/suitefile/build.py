@@ -1,0 +1,124 @@
+"""The ``Suite`` of a checked suite file: loader, conditions, metrics and table, so the engine
+(run, resume, cache, shards, compare, report, ``data stats``) needs no special case.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from lingdiag.metrics.core import markdown_table
+from lingdiag.records import Item, ResultRow
+from lingdiag.suite import Axis, Condition, Dataset, Suite, SuiteSource
+from lingdiag.suitefile.data import read_rows, to_items
+from lingdiag.suitefile.load import Compiled, Condition0, Options
+from lingdiag.suitefile.strategies import AnswerFormat, ContinuationChoice, ShotDraw, TemplatePrompt
+
+POOLS = "pools"
+"""``Dataset.extras`` key: shot pool file → its items."""
+
+
+class FileSuite:
+    """The pieces of the ``Suite`` a checked file describes."""
+
+    def __init__(self, compiled: Compiled, conditions: Sequence[Condition0], labels: tuple[str, ...]) -> None:
+        self.c, self.conds, self.labels = compiled, list(conditions), labels
+
+    def load(self, spec: str) -> Dataset:
+        """Dataset ``spec``: ``builtin``/``default`` (the file's ``items.data``), a name under
+        ``items.datasets``, or a path / ``hf:`` spec given on the command line.
+        """
+        items_spec = self.c.spec.items
+        rows, source, where = read_rows(spec, items_spec, self.c.base)
+        items = to_items(rows, items_spec, where, self.labels)
+        self._check_groups(items)
+        pools: dict[str, list[Item]] = {}
+        for c in self.conds:
+            shots = c.spec.shots
+            if shots is not None and shots.pool != "items" and shots.pool not in pools:
+                prows, psource, pwhere = read_rows("default", items_spec.model_copy(update={"data": shots.pool}),
+                                                   self.c.base)
+                pools[shots.pool] = to_items(prows, items_spec, pwhere, self.labels)
+                source.update(psource)
+        return Dataset(spec, items, {POOLS: pools}, source)
+
+    def _check_groups(self, items: Sequence[Item]) -> None:
+        """Each tag value a metric selects occurs in the data (a typo'd group is not an empty rate)."""
+        for name, m in self.c.spec.metrics.items():
+            share = m.accuracy or m.rate
+            if share is None:
+                continue
+            for tag, values in share.where.items():
+                seen = {str(it.tags.get(tag)) for it in items}
+                for v in [values] if isinstance(values, str) else values:
+                    if v not in seen:
+                        kind = "accuracy" if m.accuracy else "rate"
+                        raise self.c.fail(f"metrics.{name}.{kind}.where.{tag}",
+                                          f"no item has {tag} {v!r}; values: {', '.join(sorted(seen))}")
+
+    def strategy(self, c: Condition0, dataset: Dataset, options: Options, seed: int) -> Any:
+        """The strategy of condition ``c``."""
+        f, where = c.spec, c.where
+        prompt = None
+        if f.user is not None:
+            shots = None
+            if f.shots is not None:
+                pool = dataset.items if f.shots.pool == "items" else dataset.extras[POOLS][f.shots.pool]
+                shots = ShotDraw(f.shots.n, tuple(pool), f.shots.seed if f.shots.seed is not None else seed,
+                                 self._template(c, "shots.answer"))
+            prompt = TemplatePrompt(
+                self._template(c, "system") if f.system is not None else None, self._template(c, "user"),
+                f.parser or "free-text",
+                AnswerFormat(tuple(f.labels or ()), dict(f.aliases or {}), f.json_key or "label", dict(f.options or {})),
+                options.max_new_tokens or f.max_new_tokens or 512, shots)
+        if f.loglik is None:
+            assert prompt is not None, where
+            return prompt
+        choices = {label: self._template(c, f"loglik.choices.{label}") for label in f.loglik.choices}
+        context = self._template(c, "loglik.context") if f.loglik.context is not None else None
+        return ContinuationChoice(choices, f.loglik.normalisation, context, prompt)
+
+    def _template(self, c: Condition0, key: str) -> Any:
+        """The compiled template ``key`` of ``c``: from the axis value that set it, else the defaults."""
+        for a, v in c.axes.items():
+            where = f"conditions.{a}.values.{v}.{key}"
+            if where in self.c.templates:
+                return self.c.templates[where]
+        return self.c.templates[f"defaults.{key}"]
+
+    def conditions(self, dataset: Dataset, axes: Mapping[str, Sequence[str]], options: Options,
+                   seed: int) -> list[Condition]:
+        """The selected combinations, in axis-value order."""
+        return [Condition(c.name, c.axes, self.strategy(c, dataset, options, seed), dataset.items)
+                for c in self.conds if all(v in axes[a] for a, v in c.axes.items())]
+
+    def table(self, rows: Sequence[ResultRow]) -> str:
+        """The file's table: one row per condition and model, its columns in its order."""
+        spec = self.c.spec
+        axes = list(spec.conditions)
+        row_axes = spec.table.rows if spec.table and spec.table.rows is not None else axes
+        order = {a: {v: k for k, v in enumerate(spec.conditions[a].values)} for a in axes}
+        rows = sorted(rows, key=lambda r: (*[order[a].get(str(r.axes.get(a)), 99) for a in axes], r.model))
+        columns = spec.table.columns if spec.table else []
+        header = [*(a.capitalize() for a in row_axes), "Model", *(col.header or col.metric for col in columns)]
+        body = [[*(str(r.axes.get(a, "")) for a in row_axes), r.model, *(r.metrics.get(col.metric) for col in columns)]
+                for r in rows]
+        caption = spec.table.caption if spec.table and spec.table.caption else spec.name
+        return f"## {caption}\n\n" + markdown_table(header, body)
+
+
+def suite_of(compiled: Compiled, conditions: Sequence[Condition0], labels: tuple[str, ...]) -> Suite:
+    """The ``Suite`` of a checked file."""
+    fs = FileSuite(compiled, conditions, labels)
+    spec = compiled.spec
+    axes = tuple(Axis(a, tuple(ax.values), tuple(ax.default or ax.values), ax.help)
+                 for a, ax in spec.conditions.items())
+    source = SuiteSource(str(compiled.path), hashlib.sha256(compiled.raw).hexdigest(), compiled.raw.decode("utf-8-sig"))
+    return Suite(
+        name=spec.name, description=spec.description or f"suite file {compiled.path}", axes=axes,
+        load=fs.load, conditions=fs.conditions, metrics=compiled.metrics, table=fs.table, labels=labels,
+        options=Options, stat_tags=tuple(spec.items.tags), default_dataset="builtin",
+        paired_metrics=compiled.metrics.paired(), source=source,
+    )
+

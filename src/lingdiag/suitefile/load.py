@@ -1,0 +1,255 @@
+"""A suite file → an ordinary ``Suite``: validated in full first (schema, templates, parsers,
+metric and table references), every problem one line naming the file and the key path.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from lingdiag.errors import ConfigError, DatasetError
+from lingdiag.metrics.core import markdown_table, summary
+from lingdiag.records import Item, ResultRow
+from lingdiag.suite import Axis, Condition, Dataset, Suite, SuiteSource
+from lingdiag.suitefile.data import check_spec, read_rows, to_items
+from lingdiag.suitefile.metrics import Metrics
+from lingdiag.suitefile.schema import Formulation, SuiteFile
+from lingdiag.suitefile.source import read_yaml, suite_error
+from lingdiag.suitefile.strategies import (
+    AnswerFormat,
+    ContinuationChoice,
+    ShotDraw,
+    TemplatePrompt,
+)
+from lingdiag.suitefile.templates import Template, TemplateProblem, compile_template
+
+COUNTS = tuple(summary([]))
+"""Counts every condition has, usable as table columns: n, n_unparsed, unparsed_rate, n_errors."""
+NEEDS_LABELS = {"nli-label": "labels", "choice-letter": "options"}
+
+
+class Options(BaseModel):
+    """``-o`` options of every suite file."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    max_new_tokens: int | None = Field(default=None, ge=1)
+    """Overrides every condition's generation cap."""
+
+
+def _one_line(e: ValidationError) -> tuple[str, str]:
+    first = e.errors()[0]
+    loc = [str(x) for x in first["loc"]]
+    if first["type"] == "unknown_key":
+        loc.append(first["ctx"]["key"])
+    msg = first["msg"].removeprefix("Value error, ")
+    if first["type"] not in ("unknown_key", "missing", "metric_kind") and "input" in first:
+        shown = repr(first["input"])
+        msg += f" (got {shown if len(shown) <= 60 else shown[:57] + '...'})"
+    return ".".join(loc), msg
+
+
+@dataclass(frozen=True)
+class Condition0:
+    """One merged condition of the file (before it meets data)."""
+
+    name: str
+    axes: dict[str, str]
+    spec: Formulation
+    where: str
+    """The key path that names it in errors."""
+
+
+class Compiled:
+    """A validated suite file, with its templates compiled."""
+
+    def __init__(self, path: Path, raw: bytes, spec: SuiteFile) -> None:
+        self.path, self.raw, self.spec = path, raw, spec
+        self.base = path.parent
+        self.templates: dict[str, Template] = {}
+        self.metrics = Metrics(spec.metrics)
+
+    def fail(self, where: str, message: str) -> ConfigError:
+        """The one-line error at ``where``."""
+        return suite_error(self.path, where, message)
+
+    # -- static checks ------------------------------------------------------------------
+    def template(self, where: str, source: str, names: Sequence[str]) -> Template:
+        """Compile (once) the template at ``where``."""
+        if where not in self.templates:
+            try:
+                self.templates[where] = compile_template(source, names)
+            except TemplateProblem as e:
+                raise self.fail(where, str(e)) from None
+        return self.templates[where]
+
+    def formulations(self) -> list[tuple[str, Formulation]]:
+        """Every formulation with its key path."""
+        out = [("defaults", self.spec.defaults)]
+        return out + [(f"conditions.{a}.values.{v}", f) for a, axis in self.spec.conditions.items()
+                      for v, f in axis.values.items()]
+
+    def check_templates(self) -> None:
+        """Compile every template against the item fields."""
+        fields = self.spec.items.fields
+        for where, f in self.formulations():
+            for key in ("system", "user"):
+                if getattr(f, key) is not None:
+                    self.template(f"{where}.{key}", getattr(f, key), fields)
+            if f.shots is not None:
+                self.template(f"{where}.shots.answer", f.shots.answer, [*fields, "gold"])
+                if f.shots.pool != "items" and (problem := check_spec(f.shots.pool)):
+                    raise self.fail(f"{where}.shots.pool", problem)
+            if f.loglik is not None:
+                if f.loglik.context is not None:
+                    self.template(f"{where}.loglik.context", f.loglik.context, fields)
+                for label, text in f.loglik.choices.items():
+                    self.template(f"{where}.loglik.choices.{label}", text, fields)
+
+    def conditions(self) -> list[Condition0]:
+        """Every combination of axis values, merged and checked for completeness."""
+        axes = self.spec.conditions
+        setters: dict[str, str] = {}
+        for a, axis in axes.items():
+            for v, f in axis.values.items():
+                for key in f.model_fields_set:
+                    owner = setters.setdefault(key, a)
+                    if owner != a:
+                        raise self.fail(f"conditions.{a}.values.{v}.{key}",
+                                        f"also set by axis {owner!r}; set each key in one axis (or in defaults)")
+            for d in axis.default or ():
+                if d not in axis.values:
+                    raise self.fail(f"conditions.{a}.default", f"{d!r} is not a value of the axis; "
+                                    f"values: {', '.join(axis.values)}")
+        out = []
+        for combo in itertools.product(*[list(axis.values.items()) for axis in axes.values()]):
+            merged = self.spec.defaults.model_dump(exclude_unset=True)
+            for _, f in combo:
+                merged.update(f.model_dump(exclude_unset=True))
+            names = dict(zip(axes, (v for v, _ in combo), strict=True))
+            where = "conditions: " + ", ".join(f"{a}={v}" for a, v in names.items())
+            spec = Formulation.model_validate(merged)
+            self.complete(spec, where)
+            out.append(Condition0("/".join(names.values()), names, spec, where))
+        return out
+
+    def complete(self, f: Formulation, where: str) -> None:
+        """A condition has what its formulation needs."""
+        if f.loglik is not None:
+            if f.loglik.context is None and f.user is None:
+                raise self.fail(where, "loglik without context needs a user template (the chat prompt it follows)")
+            return
+        if f.user is None:
+            raise self.fail(where, "no user template (set user in defaults or in an axis value), and no loglik")
+        if f.parser is None:
+            raise self.fail(where, "no parser; one of nli-label, rating, choice-letter, free-text")
+        need = NEEDS_LABELS.get(f.parser)
+        if need and not getattr(f, need):
+            raise self.fail(where, f"parser {f.parser} needs {need}")
+
+    def labels(self, conditions: Sequence[Condition0]) -> tuple[str, ...]:
+        """The closed label set of the suite, or () when a condition's answers are open."""
+        out: dict[str, None] = {}
+        for c in conditions:
+            f = c.spec
+            labels = list(f.loglik.choices) if f.loglik else list((f.options or {}).values()) \
+                if f.parser == "choice-letter" else f.labels
+            if not labels:
+                return ()
+            out.update(dict.fromkeys(labels))
+        return tuple(out)
+
+    def check_metrics(self, labels: Sequence[str]) -> None:
+        """Every metric's tags, labels and references exist."""
+        tags, items = self.spec.items.tags, self.spec.items
+        specs = self.spec.metrics
+        for name, m in specs.items():
+            where = f"metrics.{name}"
+            share = m.accuracy or m.rate
+            kind = "accuracy" if m.accuracy else "rate"
+            if share is not None:
+                for tag, values in share.where.items():
+                    if tag not in tags:
+                        raise self.fail(f"{where}.{kind}.where.{tag}",
+                                        f"unknown tag; tags: {', '.join(tags) or '(none declared)'}")
+                    mapped = tags[tag].map
+                    for v in [values] if isinstance(values, str) else values:
+                        if mapped is not None and v not in mapped.values():
+                            raise self.fail(f"{where}.{kind}.where.{tag}", f"no {tag} {v!r}; values: "
+                                            f"{', '.join(sorted(set(mapped.values())))}")
+                if share.by is not None and share.by not in tags:
+                    raise self.fail(f"{where}.{kind}.by", f"unknown tag {share.by!r}; tags: {', '.join(tags)}")
+            if m.accuracy is not None and items.gold is None:
+                raise self.fail(f"{where}.accuracy", "accuracy needs items.gold")
+            if m.rate is not None and labels and m.rate.label not in labels:
+                raise self.fail(f"{where}.rate.label", f"unknown label {m.rate.label!r}; labels: {', '.join(labels)}")
+            if m.difference is not None:
+                for k, other in enumerate(m.difference):
+                    o = specs.get(other)
+                    if o is None:
+                        raise self.fail(f"{where}.difference.{k}", f"unknown metric {other!r}; metrics: "
+                                        f"{', '.join(specs)}")
+                    if (o.accuracy or o.rate) is None or (o.accuracy or o.rate).by is not None:  # type: ignore[union-attr]
+                        raise self.fail(f"{where}.difference.{k}", f"{other!r} is not an accuracy or rate over "
+                                        "one subset; a difference takes two")
+            if m.correlation is not None:
+                if m.correlation.column not in (*items.fields, *tags):
+                    raise self.fail(f"{where}.correlation.column", f"unknown column {m.correlation.column!r}; "
+                                    f"fields and tags: {', '.join([*items.fields, *tags])}")
+                if m.paired:
+                    raise self.fail(f"{where}.paired", "a correlation is not a count metric; compare cannot "
+                                    "permute it")
+            if m.paired and share is not None and share.by is not None:
+                raise self.fail(f"{where}.paired", "a metric per tag value cannot be paired; use where")
+
+    def check_table(self) -> None:
+        """Table columns name metrics (or counts), rows name axes."""
+        table = self.spec.table
+        if table is None:
+            return
+        for k, col in enumerate(table.columns):
+            m = self.spec.metrics.get(col.metric)
+            if col.metric not in COUNTS and m is None:
+                raise self.fail(f"table.columns.{k}.metric", f"unknown metric {col.metric!r}; metrics: "
+                                f"{', '.join([*self.spec.metrics, *COUNTS])}")
+            if m is not None and (m.accuracy or m.rate) is not None and (m.accuracy or m.rate).by is not None:  # type: ignore[union-attr]
+                raise self.fail(f"table.columns.{k}.metric", f"{col.metric!r} is a mapping per tag value, "
+                                "not a cell")
+        for k, axis in enumerate(table.rows or ()):
+            if axis not in self.spec.conditions:
+                raise self.fail(f"table.rows.{k}", f"unknown axis {axis!r}; axes: {', '.join(self.spec.conditions)}")
+
+    def check_data_specs(self) -> None:
+        """Data specs are files of a known format or well-formed ``hf:`` specs."""
+        items = self.spec.items
+        for where, spec in [("items.data", items.data),
+                            *[(f"items.datasets.{k}.path", s.path) for k, s in items.datasets.items()]]:
+            if problem := check_spec(spec):
+                raise self.fail(where, problem)
+
+
+def compile_file(path: Path, taken: Sequence[str] = ()) -> tuple[Compiled, list[Condition0], tuple[str, ...]]:
+    """Read and check ``path`` (no data read); ``taken``: names the file's suite may not have."""
+    data, raw = read_yaml(path)
+    if not isinstance(data, dict):
+        raise suite_error(path, "", f"expected a mapping with name, items, conditions, metrics; "
+                          f"found {type(data).__name__}")
+    try:
+        spec = SuiteFile.model_validate(data)
+    except ValidationError as e:
+        raise suite_error(path, *_one_line(e)) from None
+    if spec.name in taken:
+        raise suite_error(path, "name", f"{spec.name!r} is a built-in suite's name; choose another")
+    c = Compiled(path, raw, spec)
+    c.check_data_specs()
+    c.check_templates()
+    conditions = c.conditions()
+    labels = c.labels(conditions)
+    c.check_metrics(labels)
+    c.check_table()
+    return c, conditions, labels

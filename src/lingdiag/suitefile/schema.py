@@ -1,0 +1,222 @@
+"""The suite file format as pydantic models that mirror its sections, so that an error names
+the key path (``conditions.strategy.values.dap.user``). ``docs/suites.md`` is the reference.
+"""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic_core import PydanticCustomError
+
+ParserName = Literal["nli-label", "rating", "choice-letter", "free-text"]
+"""lingdiag's answer parsers a generation condition can choose (``lingdiag.suitefile.parsers``)."""
+
+
+class Strict(BaseModel):
+    """A section: unknown keys are refused with the valid ones (and the closest) named."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _known_keys(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            valid = sorted(f.alias or name for name, f in cls.model_fields.items())
+            for key in data:
+                if key not in valid:
+                    close = difflib.get_close_matches(str(key), valid, n=1)
+                    hint = f" (did you mean {close[0]!r}?)" if close else ""
+                    raise PydanticCustomError("unknown_key", "unknown key{hint}; valid keys: {valid}",
+                                              {"key": str(key), "hint": hint, "valid": ", ".join(valid)})
+        return data
+
+
+def _column_shorthand(value: Any) -> Any:
+    return {"column": value} if isinstance(value, str) else value
+
+
+class Source(Strict):
+    """A named dataset of the file (``--dataset NAME``)."""
+
+    path: str
+    """A file relative to the suite file, ``cache:LOCAL`` (lingdiag's datasets cache, where
+    ``lingdiag fetch`` puts official files), or ``hf:owner/name[:split]``."""
+    sha256: str | None = Field(default=None, pattern="^[0-9a-f]{64}$")
+    """The file's SHA-256, checked on every load."""
+    fetch: str | None = None
+    """The suite whose ``lingdiag fetch`` downloads a ``cache:`` file (named in the error when it is absent)."""
+
+
+class TagSpec(Strict):
+    """An item tag: a column, optionally with its values mapped (``A_Interrupted_Accomplishment: A``)."""
+
+    column: str
+    map: dict[str, str] | None = None
+    """Column value → tag value; a value missing from the map is a data error."""
+
+
+class Items(Strict):
+    """Where the items are and which columns are what."""
+
+    data: str
+    """The default dataset: a path relative to the suite file (CSV, TSV, JSON list or JSONL), or
+    ``hf:owner/name[:split]`` (needs ``lingdiag[datasets]``)."""
+    datasets: dict[str, Source] = Field(default_factory=dict)
+    """More datasets by name, e.g. ``official``."""
+    id: str = "id"
+    """The column holding each item's unique id."""
+    fields: list[str] = Field(min_length=1)
+    """The columns templates may use."""
+    tags: dict[str, TagSpec] = Field(default_factory=dict)
+    """Tag name → column (or ``{column, map}``): what metrics group items by."""
+    gold: str | None = None
+    """The column holding the gold label (none: the items have no gold)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _tag_shorthand(cls, data: Any) -> Any:
+        if isinstance(data, dict) and isinstance(data.get("tags"), dict):
+            data = {**data, "tags": {k: _column_shorthand(v) for k, v in data["tags"].items()}}
+        return data
+
+
+class Shots(Strict):
+    """In-context examples drawn per item from a pool."""
+
+    n: int = Field(ge=1)
+    pool: str = "items"
+    """``items`` (the other test items) or a data file with the same columns, relative to the suite file."""
+    seed: int | None = None
+    """Seeds the draw; default the run's ``--seed``."""
+    answer: str = "{{ gold }}"
+    """Template of an example's answer turn (fields and ``gold``)."""
+
+
+class Loglik(Strict):
+    """Choice among continuations by log-likelihood."""
+
+    choices: dict[str, str] = Field(min_length=2)
+    """Label → continuation template; the highest-scoring label is the answer (the first wins a tie)."""
+    context: str | None = None
+    """A text template scored before each continuation; none: the condition's chat prompt
+    (``system``/``user``), the continuation being the first words of the answer."""
+    normalisation: Literal["total", "per-token"] = "total"
+
+
+class Formulation(Strict):
+    """One axis value (or the file's ``defaults``): part of a condition's prompt and answer format.
+
+    A condition is the defaults and one value of every axis merged; two axes may not set the same key.
+    """
+
+    system: str | None = None
+    """System turn template."""
+    user: str | None = None
+    """User turn template over the item's fields (jinja2, sandboxed)."""
+    labels: list[str] | None = None
+    """The answers a parser may return (quote ``"True"``: bare YAML True is a boolean)."""
+    parser: ParserName | None = None
+    aliases: dict[str, str] | None = None
+    """``nli-label``: more surface forms → label."""
+    json_key: str | None = None
+    """``nli-label``: the key holding the label in a JSON answer (default ``label``)."""
+    options: dict[str, str] | None = None
+    """``choice-letter``: letter → label, as the prompt lists them."""
+    max_new_tokens: int | None = Field(default=None, ge=1)
+    shots: Shots | None = None
+    loglik: Loglik | None = None
+
+
+class AxisSpec(Strict):
+    """A condition dimension, selected on the command line (``--strategy zero-shot,dap``)."""
+
+    help: str = ""
+    default: list[str] | None = None
+    """Values run when none is named; default all."""
+    values: dict[str, Formulation] = Field(min_length=1)
+
+
+class Accuracy(Strict):
+    """Share correct of the items with a gold label (unparsed answers are wrong)."""
+
+    where: dict[str, str | list[str]] = Field(default_factory=dict)
+    """Tag → value(s): the items counted."""
+    by: str | None = None
+    """A tag: the metric per value of it (a mapping; not a table column or a paired metric)."""
+
+
+class Rate(Strict):
+    """Share of the items answered ``label`` (unparsed answers count in the denominator)."""
+
+    label: str
+    where: dict[str, str | list[str]] = Field(default_factory=dict)
+    by: str | None = None
+
+
+class Correlation(Strict):
+    """Correlation of the model's numeric answer with a data column, over the answered items."""
+
+    column: str
+    """A field or tag holding a number per item."""
+    method: Literal["spearman", "pearson"] = "spearman"
+    score: Literal["label", "rating"] = "label"
+    """The model side: the label read as a number, or the ``rating`` parser's rating."""
+
+
+class MetricSpec(Strict):
+    """Exactly one of ``accuracy``, ``rate``, ``difference``, ``correlation``."""
+
+    accuracy: Accuracy | None = None
+    rate: Rate | None = None
+    difference: list[str] | None = Field(default=None, min_length=2, max_length=2)
+    """Two metric names: the first minus the second."""
+    correlation: Correlation | None = None
+    paired: bool = False
+    """Test it by paired permutation in ``lingdiag compare`` (accuracies, rates and their differences)."""
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> MetricSpec:
+        kinds = [k for k in ("accuracy", "rate", "difference", "correlation") if getattr(self, k) is not None]
+        if len(kinds) != 1:
+            raise PydanticCustomError("metric_kind", "a metric has exactly one of accuracy, rate, difference, "
+                                      "correlation (found {found})", {"found": ", ".join(kinds) or "none"})
+        return self
+
+
+class Column(Strict):
+    """A table column."""
+
+    metric: str
+    """A metric of the file, or a count every condition has: n, n_unparsed, unparsed_rate, n_errors."""
+    header: str | None = None
+
+
+class Table(Strict):
+    """The markdown table of a run (``table.md``, ``lingdiag report``)."""
+
+    caption: str = ""
+    rows: list[str] | None = None
+    """Axes that make the row labels (besides the model); default every axis."""
+    columns: list[Column] = Field(min_length=1)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _column_shorthand(cls, data: Any) -> Any:
+        if isinstance(data, dict) and isinstance(data.get("columns"), list):
+            data = {**data, "columns": [{"metric": c} if isinstance(c, str) else c for c in data["columns"]]}
+        return data
+
+
+class SuiteFile(Strict):
+    """A whole suite file."""
+
+    name: str = Field(pattern=r"^[a-z0-9][a-z0-9._-]*$")
+    """The suite's name in tables and run directories (lowercase letters, digits, ``.``, ``_``, ``-``)."""
+    description: str = ""
+    items: Items
+    defaults: Formulation = Formulation()
+    conditions: dict[str, AxisSpec] = Field(min_length=1)
+    metrics: dict[str, MetricSpec] = Field(default_factory=dict)
+    table: Table | None = None

@@ -1,0 +1,55 @@
+"""Prompt templates of suite files: jinja2 in its sandbox with strict undefined names, so a file
+from someone else renders text and nothing else (no attribute walks to Python internals).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from jinja2 import StrictUndefined, TemplateError, meta, nodes
+from jinja2.sandbox import SandboxedEnvironment
+
+_ENV = SandboxedEnvironment(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=True)
+
+
+class TemplateProblem(ValueError):
+    """A template that cannot be used; the message says why (the caller names the key path)."""
+
+
+@dataclass(frozen=True)
+class Template:
+    """One compiled template and its source text."""
+
+    source: str
+    compiled: Any
+
+    def render(self, values: Mapping[str, Any]) -> str:
+        """The text for ``values``; a sandbox refusal or an undefined name is a ``TemplateProblem``."""
+        try:
+            return str(self.compiled.render(**values))
+        except TemplateError as e:
+            raise TemplateProblem(str(e).splitlines()[0] if str(e) else type(e).__name__) from None
+
+
+def compile_template(source: str, names: Iterable[str]) -> Template:
+    """Compile ``source``, allowing only ``names`` as variables and no ``_``-prefixed attribute.
+
+    Raises:
+        TemplateProblem: a syntax error, an unknown name, or an attempt to reach Python internals.
+    """
+    allowed = set(names)
+    try:
+        ast = _ENV.parse(source)
+    except TemplateError as e:
+        raise TemplateProblem(f"template syntax: {e}") from None
+    for node in ast.find_all((nodes.Getattr, nodes.Getitem)):
+        attr = node.attr if isinstance(node, nodes.Getattr) else (
+            node.arg.value if isinstance(node.arg, nodes.Const) else None)
+        if isinstance(attr, str) and attr.startswith("_"):
+            raise TemplateProblem(f"template reaches attribute {attr!r}; templates may use the item's fields only")
+    unknown = sorted(meta.find_undeclared_variables(ast) - allowed)
+    if unknown:
+        raise TemplateProblem(f"template uses unknown field {unknown[0]!r}; known: {', '.join(sorted(allowed))}")
+    return Template(source, _ENV.from_string(ast))
