@@ -14,12 +14,19 @@ from pathlib import Path
 
 from lingdiag.suite import SUITES, Suite, register_suite
 from lingdiag.suitefile.build import suite_of
-from lingdiag.suitefile.load import compile_file
+from lingdiag.suitefile.load import Compiled, compile_file
 
 SUFFIXES = (".yaml", ".yml")
 _FILE_SUITES: dict[str, Suite] = {}
 """Suite name → the suite last read from a file under that name."""
 _CACHE: dict[tuple[Path, str], Suite] = {}
+
+
+def load_compiled(path: Path) -> tuple[Compiled, Suite]:
+    """The checked file and its suite (not registered)."""
+    taken = [n for n in SUITES.names() if n not in _FILE_SUITES]
+    compiled, conditions, labels = compile_file(Path(path), taken)
+    return compiled, suite_of(compiled, conditions, labels)
 
 
 def load_suite(path: Path) -> Suite:
@@ -38,9 +45,7 @@ def load_suite(path: Path) -> Suite:
         key = None
     if key is not None and key in _CACHE:
         return _CACHE[key]
-    taken = [n for n in SUITES.names() if n not in _FILE_SUITES]
-    compiled, conditions, labels = compile_file(path, taken)
-    suite = suite_of(compiled, conditions, labels)
+    _, suite = load_compiled(path)
     _FILE_SUITES[suite.name] = register_suite(suite)
     if key is not None:
         _CACHE[key] = suite
@@ -53,4 +58,4 @@ def _resolve(name: str) -> Suite | None:
 
 SUITES.add_resolver(_resolve)
 
-__all__ = ["SUFFIXES", "load_suite"]
+__all__ = ["SUFFIXES", "load_compiled", "load_suite"]

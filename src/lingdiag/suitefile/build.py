@@ -32,7 +32,6 @@ class FileSuite:
         items_spec = self.c.spec.items
         rows, source, where = read_rows(spec, items_spec, self.c.base)
         items = to_items(rows, items_spec, where, self.labels)
-        self._check_groups(items)
         pools: dict[str, list[Item]] = {}
         for c in self.conds:
             shots = c.spec.shots
@@ -42,20 +41,6 @@ class FileSuite:
                 pools[shots.pool] = to_items(prows, items_spec, pwhere, self.labels)
                 source.update(psource)
         return Dataset(spec, items, {POOLS: pools}, source)
-
-    def _check_groups(self, items: Sequence[Item]) -> None:
-        """Each tag value a metric selects occurs in the data (a typo'd group is not an empty rate)."""
-        for name, m in self.c.spec.metrics.items():
-            share = m.accuracy or m.rate
-            if share is None:
-                continue
-            for tag, values in share.where.items():
-                seen = {str(it.tags.get(tag)) for it in items}
-                for v in [values] if isinstance(values, str) else values:
-                    if v not in seen:
-                        kind = "accuracy" if m.accuracy else "rate"
-                        raise self.c.fail(f"metrics.{name}.{kind}.where.{tag}",
-                                          f"no item has {tag} {v!r}; values: {', '.join(sorted(seen))}")
 
     def strategy(self, c: Condition0, dataset: Dataset, options: Options, seed: int) -> Any:
         """The strategy of condition ``c``."""

@@ -29,10 +29,11 @@ def check(path: Path, dataset: str = "builtin") -> CheckReport:
         ConfigError: the file is broken (one line: file, key path, expectation).
         DatasetError: its data is (one line: data file, row, column).
     """
-    from lingdiag.suitefile import load_suite
+    from lingdiag.suitefile import load_compiled
 
-    suite = load_suite(path)
+    compiled, suite = load_compiled(path)
     data = suite.load(dataset)
+    compiled.check_groups(data.items)
     conditions = suite.conditions(data, {a.name: list(a.values) for a in suite.axes}, suite.parse_options({}), 0)
     requests = 0
     for c in conditions:

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from lingdiag.errors import ConfigError, DatasetError
 from lingdiag.metrics.core import markdown_table, summary
-from lingdiag.records import Item, ResultRow
+from lingdiag.records import Item
 from lingdiag.suite import Axis, Condition, Dataset, Suite, SuiteSource
 from lingdiag.suitefile.data import check_spec, read_rows, to_items
 from lingdiag.suitefile.metrics import Metrics
@@ -223,6 +223,22 @@ class Compiled:
         for k, axis in enumerate(table.rows or ()):
             if axis not in self.spec.conditions:
                 raise self.fail(f"table.rows.{k}", f"unknown axis {axis!r}; axes: {', '.join(self.spec.conditions)}")
+
+    def check_groups(self, items: Sequence[Item]) -> None:
+        """Each tag value a metric selects occurs in ``items`` (``suite check``: a typo'd group is not
+        an empty rate; a run on a subset without the group gets NaN, as a built-in suite's does).
+        """
+        for name, m in self.spec.metrics.items():
+            share = m.accuracy or m.rate
+            if share is None:
+                continue
+            for tag, values in share.where.items():
+                seen = {str(it.tags.get(tag)) for it in items}
+                for v in [values] if isinstance(values, str) else values:
+                    if v not in seen:
+                        kind = "accuracy" if m.accuracy else "rate"
+                        raise self.fail(f"metrics.{name}.{kind}.where.{tag}",
+                                          f"no item has {tag} {v!r}; values: {', '.join(sorted(seen))}")
 
     def check_data_specs(self) -> None:
         """Data specs are files of a known format or well-formed ``hf:`` specs."""
