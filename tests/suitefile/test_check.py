@@ -34,7 +34,8 @@ GOOD = {
 def write(tmp_path: Path, doc: object, data: str = DATA) -> Path:
     (tmp_path / "items.csv").write_text(data, encoding="utf-8")
     path = tmp_path / "suite.yaml"
-    path.write_text(doc if isinstance(doc, str) else yaml.safe_dump(doc, allow_unicode=True, sort_keys=False), encoding="utf-8")
+    text = doc if isinstance(doc, str) else yaml.safe_dump(doc, allow_unicode=True, sort_keys=False)
+    path.write_text(text, encoding="utf-8")
     return path
 
 

@@ -86,7 +86,8 @@ def test_shards_together_are_the_whole_run(tmp_path: Path) -> None:
     full = evaluate(whole, backend(), tmp_path / "whole")
     ids = set()
     for k in (1, 2):
-        part = evaluate(RunConfig.model_validate({**whole.model_dump(), "shard": f"{k}/2"}), backend(), tmp_path / f"s{k}")
+        shard = RunConfig.model_validate({**whole.model_dump(), "shard": f"{k}/2"})
+        part = evaluate(shard, backend(), tmp_path / f"s{k}")
         ids |= {json.loads(x)["item_id"] for x in (tmp_path / f"s{k}" / "items.jsonl").read_text().splitlines()}
         assert part.metrics["choice"]["n"] < 24
     assert len(ids) == full.metrics["choice"]["n"] == 24
@@ -111,8 +112,8 @@ def test_data_stats_and_the_cli_run(tmp_path: Path, fake_api) -> None:
     assert stats["n"] == 24 and stats["by"]["aktionsart"]["activity"]["n"] == 12
 
     fake_api.content = "B"
-    out = CliRunner().invoke(app, ["run", str(path), "--model", f"openai:m@{fake_api.url}", "--format", "choice", "--out",
-                                   str(tmp_path / "cli"), "--no-cache", "--limit", "4"])
+    out = CliRunner().invoke(app, ["run", str(path), "--model", f"openai:m@{fake_api.url}", "--format", "choice",
+                                   "--out", str(tmp_path / "cli"), "--no-cache", "--limit", "4"])
     assert out.exit_code == 0, out.output
     assert "## Telicity adverbials (in/for an hour)" in out.output
     assert "| choice | m | 0.50 | 0.00 | 1.00 | 0.00 | -1.00 | 0.00 | 4 |" in out.output

@@ -22,7 +22,7 @@ from lingdiag.cli import (  # noqa: F401  (registers the commands)
     inspect,
     report,
     run,
-    suite,
+    suite_file,
 )
 from lingdiag.cli.app import app, err, reproduce_app, score_app
 from lingdiag.cli.score import label_score_command

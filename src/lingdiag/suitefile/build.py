@@ -55,7 +55,8 @@ class FileSuite:
             prompt = TemplatePrompt(
                 self._template(c, "system") if f.system is not None else None, self._template(c, "user"),
                 f.parser or "free-text",
-                AnswerFormat(tuple(f.labels or ()), dict(f.aliases or {}), f.json_key or "label", dict(f.options or {})),
+                AnswerFormat(tuple(f.labels or ()), dict(f.aliases or {}), f.json_key or "label",
+                             dict(f.options or {})),
                 options.max_new_tokens or f.max_new_tokens or 512, shots)
         if f.loglik is None:
             assert prompt is not None, where

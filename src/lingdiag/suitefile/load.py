@@ -4,29 +4,20 @@ metric and table references), every problem one line naming the file and the key
 
 from __future__ import annotations
 
-import hashlib
 import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from lingdiag.errors import ConfigError, DatasetError
-from lingdiag.metrics.core import markdown_table, summary
+from lingdiag.errors import ConfigError
+from lingdiag.metrics.core import summary
 from lingdiag.records import Item
-from lingdiag.suite import Axis, Condition, Dataset, Suite, SuiteSource
-from lingdiag.suitefile.data import check_spec, read_rows, to_items
+from lingdiag.suitefile.data import check_spec
 from lingdiag.suitefile.metrics import Metrics
 from lingdiag.suitefile.schema import Formulation, SuiteFile
 from lingdiag.suitefile.source import read_yaml, suite_error
-from lingdiag.suitefile.strategies import (
-    AnswerFormat,
-    ContinuationChoice,
-    ShotDraw,
-    TemplatePrompt,
-)
 from lingdiag.suitefile.templates import Template, TemplateProblem, compile_template
 
 COUNTS = tuple(summary([]))

@@ -51,21 +51,22 @@ class Share:
         return [self.hit(r) for r in records if self.within(r)]
 
 
-def _number(r: ItemRecord, source: str) -> float | None:
-    value = r.detail.get("rating") if source == "rating" else r.label
+def _float(value: Any) -> float | None:
+    """``value`` as a finite number, or None (a label such as ``unparsed``, an empty cell)."""
     try:
-        x = float(value)  # type: ignore[arg-type]
+        x = float(value)
     except (TypeError, ValueError):
         return None
-    return x if math.isfinite(x) and not (source == "rating" and x < 0) else None
+    return x if math.isfinite(x) else None
+
+
+def _number(r: ItemRecord, source: str) -> float | None:
+    x = _float(r.detail.get("rating") if source == "rating" else r.label)
+    return None if x is None or (source == "rating" and x < 0) else x  # a rating of -1 was not read
 
 
 def _column(r: ItemRecord, column: str) -> float | None:
-    value = r.fields.get(column, r.tags.get(column))
-    try:
-        return float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        return None
+    return _float(r.fields.get(column, r.tags.get(column)))
 
 
 def correlation(spec: Correlation, records: Sequence[ItemRecord]) -> tuple[float, list[float] | None]:
@@ -111,10 +112,9 @@ class Metrics:
         out: dict[str, Any] = {}
         methods: dict[str, str] = {}
         for name, spec in self.specs.items():
-            by = (spec.accuracy or spec.rate).by if (spec.accuracy or spec.rate) else None
-            if by is not None:
-                s = self.share(name)
-                out[name] = grouped(lambda rs, s=s: s.count()(rs), by)(records)
+            subset = spec.accuracy or spec.rate
+            if subset is not None and subset.by is not None:
+                out[name] = grouped(self.share(name).count(), subset.by)(records)
             elif spec.correlation is not None:
                 out[name], ci = correlation(spec.correlation, records)
                 if ci is not None:

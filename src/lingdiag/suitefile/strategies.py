@@ -112,9 +112,10 @@ class TemplatePrompt:
     def messages(self, item: Item) -> tuple[ChatMessage, ...]:
         """The chat turns for ``item``, examples first."""
         turns = [ChatMessage("system", _render(self.system, item.fields, item))] if self.system else []
-        for ex in self.shots.examples(item) if self.shots else ():
-            turns += [ChatMessage("user", _render(self.user, ex.fields, ex)),
-                      ChatMessage("assistant", _render(self.shots.answer, {**ex.fields, "gold": ex.gold}, ex))]
+        if self.shots is not None:
+            for ex in self.shots.examples(item):
+                turns += [ChatMessage("user", _render(self.user, ex.fields, ex)),
+                          ChatMessage("assistant", _render(self.shots.answer, {**ex.fields, "gold": ex.gold}, ex))]
         turns.append(ChatMessage("user", _render(self.user, item.fields, item)))
         return tuple(turns)
 

@@ -45,8 +45,8 @@ def compile_template(source: str, names: Iterable[str]) -> Template:
     except TemplateError as e:
         raise TemplateProblem(f"template syntax: {e}") from None
     for node in ast.find_all((nodes.Getattr, nodes.Getitem)):
-        attr = node.attr if isinstance(node, nodes.Getattr) else (
-            node.arg.value if isinstance(node.arg, nodes.Const) else None)
+        key = node.attr if isinstance(node, nodes.Getattr) else getattr(node, "arg", None)
+        attr = key.value if isinstance(key, nodes.Const) else key
         if isinstance(attr, str) and attr.startswith("_"):
             raise TemplateProblem(f"template reaches attribute {attr!r}; templates may use the item's fields only")
     unknown = sorted(meta.find_undeclared_variables(ast) - allowed)

@@ -1,10 +1,11 @@
 """The cloze parser; Appendix D answer cleaning, the rating and the letter parsers are shared
-(``lingdiag.parse``) and re-exported here."""
+(``lingdiag.parse``) and re-exported here.
+"""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 from lingdiag.parse.choice import parse_letter
 from lingdiag.parse.rating import clean_answer, parse_rating
