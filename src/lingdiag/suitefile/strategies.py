@@ -59,8 +59,8 @@ def _choice_letter(text: str, fmt: AnswerFormat) -> tuple[str, dict[str, Any]]:
 
 
 def _free_text(text: str, fmt: AnswerFormat) -> tuple[str, dict[str, Any]]:
-    lines = [ln for ln in clean_answer(text).splitlines() if ln.strip()]
-    answer = lines[0].strip() if lines else ""
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    answer = clean_answer(lines[0]) if lines else ""
     if not fmt.labels:
         return (answer or UNPARSED), {}
     by_lower = {lab.lower(): lab for lab in fmt.labels}
