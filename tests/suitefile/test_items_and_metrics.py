@@ -20,7 +20,8 @@ ROWS = [{"id": f"s{k}", "sentence": f"Sentence number {k}.", "human": h, "kind":
 
 
 def suite(tmp_path: Path, data: str, parser: str = "rating", extra: dict | None = None) -> Path:
-    doc = {"name": "ratings", "items": {"data": data, "fields": ["sentence"], "tags": {"kind": "kind", "human": "human"}},
+    items = {"data": data, "fields": ["sentence"], "tags": {"kind": "kind", "human": "human"}}
+    doc = {"name": "ratings", "items": items,
            "conditions": {"prompt": {"values": {"rate": {"user": "Rate 1-10: {{ sentence }}", "parser": parser}}}},
            "metrics": {"rho": {"correlation": {"column": "human", "score": "rating"}},
                        "r": {"correlation": {"column": "human", "method": "pearson", "score": "label"}}}}
@@ -87,8 +88,8 @@ def test_ratings_correlate_with_a_data_column(tmp_path: Path) -> None:
     ("rating", "Sentence 1 is fine", AnswerFormat(), "unparsed"),
     ("nli-label", '{"label": "Unknown"}', AnswerFormat(("True", "False", "Unknown")), "Unknown"),
     ("nli-label", "True or False?", AnswerFormat(("True", "False", "Unknown")), "unparsed"),
-    ("choice-letter", "(B) for an hour", AnswerFormat(options={"A": "in", "B": "for"}), "for"),
-    ("choice-letter", "C", AnswerFormat(options={"A": "in", "B": "for"}), "unparsed"),
+    ("choice-letter", "(B) for an hour", AnswerFormat(options=(("A", "in"), ("B", "for"))), "for"),
+    ("choice-letter", "C", AnswerFormat(options=(("A", "in"), ("B", "for"))), "unparsed"),
     ("free-text", "  Yes.\nBecause...", AnswerFormat(("yes", "no")), "yes"),
     ("free-text", "maybe", AnswerFormat(("yes", "no")), "unparsed"),
     ("free-text", "**Paris**", AnswerFormat(), "Paris"),

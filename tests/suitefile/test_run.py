@@ -128,3 +128,14 @@ def test_dataset_path_overrides_the_files_data(tmp_path: Path) -> None:
     result = evaluate(RunConfig(suite=str(path), model="mock", dataset=str(tmp_path / "few.csv"),
                                 axes={"format": ["choice"]}), backend(), tmp_path / "run")
     assert result.metrics["choice"]["n"] == 4
+
+
+def test_suite_score_reads_outside_answers_as_the_conditions_do(tmp_path: Path) -> None:
+    path = copy_example(tmp_path)
+    rows = (tmp_path / "telicity-adverbials.csv").read_text().splitlines()[1:]
+    answers = "id,answer\n" + "".join(f"{r.split(',')[0]},(A) in an hour\n" for r in rows)
+    (tmp_path / "answers.csv").write_text(answers)
+    out = CliRunner().invoke(app, ["suite", "score", str(path), "--scores", str(tmp_path / "answers.csv"), "--json"])
+    assert out.exit_code == 0, out.output
+    m = json.loads(out.output)["metrics"]
+    assert (m["acc_accomplishment"], m["acc_activity"], m["in_rate_activity"], m["n"]) == (1.0, 0.0, 1.0, 24)

@@ -1,4 +1,6 @@
-"""``lingdiag suite check``: validate a suite file (``docs/suites.md``)."""
+"""``lingdiag suite check`` (validate a suite file, ``docs/suites.md``) and ``lingdiag suite score``
+(outside answers → the file's metrics and table).
+"""
 
 from __future__ import annotations
 
@@ -7,6 +9,9 @@ from pathlib import Path
 import typer
 
 from lingdiag.cli.app import app, out
+from lingdiag.cli.score import label_score_command
+from lingdiag.errors import ConfigError
+from lingdiag.suitefile import load_suite
 from lingdiag.suitefile.check import check
 
 suite_app = typer.Typer(no_args_is_help=True, help="Suite files: a diagnostic in one YAML file (docs/suites.md).")
@@ -26,3 +31,22 @@ def check_cmd(
               f"{len(report.conditions)} conditions ({', '.join(report.conditions)}), {report.requests} requests, "
               f"paired metrics: {', '.join(s.paired_metrics) or 'none'}",
               markup=False, highlight=False, soft_wrap=True)
+
+
+@suite_app.command("score")
+def score_cmd(
+    path: Path = typer.Argument(..., help="The suite file (.yaml)."),
+    scores: Path = typer.Option(..., "--scores", help="CSV/TSV/JSONL: an id column and an answer column."),
+    score_col: str = typer.Option("answer", help="Column holding the answer (raw text or a label)."),
+    id_col: str = typer.Option("id", help="Column holding the dataset item id."),
+    dataset: str = typer.Option("builtin", help="The dataset the answers refer to."),
+    out_dir: Path = typer.Option(None, "--out", help="Also write a run directory (for report)."),
+    as_json: bool = typer.Option(False, "--json", help="Print metrics and unmatched rows as JSON."),
+) -> None:
+    """Metrics of answers produced elsewhere, parsed as the file's conditions parse theirs."""
+    suite = load_suite(path)
+    if suite.parse_answer is None:
+        raise ConfigError(f"{path}: its conditions read answers differently (or by log-likelihood); "
+                          "lingdiag suite score needs one parser and label set")
+    label_score_command(suite)(scores=scores, score_col=score_col, id_col=id_col, dataset=dataset, out=out_dir,
+                               as_json=as_json)

@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from lingdiag.metrics.core import markdown_table
@@ -13,10 +13,17 @@ from lingdiag.records import Item, ResultRow
 from lingdiag.suite import Axis, Condition, Dataset, Suite, SuiteSource
 from lingdiag.suitefile.data import read_rows, to_items
 from lingdiag.suitefile.load import Compiled, Condition0, Options
-from lingdiag.suitefile.strategies import AnswerFormat, ContinuationChoice, ShotDraw, TemplatePrompt
+from lingdiag.suitefile.schema import Formulation
+from lingdiag.suitefile.strategies import PARSERS, AnswerFormat, ContinuationChoice, ShotDraw, TemplatePrompt
 
 POOLS = "pools"
 """``Dataset.extras`` key: shot pool file → its items."""
+
+
+def answer_format(f: Formulation) -> tuple[str, AnswerFormat]:
+    """The parser a condition names and what it reads answers with."""
+    return f.parser or "free-text", AnswerFormat(tuple(f.labels or ()), tuple(sorted((f.aliases or {}).items())),
+                                                 f.json_key or "label", tuple((f.options or {}).items()))
 
 
 class FileSuite:
@@ -52,12 +59,10 @@ class FileSuite:
                 pool = dataset.items if f.shots.pool == "items" else dataset.extras[POOLS][f.shots.pool]
                 shots = ShotDraw(f.shots.n, tuple(pool), f.shots.seed if f.shots.seed is not None else seed,
                                  self._template(c, "shots.answer"))
-            prompt = TemplatePrompt(
-                self._template(c, "system") if f.system is not None else None, self._template(c, "user"),
-                f.parser or "free-text",
-                AnswerFormat(tuple(f.labels or ()), dict(f.aliases or {}), f.json_key or "label",
-                             dict(f.options or {})),
-                options.max_new_tokens or f.max_new_tokens or 512, shots)
+            parser, fmt = answer_format(f)
+            prompt = TemplatePrompt(self._template(c, "system") if f.system is not None else None,
+                                    self._template(c, "user"), parser, fmt,
+                                    options.max_new_tokens or f.max_new_tokens or 512, shots)
         if f.loglik is None:
             assert prompt is not None, where
             return prompt
@@ -72,6 +77,16 @@ class FileSuite:
             if where in self.c.templates:
                 return self.c.templates[where]
         return self.c.templates[f"defaults.{key}"]
+
+    def parse_answer(self) -> Callable[[str], str] | None:
+        """Outside answer → label by the parser and format every generation condition shares
+        (``lingdiag suite score``); None where they differ or none generates.
+        """
+        formats = {answer_format(c.spec) for c in self.conds if c.spec.loglik is None}
+        if len(formats) != 1:
+            return None
+        ((parser, fmt),) = formats
+        return lambda text: PARSERS[parser](text, fmt)[0]
 
     def conditions(self, dataset: Dataset, axes: Mapping[str, Sequence[str]], options: Options,
                    seed: int) -> list[Condition]:
@@ -106,5 +121,7 @@ def suite_of(compiled: Compiled, conditions: Sequence[Condition0], labels: tuple
         load=fs.load, conditions=fs.conditions, metrics=compiled.metrics, table=fs.table, labels=labels,
         options=Options, stat_tags=tuple(spec.items.tags), default_dataset="builtin",
         paired_metrics=compiled.metrics.paired(), source=source,
+        # Answers produced elsewhere are read as the conditions read theirs, where all read them alike.
+        parse_answer=fs.parse_answer(),
     )
 

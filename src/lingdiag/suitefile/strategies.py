@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from lingdiag.errors import ConfigError
@@ -34,16 +34,18 @@ class AnswerFormat:
     """What a parser needs besides the text."""
 
     labels: tuple[str, ...] = ()
-    aliases: Mapping[str, str] = field(default_factory=dict)
+    aliases: tuple[tuple[str, str], ...] = ()
+    """Surface form → label pairs (``nli-label``)."""
     json_key: str = "label"
-    options: Mapping[str, str] = field(default_factory=dict)
+    options: tuple[tuple[str, str], ...] = ()
+    """Letter → label pairs in prompt order (``choice-letter``)."""
 
 
 Parser = Callable[[str, AnswerFormat], tuple[str, dict[str, Any]]]
 
 
 def _nli_label(text: str, fmt: AnswerFormat) -> tuple[str, dict[str, Any]]:
-    label, detail = parse_label(text, fmt.labels, aliases=fmt.aliases, json_key=fmt.json_key)
+    label, detail = parse_label(text, fmt.labels, aliases=dict(fmt.aliases), json_key=fmt.json_key)
     return label, {k: v for k, v in detail.items() if k in ("rule", "json")}
 
 
@@ -54,8 +56,9 @@ def _rating(text: str, fmt: AnswerFormat) -> tuple[str, dict[str, Any]]:
 
 
 def _choice_letter(text: str, fmt: AnswerFormat) -> tuple[str, dict[str, Any]]:
-    letter = parse_letter(text, fmt.options)
-    return (fmt.options[letter] if letter else UNPARSED), {"letter": letter}
+    options = dict(fmt.options)
+    letter = parse_letter(text, options)
+    return (options[letter] if letter else UNPARSED), {"letter": letter}
 
 
 def _free_text(text: str, fmt: AnswerFormat) -> tuple[str, dict[str, Any]]:
