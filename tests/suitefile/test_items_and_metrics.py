@@ -13,7 +13,7 @@ from lingdiag import RunConfig, evaluate
 from lingdiag.models.mock import MockBackend
 from lingdiag.records import GenerationRequest
 from lingdiag.suitefile.check import check
-from lingdiag.suitefile.strategies import PARSERS, AnswerFormat
+from lingdiag.suitefile.parsers import PARSERS, AnswerFormat
 
 ROWS = [{"id": f"s{k}", "sentence": f"Sentence number {k}.", "human": h, "kind": "a" if k % 2 else "b"}
         for k, h in enumerate([1.5, 6.0, 3.0, 9.0, 4.5, 7.0], 1)]

@@ -3,7 +3,7 @@
 ``lingdiag run PATH.yaml`` and every command that takes a suite name take a path ending in
 ``.yaml``/``.yml``: the suite registry resolves it here (``load_suite``) into an ordinary
 ``Suite``. Modules: ``source`` (safe YAML), ``schema`` (the format), ``templates`` (sandboxed
-jinja2), ``data`` (items), ``strategies`` (prompts, parsers, log-likelihood choice),
+jinja2), ``data`` (items), ``parsers``, ``prompt`` (generation), ``choice`` (log-likelihood),
 ``metrics``, ``load`` (checks) and ``build`` (the ``Suite``). ``docs/suites.md`` is the reference.
 """
 

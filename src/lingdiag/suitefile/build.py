@@ -11,10 +11,12 @@ from typing import Any
 from lingdiag.metrics.core import markdown_table
 from lingdiag.records import Item, ResultRow
 from lingdiag.suite import Axis, Condition, Dataset, Suite, SuiteSource
+from lingdiag.suitefile.choice import ContinuationChoice
 from lingdiag.suitefile.data import read_rows, to_items
 from lingdiag.suitefile.load import Compiled, Condition0, Options
+from lingdiag.suitefile.parsers import PARSERS, AnswerFormat
+from lingdiag.suitefile.prompt import ShotDraw, TemplatePrompt
 from lingdiag.suitefile.schema import Formulation
-from lingdiag.suitefile.strategies import PARSERS, AnswerFormat, ContinuationChoice, ShotDraw, TemplatePrompt
 
 POOLS = "pools"
 """``Dataset.extras`` key: shot pool file → its items."""

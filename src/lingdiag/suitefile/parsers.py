@@ -1,0 +1,62 @@
+"""lingdiag's answer parsers a suite file's generation condition names (``parser: nli-label``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from lingdiag.parse.choice import parse_letter
+from lingdiag.parse.labels import parse_label
+from lingdiag.parse.rating import clean_answer, parse_rating
+from lingdiag.records import UNPARSED
+
+
+@dataclass(frozen=True)
+class AnswerFormat:
+    """What a parser needs besides the text."""
+
+    labels: tuple[str, ...] = ()
+    aliases: tuple[tuple[str, str], ...] = ()
+    """Surface form → label pairs (``nli-label``)."""
+    json_key: str = "label"
+    options: tuple[tuple[str, str], ...] = ()
+    """Letter → label pairs in prompt order (``choice-letter``)."""
+
+
+Parser = Callable[[str, AnswerFormat], tuple[str, dict[str, Any]]]
+
+
+def _nli_label(text: str, fmt: AnswerFormat) -> tuple[str, dict[str, Any]]:
+    label, detail = parse_label(text, fmt.labels, aliases=dict(fmt.aliases), json_key=fmt.json_key)
+    return label, {k: v for k, v in detail.items() if k in ("rule", "json")}
+
+
+def _rating(text: str, fmt: AnswerFormat) -> tuple[str, dict[str, Any]]:
+    rating = parse_rating(text)
+    label = str(rating) if rating > 0 and (not fmt.labels or str(rating) in fmt.labels) else UNPARSED
+    return label, {"rating": rating}
+
+
+def _choice_letter(text: str, fmt: AnswerFormat) -> tuple[str, dict[str, Any]]:
+    options = dict(fmt.options)
+    letter = parse_letter(text, options)
+    return (options[letter] if letter else UNPARSED), {"letter": letter}
+
+
+def _free_text(text: str, fmt: AnswerFormat) -> tuple[str, dict[str, Any]]:
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    answer = clean_answer(lines[0]) if lines else ""
+    if not fmt.labels:
+        return (answer or UNPARSED), {}
+    by_lower = {lab.lower(): lab for lab in fmt.labels}
+    return by_lower.get(answer.lower(), UNPARSED), {}
+
+
+PARSERS: dict[str, Parser] = {
+    "nli-label": _nli_label,  # lingdiag.parse.labels: JSON key, whole answer, leading label, answer phrase, last line
+    "rating": _rating,  # lingdiag.parse.rating: the first 1-10 number, scale phrases removed
+    "choice-letter": _choice_letter,  # lingdiag.parse.choice: a leading letter, "Answer: B", or an option's text
+    "free-text": _free_text,  # the first line, cleaned; one of the labels (any case) where labels are given
+}
+"""Parser name → parser; a suite file names one (``parser: nli-label``)."""
