@@ -96,3 +96,22 @@ def test_ratings_correlate_with_a_data_column(tmp_path: Path) -> None:
 ])
 def test_parsers(parser: str, text: str, fmt: AnswerFormat, label: str) -> None:
     assert PARSERS[parser](text, fmt)[0] == label
+
+
+def test_loglik_choices_after_the_chat_prompt(tmp_path: Path) -> None:
+    (tmp_path / "items.jsonl").write_text("".join(json.dumps(r) + "\n" for r in ROWS), encoding="utf-8")
+    path = suite(tmp_path, "items.jsonl", extra={
+        "metrics": {"yes_a": {"rate": {"label": "yes", "where": {"kind": "a"}}}},
+        "conditions": {"prompt": {"values": {"ll": {
+            "system": "Judge.", "user": "Is this fine? {{ sentence }}",
+            "loglik": {"choices": {"yes": "Yes", "no": "No"}, "normalisation": "per-token"}}}}}})
+    suite_ = check(path).suite
+    item = suite_.load("builtin").items[0]
+    (cond,) = suite_.conditions(suite_.load("builtin"), {"prompt": ["ll"]}, suite_.parse_options({}), 0)
+    requests = cond.strategy.render(item)
+    assert [(r.context, r.continuation, [m.content for m in r.messages]) for r in requests] == [
+        ("", "Yes", ["Judge.", "Is this fine? Sentence number 1."]),
+        ("", "No", ["Judge.", "Is this fine? Sentence number 1."])]
+    result = evaluate(RunConfig(suite=str(path), model="mock"),
+                      MockBackend(None, lambda r: -1.0 if r.continuation == "Yes" else -2.0), tmp_path / "run")
+    assert result.metrics["ll"]["yes_a"] == 1.0 and suite_.labels == ("yes", "no")
