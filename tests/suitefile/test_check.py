@@ -84,6 +84,8 @@ BROKEN = [
     ("template syntax", changed("conditions.strategy.values.plain.user", "{{ premise "),
      "conditions.strategy.values.plain.user: template syntax: unexpected end of template, expected 'end of "
      "print statement'."),
+    ("unquoted YAML boolean as a label", changed("defaults.labels", [True, False]),
+     "defaults.labels.0: Input should be a valid string (got True); quote it in YAML"),
     ("unknown parser", changed("defaults.parser", "nli"),
      "defaults.parser: Input should be 'nli-label', 'rating', 'choice-letter' or 'free-text' (got 'nli')"),
     ("unknown label in a metric", changed("metrics.yes_B.rate.label", "maybe"),

@@ -42,6 +42,8 @@ def _one_line(e: ValidationError) -> tuple[str, str]:
     if first["type"] not in ("unknown_key", "missing", "metric_kind") and "input" in first:
         shown = repr(first["input"])
         msg += f" (got {shown if len(shown) <= 60 else shown[:57] + '...'})"
+        if isinstance(first["input"], bool):  # YAML reads a bare True/yes/on as a boolean
+            msg += "; quote it in YAML"
     return ".".join(loc), msg
 
 
