@@ -17,6 +17,7 @@ from lingdiag.suitefile.load import Compiled, Condition0, Options
 from lingdiag.suitefile.parsers import PARSERS, AnswerFormat
 from lingdiag.suitefile.prompt import ShotDraw, TemplatePrompt
 from lingdiag.suitefile.schema import Formulation
+from lingdiag.suitefile.templates import Template
 
 POOLS = "pools"
 """``Dataset.extras`` key: shot pool file → its items."""
@@ -51,7 +52,8 @@ class FileSuite:
                 source.update(psource)
         return Dataset(spec, items, {POOLS: pools}, source)
 
-    def strategy(self, c: Condition0, dataset: Dataset, options: Options, seed: int) -> Any:
+    def strategy(self, c: Condition0, dataset: Dataset, options: Options, seed: int
+                 ) -> TemplatePrompt | ContinuationChoice:
         """The strategy of condition ``c``."""
         f, where = c.spec, c.where
         prompt = None
@@ -72,7 +74,7 @@ class FileSuite:
         context = self._template(c, "loglik.context") if f.loglik.context is not None else None
         return ContinuationChoice(choices, f.loglik.normalisation, context, prompt)
 
-    def _template(self, c: Condition0, key: str) -> Any:
+    def _template(self, c: Condition0, key: str) -> Template:
         """The compiled template ``key`` of ``c``: from the axis value that set it, else the defaults."""
         for a, v in c.axes.items():
             where = f"conditions.{a}.values.{v}.{key}"
