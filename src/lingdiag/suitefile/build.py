@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
 
 from lingdiag.metrics.core import markdown_table
 from lingdiag.records import Item, ResultRow
