@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -14,6 +13,7 @@ from lingdiag.human.gold import GoldRule, ItemGold, derive, write_dataset
 from lingdiag.human.importing import Responses, read_responses
 from lingdiag.records import Item
 from lingdiag.suite import ItemView
+from lingdiag.tabular import write_csv
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,11 +52,7 @@ def _write_review(study: Study, responses: Responses, path: Path) -> int:
             else:
                 row[q.key] = " | ".join(a.texts[q.key] for a in got if q.key in a.texts)
         rows.append(row)
-    with open(path, "w", newline="", encoding="utf-8") as fh:
-        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
-    return len(rows)
+    return write_csv(path, list(rows[0]), [list(r.values()) for r in rows])
 
 
 def import_study(study: Study, paths: Sequence[Path], items: Sequence[Item], view: ItemView,
