@@ -32,10 +32,11 @@ SURROGATES = "lingdiag-replace-surrogates"
 ``utf-8`` codec's own ``replace`` would write ``?``."""
 
 
-def _fffd(e: UnicodeError) -> tuple[str, int]:
+def _fffd(e: UnicodeError) -> tuple[bytes, int]:
+    # Bytes: the UTF-8 encoder accepts only ASCII text from an error handler.
     if not isinstance(e, UnicodeEncodeError):
         raise e
-    return "\ufffd", e.end
+    return "\ufffd".encode() * (e.end - e.start), e.end
 
 
 codecs.register_error(SURROGATES, _fffd)
