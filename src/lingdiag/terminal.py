@@ -34,3 +34,8 @@ def plain(text: str) -> str:
 def markup_safe(text: object) -> str:
     """``str(text)`` as :func:`plain`, with rich markup escaped too (for ``console.print``)."""
     return escape(plain(str(text)))
+
+
+def plain_lines(text: str) -> str:
+    """Multi-line ``text`` (a table) with each line as :func:`plain`; the line breaks kept."""
+    return "\n".join(plain(line) for line in text.split("\n"))

@@ -16,6 +16,7 @@ from lingdiag.paths import sha256_file
 from lingdiag.records import ResultRow, dumps
 from lingdiag.store import write_imported
 from lingdiag.suite import Suite
+from lingdiag.terminal import plain_lines
 
 
 def label_score_command(suite: Suite) -> Callable[..., None]:
@@ -45,7 +46,7 @@ def label_score_command(suite: Suite) -> Callable[..., None]:
                              indent=2, sort_keys=True, default=str))
             return
         if result.records:
-            print(suite.table([ResultRow(scores.stem, IMPORTED, dict(result.records[0].axes), m)]))
+            print(plain_lines(suite.table([ResultRow(scores.stem, IMPORTED, dict(result.records[0].axes), m)])))
         print(f"matched items: {len(result.records)} of {len(items)}; unmatched rows: {len(result.unmatched)}; "
               f"repeated rows ignored: {result.repeated}", file=sys.stderr)
 
