@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lingdiag.atomic import is_temporary, write_atomic
+from lingdiag.atomic import SURROGATES, is_temporary, make_dir, write_atomic
 from lingdiag.errors import RunError
 from lingdiag.records import UNPARSED, ItemRecord, ResultRow, dumps
 from lingdiag.suite import SUITES
@@ -158,7 +158,8 @@ class RunStore:
     def append(self, records: Iterable[ItemRecord]) -> None:
         """Append records durably."""
         text = "".join(r.to_json() + "\n" for r in records)
-        with _writing(self.items_path), open(self.items_path, "a", encoding="utf-8") as f:
+        # A lone surrogate (model or dataset text read from JSON) is written as U+FFFD, as by lingdiag.atomic.
+        with _writing(self.items_path), open(self.items_path, "a", encoding="utf-8", errors=SURROGATES) as f:
             f.write(text)
             f.flush()
             os.fsync(f.fileno())
@@ -207,7 +208,7 @@ def write_imported(root: Path, *, suite: str, model: str, dataset: str, records:
     store = RunStore(root)
     if (store.root / "meta.json").exists():
         raise RunError(f"{root} already holds a run; use another --out directory")
-    store.root.mkdir(parents=True, exist_ok=True)
+    make_dir(store.root)
     write_atomic(store.items_path, "".join(r.to_json() + "\n" for r in records))
     store.write_json("meta.json", {"config": {"suite": suite, "model": model, "dataset": dataset},
                                    "model": {"model": model, "backend": "imported"}, "imported": dict(provenance)})

@@ -28,6 +28,19 @@ _QUOTED = re.compile(f"^'+[{re.escape(FORMULA_START)}]")
 _NUMBER = re.compile(r"[+-]?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?")
 
 
+_DECIMAL = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?")
+
+
+def decimal(text: str) -> float | None:
+    """``text`` (spaces around it aside) as a finite number written in ASCII decimal, else None.
+
+    Stricter than ``float()``, which also reads ``1_0`` as 10, full-width ``５`` as 5, and
+    ``inf`` or ``nan``: in a file of ratings or scores those are typos or damage, not numbers.
+    """
+    text = text.strip()
+    return float(text) if _DECIMAL.fullmatch(text) else None
+
+
 def neutralise(cell: object) -> str:
     """``cell`` as text a spreadsheet shows as text: a ``'`` before a formula start, NUL as U+FFFD.
 

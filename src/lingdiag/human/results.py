@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from lingdiag.errors import DatasetError
 from lingdiag.human.agreement import Agreement, agreement
 from lingdiag.human.export import Study
 from lingdiag.human.gold import GoldRule, ItemGold, derive, write_dataset
@@ -63,6 +64,9 @@ def import_study(study: Study, paths: Sequence[Path], items: Sequence[Item], vie
     """
     kind = study.kind
     responses = read_responses(paths, study)
+    if not responses.raters:
+        raise DatasetError(f"no rater kept ({len(responses.excluded_raters)} missed an attention check, the others "
+                           "answered no real stimulus); nothing to measure or write", path=", ".join(map(str, paths)))
     agreements = []
     for q in kind.scales:
         table = {(a.rater, a.stimulus): a.values[q.key] for a in responses.answers if q.key in a.values}
