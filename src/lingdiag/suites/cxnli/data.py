@@ -131,7 +131,7 @@ def _read_rows(path: Path) -> tuple[list[str], list[_Row]]:
     try:
         return _rows_of(path, reader)
     except csv.Error as e:  # e.g. a cell longer than csv.field_size_limit()
-        raise DatasetError(f"not a readable CSV/TSV row: {e}", path=path, row=reader.line_num + 1) from None
+        raise DatasetError(f"not a readable CSV/TSV row: {e}", path=path, row=reader.line_num) from None
 
 
 def _rows_of(path: Path, reader: _csv.Reader) -> tuple[list[str], list[_Row]]:
