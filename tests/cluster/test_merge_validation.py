@@ -57,16 +57,19 @@ def test_an_edited_record_is_refused_with_file_line_and_field(tmp_path: Path, ch
     assert not (tmp_path / "m").exists()
 
 
-def test_merge_into_a_directory_of_other_files_is_refused(tmp_path: Path) -> None:
+def test_merge_never_replaces_files_of_a_directory_that_is_not_a_run(tmp_path: Path) -> None:
     dirs = run_shards(tmp_path)
     other = tmp_path / "notes"
     other.mkdir()
     (other / "items.jsonl").write_text("my own file\n")
-    with pytest.raises(RunError, match="holds other files, not a run"):
+    (other / "notes.txt").write_text("kept")
+    with pytest.raises(RunError, match=r"holds items\.jsonl but is not a run directory"):
         merge(dirs, other)
     assert (other / "items.jsonl").read_text() == "my own file\n"
-    merge(dirs, tmp_path / "empty")  # a new directory, and a previous merge, are fine
-    merge(dirs, tmp_path / "empty")
+    (other / "items.jsonl").unlink()
+    merge(dirs, other)  # other files stay beside the merged run (lingdiag submit keeps shards/ and jobs/ there)
+    assert (other / "notes.txt").read_text() == "kept"
+    merge(dirs, other)  # and a previous merge is replaced
 
 
 def test_unwritable_merge_destination_is_one_line(tmp_path: Path, read_only: Any) -> None:

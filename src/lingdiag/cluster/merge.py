@@ -27,6 +27,8 @@ from lingdiag.store import SCHEMA_VERSION, RunStore, config_changes
 PER_SHARD = ("shard", "shard_base_urls")
 """Config fields that differ between the shards of one run."""
 PER_SERVER = ("base_url",)
+MERGE_WRITES = ("items.jsonl", "metrics.json", "table.md")
+"""The files a merge writes beside ``meta.json``."""
 """Model identity fields that may differ when each shard has its own server."""
 
 
@@ -170,9 +172,11 @@ def _check_out(out: Path, shard_paths: Sequence[Path]) -> None:
     meta_path = Path(out) / "meta.json"
     if meta_path.exists() and "shards" not in RunStore(out).read_json("meta.json"):
         raise RunError(f"{out} already holds a run that is not a merge; use another --out directory")
-    if not meta_path.exists() and Path(out).is_dir() and any(Path(out).iterdir()):
-        raise RunError(f"--out {out} is a directory that holds other files, not a run; "
-                       "merge into a new or empty directory")
+    # Without a meta.json, files of the names merge writes are someone else's: never replace them.
+    theirs = [name for name in MERGE_WRITES if not meta_path.exists() and (Path(out) / name).exists()]
+    if theirs:
+        raise RunError(f"--out {out} holds {', '.join(theirs)} but is not a run directory; "
+                       "merge into another directory")
 
 
 def _merged_meta(whole: RunConfig, shards: Sequence[ShardRun], skipped: Mapping[str, str]) -> dict[str, Any]:
