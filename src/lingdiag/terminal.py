@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import re
 
-from rich.markup import escape
-
 # C0 and C1 controls, DEL, line/paragraph separators and lone surrogates (which no
 # terminal encoding can print).
 _UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
@@ -33,6 +31,8 @@ def plain(text: str) -> str:
 
 def markup_safe(text: object) -> str:
     """``str(text)`` as :func:`plain`, with rich markup escaped too (for ``console.print``)."""
+    from rich.markup import escape  # the command line's dependency; the library loads without rich
+
     return escape(plain(str(text)))
 
 
