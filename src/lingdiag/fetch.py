@@ -9,12 +9,12 @@ URL laid out like the local names), e.g. a copy of the authors' release.
 from __future__ import annotations
 
 import hashlib
-import os
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+from lingdiag.atomic import make_dir, write_atomic
 from lingdiag.errors import DatasetError, UnknownNameError
 from lingdiag.paths import cache_dir
 
@@ -85,10 +85,8 @@ def fetch(suite: str, mirror: str | None = None) -> list[Path]:
         if _sha256(data) != f.sha256:
             raise DatasetError(f"SHA-256 mismatch: expected {f.sha256}, got {_sha256(data)}; "
                                "the mirror holds a different version of this file", path=source)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_name(target.name + ".partial")
-        tmp.write_bytes(data)
-        os.replace(tmp, target)
+        make_dir(target.parent)
+        write_atomic(target, data)
         paths.append(target)
     return paths
 

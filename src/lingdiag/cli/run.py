@@ -11,12 +11,14 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from lingdiag.cli.app import app, err, key_values
+from lingdiag.cli.env import lock_line
 from lingdiag.config import RunConfig
 from lingdiag.errors import ConfigError
 from lingdiag.models.openai.prices import estimate
 from lingdiag.records import dumps
 from lingdiag.run import RunResult, plan
 from lingdiag.run import run as run_suite
+from lingdiag.terminal import markup_safe, plain_lines
 
 
 def _parse_extra(args: list[str]) -> dict[str, list[str]]:
@@ -57,9 +59,10 @@ def run(
     batch_tokens: int = typer.Option(None, help="Padded-token budget per batch, for generation and "
                                     "log-likelihood alike (transformers backend; default 4096 and 2048)."),
     trust_remote_code: bool = typer.Option(False, help="Let a hub model run its own code (transformers)."),
-    dtype: str = typer.Option(None, help="Weights dtype of a transformers model: float32 (default), bfloat16, "
-                              "bfloat16-mixed (bf16 matrix products, the rest float32) or float16; named in "
-                              "the model's name. See bench/README.md for its price."),
+    dtype: str = typer.Option(None, help="Weights dtype of a transformers model: auto (default: float32 on the "
+                              "CPU, bfloat16 with --model-option device=cuda), float32, bfloat16, bfloat16-mixed "
+                              "(CPU only: bf16 matrix products, the rest float32) or float16; named in the "
+                              "model's name. See bench/README.md for its price."),
     model_option: list[str] = typer.Option([], "--model-option", help="Model provider option key=value "
                                            "(repeatable), e.g. concurrency=32 for openai: models."),
     as_json: bool = typer.Option(False, "--json", help="Print metrics.json instead of the table."),
@@ -69,6 +72,7 @@ def run(
     """Run a suite's conditions on a model; axes are options (e.g. --strategy zero-shot,cot)."""
     config = build_config(ctx.params, list(ctx.args))
     planned = plan(config)
+    lock_line()
     cost = estimate(config.model, planned.requests())
     if cost is not None:
         err.print(cost.summary(), markup=False, highlight=False)
@@ -150,12 +154,12 @@ def _report(result: RunResult, as_json: bool) -> None:
     if as_json:
         print(dumps(result.metrics, indent=2, sort_keys=True))
     else:
-        print(result.table)
+        print(plain_lines(result.table))
     for name, reason in result.skipped.items():
-        err.print(f"[yellow]skipped {name}:[/] {reason}")
+        err.print(f"[yellow]skipped {markup_safe(name)}:[/] {markup_safe(reason)}")
     if result.usage:
         err.print("backend: " + ", ".join(f"{k} {v:,}" for k, v in sorted(result.usage.items()) if v))
-    err.print(f"run directory: {result.out}")
+    err.print(f"run directory: {markup_safe(result.out)}")
     failed = sum(int(m.get("n_errors", 0)) for m in result.metrics.values())
     if failed:
         total = sum(int(m.get("n", 0)) for m in result.metrics.values())
