@@ -85,5 +85,5 @@ def test_report_analyses_show_the_join(tmp_path: Path) -> None:
     subprocess.run([sys.executable, "-m", "lingdiag", "report", str(tmp_path / "run"), "--html", str(out)],
                    capture_output=True, text=True, check=True)
     html = out.read_text()
-    analyses = html[html.index("<h2>Analyses</h2>"):]
+    analyses = html[html.index('<section id="suite-imperfective">'):]
     assert "ImperfectiveNLI: competence (label log-likelihood)" in analyses and "Knows, not says" in analyses

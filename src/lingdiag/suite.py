@@ -156,6 +156,9 @@ class Suite:
     """The rates and gaps ``lingdiag compare`` tests by paired permutation, by their key in
     ``metrics``; ``metrics`` computes those keys with these same objects, so each metric has
     one definition."""
+    headline: str = ""
+    """The key in ``metrics`` of the paper's headline metric: the report's summary shows it per
+    model and condition (empty: the summary shows the headline table only)."""
 
     def axis(self, name: str) -> Axis:
         """The axis called ``name``."""

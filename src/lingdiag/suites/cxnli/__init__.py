@@ -162,4 +162,5 @@ SUITE = register_suite(Suite(
     cli=lazy("lingdiag.suites.cxnli.cli", "app"),
     parse_answer=parse_answer,
     paired_metrics=metrics.PAIRED,
+    headline=metrics.HEADLINE,
 ))

@@ -100,4 +100,5 @@ SUITE = register_suite(Suite(
     cli=lazy("lingdiag.suites.imperfective.cli", "app"),
     parse_answer=parse_answer,
     paired_metrics=metrics.PAIRED,
+    headline=metrics.HEADLINE,
 ))
