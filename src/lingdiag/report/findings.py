@@ -9,6 +9,7 @@ it appears and keeps it out of the findings.
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -46,10 +47,10 @@ def degenerate_reason(records: Sequence[ItemRecord]) -> str | None:
         return None
     bad = sum(r.error is not None or r.label == UNPARSED for r in records)
     if bad / len(records) >= DEGENERATE_SHARE:
-        return f"{bad / len(records):.0%} of answers unparsed or failed"
+        return f"{bad / len(records):.0%} unparsed or failed"
     labels = {r.label for r in records}
     if len(records) > 1 and len(labels) == 1:
-        return f"the same label ({next(iter(labels))}) for every item"
+        return f"one label ({next(iter(labels))}) for every item"
     return None
 
 
@@ -152,7 +153,7 @@ def headline(runs: Sequence[LoadedRun], flagged: Sequence[Degenerate]) -> dict[s
         for row in run.rows:
             value = row.metrics.get(key) if key else None
             shown = ("not interpretable" if (run.suite, model, row.condition) in bad
-                     else f"{value:.2f}" if isinstance(value, int | float) else "–")
+                     else f"{value:.2f}" if isinstance(value, int | float) and math.isfinite(value) else "–")
             cells.append((row.condition, shown))
     return out
 
