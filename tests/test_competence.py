@@ -1,4 +1,4 @@
-"""The generic competence-vs-performance join (lingdiag.competence) on records built by hand,
+"""The generic competence-vs-performance join (lingdiag.analysis.competence) on records built by hand,
 its command, and its place in the report."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from lingdiag.competence import join, to_markdown
+from lingdiag.analysis.competence import join, to_markdown
 from lingdiag.records import ItemRecord
 from lingdiag.store import write_imported
 

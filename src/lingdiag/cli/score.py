@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from lingdiag.importing import IMPORTED, import_labels
+from lingdiag.io.importing import IMPORTED, import_labels
 from lingdiag.paths import sha256_file
 from lingdiag.records import ResultRow, dumps
 from lingdiag.store import write_imported

@@ -15,8 +15,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 
-from lingdiag import competence
-from lingdiag.compare import Comparison, holm, paired
+from lingdiag.analysis import competence
+from lingdiag.analysis.compare import Comparison, holm, paired
 from lingdiag.errors import ConfigError
 from lingdiag.records import UNPARSED, ItemRecord
 from lingdiag.report.tables import display_names

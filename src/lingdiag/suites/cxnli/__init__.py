@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from lingdiag import competence
+from lingdiag.analysis import competence
 from lingdiag.errors import ConfigError
 from lingdiag.prompts.loglik import GENERATE, LOGLIK, SCORING, SCORINGS, LabelLoglik, Normalisation, competence_axes
 from lingdiag.suite import Axis, Condition, Dataset, Suite, lazy, register_suite
