@@ -92,7 +92,7 @@ def native_bf16() -> bool:
 
 def data_path(suite: str, shared_file: str) -> Path:
     """The official file from ``../shared/datasets``, else lingdiag's verified fetch cache."""
-    from lingdiag.fetch import OFFICIAL, official_path
+    from lingdiag.io.fetch import OFFICIAL, official_path
     from lingdiag.registry import load_plugins
 
     if (SHARED / shared_file).exists():

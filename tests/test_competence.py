@@ -1,4 +1,4 @@
-"""The generic competence-vs-performance join (lingdiag.competence) on records built by hand,
+"""The generic competence-vs-performance join (lingdiag.analysis.competence) on records built by hand,
 its command, and its place in the report."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from lingdiag.competence import join, to_markdown
+from lingdiag.analysis.competence import join, to_markdown
 from lingdiag.records import ItemRecord
 from lingdiag.store import write_imported
 
@@ -85,5 +85,5 @@ def test_report_analyses_show_the_join(tmp_path: Path) -> None:
     subprocess.run([sys.executable, "-m", "lingdiag", "report", str(tmp_path / "run"), "--html", str(out)],
                    capture_output=True, text=True, check=True)
     html = out.read_text()
-    analyses = html[html.index("<h2>Analyses</h2>"):]
+    analyses = html[html.index('<section id="suite-imperfective">'):]
     assert "ImperfectiveNLI: competence (label log-likelihood)" in analyses and "Knows, not says" in analyses

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from lingdiag import fetch as fetch_mod
 from lingdiag.cli import app
 from lingdiag.errors import DatasetError
+from lingdiag.io import fetch as fetch_mod
 from lingdiag.registry import load_plugins
 
 

@@ -89,7 +89,7 @@ def test_score_explica_refuses_options_its_task_does_not_read(tmp_path: Path, ta
 
 
 def test_score_explica_refuses_non_finite_perplexities(tmp_path: Path, shared_datasets: Path) -> None:
-    from lingdiag.fetch import fetch
+    from lingdiag.io.fetch import fetch
     from lingdiag.registry import load_plugins
 
     load_plugins()

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 from lingdiag.cli import app, mount_suites
 from lingdiag.config import RunConfig
 from lingdiag.errors import DatasetError
-from lingdiag.importing import import_labels
+from lingdiag.io.importing import import_labels
 from lingdiag.models.mock import MockBackend
 from lingdiag.records import UNPARSED
 from lingdiag.registry import load_plugins

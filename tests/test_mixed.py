@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lingdiag.mixed import fit
+from lingdiag.analysis.mixed import fit
 from lingdiag.records import ItemRecord
 from lingdiag.store import write_imported
 

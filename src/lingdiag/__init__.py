@@ -1,5 +1,6 @@
 """lingdiag: controlled linguistic diagnostic evaluations of language models."""
 
+from lingdiag.analysis.frames import load
 from lingdiag.config import RunConfig
 from lingdiag.errors import (
     BackendError,
@@ -11,7 +12,6 @@ from lingdiag.errors import (
     RunError,
     UnknownNameError,
 )
-from lingdiag.frames import load
 from lingdiag.records import (
     UNPARSED,
     ChatMessage,

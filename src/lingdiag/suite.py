@@ -174,6 +174,9 @@ class Suite:
     one definition."""
     source: SuiteSource | None = None
     """The suite file this suite was read from; None for a suite written in Python."""
+    headline: str = ""
+    """The key in ``metrics`` of the paper's headline metric: the report's summary shows it per
+    model and condition (empty: the summary shows the headline table only)."""
 
     def axis(self, name: str) -> Axis:
         """The axis called ``name``."""

@@ -7,7 +7,7 @@ from typer.testing import CliRunner
 
 from lingdiag.audit.frequency import quartile_bins
 from lingdiag.cli import app
-from lingdiag.fetch import fetch
+from lingdiag.io.fetch import fetch
 from lingdiag.registry import load_plugins
 
 runner = CliRunner()

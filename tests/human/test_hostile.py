@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from lingdiag.human import Study
-from lingdiag.tabular import FORMULA_START
+from lingdiag.io.tabular import FORMULA_START
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 HOSTILE_RATER = "=HYPERLINK(\"http://evil.example\")[link=http://evil.example]click[/link]\x1b[2J"

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from lingdiag.compare import PermutationTest, holm, permuted
+from lingdiag.analysis.compare import PermutationTest, holm, permuted
 from lingdiag.metrics.permutation import sign_flip
 from lingdiag.records import UNPARSED, ItemRecord
 from lingdiag.suite import SUITES

@@ -32,8 +32,11 @@ def _text(req: GenerationRequest) -> str:
 
 
 def imperfective(req: GenerationRequest) -> str:
-    # Hostile markup on about one prompt in five, a parseable label elsewhere.
+    # Hostile markup on about one prompt in five, a parseable label elsewhere; CoT never
+    # concludes (100% unparsed, as in the demo).
     text = _text(req)
+    if "step-by-step" in text:
+        return "Let me reason about the premise at length."
     return HOSTILE if len(text) % 5 == 0 else ("False" if "but" in text.lower() else "True")
 
 
@@ -76,17 +79,77 @@ def _chromium() -> str:
 
 
 @pytest.fixture(scope="module")
-def page(report: tuple[Path, list[Path]]) -> Iterator[tuple[Any, list[str]]]:
+def chromium() -> Iterator[Any]:
+    """One headless Chromium for the module (Playwright's sync API allows one instance at a time)."""
     with playwright.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=_chromium(), args=["--no-sandbox"])
-        pg = browser.new_page()
-        errors: list[str] = []
-        pg.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-        pg.on("pageerror", lambda e: errors.append(str(e)))
-        pg.goto(report[0].as_uri())
-        pg.wait_for_selector("#items-body tr.item")
-        yield pg, errors
+        yield browser
         browser.close()
+
+
+@pytest.fixture(scope="module")
+def page(chromium: Any, report: tuple[Path, list[Path]]) -> Iterator[tuple[Any, list[str]]]:
+    pg = chromium.new_page()
+    errors: list[str] = []
+    pg.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    pg.on("pageerror", lambda e: errors.append(str(e)))
+    pg.goto(report[0].as_uri())
+    pg.wait_for_selector("#items-body tr.item")
+    yield pg, errors
+    pg.close()
+
+
+@pytest.fixture(scope="module")
+def fold(chromium: Any, report: tuple[Path, list[Path]]) -> Iterator[Any]:
+    """The report at 1280×800, as a reader first sees it."""
+    pg = chromium.new_page(viewport={"width": 1280, "height": 800})
+    pg.goto(report[0].as_uri())
+    yield pg
+    pg.close()
+
+
+def test_summary_is_above_the_fold_with_each_suites_headline_per_model(fold: Any,
+                                                                       report: tuple[Path, list[Path]]) -> None:
+    glance = fold.locator("#summary table.glance")
+    box = glance.bounding_box()
+    assert box is not None and box["y"] + box["height"] <= 800
+    rows = [r.split("\t") for r in glance.locator("tbody tr").all_inner_texts()]
+    shown = {(r[0].strip(), r[2].strip()) for r in rows}
+    assert shown == {("imperfective", "mock-a"), ("imperfective", "mock-b"), ("explica", "mock-a"),
+                     ("cxnli", "mock-a")}
+    # The headline value per model and condition, as the suite's metrics hold it.
+    run = load_runs(report[1][:1])[0]
+    zero = next(r for r in run.rows if r.condition == "zero-shot")
+    imp_a = next(r for r in rows if r[0].strip() == "imperfective" and r[2].strip() == "mock-a")
+    assert f"zero-shot {zero.metrics['tbr_C']:.2f}" in imp_a[3] and "cot not interpretable" in imp_a[3]
+
+
+def test_sidebar_links_reach_every_section(fold: Any) -> None:
+    links = fold.eval_on_selector_all("nav#toc a", "as => as.map(a => a.getAttribute('href'))")
+    sections = fold.eval_on_selector_all("main section[id]", "ss => ss.map(s => '#' + s.id)")
+    assert set(sections) <= set(links) and len(sections) >= 6
+    for href in links:
+        fold.click(f'nav#toc a[href="{href}"]')
+        top = fold.eval_on_selector(href, "e => e.getBoundingClientRect().top")
+        at_bottom = fold.evaluate("window.innerHeight + window.scrollY >= document.body.scrollHeight - 1")
+        assert abs(top) < 5 or at_bottom, href
+
+
+def test_degenerate_conditions_are_flagged_where_they_appear(fold: Any) -> None:
+    listed = fold.locator("#not-interpretable + ul li").all_inner_texts()
+    assert "imperfective: mock-a, cot: 100% unparsed or failed" in listed
+    # Every Table 3 row of CoT is greyed with the reason; the other rows are not.
+    table3 = fold.locator('#summary .side[data-suite="imperfective"] table tbody tr')
+    for k in range(table3.count()):
+        row = table3.nth(k)
+        cot = row.locator("td").first.inner_text().startswith("cot")
+        assert (row.get_attribute("class") == "degenerate") == cot
+        if cot:
+            assert "not interpretable: 100% unparsed or failed" in row.inner_text()
+            assert row.locator("td").nth(3).evaluate("e => getComputedStyle(e).color") == "rgb(153, 153, 153)"
+    # ...and named under each imperfective figure that plots it.
+    captions = fold.locator('[data-suite="imperfective"] figcaption').all_inner_texts()
+    assert captions and all("Not interpretable here: mock-a, cot" in c for c in captions)
 
 
 def _records(runs: list[Path]) -> list[dict[str, Any]]:
@@ -100,7 +163,7 @@ def _visible(pg: Any) -> int:
 def test_page_renders_with_figures_for_every_suite_and_no_console_errors(page: tuple[Any, list[str]]) -> None:
     pg, errors = page
     for suite in ("imperfective", "explica", "cxnli"):
-        assert pg.locator(f'section.figures[data-suite="{suite}"] figure img').count() >= 2, suite
+        assert pg.locator(f'[data-suite="{suite}"] figure img').count() >= 2, suite
     # Every figure decoded as an image (a broken data URI has no natural width).
     widths = pg.eval_on_selector_all("figure img", "imgs => imgs.map(i => i.naturalWidth)")
     assert widths and all(w > 0 for w in widths)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from lingdiag import RunConfig, evaluate
-from lingdiag.fetch import fetch
+from lingdiag.io.fetch import fetch
 from lingdiag.models.cache import CachedBackend, ResponseCache
 from lingdiag.registry import load_plugins
 from lingdiag.run import plan

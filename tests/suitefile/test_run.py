@@ -11,8 +11,8 @@ import pytest
 from typer.testing import CliRunner
 
 from lingdiag import RunConfig, evaluate
+from lingdiag.analysis.compare import permute_conditions
 from lingdiag.cli import app
-from lingdiag.compare import permute_conditions
 from lingdiag.errors import RunError
 from lingdiag.models.mock import MockBackend
 from lingdiag.records import GenerationRequest, LoglikelihoodRequest

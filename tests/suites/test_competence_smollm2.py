@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from lingdiag.competence import join
+from lingdiag.analysis.competence import join
 from lingdiag.config import RunConfig
 from lingdiag.records import ItemRecord
 from lingdiag.run import evaluate

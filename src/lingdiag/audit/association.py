@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lingdiag.errors import DatasetError
-from lingdiag.tabular import read_table, read_text
+from lingdiag.io.tabular import read_table, read_text
 
 Pair = tuple[str, str]
 """Two lemmas in sorted order (co-occurrence is symmetric)."""

@@ -21,7 +21,7 @@ import numpy as np
 
 from lingdiag.errors import DatasetError
 from lingdiag.figures import Figure, pyplot, to_png
-from lingdiag.tabular import read_table
+from lingdiag.io.tabular import read_table
 
 BINS = ("Rare", "Uncommon", "Common", "Frequent")
 _PUBLISHED = {"1_rare": "Rare", "2_uncommon": "Uncommon", "3_common": "Common", "4_frequent": "Frequent"}

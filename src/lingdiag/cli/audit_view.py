@@ -8,7 +8,7 @@ from rich.table import Table
 
 from lingdiag.audit import BINS, AuditReport
 from lingdiag.cli.app import out
-from lingdiag.tabular import write_csv
+from lingdiag.io.tabular import write_csv
 
 
 def _num(x: float | int | None, digits: int = 3) -> str:

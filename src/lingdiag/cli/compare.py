@@ -10,12 +10,12 @@ from typing import Annotated
 
 import typer
 
-from lingdiag import competence as competence_join
+from lingdiag.analysis import competence as competence_join
+from lingdiag.analysis.compare import METHODS, compare_conditions, compare_runs, permute_conditions, permute_runs
+from lingdiag.analysis.mixed import fit, load
 from lingdiag.cli.app import app
-from lingdiag.compare import METHODS, compare_conditions, compare_runs, permute_conditions, permute_runs
 from lingdiag.errors import ConfigError
 from lingdiag.metrics.core import markdown_table
-from lingdiag.mixed import fit, load
 from lingdiag.records import dumps
 from lingdiag.store import load_run
 from lingdiag.terminal import plain, plain_lines

@@ -14,12 +14,12 @@ from lingdiag.audit.frequency import balance_figure
 from lingdiag.cli.app import app, data_app, out
 from lingdiag.cli.audit_view import print_audit, write_item_scores
 from lingdiag.errors import ConfigError
-from lingdiag.fetch import fetch as do_fetch
-from lingdiag.itemcounts import counts
+from lingdiag.io.fetch import fetch as do_fetch
+from lingdiag.io.itemcounts import counts
+from lingdiag.io.tabular import read_table
 from lingdiag.records import Item, dumps
 from lingdiag.registry import load_plugins
 from lingdiag.suite import SUITES
-from lingdiag.tabular import read_table
 
 
 @app.command()

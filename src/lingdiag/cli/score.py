@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 
 from lingdiag.errors import DatasetError
-from lingdiag.importing import IMPORTED, import_labels
+from lingdiag.io.importing import IMPORTED, import_labels
 from lingdiag.paths import sha256_file
 from lingdiag.records import ResultRow, dumps
 from lingdiag.store import write_imported

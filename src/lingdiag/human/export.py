@@ -24,9 +24,9 @@ from typing import Any
 from lingdiag.atomic import make_dir, write_atomic
 from lingdiag.errors import ConfigError, DatasetError
 from lingdiag.human.study import STUDIES, Stimulus, StudyType, attention_text, stimuli_of
+from lingdiag.io.tabular import write_csv
 from lingdiag.records import Item
 from lingdiag.suite import ItemView
-from lingdiag.tabular import write_csv
 
 RESPONSE_COLUMNS = ("rater", "list", "position", "stimulus", "item_id", "variant")
 """Columns of a response file before the study's question columns."""

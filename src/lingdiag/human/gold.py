@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lingdiag.errors import ConfigError
+from lingdiag.io.tabular import write_csv
 from lingdiag.records import Item
 from lingdiag.registry import Registry
 from lingdiag.suite import ItemView
-from lingdiag.tabular import write_csv
 
 
 @dataclass(frozen=True, slots=True)

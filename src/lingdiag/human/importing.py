@@ -16,7 +16,7 @@ from pathlib import Path
 from lingdiag.errors import DatasetError
 from lingdiag.human.export import Study
 from lingdiag.human.study import Question
-from lingdiag.tabular import decimal, read_table
+from lingdiag.io.tabular import decimal, read_table
 
 ALIASES = {
     "rater": ("rater", "rater_id", "participant", "participant_id", "prolific_pid", "prolific_id", "worker_id",

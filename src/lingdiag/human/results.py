@@ -12,9 +12,9 @@ from lingdiag.human.agreement import Agreement, agreement
 from lingdiag.human.export import Study
 from lingdiag.human.gold import GoldRule, ItemGold, derive, write_dataset
 from lingdiag.human.importing import Responses, read_responses
+from lingdiag.io.tabular import write_csv
 from lingdiag.records import Item
 from lingdiag.suite import ItemView
-from lingdiag.tabular import write_csv
 
 
 @dataclass(frozen=True, slots=True)

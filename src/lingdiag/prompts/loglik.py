@@ -3,7 +3,7 @@ the answer to the very chat prompt a generation condition asks, the best one tak
 answer (lm-eval's multiple-choice scoring, on the prompted condition's own prompt).
 
 The label set and answer words are the suite's (the words its parser accepts and its
-prompt asks for); the join with the generated answers is :mod:`lingdiag.competence`.
+prompt asks for); the join with the generated answers is :mod:`lingdiag.analysis.competence`.
 """
 
 from __future__ import annotations

@@ -31,6 +31,14 @@ def rows_by_suite(runs: Sequence[LoadedRun]) -> dict[str, list[ResultRow]]:
     return {suite: _distinct(rows) for suite, rows in out.items()}
 
 
+def display_names(runs: Sequence[LoadedRun]) -> dict[str, str]:
+    """Run directory → the model name its rows carry in the report (see :func:`rows_by_suite`)."""
+    names = {str(run.path): run.model for run in runs}
+    for rows in rows_by_suite(runs).values():
+        names.update({r.run: r.model for r in rows if r.run})
+    return names
+
+
 def _distinct(rows: list[ResultRow]) -> list[ResultRow]:
     def clashes(name: Callable[[ResultRow], str]) -> bool:
         seen = Counter((name(r), r.condition) for r in rows)
@@ -51,8 +59,13 @@ def tables(runs: Sequence[LoadedRun]) -> str:
     """One markdown section per suite over all its runs (e.g. several models: the model-scale view),
     headed by a warning where the runs of a suite cover different items.
     """
-    return "\n".join(_item_set_warning([r for r in runs if r.suite == s]) + SUITES.get(s).table(rows)
-                     for s, rows in rows_by_suite(runs).items())
+    return "\n".join(suite_tables(runs).values())
+
+
+def suite_tables(runs: Sequence[LoadedRun]) -> dict[str, str]:
+    """Suite name → its markdown section (:func:`tables` joins them; the HTML page lays them out)."""
+    return {s: _item_set_warning([r for r in runs if r.suite == s]) + SUITES.get(s).table(rows)
+            for s, rows in rows_by_suite(runs).items()}
 
 
 def _item_set_warning(runs: Sequence[LoadedRun]) -> str:

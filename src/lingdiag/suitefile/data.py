@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import Any
 
 from lingdiag.errors import DatasetError, MissingDependency
-from lingdiag.fetch import datasets_dir
+from lingdiag.io.fetch import datasets_dir
+from lingdiag.io.tabular import read_table, read_text
 from lingdiag.paths import sha256_file
 from lingdiag.records import Item
 from lingdiag.suitefile.schema import Items
-from lingdiag.tabular import read_table, read_text
 
 HF = "hf:"
 CACHE = "cache:"

@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-from lingdiag import fetch as fetch_mod
 from lingdiag.errors import ConfigError
+from lingdiag.io import fetch as fetch_mod
 from lingdiag.records import Generation, ResultRow
 from lingdiag.registry import load_plugins
 from lingdiag.suites import cxnli as suite

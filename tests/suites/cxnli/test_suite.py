@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from lingdiag import fetch as fetch_mod
 from lingdiag.config import RunConfig
 from lingdiag.errors import ConfigError
+from lingdiag.io import fetch as fetch_mod
 from lingdiag.records import UNPARSED, Generation, ItemRecord, ResultRow
 from lingdiag.registry import load_plugins
 from lingdiag.suites import cxnli as suite

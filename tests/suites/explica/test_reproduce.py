@@ -8,7 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 from lingdiag.cli import app, mount_suites
-from lingdiag.fetch import fetch
+from lingdiag.io.fetch import fetch
 from lingdiag.records import UNPARSED
 from lingdiag.registry import load_plugins
 from lingdiag.suites.explica import reproduce

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from lingdiag.fetch import fetch
+from lingdiag.io.fetch import fetch
 from lingdiag.registry import load_plugins
 
 SRC = str(Path(__file__).resolve().parents[3] / "src")

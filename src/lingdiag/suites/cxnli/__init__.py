@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from lingdiag import competence
+from lingdiag.analysis import competence
 from lingdiag.errors import ConfigError
 from lingdiag.prompts.loglik import GENERATE, LOGLIK, SCORING, SCORINGS, LabelLoglik, Normalisation, competence_axes
 from lingdiag.suite import Axis, Condition, Dataset, Suite, lazy, register_suite
@@ -162,4 +162,5 @@ SUITE = register_suite(Suite(
     cli=lazy("lingdiag.suites.cxnli.cli", "app"),
     parse_answer=parse_answer,
     paired_metrics=metrics.PAIRED,
+    headline=metrics.HEADLINE,
 ))

@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lingdiag.errors import DatasetError
+from lingdiag.io.tabular import read_text, restore
 from lingdiag.records import Item
-from lingdiag.tabular import read_text, restore
 
 LABELS = ("entailment", "neutral", "contradiction")
 """Gold labels; the paper's numeric coding is the index (Appendix E, Table 11)."""

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from lingdiag.errors import DatasetError
-from lingdiag.fetch import RAW, OfficialFile, official_path, register_official
+from lingdiag.io.fetch import RAW, OfficialFile, official_path, register_official
 from lingdiag.records import Item
 from lingdiag.suite import Dataset
 from lingdiag.suites.cxnli import authors, data, templates

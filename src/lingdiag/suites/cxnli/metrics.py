@@ -19,6 +19,9 @@ from lingdiag.records import (
 )
 from lingdiag.suites.cxnli import data
 
+ACCURACY = "accuracy"
+HEADLINE = ACCURACY
+"""The paper's headline: accuracy (Exp 1 against Exp 2, Table 1)."""
 HUMAN_AGREEMENT = {"1": 0.90, "2": 0.83}
 """Inter-annotator agreement taken as human accuracy (Table 1, Table 7)."""
 
@@ -73,7 +76,7 @@ def metrics(records: Sequence[ItemRecord]) -> dict[str, Any]:
     exps = {str(r.tags.get("exp")) for r in records}  # the items' experiment, imported or run
     n = len(records)
     return {
-        "accuracy": accuracy(records),
+        ACCURACY: accuracy(records),
         "accuracy_ci95": proportion_ci(records, lambda r: bool(r.correct)) if records else None,
         "by_construction": grouped(accuracy, "construction")(records),
         "n_by_construction": {k: len(v) for k, v in _by(records, "construction").items()},

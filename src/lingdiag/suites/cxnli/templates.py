@@ -25,8 +25,8 @@ from lemminflect import getAllInflections, getInflection, getLemma
 
 from lingdiag.atomic import write_atomic
 from lingdiag.errors import DatasetError
+from lingdiag.io.tabular import write_csv
 from lingdiag.suites.cxnli.data import CONSTRUCTIONS, LABELS, Triple, canonical
-from lingdiag.tabular import write_csv
 
 _PLACEHOLDER = re.compile(r"\{([^{}]+)\}")
 _FORMS = {"ing": "VBG", "past": "VBD", "pp": "VBN", "lemma": "VB"}

@@ -102,4 +102,5 @@ SUITE = register_suite(Suite(
     score_cli=lazy("lingdiag.suites.explica.cli", "score"),
     reproduce_cli=lazy("lingdiag.suites.explica.cli", "reproduce"),
     paired_metrics=metrics.PAIRED,
+    headline=metrics.HEADLINE,
 ))

@@ -6,7 +6,7 @@ can be paired: for every prompting condition, on the pairs both sides answered,
 
 - the 2 × 2 table of right/wrong under perplexity against right/wrong when prompted, with
   the exact McNemar test and a seeded paired-bootstrap interval of the difference
-  (:func:`lingdiag.compare.paired`);
+  (:func:`lingdiag.analysis.compare.paired`);
 - "knows but does not say": perplexity right and the prompted answer wrong (or unparsed),
   and "says but does not know", the reverse, as shares of the paired items;
 - label agreement: the prompted connective is the perplexity choice;
@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from lingdiag.compare import METHODS, paired
+from lingdiag.analysis.compare import METHODS, paired
 from lingdiag.metrics.core import fmt, markdown_table
 from lingdiag.metrics.correlation import SPEARMAN_BOOTSTRAP, spearman_ci
 from lingdiag.records import ItemRecord, ResultRow

@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 
 from lingdiag.errors import ConfigError, DatasetError
-from lingdiag.fetch import fetch
+from lingdiag.io.fetch import fetch
 from lingdiag.metrics.core import markdown_table, summary
 from lingdiag.models.base import Backend
 from lingdiag.models.providers import load_backend

@@ -32,8 +32,8 @@ from typing import Any
 import yaml
 
 from lingdiag.errors import DatasetError
+from lingdiag.io.tabular import read_table, write_csv
 from lingdiag.records import Item
-from lingdiag.tabular import read_table, write_csv
 
 CONNECTIVES = ("so", "because", "then", "after")
 """The four connectives (§3), in the order prompts list them by default."""

@@ -19,11 +19,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 from lingdiag.errors import DatasetError
+from lingdiag.io.tabular import decimal, read_table
 from lingdiag.records import UNPARSED, Item, ItemRecord
 from lingdiag.suites.explica import data
 from lingdiag.suites.explica.parse import parse_connective, parse_letter, parse_rating
 from lingdiag.suites.explica.rules import RatingRule, lowest
-from lingdiag.tabular import decimal, read_table
 
 Task = Literal["rating", "cloze", "mc", "perplexity"]
 IMPORT_TASKS: tuple[Task, ...] = ("rating", "cloze", "mc", "perplexity")

@@ -18,6 +18,8 @@ from lingdiag.records import (
 from lingdiag.suites.explica import data
 
 ACCURACY = "accuracy"
+HEADLINE = ACCURACY
+"""The paper's headline: accuracy over all related pairs (Tables 6-8)."""
 """Accuracy over causal and temporal pairs (APS for perplexity; Tables 6-8)."""
 BY_CLASS = "by_class"
 """Accuracy per TYPE × ORDER class."""

@@ -17,7 +17,7 @@ from typing import Any
 import yaml
 
 from lingdiag.errors import ConfigError
-from lingdiag.fetch import datasets_dir, official_path
+from lingdiag.io.fetch import datasets_dir, official_path
 from lingdiag.records import (
     ChatMessage,
     Constraint,

@@ -21,11 +21,11 @@ from typing import Any
 import yaml
 
 from lingdiag.errors import DatasetError
+from lingdiag.io.tabular import read_text, sniff_delimiter
 from lingdiag.records import Item
 from lingdiag.suites.explica import data
 from lingdiag.suites.explica.importing import ImportResult, ScoreColumns, Task, import_scores
 from lingdiag.suites.explica.metrics import metrics
-from lingdiag.tabular import read_text, sniff_delimiter
 
 TOLERANCE = 0.005
 CLASS_CELLS = ("All", *data.CLASSES)

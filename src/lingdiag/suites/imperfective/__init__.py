@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from lingdiag import competence
+from lingdiag.analysis import competence
 from lingdiag.prompts.loglik import GENERATE, LOGLIK, SCORING, SCORINGS, LabelLoglik, Normalisation, competence_axes
 from lingdiag.records import ResultRow
 from lingdiag.suite import Axis, Condition, Dataset, ItemView, Suite, lazy, register_suite
@@ -100,4 +100,5 @@ SUITE = register_suite(Suite(
     cli=lazy("lingdiag.suites.imperfective.cli", "app"),
     parse_answer=parse_answer,
     paired_metrics=metrics.PAIRED,
+    headline=metrics.HEADLINE,
 ))

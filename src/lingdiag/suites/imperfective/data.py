@@ -19,8 +19,8 @@ from typing import Any
 import yaml
 
 from lingdiag.errors import DatasetError
+from lingdiag.io.tabular import read_text
 from lingdiag.records import Item
-from lingdiag.tabular import read_text
 
 LABELS = ("True", "False", "Unknown")
 GOLD_BY_GROUP = {"A": "False", "B": "True", "C": "Unknown", "D": "True"}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lingdiag.fetch import RAW, OfficialFile, official_path, register_official
+from lingdiag.io.fetch import RAW, OfficialFile, official_path, register_official
 from lingdiag.suite import Dataset
 from lingdiag.suites.imperfective import data
 

@@ -25,6 +25,8 @@ DELTA_AA = "delta_aa"
 """Aspectual Awareness Gap: Acc D - TBR_C (eq. 2)."""
 DELTA_AA_CI = "delta_aa_ci95"
 """Bootstrap interval of Δ_AA (groups D and C resampled independently)."""
+HEADLINE = TBR_C
+"""The paper's headline: the telicity bias on group C (lower is better)."""
 FALSE_RATE_C = "false_rate_C"
 """Share of group C answered "False" (Table 6)."""
 BY_CLASS = "by_class"

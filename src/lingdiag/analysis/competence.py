@@ -7,7 +7,7 @@ answered (with a gold label):
 
 - the 2 × 2 table of right/wrong by log-likelihood against right/wrong when generated, with
   the exact McNemar test and a seeded paired-bootstrap interval of the difference
-  (:func:`lingdiag.compare.paired`, as ExpliCa's §5.2 join);
+  (:func:`lingdiag.analysis.compare.paired`, as ExpliCa's §5.2 join);
 - "knows but does not say": log-likelihood right, generated answer wrong or unparsed, and
   "says but does not know", the reverse;
 - label agreement: the generated label is the log-likelihood choice.
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lingdiag.compare import METHODS, paired
+from lingdiag.analysis.compare import METHODS, paired
 from lingdiag.metrics.core import markdown_table
 from lingdiag.prompts.loglik import LOGLIK, NORMALISATION, SCORING
 from lingdiag.records import ItemRecord, ResultRow

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from lingdiag.errors import DatasetError
+from lingdiag.io.tabular import read_table, read_text
 from lingdiag.records import Item, ItemRecord
-from lingdiag.tabular import read_table, read_text
 
 IMPORTED = "imported"
 """The condition name of imported answers."""

@@ -3,7 +3,7 @@
 ``correct ~ condition + (1 | item) + (1 | model)`` over the records of several runs: the
 condition effects (log-odds against a baseline condition) are estimated while items that are
 hard for every model, and models that are weak on every item, are accounted for, as a
-psycholinguist would analyse the same data. The simple paired tests of :mod:`lingdiag.compare`
+psycholinguist would analyse the same data. The simple paired tests of :mod:`lingdiag.analysis.compare`
 treat items as independent and look at one model at a time.
 
 statsmodels' ``BinomialBayesMixedGLM`` fitted by variational Bayes (``fit_vb``) is the

@@ -1,0 +1,159 @@
+"""What a report says first: degenerate conditions, each suite's headline metric per model, and
+the statistically supported differences between models and between competence and performance.
+
+A condition is *degenerate* (not interpretable) when at least half of its answers are unparsed
+or failed, or when it gives the same label to every item: its accuracy and rates then measure
+the parser or a constant answer, not the model's knowledge, so the report greys it out wherever
+it appears and keeps it out of the findings.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from itertools import combinations
+
+from lingdiag.analysis import competence
+from lingdiag.analysis.compare import Comparison, holm, paired
+from lingdiag.errors import ConfigError
+from lingdiag.records import UNPARSED, ItemRecord
+from lingdiag.report.tables import display_names
+from lingdiag.store import LoadedRun
+from lingdiag.suite import SUITES
+
+DEGENERATE_SHARE = 0.5
+"""A condition with at least this share of unparsed or failed answers is not interpretable."""
+ALPHA = 0.05
+"""Differences are reported when their Holm-adjusted p-value is below this."""
+
+
+@dataclass(frozen=True, slots=True)
+class Degenerate:
+    """A condition of one model whose metrics are not interpretable, and why."""
+
+    suite: str
+    model: str
+    """The model's name as the report's tables show it."""
+    condition: str
+    axes: Mapping[str, str]
+    reason: str
+
+
+def degenerate_reason(records: Sequence[ItemRecord]) -> str | None:
+    """Why one condition's records are not interpretable, or None when they are."""
+    if not records:
+        return None
+    bad = sum(r.error is not None or r.label == UNPARSED for r in records)
+    if bad / len(records) >= DEGENERATE_SHARE:
+        return f"{bad / len(records):.0%} unparsed or failed"
+    labels = {r.label for r in records}
+    if len(records) > 1 and len(labels) == 1:
+        return f"one label ({next(iter(labels))}) for every item"
+    return None
+
+
+def _by_condition(run: LoadedRun) -> dict[str, list[ItemRecord]]:
+    out: dict[str, list[ItemRecord]] = defaultdict(list)
+    for r in run.records:
+        out[r.condition].append(r)
+    return out
+
+
+def degenerate(runs: Sequence[LoadedRun]) -> list[Degenerate]:
+    """Every degenerate condition of ``runs``, named as the tables name its model."""
+    names = display_names(runs)
+    out = []
+    for run in runs:
+        for condition, records in _by_condition(run).items():
+            reason = degenerate_reason(records)
+            if reason is not None:
+                out.append(Degenerate(run.suite, names[str(run.path)], condition, dict(records[0].axes), reason))
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One statistically supported difference, as one sentence."""
+
+    suite: str
+    sentence: str
+    p: float
+
+
+def _model_differences(suite: str, runs: Sequence[LoadedRun], names: Mapping[str, str],
+                       skip: set[tuple[str, str]], seed: int) -> list[Finding]:
+    tests: list[tuple[Comparison, str, str]] = []
+    for a, b in combinations(runs, 2):
+        na, nb = names[str(a.path)], names[str(b.path)]
+        ra, rb = _by_condition(a), _by_condition(b)
+        for condition in ra.keys() & rb.keys():
+            if (na, condition) in skip or (nb, condition) in skip:
+                continue
+            try:
+                tests.append((paired(condition, ra[condition], rb[condition], seed=seed), na, nb))
+            except ConfigError:
+                continue  # no item with a gold label on both sides: nothing to test
+    adjusted = holm([t for t, _, _ in tests])
+    out = []
+    for c, (_, na, nb) in zip(adjusted, tests, strict=True):
+        if c.p_holm < ALPHA:
+            hi, lo, acc_hi, acc_lo = (na, nb, c.acc_a, c.acc_b) if c.diff > 0 else (nb, na, c.acc_b, c.acc_a)
+            out.append(Finding(suite, f"{suite}, {c.condition}: {hi} is more accurate than {lo} "
+                                      f"({acc_hi:.2f} vs {acc_lo:.2f} on {c.n} paired items; exact McNemar "
+                                      f"p = {c.p:.3g}, Holm p = {c.p_holm:.3g}).", c.p_holm))
+    return out
+
+
+def _competence_differences(suite: str, runs: Sequence[LoadedRun], names: Mapping[str, str],
+                            skip: set[tuple[str, str]], seed: int) -> list[Finding]:
+    joins = [j for run in runs for j in competence.join(names[str(run.path)], run.records, seed=seed)
+             if (j.model, j.condition) not in skip and (j.model, j.competence) not in skip]
+    out = []
+    for j in joins:
+        if j.p < ALPHA:
+            side = "knows more than it says" if j.competence_acc > j.prompted_acc else "says more than it knows"
+            out.append(Finding(suite, f"{suite}, {j.model}: {side} on {j.condition} (log-likelihood accuracy "
+                                      f"{j.competence_acc:.2f} vs prompted {j.prompted_acc:.2f} on {j.n} items; "
+                                      f"exact McNemar p = {j.p:.3g}).", j.p))
+    return out
+
+
+def differences(runs: Sequence[LoadedRun], flagged: Sequence[Degenerate], *, seed: int = 0) -> list[Finding]:
+    """Paired model-vs-model accuracy differences per condition (Holm over each suite's tests) and
+    competence-vs-performance gaps, leaving out degenerate conditions.
+
+    Raises:
+        MissingDependency: statsmodels (the ``stats`` extra) is not installed.
+    """
+    names = display_names(runs)
+    skip = {(d.model, d.condition) for d in flagged}
+    by_suite: dict[str, list[LoadedRun]] = defaultdict(list)
+    for run in runs:
+        by_suite[run.suite].append(run)
+    out = []
+    for suite, members in by_suite.items():
+        out += _model_differences(suite, members, names, skip, seed)
+        out += _competence_differences(suite, members, names, skip, seed)
+    return out
+
+
+def headline(runs: Sequence[LoadedRun], flagged: Sequence[Degenerate]) -> dict[str, dict[str, list[tuple[str, str]]]]:
+    """Suite → model → ``(condition, value)`` of the suite's headline metric (``Suite.headline``);
+    a degenerate condition's value reads ``not interpretable``.
+    """
+    names = display_names(runs)
+    bad = {(d.suite, d.model, d.condition) for d in flagged}
+    out: dict[str, dict[str, list[tuple[str, str]]]] = {}
+    for run in runs:
+        key = SUITES.get(run.suite).headline
+        model = names[str(run.path)]
+        cells = out.setdefault(run.suite, {}).setdefault(model, [])
+        for row in run.rows:
+            value = row.metrics.get(key) if key else None
+            shown = ("not interpretable" if (run.suite, model, row.condition) in bad
+                     else f"{value:.2f}" if isinstance(value, int | float) and math.isfinite(value) else "–")
+            cells.append((row.condition, shown))
+    return out
+
