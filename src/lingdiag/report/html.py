@@ -46,7 +46,8 @@ main{margin-left:190px;padding:.5em 1.5em;max-width:1250px}
 h1{font-size:1.4em;margin:.4em 0} h2{border-bottom:1px solid #ddd;padding-bottom:.2em}
 .glance td:nth-child(-n+3){white-space:nowrap} .side{display:flex;gap:1.2em;align-items:flex-start;flex-wrap:wrap}
 .side>div{flex:3 1 600px;min-width:0;overflow-x:auto} .side figure{flex:2 1 340px;margin:0;max-width:480px;min-width:0}
-tr.degenerate td{color:#999;background:#f4f4f4} .flag{color:#a33;font-size:.8em;font-style:italic} td .flag{display:inline-block;min-width:14em}
+tr.degenerate td{color:#999;background:#f4f4f4}
+.flag{color:#a33;font-size:.8em;font-style:italic} td .flag{display:inline-block;min-width:14em}
 details{margin:.5em 0} summary{cursor:pointer;font-weight:600}
 """ + """
 table{border-collapse:collapse;margin:.8em 0;font-size:.85em}
