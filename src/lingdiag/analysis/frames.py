@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lingdiag.records import UNPARSED, record_text
-from lingdiag.store import RunStore, model_name
+from lingdiag.store import RunStore
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -26,9 +26,8 @@ def load(*runs: str | Path) -> pd.DataFrame:
     rows = []
     for path in runs:
         store = RunStore(Path(path))
-        meta = store.read_json("meta.json")
-        head = {"run": str(path), "suite": meta["config"]["suite"], "dataset": str(meta["config"].get("dataset", "")),
-                "model": model_name(meta)}
+        meta = store.read_meta()
+        head = {"run": str(path), "suite": meta.suite, "dataset": meta.dataset, "model": meta.model}
         for r in store.load_records():
             rows.append({**head, "condition": r.condition, **{f"axis.{k}": v for k, v in r.axes.items()},
                          "item_id": r.item_id,
