@@ -30,7 +30,7 @@ from typing import Any
 from lingdiag import figures as figs
 from lingdiag.errors import ConfigError, LingdiagError
 from lingdiag.figures import Figure
-from lingdiag.metrics.core import CI_METHODS, WILSON, fmt
+from lingdiag.metrics.core import CI_METHODS, N_ERRORS, N_UNPARSED, UNPARSED_RATE, WILSON, N, fmt
 from lingdiag.report import browser, markdown
 from lingdiag.report.findings import Degenerate, degenerate, differences, headline
 from lingdiag.report.tables import rows_by_suite, suite_tables
@@ -133,9 +133,9 @@ def _counts(runs: Sequence[LoadedRun]) -> str:
     for run in runs:
         for row in run.rows:
             m = row.metrics
-            rate = m.get("unparsed_rate")
-            rows.append([str(run.path), run.model, row.condition, m.get("n", ""), m.get("n_unparsed", ""),
-                         f"{rate:.1%}" if isinstance(rate, float) else "", m.get("n_errors", "")])
+            rate = m.get(UNPARSED_RATE)
+            rows.append([str(run.path), run.model, row.condition, m.get(N, ""), m.get(N_UNPARSED, ""),
+                         f"{rate:.1%}" if isinstance(rate, float) else "", m.get(N_ERRORS, "")])
     return _table(["Run", "Model", "Condition", "n", "Unparsed", "Unparsed rate", "Errors"], rows)
 
 
