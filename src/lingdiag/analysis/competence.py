@@ -62,6 +62,10 @@ class CompetenceJoin:
     ci95: tuple[float, float]
     """Paired bootstrap interval of competence − prompted accuracy."""
 
+    def extra_columns(self) -> dict[str, str]:
+        """Columns a suite's join adds to the shared table (header → cell); none here."""
+        return {}
+
 
 def answered(records: Sequence[ItemRecord]) -> dict[str, ItemRecord]:
     """Item id → record, for the records that were answered (no backend error) and have a gold label."""
@@ -146,10 +150,12 @@ def to_markdown(joined: Sequence[CompetenceJoin], title: str = "") -> str:
     """The competence-vs-performance table (the columns of ExpliCa's, log-likelihood for APS)."""
     header = ["Model", "Condition", "Normalisation", "n", "Loglik acc", "Prompted acc", "Both right",
               "Knows, not says", "Says, not knows", "Neither", "Same label", "Loglik − Prompted [95% CI]", "McNemar p"]
+    extra = list(dict.fromkeys(k for j in joined for k in j.extra_columns()))
+    header += extra
     rows = [[j.model, j.condition, j.normalisation, j.n, j.competence_acc, j.prompted_acc, j.both,
              f"{j.knows_not_says} ({j.knows_not_says / j.n:.0%})", f"{j.says_not_knows} ({j.says_not_knows / j.n:.0%})",
              j.neither, j.agreement, f"{j.competence_acc - j.prompted_acc:+.2f} [{j.ci95[0]:+.2f}, {j.ci95[1]:+.2f}]",
-             f"{j.p:.3g}"] for j in joined]
+             f"{j.p:.3g}", *(j.extra_columns().get(k, "–") for k in extra)] for j in joined]
     return (f"### {title + ': ' if title else ''}competence (label log-likelihood) vs performance (generated "
             "label), per item\n\n" + markdown_table(header, rows)
             + "\nCompetence: the label whose answer word is most likely as the first words of the answer to the "

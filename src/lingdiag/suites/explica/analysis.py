@@ -29,6 +29,7 @@ from lingdiag.records import ItemRecord, ResultRow
 from lingdiag.suites.explica.metrics import spearman
 
 PERPLEXITY = "perplexity"
+RHO_HEADER = "ρ ppl~rating [95% CI] (n)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +44,10 @@ class CompetencePerformance(CompetenceJoin):
     rho_n: int = 0
     rho_ci95: tuple[float, float] | None = None
     """Percentile bootstrap 95% interval of ``rho_ratings``, pairs resampled with their sentences."""
+
+    def extra_columns(self) -> dict[str, str]:
+        """Table 12's ρ of perplexity and rating, beside the shared columns."""
+        return {RHO_HEADER: _rho(self)}
 
     @property
     def aps(self) -> float:
@@ -110,7 +115,7 @@ def competence_performance(rows: Sequence[ResultRow], *, seed: int = 0) -> list[
 def to_markdown(joined: Sequence[CompetencePerformance]) -> str:
     """The competence-vs-performance table."""
     header = ["Model", "Condition", "n", "APS", "Acc", "Both right", "Knows, not says", "Says, not knows",
-              "Neither", "Same label", "APS − Acc [95% CI]", "McNemar p", "ρ ppl~rating [95% CI] (n)"]
+              "Neither", "Same label", "APS − Acc [95% CI]", "McNemar p", RHO_HEADER]
     rows = [[j.model, j.condition, j.n, j.aps, j.accuracy, j.both,
              f"{j.knows_not_says} ({j.knows_not_says / j.n:.0%})", f"{j.says_not_knows} ({j.says_not_knows / j.n:.0%})",
              j.neither, j.agreement, f"{j.aps - j.accuracy:+.2f} [{j.ci95[0]:+.2f}, {j.ci95[1]:+.2f}]",
