@@ -87,3 +87,18 @@ def test_report_analyses_show_the_join(tmp_path: Path) -> None:
     html = out.read_text()
     analyses = html[html.index('<section id="suite-imperfective">'):]
     assert "ImperfectiveNLI: competence (label log-likelihood)" in analyses and "Knows, not says" in analyses
+
+
+def test_one_competence_command_serves_explica_with_its_rho_column(tmp_path: Path) -> None:
+    from lingdiag import RunConfig, evaluate
+    from lingdiag.models.mock import MockBackend
+
+    mock = MockBackend(lambda r: "7", lambda r: -float(len(r.continuation)), name="m")
+    axes = {"task": ["rating", "perplexity"], "shots": ["0"], "decoding": ["greedy"]}
+    evaluate(RunConfig(suite="explica", model="m", axes=axes, limit=12), mock, tmp_path / "run")
+    cmd = [sys.executable, "-m", "lingdiag", "competence", str(tmp_path / "run")]
+    shown = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+    assert "### explica: competence" in shown and "| ρ ppl~rating [95% CI] (n) |" in shown
+    (row,) = json.loads(subprocess.run([*cmd, "--json"], capture_output=True, text=True, check=True).stdout)
+    assert (row["suite"], row["competence"], row["condition"]) == ("explica", "perplexity", "rating/0-shot/greedy")
+    assert "rho_ratings" in row and row["n"] > 0

@@ -206,3 +206,21 @@ def test_resume_refuses_records_made_under_other_settings(tmp_path: Path) -> Non
     with pytest.raises(RunError, match="'zero-shot' was run with other settings \\(prompt_source: None then, "
                                        "'authors' now\\)"):
         evaluate(RunConfig(suite="imperfective", model="mock", axes=axes, limit=8), mock, tmp_path / "run")
+
+
+def test_run_meta_is_read_once_typed_and_names_a_missing_suite(tmp_path: Path) -> None:
+    from lingdiag.errors import RunError
+    from lingdiag.store import RunStore
+
+    run = tmp_path / "r"
+    run.mkdir()
+    meta = {"config": {"suite": "imperfective", "model": "spec", "dataset": "builtin"},
+            "model": {"model": "shown", "backend": "mock", "n_params": "1.35e8"}, "dataset": {"f.json": "abc"},
+            "versions": {"lingdiag": "0.1.0"}, "seed": 3, "skipped": {"cot": "no"}, "timings": {"dap": 1.5}}
+    (run / "meta.json").write_text(json.dumps(meta))
+    m = RunStore(run).read_meta()
+    assert (m.suite, m.model, m.dataset, m.n_params, m.seed) == ("imperfective", "shown", "builtin", 1.35e8, 3)
+    assert (m.checksums, m.skipped, m.timings, m.usage) == ({"f.json": "abc"}, {"cot": "no"}, {"dap": 1.5}, None)
+    (run / "meta.json").write_text(json.dumps({"config": {"model": "spec"}}))
+    with pytest.raises(RunError, match=r"meta.json, field 'config.suite': missing or not a string"):
+        RunStore(run).read_meta()

@@ -235,6 +235,45 @@ class ItemRecord:
         return cls(**json.loads(line))
 
 
+REQUEST_SEPARATOR = "\n\n---\n\n"
+"""Between the requests (or responses) of one record when they are shown as one text."""
+
+
+def as_text(value: Any) -> str:
+    """One prompt or output of a record (``ItemRecord.prompts``/``outputs``) as plain text.
+
+    Chat turns are ``[role]`` blocks; a log-likelihood request shows its context and the
+    continuation scored; a log-likelihood answer its log-prob and token count; a failed
+    request its error; a generation rendered otherwise than as given its rendering. Anything
+    else is JSON. Reports, the item browser and ``lingdiag.load`` all read records through this.
+    """
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return ""
+    if isinstance(value, list) and all(isinstance(m, dict) and "role" in m for m in value):
+        return "\n\n".join(f"[{m['role']}]\n{m.get('content', '')}" for m in value)
+    if isinstance(value, dict):
+        if "continuation" in value:
+            head = as_text(value["messages"]) if "messages" in value else str(value.get("context", ""))
+            return (f"{head}\n\n" if head else "") + f"[continuation]\n{value['continuation']}"
+        if "logprob" in value:
+            greedy = {True: ", greedy", False: ", not greedy"}.get(bool(value["is_greedy"]), "") \
+                if value.get("is_greedy") is not None else ""
+            return f"log-prob {value['logprob']} over {value.get('n_tokens')} token(s){greedy}"
+        if set(value) == {"error"}:
+            return f"[error]\n{value['error']}"
+        if "text" in value:
+            rendering = value.get("rendering")
+            return str(value["text"]) + (f"\n\n[rendering]\n{rendering}" if rendering else "")
+    return json.dumps(value, indent=2, ensure_ascii=False)
+
+
+def record_text(values: list[Any]) -> str:
+    """Every prompt (or every output) of one record as one text."""
+    return REQUEST_SEPARATOR.join(as_text(v) for v in values)
+
+
 @dataclass(frozen=True, slots=True)
 class ResultRow:
     """One condition of one run with its metrics: what tables, figures and analyses read."""

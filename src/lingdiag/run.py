@@ -13,6 +13,7 @@ from typing import Any
 from lingdiag.config import RunConfig, redact_url_secrets
 from lingdiag.environment import lock_status
 from lingdiag.errors import CapabilityError, ConfigError, RunError
+from lingdiag.metrics.core import N_ERRORS
 from lingdiag.models.base import Backend, ReportsUsage
 from lingdiag.paths import sha256_file
 from lingdiag.records import (
@@ -235,7 +236,7 @@ def finalize(store: RunStore, order: Sequence[tuple[str, str]], suite: Suite, co
             metrics[condition.name] = suite.condition_metrics(rs)
     table = suite.table([ResultRow(model, c.name, dict(c.axes), metrics[c.name], str(store.root), dataset)
                          for c in conditions if c.name in metrics])
-    failed = {c: m["n_errors"] for c, m in metrics.items() if m.get("n_errors")}
+    failed = {c: m[N_ERRORS] for c, m in metrics.items() if m.get(N_ERRORS)}
     if failed:  # never let an outage pass for a result
         table = ("**Failed items** (backend errors; every metric is over the answered items only): "
                  + "; ".join(f"{c}: {k} of {metrics[c]['n']}" for c, k in failed.items()) + "\n\n" + table)

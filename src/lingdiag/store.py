@@ -194,6 +194,10 @@ class RunStore:
         except (json.JSONDecodeError, UnicodeDecodeError) as e:
             raise RunError(f"{path}: not JSON ({e})") from None
 
+    def read_meta(self) -> RunMeta:
+        """``meta.json`` as a :class:`RunMeta`."""
+        return RunMeta.from_json(self.read_json("meta.json"), self.root / "meta.json")
+
     def write_text(self, name: str, text: str) -> None:
         """Write a text file (``table.md``) atomically."""
         write_atomic(self.root / name, text)
@@ -221,6 +225,57 @@ def write_imported(root: Path, *, suite: str, model: str, dataset: str, records:
                                    "model": {"model": model, "backend": "imported"}, "imported": dict(provenance)})
 
 
+@dataclass(frozen=True, slots=True)
+class RunMeta:
+    """A run's ``meta.json``, read once (:meth:`RunStore.read_meta`): the fields analyses, reports
+    and merges read, typed, instead of string keys at every use.
+    """
+
+    suite: str
+    """``config.suite``."""
+    model: str
+    """The model's display name: what the backend called it, else the configured spec."""
+    dataset: str
+    """The dataset spec of the run (``config.dataset``: ``builtin``, ``official`` or a path)."""
+    config: Mapping[str, Any]
+    """The recorded run configuration."""
+    model_info: Mapping[str, Any] = field(default_factory=dict)
+    """What the backend recorded about the model (``backend``, ``weights_sha256``, ``n_params``...)."""
+    checksums: Mapping[str, str] = field(default_factory=dict)
+    """The dataset files' checksums (``meta.json``'s ``dataset``)."""
+    versions: Mapping[str, str] = field(default_factory=dict)
+    seed: int | None = None
+    skipped: Mapping[str, str] = field(default_factory=dict)
+    """Condition → why it was not run."""
+    timings: Mapping[str, float] = field(default_factory=dict)
+    usage: Mapping[str, Any] | None = None
+    """Tokens and requests a metered backend counted; None where it counted none."""
+    raw: Mapping[str, Any] = field(default_factory=dict)
+    """The whole ``meta.json``, for fields this class does not name (``shards``, ...)."""
+
+    @property
+    def n_params(self) -> float | None:
+        """The parameter count the backend recorded, if any."""
+        value = self.model_info.get("n_params")
+        try:
+            return float(value) if value not in (None, "") else None
+        except (TypeError, ValueError):
+            return None
+
+    @classmethod
+    def from_json(cls, meta: Mapping[str, Any], path: Path) -> RunMeta:
+        """The typed view of a parsed ``meta.json`` at ``path`` (named in a one-line error)."""
+        config = meta["config"]
+        if not isinstance(config.get("suite"), str):
+            raise RunError(f"{path}, field 'config.suite': missing or not a string")
+        model = meta.get("model") or {}
+        return cls(suite=config["suite"], model=str(model.get("model", config.get("model", ""))),
+                   dataset=str(config.get("dataset", "")), config=config, model_info=model,
+                   checksums=meta.get("dataset") or {}, versions=meta.get("versions") or {}, seed=meta.get("seed"),
+                   skipped=meta.get("skipped") or {}, timings=meta.get("timings") or {}, usage=meta.get("usage"),
+                   raw=meta)
+
+
 @dataclass(frozen=True)
 class LoadedRun:
     """A run directory read back for reports and analyses (never a model call)."""
@@ -228,7 +283,7 @@ class LoadedRun:
     path: Path
     suite: str
     model: str
-    meta: Mapping[str, Any]
+    meta: RunMeta
     rows: list[ResultRow]
     """One row per condition, metrics recomputed from ``items.jsonl`` with the suite's function."""
     item_ids: frozenset[str] = frozenset()
@@ -237,34 +292,20 @@ class LoadedRun:
     """Every record, as read once for the metrics (the report's item browser shows them)."""
 
 
-def model_name(meta: Mapping[str, Any]) -> str:
-    """The model's display name in ``meta.json``: what the backend called it, else the configured spec."""
-    return str(meta.get("model", {}).get("model", meta["config"]["model"]))
-
-
-def n_params(meta: Mapping[str, Any]) -> float | None:
-    """The parameter count a backend recorded in ``meta.json`` (``model.n_params``), if any."""
-    value = meta.get("model", {}).get("n_params")
-    try:
-        return float(value) if value not in (None, "") else None
-    except (TypeError, ValueError):
-        return None
-
-
 def load_run(run_dir: Path) -> LoadedRun:
     """Read ``run_dir`` and recompute every condition's metrics from its records."""
     store = RunStore(run_dir)
-    meta = store.read_json("meta.json")
-    suite = suite_of_run(meta, run_dir)
-    model = model_name(meta)
+    meta = store.read_meta()
+    suite = suite_of_run(meta.raw, run_dir)
+    model = meta.model
     by_condition: dict[str, list[ItemRecord]] = defaultdict(list)
     for n, r in enumerate(store.load_records(), 1):
         if suite.labels and r.label not in (*suite.labels, UNPARSED):
             raise RunError(f"{store.items_path}, line {n}, field 'label': {r.label!r} is not a {suite.name} label "
                            f"({', '.join(suite.labels)} or {UNPARSED})")
         by_condition[r.condition].append(r)
-    rows = [ResultRow(model, c, dict(rs[0].axes), suite.condition_metrics(rs), str(run_dir),
-                      str(meta["config"].get("dataset", "")), n_params(meta))
+    rows = [ResultRow(model, c, dict(rs[0].axes), suite.condition_metrics(rs), str(run_dir), meta.dataset,
+                      meta.n_params)
             for c, rs in by_condition.items()]
     records = [r for rs in by_condition.values() for r in rs]
     return LoadedRun(Path(run_dir), suite.name, model, meta, rows, frozenset(r.item_id for r in records), records)

@@ -174,6 +174,12 @@ class Suite:
     one definition."""
     source: SuiteSource | None = None
     """The suite file this suite was read from; None for a suite written in Python."""
+    competence: Callable[..., Sequence[Any]] | None = None
+    """``competence(model, records, seed=0)``: the suite's competence-vs-performance join of one
+    run's records, a list of :class:`lingdiag.analysis.competence.CompetenceJoin` (typed loosely
+    here because the analysis layer imports this module): :func:`lingdiag.analysis.competence.join`
+    for label log-likelihoods, ExpliCa's perplexity join with its ρ column; None where the suite
+    has no competence conditions. ``lingdiag competence`` and the report's findings call it."""
     headline: str = ""
     """The key in ``metrics`` of the paper's headline metric: the report's summary shows it per
     model and condition (empty: the summary shows the headline table only)."""

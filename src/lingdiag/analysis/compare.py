@@ -158,12 +158,12 @@ def permuted(suite: Suite, name: str, a: Sequence[ItemRecord], b: Sequence[ItemR
 
 
 def _suite(run: Path) -> Suite:
-    return suite_of_run(RunStore(run).read_json("meta.json"), run)
+    return suite_of_run(RunStore(run).read_meta().raw, run)
 
 
 def _by_condition(run: Path) -> dict[str, list[ItemRecord]]:
     store = RunStore(run)
-    store.read_json("meta.json")  # a clear error if this is not a run directory
+    store.read_meta()  # a clear error if this is not a run directory
     out: dict[str, list[ItemRecord]] = defaultdict(list)
     for r in store.load_records():
         if r.error is None:

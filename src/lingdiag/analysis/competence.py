@@ -18,7 +18,7 @@ analyses; ``lingdiag competence RUN`` prints it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,30 +32,92 @@ from lingdiag.store import RunStore
 
 @dataclass(frozen=True, slots=True)
 class CompetenceJoin:
-    """One prompted condition against its log-likelihood twin, on the same run's items."""
+    """One prompted condition against its competence twin, on the same run's items.
+
+    The core every competence join shares: ImperfectiveNLI's and CxNLI's label log-likelihood,
+    and ExpliCa's perplexity, which extends it with its ρ column
+    (:class:`lingdiag.suites.explica.analysis.CompetencePerformance`).
+    """
 
     model: str
     condition: str
     """The prompted (generation) condition."""
     competence: str
-    """The log-likelihood condition."""
+    """The competence condition (log-likelihood or perplexity)."""
     normalisation: str
-    """How label log-likelihoods were compared (``total`` or ``per-token``)."""
+    """How label log-likelihoods were compared (``total`` or ``per-token``; empty for perplexity)."""
     n: int
     """Items with a gold label answered under both."""
     competence_acc: float
     prompted_acc: float
     both: int
     knows_not_says: int
-    """Log-likelihood right, generated answer wrong or unparsed."""
+    """Competence right, generated answer wrong or unparsed."""
     says_not_knows: int
     neither: int
     agreement: float
-    """Share of the items where the generated label is the log-likelihood choice."""
+    """Share of the items where the generated label is the competence choice."""
     p: float
     """Exact McNemar, competence against prompted accuracy."""
     ci95: tuple[float, float]
     """Paired bootstrap interval of competence − prompted accuracy."""
+
+    def extra_columns(self) -> dict[str, str]:
+        """Columns a suite's join adds to the shared table (header → cell); none here."""
+        return {}
+
+
+def answered(records: Sequence[ItemRecord]) -> dict[str, ItemRecord]:
+    """Item id → record, for the records that were answered (no backend error) and have a gold label."""
+    return {r.item_id: r for r in records if r.error is None and r.correct is not None}
+
+
+def pair(model: str, condition: str, competence: str, competence_records: Mapping[str, ItemRecord],
+         prompted_records: Mapping[str, ItemRecord], *, normalisation: str = "",
+         seed: int = 0) -> CompetenceJoin | None:
+    """The 2 × 2 join of one prompted condition and its competence twin on the items both answered.
+
+    Args:
+        model: The model's name.
+        condition: The prompted condition.
+        competence: The competence condition.
+        competence_records: :func:`answered` of the competence condition.
+        prompted_records: :func:`answered` of the prompted condition.
+        normalisation: How competence compared labels, where it says.
+        seed: Seeds the bootstrap.
+
+    Returns:
+        The join, or None when no item was answered under both.
+    """
+    shared = [i for i in competence_records if i in prompted_records]
+    if not shared:
+        return None
+    comp, said = [competence_records[i] for i in shared], [prompted_records[i] for i in shared]
+    test = paired(condition, comp, said, seed=seed)
+    both = sum(bool(c.correct) and bool(s.correct) for c, s in zip(comp, said, strict=True))
+    return CompetenceJoin(
+        model, condition, competence, normalisation, len(shared), test.acc_a, test.acc_b, both, test.only_a,
+        test.only_b, len(shared) - both - test.only_a - test.only_b,
+        sum(s.label == c.label for c, s in zip(comp, said, strict=True)) / len(shared), test.p, test.ci95)
+
+
+def by_condition(records: Sequence[ItemRecord]) -> dict[str, list[ItemRecord]]:
+    """Condition → its records, in record order."""
+    out: dict[str, list[ItemRecord]] = {}
+    for r in records:
+        out.setdefault(r.condition, []).append(r)
+    return out
+
+
+def run_records(rows: Sequence[ResultRow], wanted: Callable[[Sequence[ResultRow]], bool]
+                ) -> Iterator[tuple[str, list[ItemRecord]]]:
+    """``(model, records)`` of every run among ``rows`` whose rows are ``wanted``, each read once;
+    rows built in memory (no run directory) have no records to read and are left out.
+    """
+    for run in dict.fromkeys(r.run for r in rows if r.run):
+        mine = [r for r in rows if r.run == run]
+        if wanted(mine):  # otherwise no need to read the run's records
+            yield mine[0].model, RunStore(Path(run)).load_records()
 
 
 def _base(axes: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
@@ -64,48 +126,36 @@ def _base(axes: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
 
 def join(model: str, records: Sequence[ItemRecord], *, seed: int = 0) -> list[CompetenceJoin]:
     """Every ``loglik`` condition of one run against its prompted twin (none without both)."""
-    by: dict[str, list[ItemRecord]] = {}
-    for r in records:
-        by.setdefault(r.condition, []).append(r)
+    by = by_condition(records)
     prompted = {_base(rs[0].axes): c for c, rs in by.items() if rs[0].axes.get(SCORING, "generate") != LOGLIK}
     out = []
     for condition, rs in by.items():
         if rs[0].axes.get(SCORING) != LOGLIK or _base(rs[0].axes) not in prompted:
             continue
         twin = prompted[_base(rs[0].axes)]
-        comp = {r.item_id: r for r in rs if r.error is None and r.correct is not None}
-        said = {r.item_id: r for r in by[twin] if r.error is None and r.correct is not None}
-        shared = [i for i in comp if i in said]
-        if not shared:
-            continue
-        test = paired(twin, [comp[i] for i in shared], [said[i] for i in shared], seed=seed)
-        both = sum(bool(comp[i].correct) and bool(said[i].correct) for i in shared)
-        out.append(CompetenceJoin(
-            model, twin, condition, str(rs[0].axes.get(NORMALISATION, "")), len(shared), test.acc_a, test.acc_b,
-            both, test.only_a, test.only_b, len(shared) - both - test.only_a - test.only_b,
-            sum(said[i].label == comp[i].label for i in shared) / len(shared), test.p, test.ci95))
+        joined = pair(model, twin, condition, answered(rs), answered(by[twin]),
+                      normalisation=str(rs[0].axes.get(NORMALISATION, "")), seed=seed)
+        if joined is not None:
+            out.append(joined)
     return out
 
 
 def competence_performance(rows: Sequence[ResultRow], *, seed: int = 0) -> list[CompetenceJoin]:
     """The join for every run among ``rows`` that holds a ``loglik`` condition and its twin."""
-    out = []
-    for run in dict.fromkeys(r.run for r in rows if r.run):
-        if not any(r.run == run and r.axes.get(SCORING) == LOGLIK for r in rows):
-            continue  # no log-likelihood condition: no need to read the run's records
-        model = next(r.model for r in rows if r.run == run)
-        out += join(model, RunStore(Path(run)).load_records(), seed=seed)
-    return out
+    return [j for model, records in run_records(rows, lambda rs: any(r.axes.get(SCORING) == LOGLIK for r in rs))
+            for j in join(model, records, seed=seed)]
 
 
 def to_markdown(joined: Sequence[CompetenceJoin], title: str = "") -> str:
     """The competence-vs-performance table (the columns of ExpliCa's, log-likelihood for APS)."""
     header = ["Model", "Condition", "Normalisation", "n", "Loglik acc", "Prompted acc", "Both right",
               "Knows, not says", "Says, not knows", "Neither", "Same label", "Loglik − Prompted [95% CI]", "McNemar p"]
+    extra = list(dict.fromkeys(k for j in joined for k in j.extra_columns()))
+    header += extra
     rows = [[j.model, j.condition, j.normalisation, j.n, j.competence_acc, j.prompted_acc, j.both,
              f"{j.knows_not_says} ({j.knows_not_says / j.n:.0%})", f"{j.says_not_knows} ({j.says_not_knows / j.n:.0%})",
              j.neither, j.agreement, f"{j.competence_acc - j.prompted_acc:+.2f} [{j.ci95[0]:+.2f}, {j.ci95[1]:+.2f}]",
-             f"{j.p:.3g}"] for j in joined]
+             f"{j.p:.3g}", *(j.extra_columns().get(k, "–") for k in extra)] for j in joined]
     return (f"### {title + ': ' if title else ''}competence (label log-likelihood) vs performance (generated "
             "label), per item\n\n" + markdown_table(header, rows)
             + "\nCompetence: the label whose answer word is most likely as the first words of the answer to the "

@@ -22,7 +22,7 @@ from typing import Any
 
 from lingdiag.errors import ConfigError, MissingDependency
 from lingdiag.records import ItemRecord
-from lingdiag.store import RunStore, model_name
+from lingdiag.store import RunStore
 
 METHOD = ("statsmodels BinomialBayesMixedGLM, variational Bayes (fit_vb); 95% interval: posterior mean ± 1.96 SD; "
           "random intercepts for items and (with ≥ 2 models) models")
@@ -117,7 +117,6 @@ def load(runs: Sequence[Path]) -> dict[str, list[ItemRecord]]:
     out: dict[str, list[ItemRecord]] = {}
     for run in runs:
         store = RunStore(run)
-        meta = store.read_json("meta.json")
-        name = model_name(meta)
+        name = store.read_meta().model
         out[f"{name} · {Path(run).name}" if name in out else name] = store.load_records()
     return out

@@ -18,6 +18,7 @@ from lingdiag.errors import ConfigError
 from lingdiag.metrics.core import markdown_table
 from lingdiag.records import dumps
 from lingdiag.store import load_run
+from lingdiag.suite import SUITES
 from lingdiag.terminal import plain, plain_lines
 
 
@@ -31,11 +32,13 @@ def competence(
     by_suite: dict[str, list[competence_join.CompetenceJoin]] = {}
     for path in runs:
         run = load_run(path)
-        by_suite.setdefault(run.suite, []).extend(competence_join.join(run.model, run.records, seed=seed))
+        join = SUITES.get(run.suite).competence
+        joined: list[competence_join.CompetenceJoin] = list(join(run.model, run.records, seed=seed)) if join else []
+        by_suite.setdefault(run.suite, []).extend(joined)
     if not any(by_suite.values()):
         raise ConfigError(f"{', '.join(map(str, runs))}: no run holds a loglik condition and its prompted twin "
-                          "(run ImperfectiveNLI or CxNLI with --scoring generate,loglik; ExpliCa: lingdiag explica "
-                          "competence)")
+                          "(run ImperfectiveNLI or CxNLI with --scoring generate,loglik, ExpliCa with "
+                          "--task ...,perplexity)")
     if as_json:
         print(dumps([{"suite": s, **asdict(j)} for s, js in by_suite.items() for j in js], indent=2, sort_keys=True))
         return

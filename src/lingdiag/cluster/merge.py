@@ -22,7 +22,7 @@ from lingdiag.config import RunConfig, Shard
 from lingdiag.errors import RunError
 from lingdiag.records import ItemRecord
 from lingdiag.run import RESUMABLE_CHANGES, checksums, finalize, plan
-from lingdiag.store import SCHEMA_VERSION, RunStore, config_changes
+from lingdiag.store import SCHEMA_VERSION, RunMeta, RunStore, config_changes
 
 PER_SHARD = ("shard", "shard_base_urls")
 """Config fields that differ between the shards of one run."""
@@ -39,7 +39,7 @@ class ShardRun:
     path: Path
     config: RunConfig
     shard: Shard
-    meta: Mapping[str, Any]
+    meta: RunMeta
 
 
 @dataclass(frozen=True)
@@ -53,8 +53,8 @@ class MergeResult:
 
 def read_shard(path: Path) -> ShardRun:
     """The shard run in ``path``; a run without ``--shard`` is refused."""
-    meta = RunStore(path).read_json("meta.json")
-    config = RunConfig.model_validate(meta["config"])
+    meta = RunStore(path).read_meta()
+    config = RunConfig.model_validate(meta.config)
     if config.shard is None:
         raise RunError(f"{path} is not a shard (it was run without --shard K/N)")
     return ShardRun(Path(path), config, config.shard, meta)
@@ -84,10 +84,10 @@ def check_shards(shards: Sequence[ShardRun]) -> None:
             raise RunError(f"{shards[0].path} and {s.path} are not shards of one run: "
                            f"their configurations differ in {', '.join(changed)}")
     _same(shards, "shard counts (N)", lambda s: s.shard.count)
-    _same(shards, "model identities", lambda s: {k: v for k, v in s.meta["model"].items() if k not in PER_SERVER})
-    _same(shards, "dataset checksums", lambda s: s.meta.get("dataset", {}))
-    _same(shards, "package versions", lambda s: s.meta.get("versions", {}))
-    _same(shards, "lock status", lambda s: s.meta.get("lock", {}))
+    _same(shards, "model identities", lambda s: {k: v for k, v in s.meta.model_info.items() if k not in PER_SERVER})
+    _same(shards, "dataset checksums", lambda s: s.meta.checksums)
+    _same(shards, "package versions", lambda s: s.meta.versions)
+    _same(shards, "lock status", lambda s: s.meta.raw.get("lock", {}))
     by_index: dict[int, list[Path]] = defaultdict(list)
     for s in shards:
         by_index[s.shard.index].append(s.path)
@@ -120,14 +120,14 @@ def merge(paths: Sequence[Path], out: Path) -> MergeResult:
     check_shards(shards)
     whole = shards[0].config.unsharded()
     planned = plan(whole)
-    if checksums(planned.dataset.source) != shards[0].meta.get("dataset", {}):
+    if checksums(planned.dataset.source) != shards[0].meta.checksums:
         raise RunError(f"the data of {whole.dataset!r} changed since the shards ran (SHA-256); run them again")
     skipped: dict[str, str] = {}
     records: list[ItemRecord] = []
     golds = {(c, it.id): it.gold for c, items in planned.items.items() for it in items}
     shards = sorted(shards, key=lambda s: s.shard.index)
     for s in shards:
-        skipped.update(s.meta.get("skipped", {}))
+        skipped.update(s.meta.skipped)
         loaded = RunStore(s.path).load_records()
         check_records(RunStore(s.path).items_path, loaded, golds)
         got = {(r.condition, r.item_id): r for r in loaded}
@@ -140,8 +140,7 @@ def merge(paths: Sequence[Path], out: Path) -> MergeResult:
     store = RunStore(out)
     make_dir(store.root)
     write_atomic(store.items_path, "".join(r.to_json() + "\n" for r in records))
-    meta = shards[0].meta
-    model = str(meta["model"].get("model", whole.model))
+    model = shards[0].meta.model
     metrics, table = finalize(store, planned.order(), planned.suite, planned.conditions, model, whole.dataset)
     store.write_json("meta.json", _merged_meta(whole, shards, skipped))
     return MergeResult(out, metrics, table)
@@ -171,7 +170,7 @@ def _check_out(out: Path, shard_paths: Sequence[Path]) -> None:
     if Path(out).resolve() in {p.resolve() for p in shard_paths}:
         raise RunError(f"--out {out} is one of the shards; merge into another directory")
     meta_path = Path(out) / "meta.json"
-    if meta_path.exists() and "shards" not in RunStore(out).read_json("meta.json"):
+    if meta_path.exists() and "shards" not in RunStore(out).read_meta().raw:
         raise RunError(f"{out} already holds a run that is not a merge; use another --out directory")
     # Without a meta.json, files of the names merge writes are someone else's: never replace them.
     theirs = [name for name in MERGE_WRITES if not meta_path.exists() and (Path(out) / name).exists()]
@@ -185,20 +184,20 @@ def _merged_meta(whole: RunConfig, shards: Sequence[ShardRun], skipped: Mapping[
     timings: dict[str, float] = defaultdict(float)
     usage: dict[str, int] = defaultdict(int)
     for s in shards:
-        for c, t in s.meta.get("timings", {}).items():
+        for c, t in s.meta.timings.items():
             timings[c] += t
-        for k, v in s.meta.get("usage", {}).items():
+        for k, v in (s.meta.usage or {}).items():
             usage[k] += v
     meta: dict[str, Any] = {
-        "schema_version": SCHEMA_VERSION, "config": whole.recorded(), "model": first["model"],
-        "dataset": first.get("dataset", {}), "versions": first.get("versions", {}),
-        "lock": first.get("lock", {}), "seed": whole.seed,
+        "schema_version": SCHEMA_VERSION, "config": whole.recorded(), "model": dict(first.model_info),
+        "dataset": dict(first.checksums), "versions": dict(first.versions),
+        "lock": dict(first.raw.get("lock", {})), "seed": whole.seed,
         # Seconds summed over the shards (compute spent, not the wall time of the whole).
         "timings": {c: round(t, 3) for c, t in timings.items()}, "skipped": dict(skipped),
         "shards": [{"shard": str(s.shard), "dir": str(s.path.resolve()),
-                    **{k: s.meta["model"][k] for k in PER_SERVER if k in s.meta["model"]}} for s in shards],
+                    **{k: s.meta.model_info[k] for k in PER_SERVER if k in s.meta.model_info}} for s in shards],
     }
-    if any("usage" in s.meta for s in shards):
+    if any(s.meta.usage is not None for s in shards):
         meta["usage"] = dict(usage)
     return meta
 
@@ -212,13 +211,13 @@ def finished(config: RunConfig, out: Path) -> bool:
     store = RunStore(out)
     if not store.root.joinpath("meta.json").exists():
         return False
-    meta = store.read_json("meta.json")
-    changed = config_changes(meta.get("config", {}), config.recorded(), RESUMABLE_CHANGES)
+    meta = store.read_meta()
+    changed = config_changes(meta.config, config.recorded(), RESUMABLE_CHANGES)
     if changed:
         raise RunError(f"{out} holds a run with a different configuration (differs in: {', '.join(changed)}); "
                        "use another --out directory")
     if not store.root.joinpath("metrics.json").exists():
         return False
     answered = {(r.condition, r.item_id) for r in store.load_records() if r.error is None}
-    skipped = meta.get("skipped", {})
+    skipped = meta.skipped
     return all(k in answered for k in plan(config).order() if k[0] not in skipped)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypedDict
 
 from lingdiag.records import UNPARSED, ItemRecord
 
@@ -100,9 +100,27 @@ def markdown_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def summary(records: Sequence[ItemRecord]) -> dict[str, Any]:
+N = "n"
+"""Items of the condition (every suite's metrics hold the :class:`Counts` keys)."""
+N_UNPARSED = "n_unparsed"
+UNPARSED_RATE = "unparsed_rate"
+N_ERRORS = "n_errors"
+
+
+class Counts(TypedDict):
+    """The counts every condition's metrics hold (:func:`summary`), by the keys above."""
+
+    n: int
+    n_unparsed: int
+    """Answers that parsed to no label (backend errors not included)."""
+    unparsed_rate: float
+    n_errors: int
+    """Items whose request failed at the backend."""
+
+
+def summary(records: Sequence[ItemRecord]) -> Counts:
     """Counts every condition reports: items, unparsed answers and backend errors."""
     n = len(records)
     unparsed = sum(r.label == UNPARSED and r.error is None for r in records)
     errors = sum(r.error is not None for r in records)
-    return {"n": n, "n_unparsed": unparsed, "unparsed_rate": unparsed / n if n else 0.0, "n_errors": errors}
+    return Counts(n=n, n_unparsed=unparsed, unparsed_rate=unparsed / n if n else 0.0, n_errors=errors)

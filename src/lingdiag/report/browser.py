@@ -15,7 +15,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from lingdiag.records import UNPARSED, ItemRecord
+from lingdiag.records import UNPARSED, ItemRecord, record_text
 from lingdiag.store import LoadedRun
 from lingdiag.suite import SUITES
 
@@ -38,15 +38,6 @@ def outcome(r: ItemRecord) -> str:
     if r.correct is None:
         return "no gold"
     return "correct" if r.correct else "wrong"
-
-
-def show(value: Any) -> str:
-    """A prompt or output as plain text: chat turns as ``[role]`` blocks, else JSON."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, list) and all(isinstance(m, dict) and "role" in m for m in value):
-        return "\n\n".join(f"[{m['role']}]\n{m.get('content', '')}" for m in value)
-    return json.dumps(value, indent=2, ensure_ascii=False)
 
 
 class _Strings:
@@ -76,8 +67,7 @@ def records_data(runs: Sequence[LoadedRun]) -> dict[str, Any]:
         tag_names = SUITES.get(run.suite).stat_tags
         for r in run.records:
             values = (run.suite, run.model, str(run.path), r.condition, r.item_id, _tags(r, tag_names), outcome(r),
-                      r.gold or "", r.label, "\n\n---\n\n".join(show(p) for p in r.prompts),
-                      "\n\n---\n\n".join(show(o) for o in r.outputs), r.error or "")
+                      r.gold or "", r.label, record_text(r.prompts), record_text(r.outputs), r.error or "")
             rows.append([strings(v) for v in values])
     return {"columns": list(COLUMNS), "strings": strings.values, "rows": rows}
 

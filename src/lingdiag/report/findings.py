@@ -15,7 +15,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 
-from lingdiag.analysis import competence
 from lingdiag.analysis.compare import Comparison, holm, paired
 from lingdiag.errors import ConfigError
 from lingdiag.records import UNPARSED, ItemRecord
@@ -108,7 +107,10 @@ def _model_differences(suite: str, runs: Sequence[LoadedRun], names: Mapping[str
 
 def _competence_differences(suite: str, runs: Sequence[LoadedRun], names: Mapping[str, str],
                             skip: set[tuple[str, str]], seed: int) -> list[Finding]:
-    joins = [j for run in runs for j in competence.join(names[str(run.path)], run.records, seed=seed)
+    join = SUITES.get(suite).competence
+    if join is None:
+        return []
+    joins = [j for run in runs for j in join(names[str(run.path)], run.records, seed=seed)
              if (j.model, j.condition) not in skip and (j.model, j.competence) not in skip]
     out = []
     for j in joins:

@@ -30,7 +30,7 @@ from lingdiag import figures as figs
 from lingdiag.atomic import make_dir, write_atomic
 from lingdiag.errors import ConfigError, LingdiagError
 from lingdiag.figures import Figure
-from lingdiag.metrics.core import CI_METHODS, WILSON, fmt
+from lingdiag.metrics.core import CI_METHODS, N_ERRORS, N_UNPARSED, UNPARSED_RATE, WILSON, N, fmt
 from lingdiag.report import browser, markdown
 from lingdiag.report.findings import Degenerate, degenerate, differences, headline
 from lingdiag.report.tables import rows_by_suite, suite_tables
@@ -46,7 +46,8 @@ main{margin-left:190px;padding:.5em 1.5em;max-width:1250px}
 h1{font-size:1.4em;margin:.4em 0} h2{border-bottom:1px solid #ddd;padding-bottom:.2em}
 .glance td:nth-child(-n+3){white-space:nowrap} .side{display:flex;gap:1.2em;align-items:flex-start;flex-wrap:wrap}
 .side>div{flex:3 1 600px;min-width:0;overflow-x:auto} .side figure{flex:2 1 340px;margin:0;max-width:480px;min-width:0}
-tr.degenerate td{color:#999;background:#f4f4f4} .flag{color:#a33;font-size:.8em;font-style:italic} td .flag{display:inline-block;min-width:14em}
+tr.degenerate td{color:#999;background:#f4f4f4}
+.flag{color:#a33;font-size:.8em;font-style:italic} td .flag{display:inline-block;min-width:14em}
 details{margin:.5em 0} summary{cursor:pointer;font-weight:600}
 """ + """
 table{border-collapse:collapse;margin:.8em 0;font-size:.85em}
@@ -132,9 +133,9 @@ def _counts(runs: Sequence[LoadedRun]) -> str:
     for run in runs:
         for row in run.rows:
             m = row.metrics
-            rate = m.get("unparsed_rate")
-            rows.append([str(run.path), run.model, row.condition, m.get("n", ""), m.get("n_unparsed", ""),
-                         f"{rate:.1%}" if isinstance(rate, float) else "", m.get("n_errors", "")])
+            rate = m.get(UNPARSED_RATE)
+            rows.append([str(run.path), run.model, row.condition, m.get(N, ""), m.get(N_UNPARSED, ""),
+                         f"{rate:.1%}" if isinstance(rate, float) else "", m.get(N_ERRORS, "")])
     return _table(["Run", "Model", "Condition", "n", "Unparsed", "Unparsed rate", "Errors"], rows)
 
 
@@ -264,12 +265,12 @@ def _provenance(runs: Sequence[LoadedRun]) -> str:
     rows = []
     for run in runs:
         meta = run.meta
-        model = meta.get("model", {})
-        rows.append([str(run.path), run.suite, run.model, model.get("backend", ""), model.get("weights_sha256", ""),
-                     ", ".join(f"{k} {v}" for k, v in meta.get("dataset", {}).items()),
-                     ", ".join(f"{k} {v}" for k, v in meta.get("versions", {}).items()), meta.get("seed", "")])
+        rows.append([str(run.path), run.suite, run.model, meta.model_info.get("backend", ""),
+                     meta.model_info.get("weights_sha256", ""),
+                     ", ".join(f"{k} {v}" for k, v in meta.checksums.items()),
+                     ", ".join(f"{k} {v}" for k, v in meta.versions.items()), "" if meta.seed is None else meta.seed])
     table = _table(["Run", "Suite", "Model", "Backend", "Weights SHA-256", "Dataset", "Versions", "Seed"], rows)
-    configs = "".join(f"<h4>{escape(str(run.path))}</h4><pre>{escape(_json(run.meta.get('config', {})))}</pre>"
+    configs = "".join(f"<h4>{escape(str(run.path))}</h4><pre>{escape(_json(run.meta.config))}</pre>"
                       for run in runs)
     return table + configs
 

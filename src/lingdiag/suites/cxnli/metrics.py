@@ -20,6 +20,17 @@ from lingdiag.records import (
 from lingdiag.suites.cxnli import data
 
 ACCURACY = "accuracy"
+ACCURACY_CI = "accuracy_ci95"
+BY_CONSTRUCTION = "by_construction"
+"""Construction → accuracy (Figure 1)."""
+N_BY_CONSTRUCTION = "n_by_construction"
+BY_LABEL = "by_label"
+"""Label → accuracy, precision, recall, F1 and n (Table 4)."""
+F1_MACRO = "macro_f1"
+PREDICTED = "predicted"
+"""Label (and unparsed) → share of the answers (Table 6)."""
+HUMAN = "human_agreement"
+MAJORITY = "majority_baseline"
 HEADLINE = ACCURACY
 """The paper's headline: accuracy (Exp 1 against Exp 2, Table 1)."""
 HUMAN_AGREEMENT = {"1": 0.90, "2": 0.83}
@@ -65,7 +76,7 @@ def _macro_f1(s: Sums) -> NDArray[np.float64]:
 
 MACRO_F1 = CountMetric(_label_counts, _macro_f1, 3 * len(data.LABELS))
 """Macro F1 over the labels (Table 4)."""
-PAIRED = {"macro_f1": MACRO_F1}
+PAIRED = {F1_MACRO: MACRO_F1}
 """The rates and gaps ``lingdiag compare`` tests by paired permutation (``Suite.paired_metrics``);
 accuracy has McNemar's test."""
 
@@ -77,16 +88,16 @@ def metrics(records: Sequence[ItemRecord]) -> dict[str, Any]:
     n = len(records)
     return {
         ACCURACY: accuracy(records),
-        "accuracy_ci95": proportion_ci(records, lambda r: bool(r.correct)) if records else None,
-        "by_construction": grouped(accuracy, "construction")(records),
-        "n_by_construction": {k: len(v) for k, v in _by(records, "construction").items()},
-        "by_label": by_label,
-        "macro_f1": MACRO_F1(records),
-        "predicted": {lab: (sum(r.label == lab for r in records) / n if n else math.nan)
+        ACCURACY_CI: proportion_ci(records, lambda r: bool(r.correct)) if records else None,
+        BY_CONSTRUCTION: grouped(accuracy, "construction")(records),
+        N_BY_CONSTRUCTION: {k: len(v) for k, v in _by(records, "construction").items()},
+        BY_LABEL: by_label,
+        F1_MACRO: MACRO_F1(records),
+        PREDICTED: {lab: (sum(r.label == lab for r in records) / n if n else math.nan)
                       for lab in (*data.LABELS, UNPARSED)},
-        "human_agreement": HUMAN_AGREEMENT.get(exps.pop()) if len(exps) == 1 else None,
+        HUMAN: HUMAN_AGREEMENT.get(exps.pop()) if len(exps) == 1 else None,
         # Always answering the commonest gold label of these items: 1/3 on all of Exp 1, 0.49 on Exp 2.
-        "majority_baseline": max((b["n"] for b in by_label.values()), default=0) / n if n else math.nan,
+        MAJORITY: max((b["n"] for b in by_label.values()), default=0) / n if n else math.nan,
     }
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from lingdiag.metrics.core import markdown_table
+from lingdiag.metrics.core import UNPARSED_RATE, N, markdown_table
 from lingdiag.records import (
     UNPARSED,
     ResultRow,
@@ -13,7 +13,15 @@ from lingdiag.records import (
 from lingdiag.suites.cxnli import data
 from lingdiag.suites.cxnli.authors import VARIANTS as AUTHORS_VARIANTS
 from lingdiag.suites.cxnli.files import SETTINGS
-from lingdiag.suites.cxnli.metrics import HUMAN_AGREEMENT
+from lingdiag.suites.cxnli.metrics import (
+    ACCURACY,
+    BY_CONSTRUCTION,
+    BY_LABEL,
+    F1_MACRO,
+    HUMAN_AGREEMENT,
+    MAJORITY,
+    PREDICTED,
+)
 from lingdiag.suites.cxnli.prompts import VARIANTS
 
 _VARIANTS = tuple(dict.fromkeys((*VARIANTS, *AUTHORS_VARIANTS)))
@@ -53,31 +61,31 @@ def table(rows: Sequence[ResultRow]) -> str:
         return cells[k].get(exp, {}).get(field)
 
     def drop(k: tuple[str, str, str, str]) -> float | None:
-        one, two = get(k, "1", "accuracy"), get(k, "2", "accuracy")
+        one, two = get(k, "1", ACCURACY), get(k, "2", ACCURACY)
         return one - two if one is not None and two is not None else None
 
     main = markdown_table(
         ["Model", "Setting", "Variant", "CoT", "Exp 1 acc", "Exp 2 acc", "Drop", "Human Exp 1", "Human Exp 2",
          "Majority 1", "Majority 2", "Unparsed 1", "Unparsed 2", "N 1", "N 2"],
-        [[k[0], k[1], k[2], k[3], get(k, "1", "accuracy"), get(k, "2", "accuracy"), drop(k),
-          HUMAN_AGREEMENT["1"], HUMAN_AGREEMENT["2"], get(k, "1", "majority_baseline"),
-          get(k, "2", "majority_baseline"), get(k, "1", "unparsed_rate"), get(k, "2", "unparsed_rate"),
-          get(k, "1", "n"), get(k, "2", "n")] for k in keys])
+        [[k[0], k[1], k[2], k[3], get(k, "1", ACCURACY), get(k, "2", ACCURACY), drop(k),
+          HUMAN_AGREEMENT["1"], HUMAN_AGREEMENT["2"], get(k, "1", MAJORITY),
+          get(k, "2", MAJORITY), get(k, "1", UNPARSED_RATE), get(k, "2", UNPARSED_RATE),
+          get(k, "1", N), get(k, "2", N)] for k in keys])
     ordered = sorted(rows, key=lambda r: (str(r.axes.get("exp")), _order(r.axes), r.model))
     per_label = markdown_table(
         ["Model", "Condition", "Acc", "Acc E", "Acc N", "Acc C", "F1 E", "F1 N", "F1 C", "Macro-F1",
          "Pred E", "Pred N", "Pred C", "Unparsed", "N"],
-        [[r.model, r.condition if len(sources) == 1 else f"{_source(r.axes)}:{r.condition}", r.metrics["accuracy"],
-          *(r.metrics["by_label"][lab]["accuracy"] for lab in data.LABELS),
-          *(r.metrics["by_label"][lab]["f1"] for lab in data.LABELS), r.metrics["macro_f1"],
-          *(r.metrics["predicted"][lab] for lab in data.LABELS), r.metrics["predicted"][UNPARSED], r.metrics.get("n")]
+        [[r.model, r.condition if len(sources) == 1 else f"{_source(r.axes)}:{r.condition}", r.metrics[ACCURACY],
+          *(r.metrics[BY_LABEL][lab]["accuracy"] for lab in data.LABELS),
+          *(r.metrics[BY_LABEL][lab]["f1"] for lab in data.LABELS), r.metrics[F1_MACRO],
+          *(r.metrics[PREDICTED][lab] for lab in data.LABELS), r.metrics[PREDICTED][UNPARSED], r.metrics.get(N)]
          for r in ordered])
     schemas = [c.name for c in data.CONSTRUCTIONS.values() if c.exp == "1"]
     per_cxn = markdown_table(
         ["Model", "Setting", "Variant", "CoT", "Exp 1 construction", "Acc", "Exp 2 construction", "Acc"],
-        [[k[0], k[1], k[2], k[3], s, get(k, "1", "by_construction") and get(k, "1", "by_construction").get(s),
+        [[k[0], k[1], k[2], k[3], s, get(k, "1", BY_CONSTRUCTION) and get(k, "1", BY_CONSTRUCTION).get(s),
           data.COUNTERPART.get(s, "–"),
-          get(k, "2", "by_construction") and get(k, "2", "by_construction").get(data.COUNTERPART.get(s, ""))]
+          get(k, "2", BY_CONSTRUCTION) and get(k, "2", BY_CONSTRUCTION).get(data.COUNTERPART.get(s, ""))]
          for k in keys for s in schemas])
     return (f"## CxNLI: Exp 1 vs Exp 2 (prompts: {', '.join(sources)}; Table 1; Tables 4 and 6 layout; "
             "human = IAA, Table 7; majority = always the commonest gold label)\n\n" + main +

@@ -103,4 +103,5 @@ SUITE = register_suite(Suite(
     reproduce_cli=lazy("lingdiag.suites.explica.cli", "reproduce"),
     paired_metrics=metrics.PAIRED,
     headline=metrics.HEADLINE,
+    competence=analysis.join,
 ))

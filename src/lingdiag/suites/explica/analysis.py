@@ -6,7 +6,7 @@ can be paired: for every prompting condition, on the pairs both sides answered,
 
 - the 2 × 2 table of right/wrong under perplexity against right/wrong when prompted, with
   the exact McNemar test and a seeded paired-bootstrap interval of the difference
-  (:func:`lingdiag.analysis.compare.paired`);
+  (:func:`lingdiag.analysis.competence.pair`, the join ImperfectiveNLI and CxNLI share);
 - "knows but does not say": perplexity right and the prompted answer wrong (or unparsed),
   and "says but does not know", the reverse, as shares of the paired items;
 - label agreement: the prompted connective is the perplexity choice;
@@ -19,40 +19,25 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import dataclass, fields
 
-from lingdiag.analysis.compare import METHODS, paired
+from lingdiag.analysis.compare import METHODS
+from lingdiag.analysis.competence import CompetenceJoin, answered, by_condition, pair, run_records
 from lingdiag.metrics.core import fmt, markdown_table
 from lingdiag.metrics.correlation import SPEARMAN_BOOTSTRAP, spearman_ci
 from lingdiag.records import ItemRecord, ResultRow
-from lingdiag.store import RunStore
 from lingdiag.suites.explica.metrics import spearman
 
 PERPLEXITY = "perplexity"
+RHO_HEADER = "ρ ppl~rating [95% CI] (n)"
 
 
 @dataclass(frozen=True, slots=True)
-class CompetencePerformance:
-    """One prompting condition against the same run's perplexity choices."""
+class CompetencePerformance(CompetenceJoin):
+    """One prompting condition against the same run's perplexity choices: the shared competence
+    join (APS is its competence accuracy) with Table 12's ρ column.
+    """
 
-    model: str
-    condition: str
-    n: int
-    """Pairs with a gold label answered under both."""
-    aps: float
-    accuracy: float
-    both: int
-    knows_not_says: int
-    """Perplexity right, prompted answer wrong or unparsed."""
-    says_not_knows: int
-    neither: int
-    agreement: float
-    """Share of the pairs where the prompted connective is the perplexity choice."""
-    p: float
-    """Exact McNemar, APS against accuracy."""
-    ci95: tuple[float, float]
-    """Paired bootstrap interval of APS − accuracy."""
     rho_ratings: float | None = None
     """Spearman ρ of perplexity and rating per sentence (Table 12); None for cloze and MC, and
     when undefined (fewer than 3 sentences, or constant ratings)."""
@@ -60,9 +45,19 @@ class CompetencePerformance:
     rho_ci95: tuple[float, float] | None = None
     """Percentile bootstrap 95% interval of ``rho_ratings``, pairs resampled with their sentences."""
 
+    def extra_columns(self) -> dict[str, str]:
+        """Table 12's ρ of perplexity and rating, beside the shared columns."""
+        return {RHO_HEADER: _rho(self)}
 
-def _answered(records: Sequence[ItemRecord]) -> dict[str, ItemRecord]:
-    return {r.item_id: r for r in records if r.error is None}
+    @property
+    def aps(self) -> float:
+        """Accuracy of the perplexity choices (the paper's APS)."""
+        return self.competence_acc
+
+    @property
+    def accuracy(self) -> float:
+        """Prompting accuracy."""
+        return self.prompted_acc
 
 
 def _rating_rho(ppl: dict[str, ItemRecord],
@@ -86,46 +81,41 @@ def _rating_rho(ppl: dict[str, ItemRecord],
     return rho, len(xs), (low, high)
 
 
+def _all_answered(records: Sequence[ItemRecord]) -> dict[str, ItemRecord]:
+    # ρ reads every rated pair, unrelated ones (no gold label) too, as Table 12's caption says.
+    return {r.item_id: r for r in records if r.error is None}
+
+
 def join(model: str, records: Sequence[ItemRecord], *, seed: int = 0) -> list[CompetencePerformance]:
     """Every prompting condition of one run against its perplexity condition (none without one)."""
-    by: dict[str, list[ItemRecord]] = {}
-    for r in records:
-        by.setdefault(r.condition, []).append(r)
+    by = by_condition(records)
     if PERPLEXITY not in by:
         return []
-    ppl = _answered(by[PERPLEXITY])
     out = []
     for condition, rs in by.items():
         if condition == PERPLEXITY:
             continue
-        prompted = _answered(rs)
-        shared = [i for i in prompted if i in ppl and ppl[i].correct is not None]
-        if not shared:
+        core = pair(model, condition, PERPLEXITY, answered(by[PERPLEXITY]), answered(rs), seed=seed)
+        if core is None:
             continue
-        test = paired(condition, [ppl[i] for i in shared], [prompted[i] for i in shared], seed=seed)
-        both = sum(bool(ppl[i].correct) and bool(prompted[i].correct) for i in shared)
-        rho, rho_n, rho_ci = _rating_rho(ppl, prompted) if rs[0].axes.get("task") == "rating" else (None, 0, None)
-        out.append(CompetencePerformance(
-            model, condition, len(shared), test.acc_a, test.acc_b, both, test.only_a, test.only_b,
-            len(shared) - both - test.only_a - test.only_b,
-            sum(prompted[i].label == ppl[i].label for i in shared) / len(shared), test.p, test.ci95, rho, rho_n,
-            rho_ci))
+        rating = rs[0].axes.get("task") == "rating"
+        rho, rho_n, rho_ci = (_rating_rho(_all_answered(by[PERPLEXITY]), _all_answered(rs)) if rating
+                              else (None, 0, None))
+        shared = {f.name: getattr(core, f.name) for f in fields(CompetenceJoin)}
+        out.append(CompetencePerformance(**shared, rho_ratings=rho, rho_n=rho_n, rho_ci95=rho_ci))
     return out
 
 
 def competence_performance(rows: Sequence[ResultRow], *, seed: int = 0) -> list[CompetencePerformance]:
     """The join for every run among ``rows`` that holds a perplexity condition."""
-    out = []
-    for run in dict.fromkeys(r.run for r in rows):
-        model = next(r.model for r in rows if r.run == run)
-        out += join(model, RunStore(Path(run)).load_records(), seed=seed)
-    return out
+    return [j for model, records in run_records(rows, lambda rs: any(r.condition == PERPLEXITY for r in rs))
+            for j in join(model, records, seed=seed)]
 
 
 def to_markdown(joined: Sequence[CompetencePerformance]) -> str:
     """The competence-vs-performance table."""
     header = ["Model", "Condition", "n", "APS", "Acc", "Both right", "Knows, not says", "Says, not knows",
-              "Neither", "Same label", "APS − Acc [95% CI]", "McNemar p", "ρ ppl~rating [95% CI] (n)"]
+              "Neither", "Same label", "APS − Acc [95% CI]", "McNemar p", RHO_HEADER]
     rows = [[j.model, j.condition, j.n, j.aps, j.accuracy, j.both,
              f"{j.knows_not_says} ({j.knows_not_says / j.n:.0%})", f"{j.says_not_knows} ({j.says_not_knows / j.n:.0%})",
              j.neither, j.agreement, f"{j.aps - j.accuracy:+.2f} [{j.ci95[0]:+.2f}, {j.ci95[1]:+.2f}]",

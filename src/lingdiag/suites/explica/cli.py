@@ -202,7 +202,8 @@ def competence_cmd(
         raise ConfigError(f"{', '.join(map(str, runs))}: no run holds both the perplexity task and a prompting "
                           "task (run with e.g. --task rating,perplexity)")
     if as_json:
-        print(dumps([asdict(j) for j in joined], indent=2, sort_keys=True))
+        # aps and accuracy: the keys this command printed before the join shared its core.
+        print(dumps([{**asdict(j), "aps": j.aps, "accuracy": j.accuracy} for j in joined], indent=2, sort_keys=True))
         return
     print(analysis.to_markdown(joined))
 

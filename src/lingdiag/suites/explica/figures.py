@@ -16,7 +16,7 @@ from typing import Any
 from lingdiag.figures import Figure, pyplot, to_png
 from lingdiag.records import ResultRow
 from lingdiag.suites.explica import data
-from lingdiag.suites.explica.metrics import ACCURACY, RATING_DISTRIBUTION, SPEARMAN
+from lingdiag.suites.explica.metrics import ACCURACY, CONFUSION, RATING_DISTRIBUTION, SPEARMAN
 from lingdiag.suites.explica.prompts import TASKS
 
 MAX_PANELS = 8
@@ -96,12 +96,12 @@ def spearman_png(rows: Sequence[ResultRow]) -> bytes:
 def confusion_png(rows: Sequence[ResultRow]) -> bytes:
     """Gold relation class (rows) × predicted class (columns), row-normalised (Fig. 12)."""
     plt = pyplot()
-    shown = [r for r in rows if r.metrics.get("confusion")][:MAX_PANELS]
+    shown = [r for r in rows if r.metrics.get(CONFUSION)][:MAX_PANELS]
     cols = min(4, len(shown))
     nrows = math.ceil(len(shown) / cols)
     fig, axes = plt.subplots(nrows, cols, figsize=(3.6 * cols, 3.2 * nrows), squeeze=False, layout="constrained")
     for ax, row in zip(axes.flat, shown, strict=False):
-        confusion = row.metrics["confusion"]
+        confusion = row.metrics[CONFUSION]
         gold = [g for g in (*data.CLASSES, data.UNRELATED) if g in confusion]
         predicted = [p for p in (*data.CLASSES, *sorted({p for c in confusion.values() for p in c} - set(data.CLASSES)))
                      if any(p in confusion[g] for g in gold)]
@@ -149,7 +149,7 @@ def figures(rows: Sequence[ResultRow]) -> list[Figure]:
         out.append(Figure("ExpliCa Spearman ρ with human ratings (Table 13)", spearman_png(rows),
                           "Model ratings (or perplexities: a good model correlates negatively) against the human "
                           "mean rating of each sentence, per relation class."))
-    if any(r.metrics.get("confusion") for r in rows):
+    if any(r.metrics.get(CONFUSION) for r in rows):
         out.append(Figure("ExpliCa confusion matrices (Fig. 12)", confusion_png(rows),
                           f"Gold class (rows) against predicted class, counts; first {MAX_PANELS} conditions."))
     if len({r.n_params for r in rows if r.n_params}) >= 2:

@@ -32,6 +32,8 @@ SPEARMAN_RATED = "spearman_rated"
 """The same without the unreadable ratings (GPT-4o zero-shot greedy: ρ 0.46 with them, 0.78 without)."""
 BY_FREQUENCY_BIN = "by_frequency_bin"
 """Accuracy per frequency bin (Table 10), where the data has bins."""
+CONFUSION = "confusion"
+"""Gold connective → predicted connective → count, per class (Fig. 12)."""
 RATING_DISTRIBUTION = "rating_distribution"
 """Model and human rating counts (Fig. 5)."""
 RATING_TIE_RATE = "rating_tie_rate"
@@ -143,7 +145,7 @@ def metrics(records: Sequence[ItemRecord]) -> dict[str, Any]:
         "by_order": {o: accuracy([r for r in related if r.tags["order"] == o]) for o in ("iconic", "anti-iconic")},
         N_RELATED: len(related), "n_unrelated": len(records) - len(related),
         "n_by_class": {c: len(rs) for c, rs in by_class.items()},
-        "confusion": {g: dict(sorted(c.items())) for g, c in sorted(confusion.items())},
+        CONFUSION: {g: dict(sorted(c.items())) for g, c in sorted(confusion.items())},
         "predicted": dict(sorted(Counter(r.label for r in records).items())),
     }
     if any("frequency_bins" in r.tags or "frequency_bin" in r.tags for r in related):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from lingdiag.metrics.core import fmt, markdown_table
+from lingdiag.metrics.core import UNPARSED_RATE, fmt, markdown_table
 from lingdiag.records import (
     ResultRow,
 )
@@ -51,7 +51,7 @@ def table(rows: Sequence[ResultRow]) -> str:
     text += markdown_table(
         ["Task", "Shots", "Decoding", "Model", "All", *_CLASS_HEADERS, "Unparsed", "N"],
         [[*_condition_cells(r), r.model, r.metrics[ACCURACY], *[r.metrics[BY_CLASS][k] for k in data.CLASSES],
-          r.metrics.get("unparsed_rate"), r.metrics[N_RELATED]] for r in rows])
+          r.metrics.get(UNPARSED_RATE), r.metrics[N_RELATED]] for r in rows])
     corr = [r for r in rows if SPEARMAN in r.metrics]
     if corr:
         text += "\n## Spearman ρ with human mean ratings (Table 13 layout; perplexity ρ is expected negative)\n\n"

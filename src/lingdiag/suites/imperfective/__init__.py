@@ -101,4 +101,5 @@ SUITE = register_suite(Suite(
     parse_answer=parse_answer,
     paired_metrics=metrics.PAIRED,
     headline=metrics.HEADLINE,
+    competence=competence.join,
 ))

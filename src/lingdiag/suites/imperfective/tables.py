@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from lingdiag.metrics.core import markdown_table
+from lingdiag.metrics.core import UNPARSED_RATE, N, markdown_table
 from lingdiag.records import ResultRow
 from lingdiag.suites.imperfective.data import TELIC_CLASSES
 from lingdiag.suites.imperfective.metrics import ACC, BY_CLASS, CLASS_METRICS, DELTA_AA, FALSE_RATE_C, GROUPS, TBR_C
@@ -34,7 +34,7 @@ def table(rows: Sequence[ResultRow]) -> str:
         ["Prompt", "Model", "Acc A (↑)", "Acc B (↑)", "Acc C (↑)", "Acc D (↑)", "TBR_C (↓)", "Δ_AA (↑)",
          "\"False\" rate C", "Unparsed", "N"],
         [[prompt(r), r.model, *(r.metrics[ACC[g]] for g in GROUPS), r.metrics[TBR_C], r.metrics[DELTA_AA],
-          r.metrics[FALSE_RATE_C], r.metrics.get("unparsed_rate"), r.metrics.get("n")] for r in rows])
+          r.metrics[FALSE_RATE_C], r.metrics.get(UNPARSED_RATE), r.metrics.get(N)] for r in rows])
     per_class = markdown_table(
         ["Prompt", "Model", "Metric", *[k.replace("_", " ") for k in TELIC_CLASSES]],
         [[prompt(r), r.model, key.replace("_", " "), *[r.metrics[BY_CLASS][key].get(k) for k in TELIC_CLASSES]]
