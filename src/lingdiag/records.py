@@ -217,9 +217,9 @@ def response_from_json(d: Mapping[str, Any]) -> Response:
         if body.get("logprobs") is not None:
             body["logprobs"] = _numbers(kind, "logprobs", body["logprobs"])
         return Generation(**body)
-    for name in ("token_logprobs", "word_start_logprobs"):
-        if body.get(name) is not None:
-            body[name] = _numbers(kind, name, body[name])
+    for field_name in ("token_logprobs", "word_start_logprobs"):
+        if body.get(field_name) is not None:
+            body[field_name] = _numbers("loglikelihood", field_name, body[field_name])
     if body.get("token_spans") is not None:
         spans = body["token_spans"]
         if not all(isinstance(s, list) and len(s) == 2 and all(type(v) is int for v in s) for s in spans):

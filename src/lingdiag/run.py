@@ -26,6 +26,7 @@ from lingdiag.records import (
     Response,
     ResultRow,
 )
+from lingdiag.scoring import LINGDIAG
 from lingdiag.store import SCHEMA_VERSION, RunStore
 from lingdiag.suite import SUITES, Condition, Dataset, Suite
 
@@ -80,7 +81,10 @@ def _prompt_json(r: Request) -> Any:
     if isinstance(r, LoglikelihoodRequest):
         if r.messages:
             return {"messages": _messages_json(r.messages), "continuation": r.continuation}
-        return {"context": r.context, "continuation": r.continuation}
+        prompt = {"context": r.context, "continuation": r.continuation}
+        if r.policy != LINGDIAG:  # records of the default policy stay as they were before policies
+            prompt["policy"] = r.policy.name
+        return prompt
     if r.messages:
         return _messages_json(r.messages)
     return r.prompt
