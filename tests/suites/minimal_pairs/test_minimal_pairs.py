@@ -21,7 +21,7 @@ from lingdiag.models.mock import MockBackend
 from lingdiag.records import LoglikelihoodRequest
 from lingdiag.registry import load_plugins
 from lingdiag.run import run
-from lingdiag.suites.minimal_pairs.files import COMMIT, PARADIGMS, load
+from lingdiag.suites.minimal_pairs.files import COMMIT, PARADIGMS, SHA256, load
 
 
 @pytest.fixture()
@@ -68,7 +68,7 @@ def test_fetch_from_loopback_server_and_run_on_it(server: tuple[str, list[str]])
     assert sorted(log) == ["/blimp/human_validation_summary.csv", "/blimp/models_summary.jsonl",
                            "/blimp/npi_present_1.jsonl", "/blimp/wh_island.jsonl"]
     path = fetch_mod.datasets_dir() / "blimp" / "wh_island.jsonl"
-    assert hashlib.sha256(path.read_bytes()).hexdigest() == "77824ca8c0008fb7a204e785ca2dcee1b2803f666bb545bd95cb8a51e04f1a4c"
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == SHA256["wh_island.jsonl"]
     ds = load("blimp")
     assert len(ds.items) == 2000 and ds.items[0].fields["published"]["human"] == 0.83
     bad = CliRunner().invoke(app, ["fetch", "blimp", "--from", base, "--only", "no_such_paradigm"])
