@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from lingdiag.config import RunConfig, redact_url_secrets
+from lingdiag.environment import lock_status
 from lingdiag.errors import CapabilityError, ConfigError, RunError
 from lingdiag.models.base import Backend, ReportsUsage
 from lingdiag.paths import sha256_file
@@ -287,7 +288,7 @@ def _evaluate(config: RunConfig, backend: Backend, store: RunStore, progress: Pr
     _check_axes(store, conditions)
     meta: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION, "config": config.recorded(),
-        "model": backend.identity, "dataset": sources, "versions": _versions(),
+        "model": backend.identity, "dataset": sources, "versions": _versions(), "lock": lock_status().recorded(),
         "seed": config.seed, "timings": {}, "skipped": {},
     }
     store.write_json("meta.json", meta)

@@ -17,6 +17,7 @@ from lingdiag.cli import (  # noqa: F401  (registers the commands)
     cluster,
     compare,
     data,
+    env,
     human,
     info,
     inspect,

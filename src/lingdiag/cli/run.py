@@ -11,6 +11,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from lingdiag.cli.app import app, err, key_values
+from lingdiag.cli.env import lock_line
 from lingdiag.config import RunConfig
 from lingdiag.errors import ConfigError
 from lingdiag.models.openai.prices import estimate
@@ -69,6 +70,7 @@ def run(
     """Run a suite's conditions on a model; axes are options (e.g. --strategy zero-shot,cot)."""
     config = build_config(ctx.params, list(ctx.args))
     planned = plan(config)
+    lock_line()
     cost = estimate(config.model, planned.requests())
     if cost is not None:
         err.print(cost.summary(), markup=False, highlight=False)

@@ -84,6 +84,7 @@ def check_shards(shards: Sequence[ShardRun]) -> None:
     _same(shards, "model identities", lambda s: {k: v for k, v in s.meta["model"].items() if k not in PER_SERVER})
     _same(shards, "dataset checksums", lambda s: s.meta.get("dataset", {}))
     _same(shards, "package versions", lambda s: s.meta.get("versions", {}))
+    _same(shards, "lock status", lambda s: s.meta.get("lock", {}))
     by_index: dict[int, list[Path]] = defaultdict(list)
     for s in shards:
         by_index[s.shard.index].append(s.path)
@@ -160,7 +161,8 @@ def _merged_meta(whole: RunConfig, shards: Sequence[ShardRun], skipped: Mapping[
             usage[k] += v
     meta: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION, "config": whole.recorded(), "model": first["model"],
-        "dataset": first.get("dataset", {}), "versions": first.get("versions", {}), "seed": whole.seed,
+        "dataset": first.get("dataset", {}), "versions": first.get("versions", {}),
+        "lock": first.get("lock", {}), "seed": whole.seed,
         # Seconds summed over the shards (compute spent, not the wall time of the whole).
         "timings": {c: round(t, 3) for c, t in timings.items()}, "skipped": dict(skipped),
         "shards": [{"shard": str(s.shard), "dir": str(s.path.resolve()),
