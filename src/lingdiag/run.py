@@ -30,6 +30,7 @@ from lingdiag.records import (
 from lingdiag.scoring import LINGDIAG
 from lingdiag.store import SCHEMA_VERSION, RunStore
 from lingdiag.suite import SUITES, Condition, Dataset, Suite
+from lingdiag.sweep import AXIS as SCORING_POLICY_AXIS
 
 RESUMABLE_CHANGES = ("batch_tokens",)
 """Config fields a resumed run may change: they group requests into batches, nothing more."""
@@ -147,6 +148,15 @@ def _check(backend: Backend, needs: set[str]) -> str | None:
     if not missing:
         return None
     return f"backend {backend.identity.get('backend')} cannot serve {', '.join(missing)} requests"
+
+
+def _policies(requests: Sequence[Request], named: bool) -> list[dict[str, Any]]:
+    """The scoring policies ``requests`` carry, as ``meta.json`` records them: all of them for a
+    condition on the scoring-policy axis (``named``), else those other than the default (so the
+    ``meta.json`` of the suites that never choose one stays as it was).
+    """
+    seen = {r.policy for r in requests if isinstance(r, LoglikelihoodRequest) and not r.messages}
+    return [p.recorded() for p in sorted(seen, key=lambda p: p.name) if named or p != LINGDIAG]
 
 
 def _versions() -> dict[str, str]:
@@ -298,6 +308,9 @@ def _evaluate(config: RunConfig, backend: Backend, store: RunStore, progress: Pr
         items = p.items[condition.name]
         order += [(condition.name, it.id) for it in items]
         rendered = {it.id: condition.strategy.render(it) for it in items}
+        policies = _policies([r for rs in rendered.values() for r in rs], SCORING_POLICY_AXIS in condition.axes)
+        if policies:
+            meta.setdefault("scoring_policies", {})[condition.name] = policies
         reason = _check(backend, _needs([r for rs in rendered.values() for r in rs]))
         if reason:
             meta["skipped"][condition.name] = reason

@@ -100,6 +100,11 @@ def test_runs_methods_and_policy_sweep(shared_datasets: Path, tmp_path: Path) ->
     assert m["n"] == 60 and 0 <= m["accuracy"] <= 1 and len(m["outcomes"]["correct"]) == 60
     assert "scoring policy `lm-eval`: BOS (else EOS) precedes the text; leading space yes" in result.table
     assert "Scoring-policy sweep" in result.table and "human (paper)" in result.table
+    meta = json.loads((tmp_path / "run" / "meta.json").read_text())
+    assert meta["scoring_policies"]["simple/lm-eval"] == [
+        {"name": "lm-eval", "prefix": "auto", "prefix_scope": "always", "leading_space": True,
+         "score_first_token": True, "whitespace_correction": False}]
+    assert meta["scoring_policies"]["simple/lingdiag"][0]["prefix_scope"] == "empty-context"
     lines = (tmp_path / "run" / "items.jsonl").read_text().splitlines()
     rec = json.loads(lines[0])
     assert rec["prompts"][0] == {"context": "", "continuation": rec["fields"]["sentence_good"]}
