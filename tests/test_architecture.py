@@ -71,7 +71,7 @@ print("ok", len(SUITES.names()))
 
 @pytest.mark.parametrize(("options", "message"), [
     ({"batchtokens": 5}, "the embedded backend has no option 'batchtokens'; "
-                         "valid options: batch_tokens, continuous_batching, dtype, max_batch"),
+                         "valid options: batch_tokens, continuous_batching, device, dtype, max_batch"),
     ({"threads": "two"}, "the embedded backend option 'threads': Input should be a valid integer"),
     ({"batch_tokens": -1}, "option 'batch_tokens': Input should be greater than or equal to 1"),
 ])
@@ -90,7 +90,8 @@ def test_trust_remote_code_and_batch_tokens_reach_the_backend() -> None:
 
     backend = load_model(RunConfig(suite="imperfective", model="smollm2-135m", batch_tokens=1000,
                                    trust_remote_code=True))
-    assert backend.gen_batch_tokens == backend.loglik_batch_tokens == 1000  # type: ignore[attr-defined]
+    placement = backend.placement  # type: ignore[attr-defined]
+    assert placement.gen_batch_tokens == placement.loglik_batch_tokens == 1000
     assert backend.loaded.load_kwargs["trust_remote_code"] is True  # type: ignore[attr-defined]
 
 

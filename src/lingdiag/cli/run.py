@@ -58,9 +58,10 @@ def run(
     batch_tokens: int = typer.Option(None, help="Padded-token budget per batch, for generation and "
                                     "log-likelihood alike (transformers backend; default 4096 and 2048)."),
     trust_remote_code: bool = typer.Option(False, help="Let a hub model run its own code (transformers)."),
-    dtype: str = typer.Option(None, help="Weights dtype of a transformers model: float32 (default), bfloat16, "
-                              "bfloat16-mixed (bf16 matrix products, the rest float32) or float16; named in "
-                              "the model's name. See bench/README.md for its price."),
+    dtype: str = typer.Option(None, help="Weights dtype of a transformers model: auto (default: float32 on the "
+                              "CPU, bfloat16 with --model-option device=cuda), float32, bfloat16, bfloat16-mixed "
+                              "(CPU only: bf16 matrix products, the rest float32) or float16; named in the "
+                              "model's name. See bench/README.md for its price."),
     model_option: list[str] = typer.Option([], "--model-option", help="Model provider option key=value "
                                            "(repeatable), e.g. concurrency=32 for openai: models."),
     as_json: bool = typer.Option(False, "--json", help="Print metrics.json instead of the table."),

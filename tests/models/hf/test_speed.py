@@ -15,6 +15,7 @@ import pytest
 from lingdiag.models.hf import HFBackend
 from lingdiag.models.hf.decode import Decoder
 from lingdiag.models.hf.forward import Forward
+from lingdiag.models.hf.placement import resolve
 from lingdiag.records import ChatMessage, GenerationRequest, LoglikelihoodRequest
 
 LOGPROB_TOLERANCE = 1e-4
@@ -176,8 +177,8 @@ def test_smollm2_continuous_batching_equals_fixed_batches(smollm2: HFBackend, pr
     requests = [replace(r, messages=(ChatMessage("system", r.messages[0].content + " Please answer." * 30 * (11 - j)),
                                      *r.messages[1:])) for j, r in enumerate(pairs)]
     path = smollm2.identity["path"]
-    pool = HFBackend(path, batch_tokens=4000, prefix_reuse=prefix_reuse)
-    fixed = HFBackend(path, batch_tokens=4000, prefix_reuse=prefix_reuse, continuous_batching=False)
+    pool = HFBackend(path, resolve(batch_tokens=4000), prefix_reuse=prefix_reuse)
+    fixed = HFBackend(path, resolve(batch_tokens=4000), prefix_reuse=prefix_reuse, continuous_batching=False)
     ours, ref = pool.generate(requests), fixed.generate(requests)
     assert pool.usage()["refilled_rows"] > 0 and fixed.usage()["refilled_rows"] == 0
     assert [g.text for g in ours] == [g.text for g in ref]

@@ -17,7 +17,7 @@ from lingdiag.errors import ConfigError
 from lingdiag.models.base import Backend, Loader
 from lingdiag.models.embedded import convert_gguf, ensure_converted
 from lingdiag.models.hf.backend import HFBackend
-from lingdiag.models.hf.load import Dtype
+from lingdiag.models.hf.placement import DEVICE_PATTERN, DtypeOption, Placement, resolve
 from lingdiag.paths import cache_dir, sha256_file
 
 __all__ = ["EMBEDDED_LOADER", "GGUF_LOADER", "HF_LOADER", "HFBackend", "HFOptions"]
@@ -35,7 +35,12 @@ class HFOptions(BaseModel):
     max_batch: int = Field(default=256, ge=1)
     """Upper bound on rows per forward batch."""
     threads: int | None = Field(default=None, ge=1)
-    """Torch CPU threads (default: all cores)."""
+    """Torch CPU threads (default: the CPUs this process may run on, e.g. a SLURM allocation's)."""
+    device: str = Field(default="cpu", pattern=DEVICE_PATTERN)
+    """``cpu``, ``cuda``, ``cuda:N`` or ``auto`` (every visible GPU, ``device_map="auto"``; the CPU
+    when there is none). Anything but the CPU is named in the model's name (``smollm2-135m-bfloat16-cuda``),
+    the backend identity (so meta.json and cache keys) and every table: CUDA kernels give other
+    log-probs than the CPU's."""
     prefix_reuse: bool = True
     """Compute shared prompt prefixes once."""
     system_turn: Literal["plain", "fold"] = "plain"
@@ -47,19 +52,22 @@ class HFOptions(BaseModel):
     packed_linears: bool = True
     """Run the transformer body's linear layers on oneDNN with weights packed at load (float32
     results equal within float32 rounding; ``lingdiag.models.hf.linear``)."""
-    dtype: Dtype = "float32"
-    """Weights dtype (``--dtype``; ``bfloat16-mixed``: bf16 matrix products in a float32 model).
-    Anything but float32 changes log-probs and can change decisions: it is named in the
-    model's name (``smollm2-135m-bfloat16``), the backend identity (so meta.json and cache
-    keys) and every table. ``make bench`` measures its price."""
+    dtype: DtypeOption = "auto"
+    """Weights dtype (``--dtype``; ``auto``: float32 on the CPU, bfloat16 on CUDA; ``bfloat16-mixed``:
+    bf16 matrix products in a float32 model, CPU only). Anything but float32 changes log-probs and
+    can change decisions: it is named in the model's name (``smollm2-135m-bfloat16``), the backend
+    identity (so meta.json and cache keys) and every table. ``make bench`` measures its price."""
+
+    def placement(self) -> Placement:
+        """Where the model runs, resolved from these options and the machine."""
+        return resolve(device=self.device, dtype=self.dtype, threads=self.threads, batch_tokens=self.batch_tokens,
+                       max_batch=self.max_batch, packed_linears=self.packed_linears)
 
 
 def _backend(path: str, options: HFOptions, *, weights_hash: str, name: str | None = None) -> HFBackend:
-    return HFBackend(path, name=name, weights_hash=weights_hash, batch_tokens=options.batch_tokens,
-                     trust_remote_code=options.trust_remote_code, max_batch=options.max_batch,
-                     threads=options.threads, prefix_reuse=options.prefix_reuse, system_turn=options.system_turn,
-                     dtype=options.dtype, continuous_batching=options.continuous_batching,
-                     packed_linears=options.packed_linears)
+    return HFBackend(path, options.placement(), name=name, weights_hash=weights_hash,
+                     trust_remote_code=options.trust_remote_code, prefix_reuse=options.prefix_reuse,
+                     system_turn=options.system_turn, continuous_batching=options.continuous_batching)
 
 
 def load_embedded(name: str, options: HFOptions) -> Backend:

@@ -1,8 +1,9 @@
-"""Hugging Face transformers backend: hub ids, local directories and GGUF files, on CPU.
+"""Hugging Face transformers backend: hub ids, local directories and GGUF files, on the CPU or CUDA.
 
-Float32 unless asked (``dtype``), greedy, batched. Batches are formed by a token budget over length-sorted
-requests (short requests travel in large batches, long ones in small), and answers are
-returned in request order.
+Where it runs (device, dtype, threads, budgets, CPU levers) is one ``Placement``, resolved
+once from the options. Greedy, batched: batches are formed by a token budget over
+length-sorted requests (short requests travel in large batches, long ones in small), and
+answers are returned in request order.
 
 Shared prefixes are computed once (``prefix_reuse``, on by default; see
 ``lingdiag.models.hf.batching``): generation requests of one call run their common prompt
@@ -28,31 +29,28 @@ from typing import Any, Literal
 from lingdiag.errors import MissingDependency
 from lingdiag.models.base import Capabilities
 from lingdiag.models.hf.batching import Budget
-from lingdiag.models.hf.decode import GEN_BATCH_TOKENS, Decoder
+from lingdiag.models.hf.decode import Decoder
 from lingdiag.models.hf.forward import Forward
-from lingdiag.models.hf.load import Dtype, LoadedModel, stored_param_count
-from lingdiag.models.hf.score import LOGLIK_BATCH_TOKENS, Scorer
+from lingdiag.models.hf.load import LoadedModel, stored_param_count
+from lingdiag.models.hf.placement import Placement, resolve
+from lingdiag.models.hf.score import Scorer
 from lingdiag.records import Generation, GenerationRequest, LogLikelihood, LoglikelihoodRequest
 
 
 class HFBackend:
-    """A causal LM from transformers, run on the CPU (float32 unless asked)."""
+    """A causal LM from transformers, run where its ``Placement`` says (the CPU in float32 by default)."""
 
     def __init__(
         self,
         model_path: str,
+        placement: Placement | None = None,
         *,
         name: str | None = None,
         weights_hash: str = "",
         trust_remote_code: bool = False,
-        batch_tokens: int | None = None,
-        max_batch: int = 256,
-        threads: int | None = None,
         prefix_reuse: bool = True,
         system_turn: Literal["plain", "fold"] = "plain",
-        dtype: Dtype = "float32",
         continuous_batching: bool = True,
-        packed_linears: bool = True,
     ) -> None:
         """Describe ``model_path`` (a hub id or a directory).
 
@@ -60,42 +58,31 @@ class HFBackend:
 
         Args:
             model_path: Hub id or local directory.
+            placement: Device, dtype, threads, batch budgets and CPU levers, resolved once
+                (default: ``lingdiag.models.hf.placement.resolve()``, the CPU in float32 with every CPU lever).
             name: Display name (defaults to ``model_path``).
             weights_hash: SHA-256 of the weights file, recorded in ``meta.json`` and cache keys.
             trust_remote_code: Allow the model repository's own code; off unless asked.
-            batch_tokens: Padded-token budget per batch, for both request kinds (default:
-                ``GEN_BATCH_TOKENS`` for generation, ``LOGLIK_BATCH_TOKENS`` for log-likelihood).
-            max_batch: Upper bound on rows per forward batch.
-            threads: Torch CPU threads (default: all cores).
             prefix_reuse: Compute shared prompt prefixes once (see the module docstring).
             system_turn: When the chat template refuses a system turn: ``plain`` text
                 ``system + blank line + user`` (as the ImperfectiveNLI authors' code), or ``fold``
                 it into the first user turn; see ``LoadedModel.rendered``.
-            dtype: Weights dtype; anything but float32 is appended to the name.
             continuous_batching: Refill the rows of finished answers with waiting requests
                 (see ``decode``); off, batches are fixed and thin out as answers end.
-            packed_linears: Run the transformer body's linear layers on oneDNN with weights
-                packed at load (``lingdiag.models.hf.linear``); off, on torch's default kernels.
         """
         missing = [p for p in ("torch", "transformers") if find_spec(p) is None]
         if missing:
             raise MissingDependency("the transformers backend", "hf", ["torch==2.13.0", "transformers"])
-        self.name = name or model_path
-        if dtype != "float32":
-            self.name = f"{self.name}-{dtype}"
-        self.gen_batch_tokens = batch_tokens or GEN_BATCH_TOKENS
-        self.loglik_batch_tokens = batch_tokens or LOGLIK_BATCH_TOKENS
-        self.max_batch = max_batch
+        self.placement = placement = placement or resolve()
+        self.name = placement.name(name or model_path)
         self.prefix_reuse = prefix_reuse
         self.continuous_batching = continuous_batching
-        self._lm = LoadedModel(model_path, threads=threads, system_turn=system_turn, dtype=dtype,
-                               packed_linears=packed_linears, trust_remote_code=trust_remote_code)
+        self._lm = LoadedModel(model_path, placement, system_turn=system_turn, trust_remote_code=trust_remote_code)
         self._identity = {"backend": "hf", "model": self.name, "path": model_path, "weights_sha256": weights_hash}
         if system_turn != "plain":
             # Named only when not the default, so existing cache keys and meta.json stay as they were.
             self._identity["system_turn"] = system_turn
-        if dtype != "float32":
-            self._identity["dtype"] = dtype
+        self._identity |= placement.identity  # dtype and device, each only where not float32 and the CPU
         n_params = stored_param_count(model_path)
         if n_params:
             self._identity["n_params"] = str(n_params)
@@ -142,7 +129,7 @@ class HFBackend:
 
     @property
     def model(self) -> Any:
-        """The transformers model (float32 unless asked), eval mode, loaded on first use."""
+        """The transformers model (placed as ``placement`` says), eval mode, loaded on first use."""
         return self._lm.model
 
     @property
@@ -161,10 +148,12 @@ class HFBackend:
 
     def generate(self, requests: Sequence[GenerationRequest]) -> list[Generation]:
         """Greedy generation, batched by a token budget; see ``Backend.generate``."""
-        return self._decoder.generate(requests, Budget(self.gen_batch_tokens, self.max_batch, self.prefix_reuse,
-                                                       self.continuous_batching))
+        placement = self.placement
+        return self._decoder.generate(requests, Budget(placement.gen_batch_tokens, placement.max_batch,
+                                                       self.prefix_reuse, self.continuous_batching))
 
     def loglikelihood(self, requests: Sequence[LoglikelihoodRequest]) -> list[LogLikelihood]:
         """Summed continuation log-probs, batched by a token budget; see ``Backend.loglikelihood``."""
-        return self._scorer.loglikelihood(requests,
-                                          Budget(self.loglik_batch_tokens, self.max_batch, self.prefix_reuse))
+        placement = self.placement
+        return self._scorer.loglikelihood(requests, Budget(placement.loglik_batch_tokens, placement.max_batch,
+                                                           self.prefix_reuse))

@@ -30,12 +30,6 @@ if TYPE_CHECKING:
 
 MIN_SHARED_PROMPT = 8
 """Shortest common prompt prefix worth a separate forward pass in generation."""
-GEN_BATCH_TOKENS = 4096
-"""Default budget of a generation batch, prompt plus new tokens per row: it bounds the
-key/value cache (rows × tokens); larger batches decode more rows per step. Measured on
-SmolLM2-135M (2 cores, 400 ImperfectiveNLI zero-shot prompts): 4,096 as fast as 8,192 with
-~0.2 GB less peak memory, which keeps the peak below lm-eval's at batch 16."""
-
 SharedPrompt = tuple[list[int], Rows]
 """A call's common prompt prefix and its one-row cache."""
 
@@ -89,7 +83,7 @@ class _Batch:
         import torch
 
         kept = [b for b, r in enumerate(self.live) if not self.done[r]]
-        keep = torch.tensor(kept, dtype=torch.long)
+        keep = torch.tensor(kept, dtype=torch.long, device=self.attn.device)
         self.cache.batch_select_indices(keep)  # layer by layer: no second copy of the cache
         self.attn, self.positions = self.attn.index_select(0, keep), self.positions.index_select(0, keep)
         self.live = [self.live[b] for b in kept]
@@ -134,8 +128,9 @@ class _Batch:
         """Make ``picks`` the next step's inputs."""
         import torch
 
-        self.inputs = torch.tensor(picks)[:, None]
-        self.attn = torch.cat([self.attn, torch.ones(len(self.live), 1, dtype=self.attn.dtype)], dim=1)
+        self.inputs = torch.tensor(picks, device=self.inputs.device)[:, None]
+        ones = torch.ones(len(self.live), 1, dtype=self.attn.dtype, device=self.attn.device)
+        self.attn = torch.cat([self.attn, ones], dim=1)
         self.positions = self.positions[:, -1:] + 1
 
 
@@ -162,12 +157,13 @@ def _pad_mask(mask: torch.Tensor, width: int) -> torch.Tensor:
 
 def _generator(seed: int, prompt: list[int]) -> Any:
     """A generator for one row, seeded by ``seed`` and the row's prompt: a row's samples do not
-    depend on which other rows share its batch.
+    depend on which other rows share its batch. It lives on the CPU whatever the model's device,
+    so the same seed samples the same tokens on every device (given the same probabilities).
     """
     import torch
 
     digest = hashlib.sha256(json.dumps([seed, prompt]).encode()).digest()
-    return torch.Generator().manual_seed(int.from_bytes(digest[:8], "big") >> 1)
+    return torch.Generator(device="cpu").manual_seed(int.from_bytes(digest[:8], "big") >> 1)
 
 
 class Decoder:
@@ -350,8 +346,9 @@ class Decoder:
             ids = [[pad] * (tail_width - len(t)) + t for t in tails]
             mask = [[1] * skip + [0] * (tail_width - len(t)) + [1] * len(t) for t in tails]
             cache = PrefixedCache(prefix_rows.cache)
-        attn = torch.tensor(mask)
-        inputs = torch.tensor(ids)
+        device = self.lm.input_device
+        attn = torch.tensor(mask, device=device)
+        inputs = torch.tensor(ids, device=device)
         positions = (attn.cumsum(1) - 1).clamp(min=0)[:, skip:]
         self.usage.update(forward_tokens=sum(len(p) - skip for p in prompts), padded_tokens=inputs.numel())
         return _Batch(inputs=inputs, attn=attn, positions=positions, cache=cache, live=list(rows),
@@ -372,9 +369,10 @@ class Decoder:
             scores = proc(batch.inputs[:, -1:], scores)
         if batch.generators:
             logp = torch.log_softmax(scores, dim=-1)
-            chosen = torch.stack([torch.multinomial(logp[b].exp(), 1, generator=batch.generators[r])
+            # Drawn on the CPU (the generators' device): one vocabulary row per live row.
+            chosen = torch.stack([torch.multinomial(logp[b].exp().cpu(), 1, generator=batch.generators[r])
                                   for b, r in enumerate(batch.live)]).squeeze(1)
-            lps = logp.gather(1, chosen[:, None]).squeeze(1).tolist()
+            lps = logp.gather(1, chosen.to(logp.device)[:, None]).squeeze(1).tolist()
             picks: list[int] = chosen.tolist()
         else:
             best = scores.max(dim=-1)

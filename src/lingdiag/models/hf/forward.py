@@ -41,6 +41,7 @@ class Forward:
             usage: The backend's work counters (``forward_tokens``, ``padded_tokens``), updated.
         """
         self.lm = lm
+        self.placement = lm.placement
         self.usage = usage
 
     def expand_cache(self, cache: Any, rows: torch.Tensor) -> Any:
@@ -71,13 +72,14 @@ class Forward:
 
         width = max(len(s) for s in segments)
         pad = self.lm.tokenizer.pad_token_id
-        ids = torch.tensor([[pad] * (width - len(s)) + list(s) for s in segments])
-        seg_mask = torch.tensor([[0] * (width - len(s)) + [1] * len(s) for s in segments])
+        device = self.lm.input_device
+        ids = torch.tensor([[pad] * (width - len(s)) + list(s) for s in segments], device=device)
+        seg_mask = torch.tensor([[0] * (width - len(s)) + [1] * len(s) for s in segments], device=device)
         if base is None:
-            start = torch.zeros(len(segments), dtype=torch.long)
+            start = torch.zeros(len(segments), dtype=torch.long, device=device)
             mask, cache = seg_mask, DynamicCache(config=self.lm.model.config)
         else:
-            idx = torch.tensor(list(parents), dtype=torch.long)
+            idx = torch.tensor(list(parents), dtype=torch.long, device=device)
             start = base.length.index_select(0, idx)
             mask = torch.cat([base.mask.index_select(0, idx), seg_mask], dim=1)
             cache = self.expand_cache(base.cache, idx) if keep else RowView(base.cache, idx)

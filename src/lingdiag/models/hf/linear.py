@@ -190,7 +190,7 @@ def pack_linears(model: torch.nn.Module, compute: torch.dtype, probe: list[int])
     for variable in ("LRU_CACHE_CAPACITY", "ONEDNN_PRIMITIVE_CACHE_CAPACITY"):
         os.environ.setdefault(variable, PRIMITIVE_CACHE)
     body: torch.nn.Module = model.base_model  # type: ignore[assignment]
-    ids = torch.tensor([probe])
+    ids = torch.tensor([probe], device=next(model.parameters()).device)  # packing runs on the CPU only
     tolerance = 1e-3 if compute == torch.float32 else 1.0
     mappings = file_mappings()
     with torch.inference_mode():

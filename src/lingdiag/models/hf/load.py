@@ -7,34 +7,18 @@ transformers are imported, and the weights loaded, on the first use of ``tokeniz
 
 from __future__ import annotations
 
-import os
-import sys
 from collections.abc import Sequence
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from lingdiag.errors import BackendError, ConfigError
+from lingdiag.models.hf.placement import Placement
 from lingdiag.records import ChatMessage, GenerationRequest
 
+if TYPE_CHECKING:
+    import torch
 
-def keep_gpu_compiler_out() -> None:
-    """Make ``import triton`` fail in this process unless torch is already loaded.
-
-    This backend runs on CPU, where triton (a GPU kernel compiler) is never used; but when
-    it is installed (xgrammar depends on it) torch imports it eagerly, which costs ~70 MB of
-    resident memory for nothing. xgrammar imports it only for CUDA logits.
-    """
-    if "torch" not in sys.modules:
-        sys.modules.setdefault("triton", None)  # type: ignore[arg-type]
-
-
-Dtype = Literal["float32", "bfloat16", "bfloat16-mixed", "float16"]
-"""Weights and activations dtype. ``bfloat16-mixed`` loads float32 and computes only the
-transformer body's matrix products in bfloat16 (``lingdiag.models.hf.linear``). float32 is the
-default: on a CPU without native bf16/f16 dot products (AVX2 only) the half types run several
-times slower, with them (AVX512-BF16, AMX) about twice as fast, and on any CPU they move
-log-probs and, sometimes, decisions; ``make bench`` measures both on the machine at hand."""
 
 Rendering = Literal["plain-fallback", "folded"]
 """How a chat request was rendered when the model's template refused its system turn."""
@@ -88,29 +72,24 @@ def _local(path: str) -> bool:
 
 
 class LoadedModel:
-    """A causal LM and its tokenizer, loaded on first use, on the CPU (float32 unless asked)."""
+    """A causal LM and its tokenizer, loaded on first use where ``placement`` says."""
 
-    def __init__(self, path: str, *, threads: int | None = None, system_turn: Literal["plain", "fold"] = "plain",
-                 dtype: Dtype = "float32", packed_linears: bool = True, **load_kwargs: Any) -> None:
+    def __init__(self, path: str, placement: Placement, *, system_turn: Literal["plain", "fold"] = "plain",
+                 **load_kwargs: Any) -> None:
         """Describe the model at ``path``; nothing is imported or loaded yet.
 
         Args:
             path: Hub id or local directory.
-            threads: Torch CPU threads (default: all cores), set when the model loads.
+            placement: Device, dtype, threads and CPU levers (``lingdiag.models.hf.placement``).
             system_turn: What to do when the chat template refuses a system turn (see ``rendered``).
-            dtype: The dtype the weights are loaded in (see ``Dtype``).
-            packed_linears: Run the transformer body's linear layers on oneDNN with weights
-                packed at load (``lingdiag.models.hf.linear``; float16 never is).
             **load_kwargs: Passed to both ``from_pretrained`` calls (``trust_remote_code``).
         """
         if _local(path) and not Path(path).expanduser().is_dir():
             # Checked here: transformers would call it a malformed hub repo id.
             raise ConfigError(f"no such model directory: {path}")
         self.path = path
+        self.placement = placement
         self.system_turn = system_turn
-        self.dtype = dtype
-        self.packed_linears = packed_linears
-        self._threads = threads
         self.load_kwargs = load_kwargs
         self._tokenizer: Any = None
         self._model: Any = None
@@ -119,7 +98,7 @@ class LoadedModel:
     def tokenizer(self) -> Any:
         """The transformers tokenizer, loaded on first use (a pad token is always set)."""
         if self._tokenizer is None:
-            keep_gpu_compiler_out()
+            self.placement.before_torch()
             from transformers import AutoTokenizer
 
             try:
@@ -133,38 +112,48 @@ class LoadedModel:
 
     @property
     def model(self) -> Any:
-        """The transformers model in ``dtype``, eval mode, loaded on first use."""
+        """The transformers model in the placement's dtype and device, eval mode, loaded on first use."""
         if self._model is None:
-            keep_gpu_compiler_out()
+            placement = self.placement
+            placement.before_torch()
             import torch
             from transformers import AutoModelForCausalLM
 
-            torch.set_num_threads(self._threads or os.cpu_count() or 1)
-            # Grouped-query attention under a padding mask: transformers copies each key/value
-            # head once per query head it serves (``repeat_kv``, every layer, every step) unless
-            # told that SDPA reads grouped heads itself, which torch's CPU kernel does: the same
-            # log-likelihoods bit for bit (800 ExpliCa requests), decoding steps within float32
-            # rounding, 1.1-1.25× the attention's speed (``make bench``, levers). A value the
-            # user set is kept.
-            os.environ.setdefault("TRANSFORMERS_SDPA_FORCE_GQA", "1")
+            placement.before_load()
+            dtype = placement.dtype
             try:
-                weights = torch.float32 if self.dtype == "bfloat16-mixed" else getattr(torch, self.dtype)
-                model: Any = AutoModelForCausalLM.from_pretrained(self.path, dtype=weights, **self.load_kwargs)
+                weights = torch.float32 if dtype == "bfloat16-mixed" else getattr(torch, dtype)
+                model: Any = AutoModelForCausalLM.from_pretrained(self.path, dtype=weights, **placement.load_kwargs(),
+                                                                  **self.load_kwargs)
             except OSError as e:
                 raise BackendError(f"cannot load model {self.path!r}: {e}") from e
             model.eval()
-            if self.packed_linears and self.dtype != "float16":
+            if placement.packed_linears and dtype != "float16":
                 from lingdiag.models.hf.linear import pack_linears
 
-                compute = torch.float32 if self.dtype == "float32" else torch.bfloat16
+                compute = torch.float32 if dtype == "float32" else torch.bfloat16
                 probe = self.tokenizer("The cat sat on the mat because it was tired.", add_special_tokens=False)
-                if not pack_linears(model, compute, list(probe["input_ids"])) and self.dtype == "bfloat16-mixed":
+                if not pack_linears(model, compute, list(probe["input_ids"])) and dtype == "bfloat16-mixed":
                     raise BackendError(f"--dtype bfloat16-mixed needs oneDNN linear layers, which {self.path!r} "
                                        "or this torch build cannot use: choose float32 or bfloat16")
-            elif self.dtype == "bfloat16-mixed":
+            elif dtype == "bfloat16-mixed":
                 raise BackendError("--dtype bfloat16-mixed needs packed_linears=true")
             self._model = model
         return self._model
+
+    @cached_property
+    def input_device(self) -> torch.device:
+        """Where the model reads its inputs: the input embedding's device (under ``device_map="auto"``
+        not ``model.device``, which is the first parameter's).
+        """
+        device: torch.device = self.model.get_input_embeddings().weight.device
+        return device
+
+    @cached_property
+    def output_device(self) -> torch.device:
+        """Where the LM head computes logits: its weight's device."""
+        device: torch.device = self.model.get_output_embeddings().weight.device
+        return device
 
     @property
     def eos_ids(self) -> set[int]:

@@ -23,16 +23,6 @@ if TYPE_CHECKING:
 
     from lingdiag.models.hf.linear import PackedLinear
 
-LOGLIK_BATCH_TOKENS = 2048
-"""Default budget of a log-likelihood batch. Measured on SmolLM2-135M (2 cores, the 4,800
-ExpliCa requests): as fast as 8,192 (less padding) with ~0.2 GB less peak memory."""
-HEAD_CHUNK = 64
-"""Positions per LM-head chunk when scoring: bounds the logits (64 × vocab floats, 12.6 MB on
-SmolLM2, below glibc's 32 MB mmap ceiling, so each chunk's logits reuse freed heap pages
-instead of faulting in new ones). oneDNN runs the packed head as fast at 64 rows as at 256
-(~205 GFLOP/s on 2 cores); measured on SmolLM2-135M over 1,600 ExpliCa requests, 64 rows
-held the peak ~80 MB lower than 256 at the same speed."""
-
 Span = tuple[int, int, int, int, int]
 """``(row, column of start, start, end, request)``: a row of a tree level holds the
 request's positions ``[start, end)`` from that column on."""
@@ -83,15 +73,16 @@ class LMHead:
     def __init__(self, lm: LoadedModel) -> None:
         """Compute ``lm``'s logits; the output buffer (and a packed weight) is made on first use."""
         self.lm = lm
+        self.chunk = lm.placement.head_chunk
         self._buffer: torch.Tensor | None = None
         self._packed: PackedLinear | None = None
-        self._pack = lm.packed_linears
+        self._pack = lm.placement.packed_linears
         """Whether to pack the head on the next call: off once ``packed_head`` declined (the head's
         dtype and the torch build do not change), so a head that cannot be packed is not re-asked
         for every chunk."""
 
     def __call__(self, hidden: torch.Tensor) -> torch.Tensor:
-        """Logits from up to ``HEAD_CHUNK`` final hidden states, as the model's LM head computes them.
+        """Logits from up to ``Placement.head_chunk`` final hidden states, as the model's LM head computes them.
 
         The result is a view of a buffer reused by the next call (callers may modify it;
         ``release`` frees it): a fresh logits tensor (50 MB at 256 × 49k) comes
@@ -112,7 +103,8 @@ class LMHead:
             logits: torch.Tensor = self._packed(hidden)
         else:
             if self._buffer is None or self._buffer.shape[0] < n:
-                self._buffer = torch.empty(max(n, HEAD_CHUNK), vocab, dtype=head.weight.dtype)
+                self._buffer = torch.empty(max(n, self.chunk), vocab, dtype=head.weight.dtype,
+                                           device=head.weight.device)
             logits = self._buffer[:n]
             if head.bias is None:
                 torch.mm(hidden, head.weight.t(), out=logits)
@@ -137,7 +129,7 @@ class LMHead:
         import torch
 
         probe = self.lm.tokenizer("The cat sat", add_special_tokens=False)["input_ids"]
-        ids = torch.tensor([[self.lm.prefix_id, *probe]])
+        ids = torch.tensor([[self.lm.prefix_id, *probe]], device=self.lm.input_device)
         with torch.inference_mode():
             full = self.lm.model(input_ids=ids).logits[0].float()
             mine = self(self.lm.model.base_model(input_ids=ids).last_hidden_state[0])
@@ -167,7 +159,9 @@ class Scorer:
         try:
             if budget.prefix_reuse and not (window and 2 * longest > window) and self._check_head(head):
                 totals, wrong = self.tree(scored, budget, head)
-                return [LogLikelihood(logprob=float(totals[i]), n_tokens=len(cont), is_greedy=int(wrong[i]) == 0)
+                # One copy off the device (float64 to Python floats is exact).
+                sums, misses = totals.tolist(), wrong.tolist()
+                return [LogLikelihood(logprob=sums[i], n_tokens=len(cont), is_greedy=misses[i] == 0)
                         for i, (_, cont) in enumerate(split)]
         finally:
             head.release()  # 268 MB for Gemma-3's vocabulary: not kept between calls
@@ -190,10 +184,11 @@ class Scorer:
         seqs = [(ctx + cont)[:-1] for ctx, cont in split]
         out: list[LogLikelihood | None] = [None] * len(split)
         pad = self.lm.tokenizer.pad_token_id
+        device = self.lm.input_device
         for batch in token_budget_batches([len(s) for s in seqs], budget.tokens, budget.max_batch):
             width = max(len(seqs[i]) for i in batch)
-            ids = torch.tensor([seqs[i] + [pad] * (width - len(seqs[i])) for i in batch])
-            mask = torch.tensor([[1] * len(seqs[i]) + [0] * (width - len(seqs[i])) for i in batch])
+            ids = torch.tensor([seqs[i] + [pad] * (width - len(seqs[i])) for i in batch], device=device)
+            mask = torch.tensor([[1] * len(seqs[i]) + [0] * (width - len(seqs[i])) for i in batch], device=device)
             with torch.inference_mode():
                 logits = self.lm.model(input_ids=ids, attention_mask=mask).logits
             self.usage.update(forward_tokens=int(mask.sum()), padded_tokens=ids.numel(), head_positions=ids.numel())
@@ -202,7 +197,7 @@ class Scorer:
                 end = len(seqs[i])
                 # In float64: a float32 log-softmax over the vocabulary is off by ~1e-5 per token.
                 lp = torch.log_softmax(logits[row, end - len(cont):end].double(), dim=-1)
-                target = torch.tensor(cont)
+                target = torch.tensor(cont, device=lp.device)
                 picked = lp.gather(1, target[:, None]).squeeze(1)
                 out[i] = LogLikelihood(logprob=float(picked.sum()), n_tokens=len(cont),
                                        is_greedy=bool((lp.argmax(-1) == target).all()))
@@ -222,8 +217,10 @@ class Scorer:
         import torch
 
         seqs = [s.seq for s in scored]
-        totals = torch.zeros(len(scored), dtype=torch.float64)
-        wrong = torch.zeros(len(scored), dtype=torch.long)
+        # On the logits' device: the head's output is added into them chunk by chunk.
+        device = self.lm.output_device
+        totals = torch.zeros(len(scored), dtype=torch.float64, device=device)
+        wrong = torch.zeros(len(scored), dtype=torch.long, device=device)
         root = common_prefix_all(seqs)
         root_rows = None
         if root:
@@ -281,12 +278,14 @@ class Scorer:
             return
         keys = list(unique)
         self.usage["head_positions"] += len(keys)
-        picked = hidden[torch.tensor([r for r, _ in keys]), torch.tensor([c for _, c in keys])]
-        pos, target, request = (torch.tensor(x) for x in (pair_pos, pair_target, pair_request))
+        rows = torch.tensor([r for r, _ in keys], device=hidden.device)
+        picked = hidden[rows, torch.tensor([c for _, c in keys], device=hidden.device)]
+        pos, target, request = (torch.tensor(x, device=totals.device) for x in (pair_pos, pair_target, pair_request))
+        chunk = head.chunk
         with torch.inference_mode():
-            for lo in range(0, len(keys), HEAD_CHUNK):
-                logits = head(picked[lo:lo + HEAD_CHUNK])
-                sel = ((pos >= lo) & (pos < lo + HEAD_CHUNK)).nonzero().squeeze(1)
+            for lo in range(0, len(keys), chunk):
+                logits = head(picked[lo:lo + chunk])
+                sel = ((pos >= lo) & (pos < lo + chunk)).nonzero().squeeze(1)
                 local, tgt = pos[sel] - lo, target[sel]
                 # One pass for max and argmax, then exp in place: the logits buffer is the
                 # largest tensor here, and logsumexp plus argmax would read it and allocate

@@ -219,13 +219,14 @@ def embed_phrases(encoder: Encoder, spans: Sequence[Span], layers: Sequence[int]
     tok = encoder.tokenizer
     pad = tok.pad_token_id if tok.pad_token_id is not None else (tok.eos_token_id or 0)
     out: dict[int, list[list[float]]] = {layer: [] for layer in layers}
+    device = encoder.model.get_input_embeddings().weight.device
     with torch.inference_mode():
         for k in range(0, len(encoded), batch_size):
             batch = encoded[k:k + batch_size]
             width = max(len(ids) for ids, _ in batch)
             # Right padding keeps every position id as in the unpadded sentence.
-            ids = torch.tensor([i + [pad] * (width - len(i)) for i, _ in batch])
-            mask = torch.tensor([[1] * len(i) + [0] * (width - len(i)) for i, _ in batch])
+            ids = torch.tensor([i + [pad] * (width - len(i)) for i, _ in batch], device=device)
+            mask = torch.tensor([[1] * len(i) + [0] * (width - len(i)) for i, _ in batch], device=device)
             hidden = encoder.model(input_ids=ids, attention_mask=mask, output_hidden_states=True).hidden_states
             for layer in layers:
                 if not -len(hidden) <= layer < len(hidden):

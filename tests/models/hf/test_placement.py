@@ -1,0 +1,128 @@
+"""Placement resolution (pure, for CPU and CUDA machines alike) and the CPU identity it must keep."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from lingdiag.errors import ConfigError
+from lingdiag.models.hf import HFOptions
+from lingdiag.models.hf.placement import GPU_HEAD_CHUNK, HEAD_CHUNK, Machine, Placement, resolve
+from lingdiag.models.providers import load_backend
+
+CPU = Machine(cpus=3)
+ONE_GPU = Machine(cpus=8, cuda_devices=1, cuda_bf16=True, torch_version="2.11.0+cu130")
+TWO_OLD_GPUS = Machine(cpus=8, cuda_devices=2, cuda_bf16=False)
+
+
+def test_cpu_is_the_default_and_keeps_every_lever() -> None:
+    p = resolve(machine=CPU)
+    assert p == Placement(kind="cpu", device_map=None, dtype="float32", threads=3, packed_linears=True,
+                          gen_batch_tokens=4096, loglik_batch_tokens=2048, max_batch=256, head_chunk=HEAD_CHUNK)
+    assert p.cpu_levers and p.identity == {} and p.load_kwargs() == {}
+    assert p.name("smollm2-135m") == "smollm2-135m"
+
+
+def test_threads_default_to_the_cpus_this_process_may_use() -> None:
+    assert resolve().threads == len(os.sched_getaffinity(0))
+    assert resolve(threads=1).threads == 1
+
+
+def test_auto_without_cuda_is_the_cpu() -> None:
+    assert resolve(device="auto", machine=CPU) == resolve(machine=CPU)
+
+
+@pytest.mark.parametrize("device", ["cuda", "cuda:0", "cuda:3"])
+def test_cuda_without_cuda_is_a_one_line_error(device: str) -> None:
+    with pytest.raises(ConfigError, match=f"device={device}: no CUDA device here") as e:
+        resolve(device=device, machine=CPU)
+    assert "\n" not in str(e.value)
+
+
+def test_one_gpu_resolves_to_bf16_without_cpu_levers() -> None:
+    p = resolve(device="cuda", machine=ONE_GPU)
+    assert (p.kind, p.device_map, p.dtype, p.packed_linears, p.cpu_levers) == ("cuda", "cuda:0", "bfloat16",
+                                                                               False, False)
+    assert p.head_chunk == GPU_HEAD_CHUNK and p.load_kwargs() == {"device_map": "cuda:0"}
+    assert p.identity == {"dtype": "bfloat16", "device": "cuda"}
+    assert p.name("smollm2-135m") == "smollm2-135m-bfloat16-cuda"
+    # float32 asked on CUDA: only the device is named.
+    assert resolve(device="cuda", dtype="float32", machine=ONE_GPU).name("m") == "m-cuda"
+
+
+def test_gpu_index_auto_and_old_gpus() -> None:
+    assert resolve(device="cuda:1", machine=TWO_OLD_GPUS).device_map == "cuda:1"
+    with pytest.raises(ConfigError, match=r"only 2 CUDA device\(s\) visible"):
+        resolve(device="cuda:2", machine=TWO_OLD_GPUS)
+    spread = resolve(device="auto", machine=TWO_OLD_GPUS)
+    assert (spread.device_map, spread.dtype) == ("auto", "float16")  # no bf16 on the GPU
+    assert spread.identity == {"dtype": "float16", "device": "cuda", "device_map": "auto"}
+
+
+def test_bfloat16_mixed_is_refused_on_cuda_in_one_line() -> None:
+    with pytest.raises(ConfigError, match="bfloat16-mixed is a CPU mode") as e:
+        resolve(device="cuda", dtype="bfloat16-mixed", machine=ONE_GPU)
+    assert "\n" not in str(e.value)
+    assert resolve(dtype="bfloat16-mixed", machine=CPU).packed_linears
+
+
+def test_cpu_levers_apply_on_the_cpu_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    import torch
+
+    monkeypatch.delenv("TRANSFORMERS_SDPA_FORCE_GQA", raising=False)
+    threads = torch.get_num_threads()
+    gpu = resolve(device="cuda", machine=ONE_GPU)
+    gpu.before_load()
+    assert "TRANSFORMERS_SDPA_FORCE_GQA" not in os.environ and torch.get_num_threads() == threads
+    try:
+        resolve(threads=1, machine=CPU).before_load()
+        assert os.environ["TRANSFORMERS_SDPA_FORCE_GQA"] == "1" and torch.get_num_threads() == 1
+    finally:
+        torch.set_num_threads(threads)
+
+
+def test_triton_is_blocked_before_torch_on_the_cpu_only() -> None:
+    probe = ("import sys; from lingdiag.models.hf.placement import Machine, resolve; "
+             "resolve(device=sys.argv[1], machine=Machine(cpus=1, cuda_devices=1, cuda_bf16=True)).before_torch(); "
+             "print('triton' in sys.modules and sys.modules['triton'] is None)")
+    blocked = {d: subprocess.run([sys.executable, "-c", probe, d], capture_output=True, text=True, check=True).stdout
+               for d in ("cpu", "cuda")}
+    assert blocked == {"cpu": "True\n", "cuda": "False\n"}
+
+
+def test_options_reach_the_placement() -> None:
+    p = HFOptions(batch_tokens=512, max_batch=8, threads=2, packed_linears=False, dtype="bfloat16").placement()
+    assert (p.gen_batch_tokens, p.loglik_batch_tokens, p.max_batch, p.threads, p.packed_linears, p.dtype) == \
+        (512, 512, 8, 2, False, "bfloat16")
+    with pytest.raises(ConfigError, match="the embedded backend option 'device': String should match pattern") as e:
+        load_backend("smollm2-135m", {"device": "gpu"})
+    assert "\n" not in str(e.value)
+
+
+def test_cpu_identity_is_as_before_placement() -> None:
+    """The identity (so meta.json and every cache key) of the embedded model on the CPU: exactly
+    the keys it had before ``device`` existed, and ``dtype`` only when asked for."""
+    backend = load_backend("smollm2-135m")
+    identity = backend.identity
+    assert list(identity) == ["backend", "model", "path", "weights_sha256", "n_params"]
+    assert (identity["backend"], identity["model"], identity["n_params"]) == ("hf", "smollm2-135m", "134515008")
+    half = load_backend("smollm2-135m", {"dtype": "bfloat16"}).identity
+    assert half == {**identity, "model": "smollm2-135m-bfloat16", "dtype": "bfloat16"}
+    assert list(half) == ["backend", "model", "path", "weights_sha256", "dtype", "n_params"]
+    assert load_backend("smollm2-135m", {"device": "auto"}).identity == identity  # no GPU here
+
+
+@pytest.mark.slow
+def test_device_cuda_without_cuda_is_a_one_line_cli_error() -> None:
+    import torch
+
+    assert not torch.cuda.is_available(), "this test is about a machine without CUDA"
+    done = subprocess.run([sys.executable, "-m", "lingdiag", "run", "imperfective", "--model", "smollm2-135m",
+                           "--dataset", "builtin", "--limit", "1", "--model-option", "device=cuda"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode != 0
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "device=cuda: no CUDA device here" in lines[0], done.stderr
