@@ -25,12 +25,12 @@ float32 matmul rate). ``--lingdiag-only`` times lingdiag alone (both policies).
 from __future__ import annotations
 
 import argparse
-import json
+import os
 import sys
 from collections import defaultdict
 from typing import Any
 
-from bench import SHARED, WORK, matmul_rate, packed_seconds, worker
+from bench import SHARED, WORK, matmul_rate, smollm2, worker
 
 
 def pairs(limit: int | None) -> list[tuple[str, str, str]]:
@@ -93,13 +93,8 @@ def main() -> None:
     args = parser.parse_args()
     WORK.mkdir(parents=True, exist_ok=True)
 
-    from lingdiag.models.embedded import ensure_converted
-    from lingdiag.models.hf.load import stored_param_count
-
-    model_dir, _ = ensure_converted("smollm2-135m")
-    config = json.loads((model_dir / "config.json").read_text())
-    n_params = stored_param_count(str(model_dir)) or 0
-    n_head = config["vocab_size"] * config["hidden_size"]  # tied: the embedding matrix is the LM head
+    model = smollm2()
+    model_dir = model.dir
     rate_before = matmul_rate()
 
     work = pairs(args.limit)
@@ -114,9 +109,7 @@ def main() -> None:
     if args.minicons_python and not args.lingdiag_only:
         mc = worker(args.minicons_python, "minicons_worker.py", "seq", model_dir, payload, tag="-blimp")
 
-    rate = max(rate_before, matmul_rate(),
-               2 * 4096 * config["hidden_size"] * config["intermediate_size"]
-               / packed_seconds(4096, config["hidden_size"], config["intermediate_size"]))
+    rate = model.best_rate(rate_before)
     lines = [f"# BLiMP: {len(work)} pairs, {len(sentences)} sentences, SmolLM2-135M-Instruct, float32, 2 threads"]
     lines += side("lm-eval", ours_lm, lm, work, [a[0] for a in ours_lm["answers"]],
                   [a[0] for a in lm["answers"]] if lm else None)
@@ -124,14 +117,16 @@ def main() -> None:
                   [float(a) for a in mc["answers"]] if mc else None)
     for name, ours in (("lm-eval", ours_lm), ("minicons", ours_mc)):
         usage = ours["usage"]
-        floor = (2 * (n_params - n_head) * usage["forward_tokens"] + 2 * n_head * usage["head_positions"]) / rate
+        floor = model.floor_seconds(usage, rate)
         lines.append(f"\ncompute floor of lingdiag's work under the {name} policy: body on "
                      f"{usage['forward_tokens']:,} unshared tokens, LM head on {usage['head_positions']:,} positions, "
                      f"at {rate / 1e9:.0f} GFLOP/s: {floor:.1f} s; lingdiag at {ours['seconds'] / floor:.2f}x it")
     if args.lingdiag_only or not (lm and mc):
         lines.append("\n(lm-eval and/or minicons not run: lingdiag's side only)")
     print("\n".join(lines))
-    (WORK / "blimp-report.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    tmp = WORK / f".blimp-report.md.{os.getpid()}"
+    tmp.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    os.replace(tmp, WORK / "blimp-report.md")
 
 
 if __name__ == "__main__":

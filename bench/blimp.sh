@@ -6,41 +6,15 @@
 # `bash bench/blimp.sh --lingdiag-only` installs nothing and times lingdiag alone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source bench/venv.sh
 
 PYTHON=${PYTHON:-.venv/bin/python}
-WORK=bench/.work
 MINICONS_VERSION=0.3.39
 
 if [[ " $* " == *" --lingdiag-only "* ]]; then
     exec "$PYTHON" bench/blimp.py "$@"
 fi
-
-LOCK=bench/constraints-lm-eval.txt
-VENV=$WORK/venv
-STAMP=$VENV/.installed-$(sha256sum "$LOCK" | cut -c1-16)
-if [ ! -f "$STAMP" ]; then
-    echo "installing lm-eval from $LOCK into $VENV" >&2
-    rm -rf "$VENV"
-    mkdir -p "$WORK"
-    python3 -m venv "$VENV"
-    "$VENV/bin/pip" install -q -c "$LOCK" pip
-    "$VENV/bin/pip" install -q -c "$LOCK" torch==2.13.0
-    "$VENV/bin/pip" install -q -c "$LOCK" "lm-eval[hf]"
-    touch "$STAMP"
-fi
-
-MLOCK=src/lingdiag/constraints.txt
-MVENV=$WORK/venv-minicons
-MSTAMP=$MVENV/.installed-minicons-$MINICONS_VERSION-$(sha256sum "$MLOCK" | cut -c1-16)
-if [ ! -f "$MSTAMP" ]; then
-    echo "installing minicons==$MINICONS_VERSION (constrained by $MLOCK) into $MVENV" >&2
-    rm -rf "$MVENV"
-    mkdir -p "$WORK"
-    python3 -m venv "$MVENV"
-    "$MVENV/bin/pip" install -q -c "$MLOCK" pip
-    "$MVENV/bin/pip" install -q -c "$MLOCK" torch==2.13.0
-    "$MVENV/bin/pip" install -q -c "$MLOCK" "minicons==$MINICONS_VERSION"
-    touch "$MSTAMP"
-fi
-
-exec "$PYTHON" bench/blimp.py --lm-eval-python "$VENV/bin/python" --minicons-python "$MVENV/bin/python" "$@"
+install_venv bench/.work/venv bench/constraints-lm-eval.txt "lm-eval[hf]"
+install_venv bench/.work/venv-minicons src/lingdiag/constraints.txt "minicons==$MINICONS_VERSION" "minicons-$MINICONS_VERSION-"
+exec "$PYTHON" bench/blimp.py --lm-eval-python bench/.work/venv/bin/python \
+    --minicons-python bench/.work/venv-minicons/bin/python "$@"

@@ -7,11 +7,8 @@ log-prob -k/10 - 1 and the first token none, and reports each token's character 
 
 from __future__ import annotations
 
-import json
 import re
-import threading
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 
 import pytest
 
@@ -32,26 +29,9 @@ def echo(prompt: str) -> dict[str, object]:
 
 
 @pytest.fixture()
-def url() -> Iterator[str]:
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *args: object) -> None:
-            pass
-
-        def do_POST(self) -> None:
-            request = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
-            body = json.dumps({"choices": [{"index": 0, "text": request["prompt"] + " x",
-                                            "logprobs": echo(request["prompt"])}]}).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}/v1"
-    httpd.shutdown()
-    httpd.server_close()
+def url(fake_api: Any) -> str:
+    fake_api.logprobs = lambda request: echo(request["prompt"])
+    return str(fake_api.url)
 
 
 def backend(url: str) -> OpenAIBackend:

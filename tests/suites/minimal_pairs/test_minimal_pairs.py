@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-import functools
 import hashlib
-import http.server
 import json
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,23 +18,6 @@ from lingdiag.records import LoglikelihoodRequest
 from lingdiag.registry import load_plugins
 from lingdiag.run import run
 from lingdiag.suites.minimal_pairs.files import COMMIT, PARADIGMS, SHA256, load
-
-
-@pytest.fixture()
-def server(shared_datasets: Path) -> Iterator[tuple[str, list[str]]]:
-    """A real HTTP server on 127.0.0.1 serving ../shared/datasets; yields (base URL, request log)."""
-    log: list[str] = []
-
-    class Handler(http.server.SimpleHTTPRequestHandler):
-        def log_message(self, fmt: str, *args: object) -> None:
-            log.append(self.path)
-
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0),
-                                            functools.partial(Handler, directory=str(shared_datasets)))
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}", log
-    httpd.shutdown()
-    httpd.server_close()
 
 
 def test_reads_the_shared_paradigms_with_published_rows(shared_datasets: Path) -> None:

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from lingdiag.errors import BackendError
-from lingdiag.models.hf.batching import Budget, common_prefix_all, pack_groups, plan_groups, token_budget_batches
-from lingdiag.models.hf.forward import Forward
+from lingdiag.models.hf.batching import Budget, common_prefix_all, pack_groups, plan_groups
+from lingdiag.models.hf.forward import Forward, full_logits
 from lingdiag.models.hf.load import LoadedModel
 from lingdiag.models.hf.tokens import Split, TokenScorer, split_request
 from lingdiag.records import LogLikelihood, LoglikelihoodRequest
@@ -130,10 +130,11 @@ class Scorer:
             if not s.cont:
                 raise BackendError(f"log-likelihood request with an empty continuation: {r!r}")
         out: list[LogLikelihood | None] = [None] * len(requests)
-        for i, s in enumerate(split):
-            if s.scored == 0 and not requests[i].per_token:  # one token with nothing before it: none scored
-                out[i] = LogLikelihood(logprob=0.0, n_tokens=0, is_greedy=True)
-        per_token = [i for i, r in enumerate(requests) if r.per_token]
+        for i, (r, s) in enumerate(zip(requests, split, strict=True)):
+            if s.scored == 0 and not r.policy.whitespace_correction:  # one token, nothing before it: none scored
+                none: tuple[()] | None = () if r.per_token else None
+                out[i] = LogLikelihood(logprob=0.0, n_tokens=0, is_greedy=True, token_logprobs=none, token_spans=none)
+        per_token = [i for i, r in enumerate(requests) if r.per_token and out[i] is None]
         if per_token:
             answers = self._tokens.loglikelihood([requests[i] for i in per_token], [split[i] for i in per_token],
                                                  budget)
@@ -179,15 +180,7 @@ class Scorer:
 
         seqs = [(s.ctx + s.cont)[:-1] for s in split]
         out: list[LogLikelihood | None] = [None] * len(split)
-        pad = self.lm.tokenizer.pad_token_id
-        device = self.lm.input_device
-        for batch in token_budget_batches([len(s) for s in seqs], budget.tokens, budget.max_batch):
-            width = max(len(seqs[i]) for i in batch)
-            ids = torch.tensor([seqs[i] + [pad] * (width - len(seqs[i])) for i in batch], device=device)
-            mask = torch.tensor([[1] * len(seqs[i]) + [0] * (width - len(seqs[i])) for i in batch], device=device)
-            with torch.inference_mode():
-                logits = self.lm.model(input_ids=ids, attention_mask=mask).logits
-            self.usage.update(forward_tokens=int(mask.sum()), padded_tokens=ids.numel(), head_positions=ids.numel())
+        for batch, logits in full_logits(self.lm, self.usage, seqs, budget.tokens, budget.max_batch):
             for row, i in enumerate(batch):
                 s = split[i]
                 # In float64: a float32 log-softmax over the vocabulary is off by ~1e-5 per token.

@@ -18,8 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from lingdiag.errors import BackendError
-from lingdiag.models.hf.batching import Budget, token_budget_batches
+from lingdiag.models.hf.batching import Budget
+from lingdiag.models.hf.forward import full_logits
 from lingdiag.models.hf.load import LoadedModel
 from lingdiag.records import GenerationRequest, LogLikelihood, LoglikelihoodRequest
 from lingdiag.scoring import AUTO, NONE, ScoringPolicy
@@ -137,20 +137,10 @@ class TokenScorer:
         # With the correction, the last token is read too: the word-start probability after it.
         seqs = [(s.ctx + s.cont) if w else (s.ctx + s.cont)[:-1] for s, w in zip(splits, ws, strict=True)]
         out: list[LogLikelihood | None] = [None] * len(requests)
-        pad = self.lm.tokenizer.pad_token_id
-        device = self.lm.input_device
-        for batch in token_budget_batches([len(s) for s in seqs], budget.tokens, budget.max_batch):
-            width = max(len(seqs[i]) for i in batch)
-            ids = torch.tensor([seqs[i] + [pad] * (width - len(seqs[i])) for i in batch], device=device)
-            mask = torch.tensor([[1] * len(seqs[i]) + [0] * (width - len(seqs[i])) for i in batch], device=device)
-            with torch.inference_mode():
-                logits = self.lm.model(input_ids=ids, attention_mask=mask).logits
-            self.usage.update(forward_tokens=int(mask.sum()), padded_tokens=ids.numel(), head_positions=ids.numel())
+        for batch, logits in full_logits(self.lm, self.usage, seqs, budget.tokens, budget.max_batch):
             for row, i in enumerate(batch):
                 s = splits[i]
                 full = s.ctx + s.cont
-                if s.scored < 0:
-                    raise BackendError(f"log-likelihood request with an empty continuation: {requests[i]!r}")
                 first, last = s.first, len(full) - 1  # positions first..last-1 predict full[first+1..last]
                 lp = torch.log_softmax(logits[row, first:len(seqs[i])].double(), dim=-1)
                 target = torch.tensor(full[first + 1:], device=lp.device)
