@@ -78,11 +78,11 @@ class ScoringPolicy:
     def describe(self) -> str:
         """One line for a table header."""
         before = {AUTO: "BOS (else EOS)", NONE: "nothing"}.get(self.prefix, repr(self.prefix))
-        scope = "" if self.prefix == NONE or self.prefix_scope == "always" else " before an empty context only"
-        return (f"scoring policy `{self.name}`: {before}{scope} precedes the text; "
-                f"leading space {'yes' if self.leading_space else 'no'}; "
-                f"first token {'scored' if self.score_first_token else 'not scored'}"
-                + ("; leading-whitespace correction on" if self.whitespace_correction else ""))
+        scope = "" if self.prefix == NONE or self.prefix_scope == "always" else ", only when the context is empty"
+        return (f"scoring policy `{self.name}`: before the text: {before}{scope}; "
+                f"leading space: {'yes' if self.leading_space else 'no'}; "
+                f"first token: {'scored' if self.score_first_token else 'not scored'}"
+                + ("; leading-whitespace correction: on" if self.whitespace_correction else ""))
 
 
 LINGDIAG = ScoringPolicy("lingdiag", prefix_scope="empty-context")

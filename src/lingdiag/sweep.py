@@ -49,6 +49,15 @@ def _flip_share(a: dict[str, str], b: dict[str, str]) -> float | None:
     return sum(x != y for x, y in zip(a["correct"], b["correct"], strict=True)) / len(a["correct"])
 
 
+def _any_flip(outcomes: Sequence[Any]) -> float | None:
+    """Share of items whose outcome is not the same under every policy (None: item sets differ)."""
+    if not outcomes or any(not isinstance(o, dict) for o in outcomes) or \
+            len({o["ids_sha256"] for o in outcomes}) != 1 or not outcomes[0]["correct"]:
+        return None
+    columns = list(zip(*(o["correct"] for o in outcomes), strict=True))
+    return sum(len(set(c)) > 1 for c in columns) / len(columns)
+
+
 def section(rows: Sequence[ResultRow], headline: str, label: str) -> str:
     """A markdown table per group of rows that differ only in scoring policy: the headline metric
     per policy, its spread (max − min), and the share of items whose outcome differs from the first
@@ -73,6 +82,9 @@ def section(rows: Sequence[ResultRow], headline: str, label: str) -> str:
               if OUTCOMES in base.metrics and OUTCOMES in r.metrics else None]
              for r, v in zip(members, values, strict=True)])
         where = ", ".join(f"{k} {v}" for k, v in rest)
+        anywhere = _any_flip([r.metrics.get(OUTCOMES) for r in members])
         out.append(f"**Scoring-policy sweep** ({model}{'; ' + where if where else ''}): {label} moves by "
-                   f"{spread:.3f} between policies (max − min).\n\n{table}" if spread is not None else table)
+                   + (f"{spread:.3f}" if spread is not None else "–") + " between policies (max − min)"
+                   + (f"; {anywhere:.1%} of the items change outcome under some policy" if anywhere is not None else "")
+                   + f".\n\n{table}")
     return "\n".join(out)

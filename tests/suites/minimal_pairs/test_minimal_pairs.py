@@ -77,7 +77,7 @@ def test_runs_methods_and_policy_sweep(shared_datasets: Path, tmp_path: Path) ->
     assert set(result.metrics) == {"simple/lingdiag", "simple/lm-eval", "one-prefix/lingdiag", "one-prefix/lm-eval"}
     m = result.metrics["simple/lingdiag"]
     assert m["n"] == 60 and 0 <= m["accuracy"] <= 1 and len(m["outcomes"]["correct"]) == 60
-    assert "scoring policy `lm-eval`: BOS (else EOS) precedes the text; leading space yes" in result.table
+    assert "scoring policy `lm-eval`: before the text: BOS (else EOS); leading space: yes" in result.table
     assert "Scoring-policy sweep" in result.table and "human (paper)" in result.table
     meta = json.loads((tmp_path / "run" / "meta.json").read_text())
     assert meta["scoring_policies"]["simple/lm-eval"] == [
