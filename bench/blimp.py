@@ -25,7 +25,6 @@ float32 matmul rate). ``--lingdiag-only`` times lingdiag alone (both policies).
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections import defaultdict
 from typing import Any
@@ -93,6 +92,8 @@ def main() -> None:
     args = parser.parse_args()
     WORK.mkdir(parents=True, exist_ok=True)
 
+    from lingdiag.atomic import write_atomic
+
     model = smollm2()
     model_dir = model.dir
     rate_before = matmul_rate()
@@ -124,9 +125,7 @@ def main() -> None:
     if args.lingdiag_only or not (lm and mc):
         lines.append("\n(lm-eval and/or minicons not run: lingdiag's side only)")
     print("\n".join(lines))
-    tmp = WORK / f".blimp-report.md.{os.getpid()}"
-    tmp.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    os.replace(tmp, WORK / "blimp-report.md")
+    write_atomic(WORK / "blimp-report.md", "\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":

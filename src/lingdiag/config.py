@@ -17,6 +17,61 @@ from lingdiag.errors import ConfigError
 
 OptionsT = TypeVar("OptionsT", bound=BaseModel)
 
+MAX_YAML_DEPTH = 64
+"""Deepest nesting a config file may have (a run config needs a handful of levels)."""
+
+
+class _ConfigLoader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` that refuses aliases (``*name``: a few lines of nested aliases expand
+    to billions of nodes once the config is dumped) and nesting deeper than ``MAX_YAML_DEPTH``
+    (the composer recurses once per level).
+    """
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self.depth = 0
+
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
+        event = self.peek_event()  # type: ignore[no-untyped-call]
+        where = f"line {event.start_mark.line + 1}, column {event.start_mark.column + 1}"
+        if isinstance(event, yaml.AliasEvent):
+            raise ConfigError(f"{where}: YAML aliases (*{event.anchor}) are not accepted in a config file; "
+                              "write the value out")
+        if self.depth >= MAX_YAML_DEPTH:
+            raise ConfigError(f"{where}: nested more than {MAX_YAML_DEPTH} levels deep")
+        self.depth += 1
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self.depth -= 1
+
+
+def load_config_yaml(path: Path) -> Any:
+    """The YAML document in a config file: UTF-8, no aliases, bounded nesting.
+
+    Raises:
+        ConfigError: one line naming the file (and the line where YAML places the fault).
+    """
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as e:
+        raise ConfigError(f"{path}: cannot read: {e.strerror or e}") from None
+    except UnicodeDecodeError as e:
+        raise ConfigError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start})") from None
+    loader = _ConfigLoader(text)
+    try:
+        return loader.get_single_data()
+    except ConfigError as e:
+        raise ConfigError(f"{path}, {e}") from None
+    except yaml.MarkedYAMLError as e:
+        mark = e.problem_mark or e.context_mark
+        where = f", line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise ConfigError(f"{path}{where}: not valid YAML ({e.problem or e.context})") from None
+    except yaml.YAMLError as e:
+        raise ConfigError(f"{path}: not valid YAML ({' '.join(str(e).split())})") from None
+    finally:
+        loader.dispose()
+
 
 _QUERY_SECRET = re.compile(
     r"(?i)([?&;](?:api[_-]?key|apikey|key|token|access[_-]?token|auth|secret|password|passwd|sig|signature)=)"
@@ -139,11 +194,9 @@ class RunConfig(BaseModel):
     @classmethod
     def from_yaml(cls, path: Path) -> RunConfig:
         """Load a config file; errors name the file and the field."""
+        data = load_config_yaml(path)
         try:
-            data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
             return cls.model_validate(data)
-        except (OSError, yaml.YAMLError) as e:
-            raise ConfigError(f"{path}: {e}") from e
         except ValidationError as e:
             raise ConfigError(f"{path}: {one_line(e)}") from e
 

@@ -11,7 +11,8 @@ them all and nothing else::
     │   └── CapabilityError  the backend cannot serve this kind of request at all
     ├── MissingDependency    an optional package is needed for this feature
     ├── RunError             a run directory is inconsistent with the requested run
-    └── CacheError           the response cache cannot be read or changed
+    ├── CacheError           the response cache cannot be read or changed
+    └── WriteError           an output file cannot be written
 """
 
 from __future__ import annotations
@@ -71,3 +72,7 @@ class RunError(LingdiagError):
 
 class CacheError(LingdiagError):
     """The response cache cannot be read or changed (read-only, full disk); runs go on without it."""
+
+
+class WriteError(LingdiagError):
+    """An output file cannot be written (read-only, full disk, a directory in the way)."""

@@ -9,14 +9,13 @@ URL laid out like the local names), e.g. a copy of the authors' release.
 from __future__ import annotations
 
 import hashlib
-import os
-import tempfile
 import urllib.error
 import urllib.request
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from lingdiag.atomic import make_dir, write_atomic
 from lingdiag.errors import DatasetError, UnknownNameError
 from lingdiag.paths import cache_dir
 
@@ -98,11 +97,8 @@ def fetch(suite: str, mirror: str | None = None, only: Sequence[str] = ()) -> li
         if f.sha256 and _sha256(data) != f.sha256:
             raise DatasetError(f"SHA-256 mismatch: expected {f.sha256}, got {_sha256(data)}; "
                                "the mirror holds a different version of this file", path=source)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=target.name + ".", suffix=".partial")
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, target)
+        make_dir(target.parent)
+        write_atomic(target, data)
         paths.append(target)
     return paths
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from lingdiag.atomic import SURROGATES, is_temporary, make_dir, write_atomic
 from lingdiag.errors import RunError
 from lingdiag.records import UNPARSED, ItemRecord, ResultRow, dumps
 from lingdiag.suite import SUITES
@@ -34,16 +35,6 @@ def _writing(path: Path) -> Iterator[None]:
         yield
     except OSError as e:
         raise RunError(f"cannot write {e.filename or path}: {e.strerror or e}") from None
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    with _writing(tmp):
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
 
 
 def config_changes(old: Mapping[str, Any], new: Mapping[str, Any], ignore: Sequence[str] = ()) -> list[str]:
@@ -86,10 +77,13 @@ class RunStore:
         """Remove the directory if it holds only what a run writes before its first record
         (a run that failed to start leaves no empty run behind to be mistaken for one).
         """
-        ours = {".lock", "meta.json", "items.jsonl", "meta.json.tmp", "items.jsonl.tmp"}
-        if not self.root.is_dir() or self.load_records() or {p.name for p in self.root.iterdir()} - ours:
+        ours = {".lock", "meta.json", "items.jsonl"}
+        if not self.root.is_dir() or self.load_records():
             return
-        for name in ours:
+        names = {p.name for p in self.root.iterdir()}
+        if {n for n in names - ours if not is_temporary(n)}:
+            return
+        for name in names:
             (self.root / name).unlink(missing_ok=True)
         self.root.rmdir()
 
@@ -158,13 +152,14 @@ class RunStore:
         for r in self.load_records():
             if r.error is None:
                 kept[(r.condition, r.item_id)] = r
-        _atomic_write(self.items_path, "".join(r.to_json() + "\n" for r in kept.values()))
+        write_atomic(self.items_path, "".join(r.to_json() + "\n" for r in kept.values()))
         return set(kept), timings
 
     def append(self, records: Iterable[ItemRecord]) -> None:
         """Append records durably."""
         text = "".join(r.to_json() + "\n" for r in records)
-        with _writing(self.items_path), open(self.items_path, "a", encoding="utf-8") as f:
+        # A lone surrogate (model or dataset text read from JSON) is written as U+FFFD, as by lingdiag.atomic.
+        with _writing(self.items_path), open(self.items_path, "a", encoding="utf-8", errors=SURROGATES) as f:
             f.write(text)
             f.flush()
             os.fsync(f.fileno())
@@ -173,12 +168,12 @@ class RunStore:
         """Rewrite ``items.jsonl`` in canonical ``order``, keeping the last record per key."""
         latest = {(r.condition, r.item_id): r for r in self.load_records()}
         records = [latest[k] for k in order if k in latest]
-        _atomic_write(self.items_path, "".join(r.to_json() + "\n" for r in records))
+        write_atomic(self.items_path, "".join(r.to_json() + "\n" for r in records))
         return records
 
     def write_json(self, name: str, data: Any) -> None:
         """Write ``name`` (e.g. ``meta.json``) atomically."""
-        _atomic_write(self.root / name, dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+        write_atomic(self.root / name, dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
 
     def read_json(self, name: str) -> Any:
         """Read ``name`` from the run directory."""
@@ -194,7 +189,7 @@ class RunStore:
 
     def write_text(self, name: str, text: str) -> None:
         """Write a text file (``table.md``) atomically."""
-        _atomic_write(self.root / name, text)
+        write_atomic(self.root / name, text)
 
 
 def write_imported(root: Path, *, suite: str, model: str, dataset: str, records: Sequence[ItemRecord],
@@ -213,8 +208,8 @@ def write_imported(root: Path, *, suite: str, model: str, dataset: str, records:
     store = RunStore(root)
     if (store.root / "meta.json").exists():
         raise RunError(f"{root} already holds a run; use another --out directory")
-    store.root.mkdir(parents=True, exist_ok=True)
-    _atomic_write(store.items_path, "".join(r.to_json() + "\n" for r in records))
+    make_dir(store.root)
+    write_atomic(store.items_path, "".join(r.to_json() + "\n" for r in records))
     store.write_json("meta.json", {"config": {"suite": suite, "model": model, "dataset": dataset},
                                    "model": {"model": model, "backend": "imported"}, "imported": dict(provenance)})
 

@@ -1,15 +1,76 @@
 """Reading the data and answer files users hand to lingdiag: text with one-line errors, and
 CSV/TSV tables whose delimiter is read from the header line (published files named ``.csv``
-are often TAB-separated).
+are often TAB-separated); and writing CSV/TSV files with every cell neutralised.
+
+Spreadsheet formula injection (OWASP, "CSV Injection"): a cell that starts with ``=``, ``+``,
+``-``, ``@``, TAB or CR is run as a formula by Excel, LibreOffice and Google Sheets. Cells
+written from untrusted text (dataset text, model output, rater ids and comments) get a
+leading ``'``, which spreadsheets show as text; NUL bytes, which end a cell early in some
+readers, become U+FFFD. :func:`read_table` takes the quote off again, so a file lingdiag
+writes reads back to the same text (a cell that already started with quotes before a
+trigger gets one more, so the round trip is exact).
 """
 
 from __future__ import annotations
 
 import csv
 import io
+import re
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from lingdiag.atomic import atomic_text
 from lingdiag.errors import DatasetError
+
+FORMULA_START = "=+-@\t\r"
+"""First characters that make a spreadsheet cell a formula (OWASP)."""
+_QUOTED = re.compile(f"^'+[{re.escape(FORMULA_START)}]")
+_NUMBER = re.compile(r"[+-]?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?")
+
+
+_DECIMAL = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?")
+
+
+def decimal(text: str) -> float | None:
+    """``text`` (spaces around it aside) as a finite number written in ASCII decimal, else None.
+
+    Stricter than ``float()``, which also reads ``1_0`` as 10, full-width ``５`` as 5, and
+    ``inf`` or ``nan``: in a file of ratings or scores those are typos or damage, not numbers.
+    """
+    text = text.strip()
+    return float(text) if _DECIMAL.fullmatch(text) else None
+
+
+def neutralise(cell: object) -> str:
+    """``cell`` as text a spreadsheet shows as text: a ``'`` before a formula start, NUL as U+FFFD.
+
+    Numbers (``-0.5``, ``+3``) pass as they are: a spreadsheet reads them as numbers, not formulas.
+    """
+    text = str(cell).replace("\0", "\ufffd")
+    formula = text[:1] != "" and text[:1] in FORMULA_START and not _NUMBER.fullmatch(text)
+    return "'" + text if formula or _QUOTED.match(text) else text
+
+
+def restore(cell: str) -> str:
+    """The text :func:`neutralise` was given (its one added quote taken off)."""
+    return cell[1:] if _QUOTED.match(cell) else cell
+
+
+def write_csv(path: Path, header: Sequence[object], rows: Iterable[Sequence[object]], *,
+              delimiter: str = ",", lineterminator: str = "\r\n") -> int:
+    """Write a CSV/TSV file atomically, every cell neutralised; the number of rows written.
+
+    Raises:
+        WriteError: ``path`` cannot be written.
+    """
+    n = 0
+    with atomic_text(path, newline="") as fh:
+        w = csv.writer(fh, delimiter=delimiter, lineterminator=lineterminator)
+        w.writerow([neutralise(c) for c in header])
+        for row in rows:
+            w.writerow([neutralise(c) for c in row])
+            n += 1
+    return n
 
 
 def read_text(path: Path) -> str:
@@ -36,7 +97,7 @@ def read_table(path: Path) -> tuple[list[str], list[dict[str, str]]]:
     reader = csv.DictReader(io.StringIO(text), delimiter=sniff_delimiter(text.splitlines()[0]))
     try:
         columns = [c.strip() for c in reader.fieldnames or []]
-        rows = [{(k or "").strip(): (v or "") for k, v in row.items()} for row in reader]
+        rows = [{(k or "").strip(): restore(v or "") for k, v in row.items()} for row in reader]
     except csv.Error as e:  # e.g. a cell longer than csv.field_size_limit()
         raise DatasetError(f"not a readable CSV/TSV row: {e}", path=path, row=reader.line_num + 1) from None
     return columns, rows

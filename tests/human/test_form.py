@@ -16,6 +16,27 @@ runner = CliRunner()
 CHROMIUM = Path("/usr/bin/chromium")
 
 
+def answer_form(form: Path, rater: str, ratings: dict[str, int], save: Path) -> tuple[Path, list[str], str]:
+    """In Chromium, a rater types ``rater``, answers the scale of each stimulus and downloads the
+    file to ``save``; also the stimuli shown, in order, and the status after an early download."""
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
+        page = browser.new_page(accept_downloads=True)
+        page.goto(form.as_uri() + "?list=1")
+        page.fill("#rater", rater)
+        page.click("#begin")
+        shown = page.eval_on_selector_all("fieldset", "fs => fs.map(f => f.dataset.stimulus)")
+        page.click("#download")
+        status = page.inner_text("#status")
+        for sid in shown:
+            page.check(f'input[name="{sid}::rating"][value="{ratings[sid]}"]')
+        with page.expect_download() as info:
+            page.click("#download")
+        info.value.save_as(save)
+        browser.close()
+    return save, shown, status
+
+
 @pytest.mark.slow
 def test_form_records_answers_and_downloads_them(tmp_path: Path):
     if not CHROMIUM.exists():
@@ -29,23 +50,9 @@ def test_form_records_answers_and_downloads_them(tmp_path: Path):
     # rating derived from the stimulus position in the base list.
     wanted = {sid: (by_id[sid].expected["rating"] if by_id[sid].expected else 1 + i % 10)
               for i, sid in enumerate(study.lists[0])}
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
-        page = browser.new_page(accept_downloads=True)
-        page.goto((tmp_path / "study" / "form.html").as_uri() + "?list=1")
-        page.fill("#rater", 'P "7" <b>')
-        page.click("#begin")
-        shown = page.eval_on_selector_all("fieldset", "fs => fs.map(f => f.dataset.stimulus)")
-        assert sorted(shown) == sorted(study.lists[0])
-        page.click("#download")  # nothing answered yet: refused
-        assert "missing" in page.inner_text("#status")
-        for sid in shown:
-            page.check(f'input[name="{sid}::rating"][value="{wanted[sid]}"]')
-        with page.expect_download() as info:
-            page.click("#download")
-        path = tmp_path / "answers.csv"
-        info.value.save_as(path)
-        browser.close()
+    path, shown, status = answer_form(tmp_path / "study" / "form.html", 'P "7" <b>', wanted, tmp_path / "answers.csv")
+    assert sorted(shown) == sorted(study.lists[0])
+    assert "missing" in status  # a download before anything is answered is refused
     rows = list(csv.DictReader(io.StringIO(path.read_text(encoding="utf-8"))))
     assert [r["stimulus"] for r in rows] == shown
     assert {r["stimulus"]: int(r["rating"]) for r in rows} == wanted
@@ -81,3 +88,20 @@ def test_form_shows_markup_in_stimuli_as_text(tmp_path: Path):
         browser.close()
     assert injected is None
     assert len(texts) == 4 and all('</script><b id="injected">hi</b> &' in t for t in texts)
+
+
+@pytest.mark.slow
+def test_the_download_neutralises_formulas_and_imports_back(tmp_path: Path):
+    if not CHROMIUM.exists():
+        pytest.skip("no chromium at /usr/bin/chromium (make test installs it)")
+    r = runner.invoke(app, ["human", "export", "explica", "--limit", "2", "--attention", "1",
+                            "--out", str(tmp_path / "study")])
+    assert r.exit_code == 0, r.output
+    study = Study.read(tmp_path / "study" / "study.json")
+    wanted = {s.id: s.expected["rating"] if s.expected else 3 for s in study.stimuli}
+    path, _, _ = answer_form(tmp_path / "study" / "form.html", "=1+1\x00", wanted, tmp_path / "answers.csv")
+    rows = list(csv.DictReader(io.StringIO(path.read_text(encoding="utf-8"))))
+    assert {r["rater"] for r in rows} == {"'=1+1\ufffd"}  # a spreadsheet shows it as text; no NUL
+    r = runner.invoke(app, ["human", "import", str(tmp_path / "study" / "study.json"), str(path), "--json"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["raters"] == ["=1+1\ufffd"]  # the quote comes off on reading

@@ -28,6 +28,7 @@ from lingdiag.cli.app import app, err, reproduce_app, score_app
 from lingdiag.cli.score import label_score_command
 from lingdiag.errors import LingdiagError
 from lingdiag.suite import SUITES
+from lingdiag.terminal import plain
 
 
 def mount_suites() -> None:
@@ -54,7 +55,8 @@ def main() -> None:
         app()
     except LingdiagError as e:
         err.print("[red]error:[/]", end=" ")
-        err.print(str(e), markup=False, highlight=False, soft_wrap=True)
+        # Messages quote paths, ids and cells from outside: one line, no control characters.
+        err.print(plain(str(e)), markup=False, highlight=False, soft_wrap=True)
         sys.exit(2)
 
 

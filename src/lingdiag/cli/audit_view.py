@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 
 from rich.table import Table
 
 from lingdiag.audit import BINS, AuditReport
 from lingdiag.cli.app import out
+from lingdiag.tabular import write_csv
 
 
 def _num(x: float | int | None, digits: int = 3) -> str:
@@ -71,9 +71,6 @@ def print_audit(r: AuditReport) -> None:
 
 def write_item_scores(r: AuditReport, path: Path) -> None:
     """One CSV row per item: id, class, mean PMI and LMI, lemma pairs and scored pairs."""
-    with open(path, "w", newline="", encoding="utf-8") as fh:
-        w = csv.writer(fh)
-        w.writerow(["id", "class", "pmi", "lmi", "n_pairs", "n_scored"])
-        for s in r.items:
-            w.writerow([s.item_id, s.label, "" if s.pmi is None else f"{s.pmi:.6f}",
-                        "" if s.lmi is None else f"{s.lmi:.6f}", s.n_pairs, s.n_scored])
+    write_csv(path, ["id", "class", "pmi", "lmi", "n_pairs", "n_scored"],
+              ([s.item_id, s.label, "" if s.pmi is None else f"{s.pmi:.6f}", "" if s.lmi is None else f"{s.lmi:.6f}",
+                s.n_pairs, s.n_scored] for s in r.items))

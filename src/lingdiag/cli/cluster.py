@@ -13,6 +13,7 @@ from lingdiag.cluster import EXECUTORS, Resources, SubmitOptions, merge, submit
 from lingdiag.config import RunConfig
 from lingdiag.errors import ConfigError, RunError
 from lingdiag.run import default_out
+from lingdiag.terminal import markup_safe, plain_lines
 
 
 @app.command("merge")
@@ -22,8 +23,8 @@ def merge_cmd(
 ) -> None:
     """Join the shards of one run into a run directory equal to the unsharded run's."""
     result = merge(shards, out)
-    print(result.table)
-    err.print(f"merged {len(shards)} shards into {result.out}")
+    print(plain_lines(result.table))
+    err.print(f"merged {len(shards)} shards into {markup_safe(result.out)}")
     _exit_if_failed(result.metrics)
 
 
@@ -84,7 +85,7 @@ def submit_cmd(
     for shard, job in result.submitted.items():
         err.print(f"submitted shard {shard} as job {job}")
     if no_wait:
-        err.print(f"run the same command again to merge into {out} once the jobs have ended")
+        err.print(f"run the same command again to merge into {markup_safe(out)} once the jobs have ended")
         return
     failed = {s: o.error for s, o in result.outcomes.items() if o.error}
     if failed:
@@ -92,8 +93,8 @@ def submit_cmd(
                        + "; ".join(f"{s}: {e}" for s, e in failed.items())
                        + ". Run the same command again to resubmit them")
     assert result.merged is not None
-    print(result.merged.table)
-    err.print(f"merged {shards} shards into {result.merged.out}")
+    print(plain_lines(result.merged.table))
+    err.print(f"merged {shards} shards into {markup_safe(result.merged.out)}")
     _exit_if_failed(result.merged.metrics)
 
 

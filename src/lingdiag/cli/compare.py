@@ -18,6 +18,7 @@ from lingdiag.metrics.core import markdown_table
 from lingdiag.mixed import fit, load
 from lingdiag.records import dumps
 from lingdiag.store import load_run
+from lingdiag.terminal import plain, plain_lines
 
 
 @app.command()
@@ -38,7 +39,7 @@ def competence(
     if as_json:
         print(dumps([{"suite": s, **asdict(j)} for s, js in by_suite.items() for j in js], indent=2, sort_keys=True))
         return
-    print("\n".join(competence_join.to_markdown(js, s) for s, js in by_suite.items() if js))
+    print(plain_lines("\n".join(competence_join.to_markdown(js, s) for s, js in by_suite.items() if js)))
 
 
 @app.command()
@@ -66,11 +67,11 @@ def compare(
         print(dumps({"rows": [asdict(r) for r in rows], "permutation": [asdict(t) for t in perms],
                      "methods": METHODS, "seed": seed}, indent=2))
         return
-    print(f"A = {runs[0]}" + ("" if between else f", B = {runs[1]}"))
-    print(markdown_table(
+    print(plain(f"A = {runs[0]}" + ("" if between else f", B = {runs[1]}")))
+    print(plain_lines(markdown_table(
         ["Condition", "N", "Acc A", "Acc B", "A − B", "95% CI", "A only", "B only", "p", "p (Holm)"],
         [[r.condition, r.n, r.acc_a, r.acc_b, r.diff, f"[{r.ci95[0]:+.3f}, {r.ci95[1]:+.3f}]", r.only_a, r.only_b,
-          f"{r.p:.3g}", f"{r.p_holm:.3g}"] for r in rows]))
+          f"{r.p:.3g}", f"{r.p_holm:.3g}"] for r in rows])))
     if perms:
         print("\nRates and gaps\n")
         print(markdown_table(

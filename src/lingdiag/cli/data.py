@@ -8,6 +8,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
+from lingdiag.atomic import write_atomic
 from lingdiag.audit import AuditSources, audit
 from lingdiag.audit.frequency import balance_figure
 from lingdiag.cli.app import app, data_app, out
@@ -70,7 +71,7 @@ def data_build(
     if s.build is None:
         raise ConfigError(f"suite {suite!r} has no dataset generator")
     rows = s.build(lexicon, templates, seed)
-    out_file.write_text(json.dumps(rows, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_atomic(out_file, json.dumps(rows, indent=1, ensure_ascii=False) + "\n")
     out.print(f"wrote {len(rows)} items to {out_file}")
 
 
@@ -130,7 +131,7 @@ def data_audit(
     if figure:
         if report.frequency is None:
             raise ConfigError("--figure draws the frequency bins: give --frequencies too")
-        figure.write_bytes(balance_figure(report.frequency).png)
+        write_atomic(figure, balance_figure(report.frequency).png)
     if as_json:
         print(dumps(report.to_dict(), indent=2, sort_keys=True))
         return

@@ -16,6 +16,7 @@ from lingdiag.registry import load_plugins
 from lingdiag.run import spread
 from lingdiag.store import RunStore
 from lingdiag.suite import SUITES, ItemView, Suite
+from lingdiag.terminal import markup_safe
 
 
 def _view(s: Suite) -> ItemView:
@@ -48,7 +49,8 @@ def human_export(
                      seed=seed)
     done = export(st, out_dir)
     out.print(f"{done.n_stimuli} stimuli from {len(items)} items in {done.n_lists} lists "
-              f"(+{attention} attention checks each): {done.manifest}, {done.platform_csv}, {done.form}")
+              f"(+{attention} attention checks each): "
+              + ", ".join(markup_safe(p) for p in (done.manifest, done.platform_csv, done.form)))
 
 
 @human_app.command("import")
@@ -75,20 +77,21 @@ def human_import(
         return
     out.print(f"{report.n_rows} rows, {report.duplicates} replaced by a later submission; "
               f"{len(report.raters)} raters kept, {len(report.excluded_raters)} excluded for a missed attention "
-              f"check ({', '.join(report.excluded_raters) or 'none'})")
+              f"check ({', '.join(map(markup_safe, report.excluded_raters)) or 'none'})")
     t = Table("question", "raters", "stimuli", "mean", "sd", "α", "ICC(2,1)", "ICC(2,k)", "split-half", "adjacent")
     for a in report.agreement:
-        t.add_row(a.question, str(a.n_raters), str(a.n_stimuli), _f(a.mean), _f(a.sd), _f(a.alpha), _f(a.icc_single),
-                  _f(a.icc_average), _f(a.split_half), _f(a.adjacent))
+        t.add_row(markup_safe(a.question), str(a.n_raters), str(a.n_stimuli), _f(a.mean), _f(a.sd), _f(a.alpha),
+                  _f(a.icc_single), _f(a.icc_average), _f(a.split_half), _f(a.adjacent))
     out.print(t)
     if report.gold_rule:
         counts: dict[str, int] = {}
         for g in report.golds:
             counts[g.label] = counts.get(g.label, 0) + 1
-        out.print(f"gold ({report.gold_rule}): " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+        out.print(f"gold ({markup_safe(report.gold_rule)}): "
+                  + ", ".join(f"{markup_safe(k)} {v}" for k, v in sorted(counts.items()))
                   + (f"; {len(report.unrated_items)} items unrated" if report.unrated_items else ""))
     if report.written:
-        out.print(f"wrote {report.written}")
+        out.print(f"wrote {markup_safe(report.written)}")
 
 
 @human_app.command("compare")
@@ -120,6 +123,6 @@ def human_compare(
               "Spearman ρ (p, n)")
     for c in found:
         rho = "-" if c.spearman is None else f"{c.spearman:.3f} ({c.spearman_p:.3g}, {c.n_scored})"
-        t.add_row(c.condition, str(c.n_items), f"{c.agreement_with_gold:.3f}", f"{c.mean_share_disagreeing:.3f}",
-                  str(c.items_most_raters_disagree), rho)
+        t.add_row(markup_safe(c.condition), str(c.n_items), f"{c.agreement_with_gold:.3f}",
+                  f"{c.mean_share_disagreeing:.3f}", str(c.items_most_raters_disagree), rho)
     out.print(t)

@@ -10,6 +10,7 @@ from lingdiag.cli.app import app
 from lingdiag.errors import RunError
 from lingdiag.records import dumps
 from lingdiag.report.rules import parse_rules, rules_markdown
+from lingdiag.terminal import plain_lines
 
 
 @app.command()
@@ -22,4 +23,4 @@ def inspect(
     if not (run_dir / "items.jsonl").is_file():
         raise RunError(f"{run_dir}: no items.jsonl; is it a lingdiag run directory?")
     rules = parse_rules(run_dir, examples)
-    print(dumps(rules, indent=2, sort_keys=True, ensure_ascii=False) if as_json else rules_markdown(rules))
+    print(dumps(rules, indent=2, sort_keys=True, ensure_ascii=False) if as_json else plain_lines(rules_markdown(rules)))

@@ -11,6 +11,7 @@ from lingdiag.records import dumps
 from lingdiag.report.export import write_tables
 from lingdiag.report.html import write_html
 from lingdiag.report.tables import load_runs, metrics_json, tables
+from lingdiag.terminal import plain_lines
 
 
 @app.command()
@@ -31,4 +32,4 @@ def report(
     if as_json:
         print(dumps(metrics_json(loaded), indent=2, sort_keys=True))
     else:
-        print(text)
+        print(plain_lines(text))

@@ -18,6 +18,7 @@ from lingdiag.models.openai.prices import estimate
 from lingdiag.records import dumps
 from lingdiag.run import RunResult, plan
 from lingdiag.run import run as run_suite
+from lingdiag.terminal import markup_safe, plain_lines
 
 
 def _parse_extra(args: list[str]) -> dict[str, list[str]]:
@@ -153,12 +154,12 @@ def _report(result: RunResult, as_json: bool) -> None:
     if as_json:
         print(dumps(result.metrics, indent=2, sort_keys=True))
     else:
-        print(result.table)
+        print(plain_lines(result.table))
     for name, reason in result.skipped.items():
-        err.print(f"[yellow]skipped {name}:[/] {reason}")
+        err.print(f"[yellow]skipped {markup_safe(name)}:[/] {markup_safe(reason)}")
     if result.usage:
         err.print("backend: " + ", ".join(f"{k} {v:,}" for k, v in sorted(result.usage.items()) if v))
-    err.print(f"run directory: {result.out}")
+    err.print(f"run directory: {markup_safe(result.out)}")
     failed = sum(int(m.get("n_errors", 0)) for m in result.metrics.values())
     if failed:
         total = sum(int(m.get("n", 0)) for m in result.metrics.values())

@@ -11,11 +11,13 @@ from typing import Annotated
 
 import typer
 
+from lingdiag.errors import DatasetError
 from lingdiag.importing import IMPORTED, import_labels
 from lingdiag.paths import sha256_file
 from lingdiag.records import ResultRow, dumps
 from lingdiag.store import write_imported
 from lingdiag.suite import Suite
+from lingdiag.terminal import plain_lines
 
 
 def label_score_command(suite: Suite) -> Callable[..., None]:
@@ -34,6 +36,9 @@ def label_score_command(suite: Suite) -> Callable[..., None]:
         """Metrics of answers produced elsewhere, parsed and scored exactly as a run's."""
         items = suite.load(dataset).items
         result = import_labels(scores, items, score_col=score_col, parse=parse, id_col=id_col)
+        if not result.records:
+            raise DatasetError(f"no row matched an item of dataset {dataset!r} ({len(result.unmatched)} unmatched "
+                               f"rows; is --id-col {id_col!r} right?); nothing to score", path=scores)
         m = suite.condition_metrics(result.records) if result.records else {}
         if out is not None and result.records:
             write_imported(out, suite=suite.name, model=scores.stem, dataset=dataset, records=result.records,
@@ -45,7 +50,7 @@ def label_score_command(suite: Suite) -> Callable[..., None]:
                              indent=2, sort_keys=True, default=str))
             return
         if result.records:
-            print(suite.table([ResultRow(scores.stem, IMPORTED, dict(result.records[0].axes), m)]))
+            print(plain_lines(suite.table([ResultRow(scores.stem, IMPORTED, dict(result.records[0].axes), m)])))
         print(f"matched items: {len(result.records)} of {len(items)}; unmatched rows: {len(result.unmatched)}; "
               f"repeated rows ignored: {result.repeated}", file=sys.stderr)
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from lingdiag.atomic import make_dir, write_atomic
 from lingdiag.config import RunConfig, Shard
 from lingdiag.errors import RunError
 from lingdiag.records import ItemRecord
@@ -26,6 +27,8 @@ from lingdiag.store import SCHEMA_VERSION, RunStore, config_changes
 PER_SHARD = ("shard", "shard_base_urls")
 """Config fields that differ between the shards of one run."""
 PER_SERVER = ("base_url",)
+MERGE_WRITES = ("items.jsonl", "metrics.json", "table.md")
+"""The files a merge writes beside ``meta.json``."""
 """Model identity fields that may differ when each shard has its own server."""
 
 
@@ -121,10 +124,13 @@ def merge(paths: Sequence[Path], out: Path) -> MergeResult:
         raise RunError(f"the data of {whole.dataset!r} changed since the shards ran (SHA-256); run them again")
     skipped: dict[str, str] = {}
     records: list[ItemRecord] = []
+    golds = {(c, it.id): it.gold for c, items in planned.items.items() for it in items}
     shards = sorted(shards, key=lambda s: s.shard.index)
     for s in shards:
         skipped.update(s.meta.get("skipped", {}))
-        got = {(r.condition, r.item_id): r for r in RunStore(s.path).load_records()}
+        loaded = RunStore(s.path).load_records()
+        check_records(RunStore(s.path).items_path, loaded, golds)
+        got = {(r.condition, r.item_id): r for r in loaded}
         lacking = [k for k in plan(s.config).order() if k[0] not in skipped and k not in got]
         if lacking or not (s.path / "metrics.json").exists():
             raise RunError(f"{s.path}: shard {s.shard} has not finished ({len(lacking)} records missing); "
@@ -132,14 +138,33 @@ def merge(paths: Sequence[Path], out: Path) -> MergeResult:
         records += got.values()
     _check_out(out, [s.path for s in shards])
     store = RunStore(out)
-    store.root.mkdir(parents=True, exist_ok=True)
-    store.items_path.unlink(missing_ok=True)
-    store.append(records)
+    make_dir(store.root)
+    write_atomic(store.items_path, "".join(r.to_json() + "\n" for r in records))
     meta = shards[0].meta
     model = str(meta["model"].get("model", whole.model))
     metrics, table = finalize(store, planned.order(), planned.suite, planned.conditions, model, whole.dataset)
     store.write_json("meta.json", _merged_meta(whole, shards, skipped))
     return MergeResult(out, metrics, table)
+
+
+def check_records(items_path: Path, records: Sequence[ItemRecord],
+                  golds: Mapping[tuple[str, str], str | None]) -> None:
+    """A shard's records agree with the dataset and with themselves: each record's ``gold`` is
+    the dataset's, and its ``correct`` is what its label and gold give (as a run scores it).
+
+    Raises:
+        RunError: naming the file, line and field of the first record that does not (a
+            hand-edited record would otherwise change the merged metrics silently).
+    """
+    for n, r in enumerate(records, 1):  # load_records keeps one record per line, in order
+        key = (r.condition, r.item_id)
+        if key in golds and r.gold != golds[key]:
+            raise RunError(f"{items_path}, line {n}, field 'gold': {r.gold!r}, but the dataset's gold of item "
+                           f"{r.item_id!r} is {golds[key]!r}; the record was edited or the data changed")
+        expected = None if r.gold is None or r.error is not None else r.label == r.gold
+        if r.correct != expected:
+            raise RunError(f"{items_path}, line {n}, field 'correct': {r.correct!r} contradicts its label "
+                           f"{r.label!r} and gold {r.gold!r} (expected {expected!r}); the record was edited")
 
 
 def _check_out(out: Path, shard_paths: Sequence[Path]) -> None:
@@ -148,6 +173,11 @@ def _check_out(out: Path, shard_paths: Sequence[Path]) -> None:
     meta_path = Path(out) / "meta.json"
     if meta_path.exists() and "shards" not in RunStore(out).read_json("meta.json"):
         raise RunError(f"{out} already holds a run that is not a merge; use another --out directory")
+    # Without a meta.json, files of the names merge writes are someone else's: never replace them.
+    theirs = [name for name in MERGE_WRITES if not meta_path.exists() and (Path(out) / name).exists()]
+    if theirs:
+        raise RunError(f"--out {out} holds {', '.join(theirs)} but is not a run directory; "
+                       "merge into another directory")
 
 
 def _merged_meta(whole: RunConfig, shards: Sequence[ShardRun], skipped: Mapping[str, str]) -> dict[str, Any]:

@@ -13,19 +13,20 @@ stimulus.
 
 from __future__ import annotations
 
-import csv
 import json
 import random
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
+from lingdiag.atomic import make_dir, write_atomic
 from lingdiag.errors import ConfigError, DatasetError
 from lingdiag.human.study import STUDIES, Stimulus, StudyType, attention_text, stimuli_of
 from lingdiag.records import Item
 from lingdiag.suite import ItemView
+from lingdiag.tabular import write_csv
 
 RESPONSE_COLUMNS = ("rater", "list", "position", "stimulus", "item_id", "variant")
 """Columns of a response file before the study's question columns."""
@@ -101,17 +102,16 @@ def write_platform_csv(study: Study, path: Path) -> int:
     """One row per (list, stimulus) for survey platforms; the question columns are left empty."""
     by_id = {s.id: s for s in study.stimuli}
     keys = [q.key for q in study.kind.questions]
-    with open(path, "w", newline="", encoding="utf-8") as fh:
-        w = csv.writer(fh)
-        w.writerow(["list", "position", "stimulus", "item_id", "variant", "text", "attention_answer", *keys])
-        n = 0
+
+    def rows() -> Iterator[list[object]]:
         for k, ids in enumerate(study.lists, 1):
             for pos, sid in enumerate(ids, 1):
                 s = by_id[sid]
                 expected = json.dumps(dict(s.expected), sort_keys=True) if s.expected else ""
-                w.writerow([k, pos, s.id, s.item_id, s.variant, s.text, expected, *[""] * len(keys)])
-                n += 1
-    return n
+                yield [k, pos, s.id, s.item_id, s.variant, s.text, expected, *[""] * len(keys)]
+
+    return write_csv(path, ["list", "position", "stimulus", "item_id", "variant", "text", "attention_answer", *keys],
+                     rows())
 
 
 def _script_json(value: Any) -> str:
@@ -129,7 +129,7 @@ def write_form(study: Study, path: Path) -> None:
             "stimuli": {s.id: {"text": s.text, "item_id": s.item_id, "variant": s.variant} for s in study.stimuli}}
     template = files("lingdiag.human").joinpath("form.html").read_text(encoding="utf-8")
     html = template.replace("__STUDY_JSON__", _script_json(data))
-    Path(path).write_text(html, encoding="utf-8")
+    write_atomic(path, html)
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,9 +145,9 @@ class Exported:
 
 def export(study: Study, out_dir: Path) -> Exported:
     """Write ``study.json``, ``platform.csv`` and ``form.html`` into ``out_dir``."""
-    out_dir.mkdir(parents=True, exist_ok=True)
+    make_dir(out_dir)
     manifest, platform, form = out_dir / "study.json", out_dir / "platform.csv", out_dir / "form.html"
-    manifest.write_text(study.to_json(), encoding="utf-8")
+    write_atomic(manifest, study.to_json())
     write_platform_csv(study, platform)
     write_form(study, form)
     return Exported(manifest, platform, form, sum(s.expected is None for s in study.stimuli), len(study.lists))

@@ -10,7 +10,6 @@ study (the item's own order of variants).
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +18,7 @@ from lingdiag.errors import ConfigError
 from lingdiag.records import Item
 from lingdiag.registry import Registry
 from lingdiag.suite import ItemView
+from lingdiag.tabular import write_csv
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,8 +120,4 @@ def write_dataset(items: Sequence[Item], view: ItemView, golds: Sequence[ItemGol
                    **{f"mean_{v}": repr(m) for v, m in g.means.items()}}
         rows.append({**row, "gold": g.label, "gold_rule": rule.name})
     columns = list(dict.fromkeys(k for r in rows for k in r))
-    with open(path, "w", newline="", encoding="utf-8") as fh:
-        w = csv.DictWriter(fh, fieldnames=columns)
-        w.writeheader()
-        w.writerows(rows)
-    return len(rows)
+    return write_csv(path, columns, [[r.get(c, "") for c in columns] for r in rows])

@@ -16,7 +16,7 @@ from pathlib import Path
 from lingdiag.errors import DatasetError
 from lingdiag.human.export import Study
 from lingdiag.human.study import Question
-from lingdiag.tabular import read_table
+from lingdiag.tabular import decimal, read_table
 
 ALIASES = {
     "rater": ("rater", "rater_id", "participant", "participant_id", "prolific_pid", "prolific_id", "worker_id",
@@ -105,11 +105,9 @@ def read_responses(paths: Sequence[Path], study: Study) -> Responses:
                 if not q.scale:
                     texts[q.key] = text
                     continue
-                try:
-                    v = float(text)
-                except ValueError:
-                    raise DatasetError(f"expected a number, found {text!r}", path=path, row=n,
-                                       field=qcols[q.key]) from None
+                v = decimal(text)
+                if v is None:
+                    raise DatasetError(f"expected a number, found {text!r}", path=path, row=n, field=qcols[q.key])
                 if not q.low <= v <= q.high:  # type: ignore[operator]
                     raise DatasetError(f"{v:g} is outside the {q.low}-{q.high} scale", path=path, row=n,
                                        field=qcols[q.key])

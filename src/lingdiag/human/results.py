@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from lingdiag.errors import DatasetError
 from lingdiag.human.agreement import Agreement, agreement
 from lingdiag.human.export import Study
 from lingdiag.human.gold import GoldRule, ItemGold, derive, write_dataset
 from lingdiag.human.importing import Responses, read_responses
 from lingdiag.records import Item
 from lingdiag.suite import ItemView
+from lingdiag.tabular import write_csv
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,11 +53,7 @@ def _write_review(study: Study, responses: Responses, path: Path) -> int:
             else:
                 row[q.key] = " | ".join(a.texts[q.key] for a in got if q.key in a.texts)
         rows.append(row)
-    with open(path, "w", newline="", encoding="utf-8") as fh:
-        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
-    return len(rows)
+    return write_csv(path, list(rows[0]), [list(r.values()) for r in rows])
 
 
 def import_study(study: Study, paths: Sequence[Path], items: Sequence[Item], view: ItemView,
@@ -67,6 +64,9 @@ def import_study(study: Study, paths: Sequence[Path], items: Sequence[Item], vie
     """
     kind = study.kind
     responses = read_responses(paths, study)
+    if not responses.raters:
+        raise DatasetError(f"no rater kept ({len(responses.excluded_raters)} missed an attention check, the others "
+                           "answered no real stimulus); nothing to measure or write", path=", ".join(map(str, paths)))
     agreements = []
     for q in kind.scales:
         table = {(a.rater, a.stimulus): a.values[q.key] for a in responses.answers if q.key in a.values}

@@ -12,11 +12,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib.util import find_spec
 from pathlib import Path
 
+from lingdiag.atomic import TEMP_SUFFIX, make_dir, write_atomic
 from lingdiag.errors import BackendError, MissingDependency
 from lingdiag.paths import cache_dir, sha256_file
 
@@ -96,13 +98,16 @@ def convert_gguf(gguf: Path, target: Path) -> None:
         raise BackendError(f"converting {gguf}: weights do not fit the architecture "
                            f"(missing {missing[:3]}, unexpected {unexpected[:3]})")
     plain.tie_weights()
-    tmp = target.with_name(target.name + ".partial")
-    shutil.rmtree(tmp, ignore_errors=True)
-    plain.save_pretrained(tmp)
-    tok.save_pretrained(tmp)
-    (tmp / "lingdiag_source.json").write_text(json.dumps({"gguf": gguf.name, "sha256": sha256_file(gguf)}))
-    shutil.rmtree(target, ignore_errors=True)
-    os.replace(tmp, target)
+    # A fresh directory per conversion (never a fixed name two processes could share), renamed into place.
+    tmp = Path(tempfile.mkdtemp(dir=make_dir(target.parent), prefix=f".{target.name}.", suffix=TEMP_SUFFIX))
+    try:
+        plain.save_pretrained(tmp)
+        tok.save_pretrained(tmp)
+        write_atomic(tmp / "lingdiag_source.json", json.dumps({"gguf": gguf.name, "sha256": sha256_file(gguf)}))
+        shutil.rmtree(target, ignore_errors=True)
+        os.replace(tmp, target)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def ensure_converted(name: str) -> tuple[Path, str]:

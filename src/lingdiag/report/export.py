@@ -11,6 +11,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
+from lingdiag.atomic import make_dir, write_atomic
 from lingdiag.report import markdown
 from lingdiag.report.tables import rows_by_suite
 from lingdiag.store import LoadedRun
@@ -48,11 +49,11 @@ def markdown_to_latex(text: str) -> str:
 def write_tables(directory: Path, runs: Sequence[LoadedRun]) -> list[Path]:
     """``<suite>.md`` and ``<suite>.tex`` for every suite among ``runs``; the paths written."""
     directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
+    make_dir(directory)
     written = []
     for name, rows in rows_by_suite(runs).items():
         text = SUITES.get(name).table(rows)
         for path, content in ((directory / f"{name}.md", text), (directory / f"{name}.tex", markdown_to_latex(text))):
-            path.write_text(content, encoding="utf-8")
+            write_atomic(path, content)
             written.append(path)
     return written

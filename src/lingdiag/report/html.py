@@ -13,13 +13,13 @@ module knows no suite.
 from __future__ import annotations
 
 import base64
-import os
 from collections.abc import Iterator, Mapping, Sequence
 from html import escape
 from pathlib import Path
 from typing import Any
 
 from lingdiag import figures as figs
+from lingdiag.atomic import make_dir, write_atomic
 from lingdiag.errors import ConfigError, LingdiagError
 from lingdiag.metrics.core import CI_METHODS, WILSON, fmt
 from lingdiag.report import browser, markdown
@@ -180,7 +180,5 @@ def write_html(path: Path, text: str, runs: Sequence[LoadedRun]) -> None:
     path = Path(path)
     if path.is_dir():
         raise ConfigError(f"--html {path}: a directory; give a file name such as {path / 'report.html'}")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".partial")  # a killed write never leaves a torn report
-    tmp.write_text(render_html(text, runs), encoding="utf-8")
-    os.replace(tmp, path)
+    make_dir(path.parent)
+    write_atomic(path, render_html(text, runs))

@@ -4,6 +4,7 @@ HTML and LaTeX renderers only decide how each block looks.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -40,10 +41,14 @@ class Paragraph:
 
 
 Block = Heading | Table | Bullets | Paragraph
+_SEPARATOR = re.compile(r"(?<!\\)\|")
 
 
 def _cells(line: str) -> list[str]:
-    return [c.strip() for c in line.strip().strip("|").split("|")]
+    # A cell's own "|" is written "\|" (metrics.core.table_cell).
+    inner = line.strip().removeprefix("|")
+    inner = inner[:-1] if inner.endswith("|") and not inner.endswith("\\|") else inner
+    return [c.strip().replace("\\|", "|") for c in _SEPARATOR.split(inner)]
 
 
 def blocks(text: str) -> Iterator[Block]:

@@ -18,6 +18,7 @@ report what the files hold.
 
 from __future__ import annotations
 
+import _csv
 import csv
 import io
 import re
@@ -27,7 +28,7 @@ from pathlib import Path
 
 from lingdiag.errors import DatasetError
 from lingdiag.records import Item
-from lingdiag.tabular import read_text
+from lingdiag.tabular import read_text, restore
 
 LABELS = ("entailment", "neutral", "contradiction")
 """Gold labels; the paper's numeric coding is the index (Appendix E, Table 11)."""
@@ -128,6 +129,13 @@ def _read_rows(path: Path) -> tuple[list[str], list[_Row]]:
     text = read_text(path)
     reader = csv.reader(io.StringIO(text), delimiter=_delimiter(path, text.split("\n", 1)[0]))
     try:
+        return _rows_of(path, reader)
+    except csv.Error as e:  # e.g. a cell longer than csv.field_size_limit()
+        raise DatasetError(f"not a readable CSV/TSV row: {e}", path=path, row=reader.line_num) from None
+
+
+def _rows_of(path: Path, reader: _csv.Reader) -> tuple[list[str], list[_Row]]:
+    try:
         header = [h.replace("\ufeff", "").strip() for h in next(reader)]
     except StopIteration:
         raise DatasetError("empty file (expected a header row)", path=path) from None
@@ -138,7 +146,7 @@ def _read_rows(path: Path) -> tuple[list[str], list[_Row]]:
     rows, prev = [], reader.line_num
     for cells in reader:
         start, prev = prev + 1, reader.line_num
-        clean = [c.replace("\ufeff", "").strip() for c in cells]
+        clean = [restore(c.replace("\ufeff", "").strip()) for c in cells]
         if not any(clean):
             continue  # blank separator lines occur inside released files
         clean += [""] * (len(header) - len(clean))

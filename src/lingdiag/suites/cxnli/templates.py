@@ -14,7 +14,7 @@ from __future__ import annotations
 import csv
 import json
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib.resources import files
 from pathlib import Path
@@ -23,8 +23,10 @@ from typing import Any
 import yaml
 from lemminflect import getAllInflections, getInflection, getLemma
 
+from lingdiag.atomic import write_atomic
 from lingdiag.errors import DatasetError
 from lingdiag.suites.cxnli.data import CONSTRUCTIONS, LABELS, Triple, canonical
+from lingdiag.tabular import write_csv
 
 _PLACEHOLDER = re.compile(r"\{([^{}]+)\}")
 _FORMS = {"ing": "VBG", "past": "VBD", "pp": "VBN", "lemma": "VB"}
@@ -388,13 +390,15 @@ def write_triples(path: Path | str, triples: Sequence[Triple]) -> None:
     if path.suffix.lower() == ".json":
         rows = [{"number": t.number, "construction": t.construction, "premise": t.premise,
                  "hypothesis": t.hypothesis, "label": t.label, **t.columns} for t in triples]
-        path.write_text(json.dumps(rows, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        write_atomic(path, json.dumps(rows, indent=2, ensure_ascii=False) + "\n")
         return
-    with open(path, "w", newline="", encoding="utf-8") as f:
-        w = csv.writer(f, delimiter="," if path.suffix.lower() == ".csv" else "\t", lineterminator="\n")
-        w.writerow(["CxN Type", "Number", "P/H/R", "Annotation Targets - Gold Standard Relation", *extra])
+
+    def lines() -> Iterator[list[object]]:
         for t in triples:
             code = LABELS.index(t.label)
-            w.writerow([t.construction, t.number, "premise", t.premise, *(t.columns.get(k, "") for k in extra)])
-            w.writerow(["", t.number, "hypothesis", t.hypothesis, *([""] * len(extra))])
-            w.writerow(["", t.number, "relation", f"{code} ({t.label})", *([""] * len(extra))])
+            yield [t.construction, t.number, "premise", t.premise, *(t.columns.get(k, "") for k in extra)]
+            yield ["", t.number, "hypothesis", t.hypothesis, *([""] * len(extra))]
+            yield ["", t.number, "relation", f"{code} ({t.label})", *([""] * len(extra))]
+
+    write_csv(path, ["CxN Type", "Number", "P/H/R", "Annotation Targets - Gold Standard Relation", *extra], lines(),
+              delimiter="," if path.suffix.lower() == ".csv" else "\t", lineterminator="\n")

@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from lingdiag.errors import ConfigError
+from lingdiag.errors import ConfigError, DatasetError
 from lingdiag.fetch import fetch
 from lingdiag.metrics.core import markdown_table, summary
 from lingdiag.models.base import Backend
@@ -40,6 +40,10 @@ from lingdiag.suites.explica.tasks import perplexity, strategy
 # -- command line -----------------------------------------------------------------------------
 
 app = typer.Typer(no_args_is_help=True, help="ExpliCa tools: prompt selection, built-in data.")
+_APPLIES: dict[str, tuple[Task, ...]] = {
+    "--connective-col": ("rating", "perplexity"), "--choices-col": ("mc",),
+    "--lower-is-better/--higher-is-better": ("perplexity",), "--ties": ("rating",), "--missing-ratings": ("rating",)}
+"""The options of ``score explica`` that only some tasks read; given with another task they are refused."""
 
 
 def score(
@@ -48,21 +52,37 @@ def score(
                                             "(the first row of each pair counts).")] = "rating",
     score_col: Annotated[str, typer.Option(help="Rating (number or answer text), perplexity, cloze answer or "
                                                 "MC letter.")] = "score",
-    connective_col: Annotated[str, typer.Option(help="Rating / perplexity: the row's connective.")] = "connective",
-    choices_col: Annotated[str, typer.Option(help="MC: letter → connective dict.")] = "answers_dict",
-    lower_is_better: Annotated[bool, typer.Option("--lower-is-better/--higher-is-better",
-                                                  help="Perplexity task: lowest wins (log-probs: higher).")] = True,
-    ties: Annotated[Ties, typer.Option(help="Rating ties (rules.py).")] = "alphabetical",
-    missing_ratings: Annotated[MissingRatings, typer.Option(help="Unreadable ratings (-1).")] = "keep",
+    connective_col: Annotated[str | None, typer.Option(help="Rating / perplexity: the row's connective "
+                                                            "[default: connective].")] = None,
+    choices_col: Annotated[str | None, typer.Option(help="MC: letter → connective dict "
+                                                         "[default: answers_dict].")] = None,
+    lower_is_better: Annotated[bool | None, typer.Option("--lower-is-better/--higher-is-better",
+                                                         help="Perplexity task: lowest wins (log-probs: higher) "
+                                                              "[default: lower].")] = None,
+    ties: Annotated[Ties | None, typer.Option(help="Rating ties (rules.py) [default: alphabetical].")] = None,
+    missing_ratings: Annotated[MissingRatings | None, typer.Option(help="Unreadable ratings (-1) "
+                                                                        "[default: keep].")] = None,
     dataset: Annotated[str, typer.Option(help="official, builtin, or a path in the official layout.")] = "official",
     out: Annotated[Path | None, typer.Option("--out", help="Also write a run directory (for report).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print metrics and unmatched rows as JSON.")] = False,
 ) -> None:
     """Metrics of answers or scores computed elsewhere, exactly as a run computes them."""
+    given = {"--connective-col": connective_col, "--choices-col": choices_col,
+             "--lower-is-better/--higher-is-better": lower_is_better, "--ties": ties,
+             "--missing-ratings": missing_ratings}
+    for option, value in given.items():
+        if value is not None and task not in _APPLIES[option]:
+            raise ConfigError(f"{option} does not apply to --task {task} (only to --task "
+                              f"{' or '.join(_APPLIES[option])})")
     items = load(dataset).items
-    cols = ScoreColumns(task, score_col, connective_col, choices_col, lower_is_better,
-                        RatingRule(ties, missing_ratings))
+    defaults = ScoreColumns(task, score_col)
+    cols = ScoreColumns(task, score_col, connective_col or defaults.connective_col, choices_col or defaults.choices_col,
+                        defaults.lower_is_better if lower_is_better is None else lower_is_better,
+                        RatingRule(ties or defaults.rule.ties, missing_ratings or defaults.rule.missing))
     result = import_scores(scores, items, cols)
+    if not result.records:
+        raise DatasetError(f"no row matched an item of dataset {dataset!r} ({len(result.unmatched)} unmatched rows, "
+                           f"{len(result.incomplete)} incomplete items); nothing to score", path=scores)
     m = {**metrics(result.records), **summary(result.records)} if result.records else {}
     if out is not None and result.records:
         write_imported(out, suite="explica", model=scores.stem, dataset=dataset, records=result.records,

@@ -21,7 +21,6 @@ and ``frequency_bin``), comma- or tab-separated, and names file, row and field i
 
 from __future__ import annotations
 
-import csv
 import random
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -34,7 +33,7 @@ import yaml
 
 from lingdiag.errors import DatasetError
 from lingdiag.records import Item
-from lingdiag.tabular import read_table
+from lingdiag.tabular import read_table, write_csv
 
 CONNECTIVES = ("so", "because", "then", "after")
 """The four connectives (§3), in the order prompts list them by default."""
@@ -356,11 +355,7 @@ def builtin_rows(spec: Path | None = None) -> list[dict[str, str]]:
 def write_builtin(out: Path, spec: Path | None = None) -> int:
     """Write the built-in pairs as an official-layout CSV; returns the number of rows."""
     rows = builtin_rows(spec)
-    with open(out, "w", newline="", encoding="utf-8") as f:
-        writer = csv.DictWriter(f, fieldnames=list(OFFICIAL_COLUMNS))
-        writer.writeheader()
-        writer.writerows(rows)
-    return len(rows)
+    return write_csv(out, list(OFFICIAL_COLUMNS), [[r.get(c, "") for c in OFFICIAL_COLUMNS] for r in rows])
 
 
 def builtin_items() -> list[Item]:

@@ -23,7 +23,7 @@ from lingdiag.records import UNPARSED, Item, ItemRecord
 from lingdiag.suites.explica import data
 from lingdiag.suites.explica.parse import parse_connective, parse_letter, parse_rating
 from lingdiag.suites.explica.rules import RatingRule, lowest
-from lingdiag.tabular import read_table
+from lingdiag.tabular import decimal, read_table
 
 Task = Literal["rating", "cloze", "mc", "perplexity"]
 IMPORT_TASKS: tuple[Task, ...] = ("rating", "cloze", "mc", "perplexity")
@@ -73,25 +73,22 @@ def _record(it: Item, task: str, label: str, detail: dict[str, Any], rule: Ratin
 
 
 def _number(text: str, path: Path, n: int, col: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise DatasetError(f"expected a number, found {text!r}", path=path, row=n, field=col) from None
-    if math.isnan(value):
-        raise DatasetError("expected a number, found NaN", path=path, row=n, field=col)
+    value = decimal(text)
+    if value is None:  # also NaN, inf, 1_0, full-width digits
+        raise DatasetError(f"expected a finite number, found {text!r}", path=path, row=n, field=col)
     return value
 
 
 def _rating(text: str) -> float:
-    """A rating cell: a number as is, an answer text through the rating parser. An empty cell is
-    NaN, which pandas' ``idxmax`` in the authors' notebooks skips (unlike a -1, which competes).
+    """A rating cell: a number as is, an answer text through the rating parser. An empty cell
+    (or pandas' ``nan``) is NaN, which pandas' ``idxmax`` in the authors' notebooks skips
+    (unlike a -1, which competes). ``inf`` and other non-decimal text go to the parser, which
+    reads no rating in them (-1).
     """
-    if not text.strip():
+    if not text.strip() or text.strip().lower() == "nan":
         return math.nan
-    try:
-        return float(text)
-    except ValueError:
-        return float(parse_rating(text))
+    value = decimal(text)
+    return float(parse_rating(text)) if value is None else value
 
 
 def _choices(text: str, path: Path, n: int, col: str) -> dict[str, str]:

@@ -20,11 +20,12 @@ from typing import Any
 
 import yaml
 
+from lingdiag.errors import DatasetError
 from lingdiag.records import Item
 from lingdiag.suites.explica import data
-from lingdiag.suites.explica.importing import ScoreColumns, Task, import_scores
+from lingdiag.suites.explica.importing import ImportResult, ScoreColumns, Task, import_scores
 from lingdiag.suites.explica.metrics import metrics
-from lingdiag.tabular import sniff_delimiter
+from lingdiag.tabular import read_text, sniff_delimiter
 
 TOLERANCE = 0.005
 CLASS_CELLS = ("All", *data.CLASSES)
@@ -74,31 +75,57 @@ def published() -> dict[str, Any]:
     return loaded
 
 
+def _complete(path: Path, result: ImportResult, items: Sequence[Item], field: str) -> dict[str, Any]:
+    """The metrics of a published file that scores every item; else a one-line ``DatasetError``.
+
+    Every released file scores all the dataset's pairs, so a file that does not was cut short,
+    emptied or edited, and scoring it would change the cells without a word.
+    """
+    if result.unmatched:
+        u = result.unmatched[0]
+        raise DatasetError(f"{u['reason']}: {u['Sentence_A']!r} / {u['Sentence_B']!r} (a published file holds "
+                           "only the dataset's pairs; torn or edited?)", path=path, row=u["row"])
+    if result.incomplete:
+        raise DatasetError(f"item {result.incomplete[0]} lacks a score for some connective ({len(result.incomplete)} "
+                           "items do; cut short?)", path=path, field=field)
+    if len(result.records) < len(items):
+        raise DatasetError(f"scores {len(result.records)} of the {len(items)} items of the dataset; a published "
+                           "file scores them all (cut short or emptied?)", path=path, field=field)
+    return metrics(result.records)
+
+
 def _prompting(path: Path, task: Task, items: Sequence[Item]) -> list[Scored]:
     m = _FILE.match(path.name)
     if m is None:
-        return []
+        raise DatasetError("not a published file name (accept|cloze|mult_choice_..._<model>_cleaned.tsv)", path=path)
     shots = "few" if path.parent.name == "fewshot" else "zero"
-    with path.open(encoding="utf-8-sig") as f:  # the header only: the file is read in full by the import
-        columns = f.readline().rstrip("\r\n")
+    header = read_text(path).split("\n", 1)[0].rstrip("\r")
+    columns = header.split(sniff_delimiter(header))
+    found = {decoding: col for decoding, col in DECODING_COLUMNS.items() if col in columns}
+    if not found:
+        raise DatasetError(f"no answer column (expected {' or '.join(DECODING_COLUMNS.values())}; "
+                           f"columns: {', '.join(columns)})", path=path, row=1)
     out = []
-    for decoding, col in DECODING_COLUMNS.items():
-        if col not in columns.split(sniff_delimiter(columns)):
-            continue
+    for decoding, col in found.items():
         result = import_scores(path, items, ScoreColumns(task, col, connective_col="conn_in_list"))
-        out.append(Scored(task, shots, decoding, m["model"], metrics(result.records)))
+        out.append(Scored(task, shots, decoding, m["model"], _complete(path, result, items, col)))
     return out
 
 
 def score_all(results_dir: Path, items: Sequence[Item]) -> list[Scored]:
-    """Score every published file under ``results_dir`` (the layout of ``lingdiag fetch explica --results``)."""
+    """Score every published file under ``results_dir`` (the layout of ``lingdiag fetch explica --results``).
+
+    Raises:
+        DatasetError: a file is unreadable, lacks its answer column, or does not score every item.
+    """
     scored: list[Scored] = []
     for sub, task in _TASK_DIRS.items():
         for path in sorted((results_dir / sub).glob("*/*_cleaned.*")):
             scored += _prompting(path, task, items)
     for path in sorted((results_dir / "perplexity").glob("*.[ct]sv")):
         result = import_scores(path, items, ScoreColumns("perplexity", "perplexity", connective_col="conn_in_list"))
-        scored.append(Scored("perplexity", "-", "-", path.stem.removeprefix("perplexity_"), metrics(result.records)))
+        scored.append(Scored("perplexity", "-", "-", path.stem.removeprefix("perplexity_"),
+                             _complete(path, result, items, "perplexity")))
     return scored
 
 
