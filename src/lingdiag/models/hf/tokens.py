@@ -117,11 +117,11 @@ class TokenScorer:
         self.lm, self.usage = lm, usage
         self._word_start: torch.Tensor | None = None
 
-    def _word_start_mask(self, vocab: int) -> torch.Tensor:
+    def _word_start_mask(self, vocab: int, device: torch.device) -> torch.Tensor:
         import torch
 
-        if self._word_start is None or self._word_start.shape[0] != vocab:
-            mask = torch.zeros(vocab, dtype=torch.bool)
+        if self._word_start is None or self._word_start.shape[0] != vocab or self._word_start.device != device:
+            mask = torch.zeros(vocab, dtype=torch.bool, device=device)
             mask[word_start_ids(self.lm.tokenizer, vocab)] = True
             self._word_start = mask
         return self._word_start
@@ -148,7 +148,7 @@ class TokenScorer:
                 spans = s.spans[len(s.cont) - s.scored:]
                 word_start = None
                 if ws[i]:
-                    chosen = self._word_start_mask(lp.shape[1]).to(lp.device)
+                    chosen = self._word_start_mask(lp.shape[1], lp.device)
                     word_start = tuple(torch.logsumexp(lp[:, chosen], dim=-1).tolist())
                 out[i] = LogLikelihood(
                     logprob=float(picked.sum()), n_tokens=s.scored,
