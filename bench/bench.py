@@ -269,6 +269,40 @@ def agreement(a: list[str], b: list[str]) -> float:
     return sum(x == y for x, y in zip(a, b, strict=True)) / len(a)
 
 
+@dataclass(frozen=True)
+class Model:
+    """The benchmarked model: SmolLM2-135M-Instruct converted to a plain transformers directory."""
+
+    dir: Path
+    config: dict[str, Any]
+    n_params: int
+    n_head: int
+    """Parameters of the LM head (tied: the embedding matrix)."""
+
+    def best_rate(self, before: float) -> float:
+        """The best float32 rate this CPU reached in the command: MKL's 2048² GEMM (``before`` and
+        now), or oneDNN on a packed weight at the model's own projection shape (what lingdiag's
+        layers run on)."""
+        hidden, inter = self.config["hidden_size"], self.config["intermediate_size"]
+        return max(before, matmul_rate(), 2 * 4096 * hidden * inter / packed_seconds(4096, hidden, inter))
+
+    def floor_seconds(self, usage: dict[str, int], rate: float) -> float:
+        """Compute floor of lingdiag's work: the body on the tokens it ran, the LM head on the positions it scored."""
+        return (2 * (self.n_params - self.n_head) * usage["forward_tokens"]
+                + 2 * self.n_head * usage["head_positions"]) / rate
+
+
+def smollm2() -> Model:
+    """The converted model and its sizes."""
+    from lingdiag.models.embedded import ensure_converted
+    from lingdiag.models.hf.load import stored_param_count
+
+    model_dir, _ = ensure_converted("smollm2-135m")
+    config = json.loads((model_dir / "config.json").read_text())
+    return Model(model_dir, config, stored_param_count(str(model_dir)) or 0,
+                 config["vocab_size"] * config["hidden_size"])
+
+
 def main() -> None:
     """Run the three comparisons and print the table and the machine-readable last line."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -278,7 +312,6 @@ def main() -> None:
     args = parser.parse_args()
     WORK.mkdir(parents=True, exist_ok=True)
 
-    from lingdiag.models.embedded import ensure_converted
     from lingdiag.models.hf import HFBackend
     from lingdiag.records import Generation, GenerationRequest
     from lingdiag.suite import SUITES
@@ -286,12 +319,8 @@ def main() -> None:
     from lingdiag.suites.explica.tasks import PerplexityTask
     from lingdiag.suites.imperfective import prompts as imperfective
 
-    model_dir, _ = ensure_converted("smollm2-135m")
-    config = json.loads((model_dir / "config.json").read_text())
-    from lingdiag.models.hf.load import stored_param_count
-
-    n_params = stored_param_count(str(model_dir)) or 0
-    n_head = config["vocab_size"] * config["hidden_size"]  # tied: the embedding matrix is the LM head
+    model = smollm2()
+    model_dir, config, n_params = model.dir, model.config, model.n_params
     rate_before = matmul_rate()
 
     # (1) ExpliCa: 4,800 log-likelihood requests.
@@ -408,14 +437,10 @@ def main() -> None:
     identical = (cache / "runs" / "cold" / "items.jsonl").read_bytes() == \
         (cache / "runs" / "rerun" / "items.jsonl").read_bytes()
 
-    # The best float32 rate this CPU reached in the command: MKL's 2048² GEMM, or oneDNN on a
-    # packed weight at the model's own projection shape (what lingdiag's layers run on).
-    rate = max(rate_before, matmul_rate(),
-               2 * 4096 * config["hidden_size"] * config["intermediate_size"]
-               / packed_seconds(4096, config["hidden_size"], config["intermediate_size"]))
+    rate = model.best_rate(rate_before)
     usage = ours["usage"]
     floor_all = 2 * n_params * tokens_all / rate
-    floor_ours = (2 * (n_params - n_head) * usage["forward_tokens"] + 2 * n_head * usage["head_positions"]) / rate
+    floor_ours = model.floor_seconds(usage, rate)
 
     loglik_speedup = ref["seconds"] / ours["seconds"]
     gen_speedup = gen_ref["seconds"] / gen_ours["seconds"]

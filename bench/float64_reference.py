@@ -23,7 +23,7 @@ def main() -> None:
     from lingdiag.models.embedded import ensure_converted
     from lingdiag.models.hf import HFBackend
     from lingdiag.models.hf.placement import resolve
-    from lingdiag.models.hf.score import split_request
+    from lingdiag.models.hf.tokens import split_request
     from lingdiag.records import LoglikelihoodRequest
 
     k = int(sys.argv[1]) if len(sys.argv) > 1 else 3
@@ -36,7 +36,8 @@ def main() -> None:
     backend = HFBackend(str(ensure_converted("smollm2-135m")[0]), resolve(threads=2, packed_linears=False))
     model = backend.model.double()
     for i in worst:
-        context, continuation = split_request(backend.loaded, LoglikelihoodRequest(*requests[i]))
+        split = split_request(backend.loaded, LoglikelihoodRequest(*requests[i]))
+        context, continuation = split.ctx, split.cont
         with torch.inference_mode():
             logp = torch.log_softmax(model(torch.tensor([context + continuation])).logits[0].double(), -1)
         exact = sum(logp[len(context) - 1 + j, t].item() for j, t in enumerate(continuation))

@@ -5,21 +5,9 @@
 # and transformers.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source bench/venv.sh
 
-LOCK=bench/constraints-lm-eval.txt
-WORK=bench/.work
-VENV=$WORK/venv
-STAMP=$VENV/.installed-$(sha256sum "$LOCK" | cut -c1-16)
-
-if [ ! -f "$STAMP" ]; then
-    echo "installing lm-eval from $LOCK into $VENV" >&2
-    rm -rf "$VENV"
-    mkdir -p "$WORK"
-    python3 -m venv "$VENV"
-    "$VENV/bin/pip" install -q -c "$LOCK" pip
-    "$VENV/bin/pip" install -q -c "$LOCK" torch==2.13.0
-    "$VENV/bin/pip" install -q -c "$LOCK" "lm-eval[hf]"
-    touch "$STAMP"
-fi
+VENV=bench/.work/venv
+install_venv "$VENV" bench/constraints-lm-eval.txt "lm-eval[hf]"
 
 exec .venv/bin/python bench/bench.py --lm-eval-python "$VENV/bin/python" "$@"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import http.server
 import json
 import os
 import re
@@ -83,6 +85,24 @@ def shared_datasets() -> Path:
     return SHARED_DATASETS
 
 
+@pytest.fixture()
+def server(shared_datasets: Path) -> Iterator[tuple[str, list[str]]]:
+    """A real HTTP server on 127.0.0.1 serving ../shared/datasets; yields (base URL, request log)."""
+    log: list[str] = []
+
+    class Handler(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, fmt: str, *args: object) -> None:
+            log.append(self.path)
+
+    handler = functools.partial(Handler, directory=str(shared_datasets))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}", log
+    httpd.shutdown()
+    httpd.server_close()
+
+
 USER_MODELS = Path(os.environ.get("LINGDIAG_CACHE") or Path.home() / ".cache" / "lingdiag") / "models"
 
 
@@ -113,6 +133,8 @@ class FakeApi:
         self.paths: list[str] = []
         self.delay = 0.0
         """Seconds each answer waits."""
+        self.logprobs: Any = None
+        """A function of the request body giving a ``/completions`` choice's ``logprobs`` (echo)."""
         self.url = ""
 
 
@@ -135,6 +157,8 @@ def fake_api() -> Iterator[FakeApi]:
             chat = self.path.endswith("/chat/completions")
             content = state.content(request) if callable(state.content) else state.content
             choice = {"message": {"role": "assistant", "content": content}} if chat else {"text": content}
+            if state.logprobs is not None and not chat:
+                choice["logprobs"] = state.logprobs(request)
             body = json.dumps({"choices": [{"index": 0, **choice}],
                                "usage": {"prompt_tokens": 5, "completion_tokens": 2}}).encode()
             self.send_response(200)

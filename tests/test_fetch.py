@@ -1,8 +1,4 @@
-import functools
 import hashlib
-import http.server
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -12,24 +8,6 @@ from lingdiag.cli import app
 from lingdiag.errors import DatasetError
 from lingdiag.io import fetch as fetch_mod
 from lingdiag.registry import load_plugins
-
-
-@pytest.fixture()
-def server(shared_datasets: Path) -> Iterator[tuple[str, list[str]]]:
-    """A real HTTP server on 127.0.0.1 serving ../shared/datasets; yields (base URL, request log)."""
-    log: list[str] = []
-
-    class Handler(http.server.SimpleHTTPRequestHandler):
-        def log_message(self, fmt: str, *args: object) -> None:
-            log.append(self.path)
-
-    handler = functools.partial(Handler, directory=str(shared_datasets))
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}", log
-    httpd.shutdown()
-    httpd.server_close()
 
 
 def test_fetch_from_loopback_url_verifies_and_caches(server: tuple[str, list[str]]) -> None:

@@ -14,6 +14,8 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from lingdiag.scoring import LINGDIAG, ScoringPolicy
+
 UNPARSED = "unparsed"
 """The label recorded when a model answer cannot be parsed; counted, never mapped to a label."""
 
@@ -92,12 +94,19 @@ class LoglikelihoodRequest:
     ``GenerationRequest`` with the same messages is (chat template, assistant turn opened), and
     ``context`` must be empty: the continuation is scored as the first words of the answer,
     so competence (log-likelihood) and performance (generation) see the same prompt tokens.
+
+    ``policy`` says what precedes a text context and which tokens count (``lingdiag.scoring``);
+    it does not apply to a chat context, whose tokens the chat template decides.
     """
 
     context: str
     continuation: str
     messages: tuple[ChatMessage, ...] = ()
     """Chat turns to render as the context (the backend applies the model's chat template)."""
+    policy: ScoringPolicy = LINGDIAG
+    """The scoring convention (what precedes the text, leading space, first token)."""
+    per_token: bool = False
+    """Also return each scored token's log-prob and character span (``LogLikelihood.token_*``)."""
 
     def __post_init__(self) -> None:
         if self.messages and self.context:
@@ -108,6 +117,13 @@ class LoglikelihoodRequest:
         key = {"kind": "loglikelihood", **asdict(self)}
         if not key["messages"]:
             del key["messages"]  # text-context keys stay as they were before chat contexts existed
+        # Keys of default requests stay as they were before policies and per-token answers existed.
+        if self.policy == LINGDIAG:
+            del key["policy"]
+        else:
+            key["policy"] = self.policy.recorded()
+        if not self.per_token:
+            del key["per_token"]
         return key
 
 
@@ -144,6 +160,14 @@ class LogLikelihood:
     is_greedy: bool
     """Whether greedy decoding from the context would produce exactly the continuation."""
     error: str | None = None
+    token_logprobs: tuple[float, ...] | None = None
+    """Natural-log probability of each scored token (a ``per_token`` request)."""
+    token_spans: tuple[tuple[int, int], ...] | None = None
+    """Each scored token's ``[start, end)`` characters in the continuation as requested (a space
+    the policy put before it starts at -1)."""
+    word_start_logprobs: tuple[float, ...] | None = None
+    """With the policy's whitespace correction: at each scored token's position and once after
+    the last, the log-probability that the next token starts a word (begins with a space)."""
 
 
 Response = Generation | LogLikelihood
@@ -153,16 +177,25 @@ def response_to_json(r: Response) -> dict[str, Any]:
     """Serialise a response (for the cache)."""
     kind = "generation" if isinstance(r, Generation) else "loglikelihood"
     body = asdict(r)
-    if body.get("rendering", "") is None:
-        del body["rendering"]  # entries stay as they were before the field existed
+    for optional in ("rendering", "token_logprobs", "token_spans", "word_start_logprobs"):
+        if optional in body and body[optional] is None:
+            del body[optional]  # entries stay as they were before the field existed
     return {"type": kind, **body}
 
 
 _FIELD_TYPES: dict[str, dict[str, tuple[type, ...]]] = {
     "generation": {"text": (str,), "n_tokens": (int,), "prompt_tokens": (int,), "logprobs": (list, type(None)),
                    "error": (str, type(None)), "rendering": (str, type(None))},
-    "loglikelihood": {"logprob": (int, float), "n_tokens": (int,), "is_greedy": (bool,), "error": (str, type(None))},
+    "loglikelihood": {"logprob": (int, float), "n_tokens": (int,), "is_greedy": (bool,), "error": (str, type(None)),
+                      "token_logprobs": (list, type(None)), "token_spans": (list, type(None)),
+                      "word_start_logprobs": (list, type(None))},
 }
+
+
+def _numbers(kind: str, name: str, values: Any) -> tuple[float, ...]:
+    if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in values):
+        raise ValueError(f"{kind} field {name!r} holds a non-number")
+    return tuple(values)
 
 
 def response_from_json(d: Mapping[str, Any]) -> Response:
@@ -181,12 +214,17 @@ def response_from_json(d: Mapping[str, Any]) -> Response:
         if not isinstance(value, types[name]) or (isinstance(value, bool) and bool not in types[name]):
             raise ValueError(f"{kind} field {name!r} is {type(value).__name__}, not {types[name][0].__name__}")
     if kind == "generation":
-        logprobs = body.get("logprobs")
-        if logprobs is not None:
-            if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in logprobs):
-                raise ValueError("generation field 'logprobs' holds a non-number")
-            body["logprobs"] = tuple(logprobs)
+        if body.get("logprobs") is not None:
+            body["logprobs"] = _numbers(kind, "logprobs", body["logprobs"])
         return Generation(**body)
+    for field_name in ("token_logprobs", "word_start_logprobs"):
+        if body.get(field_name) is not None:
+            body[field_name] = _numbers("loglikelihood", field_name, body[field_name])
+    if body.get("token_spans") is not None:
+        spans = body["token_spans"]
+        if not all(isinstance(s, list) and len(s) == 2 and all(type(v) is int for v in s) for s in spans):
+            raise ValueError("loglikelihood field 'token_spans' holds something other than [start, end] pairs")
+        body["token_spans"] = tuple((a, b) for a, b in spans)
     return LogLikelihood(**body)
 
 

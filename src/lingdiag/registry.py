@@ -23,6 +23,8 @@ _BUILTIN_MODULES = (
     "lingdiag.suites.imperfective",
     "lingdiag.suites.explica",
     "lingdiag.suites.cxnli",
+    "lingdiag.suites.minimal_pairs",
+    "lingdiag.suites.syntaxgym",
     "lingdiag.suitefile",
 )
 _loaded = False

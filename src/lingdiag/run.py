@@ -28,8 +28,10 @@ from lingdiag.records import (
     Response,
     ResultRow,
 )
+from lingdiag.scoring import LINGDIAG
 from lingdiag.store import SCHEMA_VERSION, RunStore
 from lingdiag.suite import SUITE_COPY, SUITES, Condition, Dataset, Suite
+from lingdiag.sweep import AXIS as SCORING_POLICY_AXIS
 
 RESUMABLE_CHANGES = ("batch_tokens",)
 """Config fields a resumed run may change: they group requests into batches, nothing more."""
@@ -82,7 +84,10 @@ def _prompt_json(r: Request) -> Any:
     if isinstance(r, LoglikelihoodRequest):
         if r.messages:
             return {"messages": _messages_json(r.messages), "continuation": r.continuation}
-        return {"context": r.context, "continuation": r.continuation}
+        prompt = {"context": r.context, "continuation": r.continuation}
+        if r.policy != LINGDIAG:  # records of the default policy stay as they were before policies
+            prompt["policy"] = r.policy.name
+        return prompt
     if r.messages:
         return _messages_json(r.messages)
     return r.prompt
@@ -144,6 +149,15 @@ def _check(backend: Backend, needs: set[str]) -> str | None:
     if not missing:
         return None
     return f"backend {backend.identity.get('backend')} cannot serve {', '.join(missing)} requests"
+
+
+def _policies(requests: Sequence[Request], named: bool) -> list[dict[str, Any]]:
+    """The scoring policies ``requests`` carry, as ``meta.json`` records them: all of them for a
+    condition on the scoring-policy axis (``named``), else those other than the default (so the
+    ``meta.json`` of the suites that never choose one stays as it was).
+    """
+    seen = {r.policy for r in requests if isinstance(r, LoglikelihoodRequest) and not r.messages}
+    return [p.recorded() for p in sorted(seen, key=lambda p: p.name) if named or p != LINGDIAG]
 
 
 def _versions() -> dict[str, str]:
@@ -300,6 +314,9 @@ def _evaluate(config: RunConfig, backend: Backend, store: RunStore, progress: Pr
         items = p.items[condition.name]
         order += [(condition.name, it.id) for it in items]
         rendered = {it.id: condition.strategy.render(it) for it in items}
+        policies = _policies([r for rs in rendered.values() for r in rs], SCORING_POLICY_AXIS in condition.axes)
+        if policies:
+            meta.setdefault("scoring_policies", {})[condition.name] = policies
         reason = _check(backend, _needs([r for rs in rendered.values() for r in rs]))
         if reason:
             meta["skipped"][condition.name] = reason

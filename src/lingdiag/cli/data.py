@@ -27,10 +27,13 @@ def fetch(
     suite: str = typer.Argument(..., help="Suite whose official files to download."),
     mirror: str = typer.Option(None, "--from", help="A directory or base URL holding the files."),
     results: bool = typer.Option(False, "--results", help="The authors' published per-item outputs instead."),
+    only: str = typer.Option("", "--only", help="Comma-separated file names without extension to fetch "
+                             "instead of all (e.g. wh_island,human_validation_summary for blimp)."),
 ) -> None:
-    """Download a suite's official data files, verifying pinned SHA-256 checksums."""
+    """Download a suite's official data files (or blimp's, syntaxgym's), verifying pinned SHA-256 checksums."""
     load_plugins()
-    for path in do_fetch(f"{suite}-results" if results else suite, mirror):
+    names = [n for n in only.split(",") if n]
+    for path in do_fetch(f"{suite}-results" if results else suite, mirror, names):
         out.print(f"verified {path}")
 
 

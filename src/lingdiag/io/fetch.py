@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import urllib.error
 import urllib.request
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,6 +30,8 @@ class OfficialFile:
     local: str
     """Path under the datasets cache (and under a ``--from`` mirror)."""
     sha256: str
+    """Empty where no checksum is known (only the pinned commit vouches for the file); a run
+    still records the SHA-256 of what it read."""
 
 
 OFFICIAL: dict[str, tuple[OfficialFile, ...]] = {}
@@ -61,28 +64,37 @@ def _read(source: str, timeout: float = 60) -> bytes:
         raise DatasetError(f"cannot read: {e.strerror}", path=source) from e
 
 
-def fetch(suite: str, mirror: str | None = None) -> list[Path]:
+def _verified(path: Path, f: OfficialFile) -> bool:
+    return path.exists() and (not f.sha256 or _sha256(path.read_bytes()) == f.sha256)
+
+
+def fetch(suite: str, mirror: str | None = None, only: Sequence[str] = ()) -> list[Path]:
     """Download (or copy from ``mirror``) every official file of ``suite``, verifying SHA-256.
 
     Args:
         suite: A suite with registered official files.
         mirror: Directory or base URL holding the files under their local names.
+        only: File names without extension (``wh_island``) to fetch instead of all.
 
     Returns:
-        The local paths, all verified.
+        The local paths, all verified where a checksum is known.
     """
     if suite not in OFFICIAL:
         raise UnknownNameError("official file set", suite, OFFICIAL)
+    chosen = [f for f in OFFICIAL[suite] if not only or Path(f.local).stem in only]
+    unknown = set(only) - {Path(f.local).stem for f in OFFICIAL[suite]}
+    if unknown:
+        raise UnknownNameError(f"{suite} file", sorted(unknown)[0], (Path(f.local).stem for f in OFFICIAL[suite]))
     paths = []
-    for f in OFFICIAL[suite]:
+    for f in chosen:
         target = datasets_dir() / f.local
-        if target.exists() and _sha256(target.read_bytes()) == f.sha256:
+        if _verified(target, f):
             paths.append(target)
             continue
         source = f.url if mirror is None else (
             mirror.rstrip("/") + "/" + f.local if "://" in mirror else str(Path(mirror) / f.local))
         data = _read(source)
-        if _sha256(data) != f.sha256:
+        if f.sha256 and _sha256(data) != f.sha256:
             raise DatasetError(f"SHA-256 mismatch: expected {f.sha256}, got {_sha256(data)}; "
                                "the mirror holds a different version of this file", path=source)
         make_dir(target.parent)
@@ -99,7 +111,12 @@ def official_path(suite: str, local: str) -> Path:
             if not path.exists():
                 raise DatasetError(f"the official {suite} data is not downloaded yet; "
                                    f"run: lingdiag fetch {suite}", path=path)
-            if _sha256(path.read_bytes()) != f.sha256:
+            if not _verified(path, f):
                 raise DatasetError("cached file fails its SHA-256 check; run: lingdiag fetch " + suite, path=path)
             return path
     raise DatasetError(f"no official file {local!r} registered for {suite}")
+
+
+def fetched(suite: str) -> list[Path]:
+    """The official files of ``suite`` already downloaded and verified, in registration order."""
+    return [datasets_dir() / f.local for f in OFFICIAL.get(suite, ()) if _verified(datasets_dir() / f.local, f)]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from lingdiag.models.hf import HFBackend
-from lingdiag.models.hf.score import split_request
+from lingdiag.models.hf.tokens import split_request
 from lingdiag.records import ChatMessage, GenerationRequest, LoglikelihoodRequest
 
 pytestmark = pytest.mark.slow
@@ -20,7 +20,8 @@ MESSAGES = (ChatMessage("system", "You are a strict logician. Answer True, False
 def test_chat_context_tokens_are_the_generation_prompt_tokens(smollm2: HFBackend) -> None:
     lm = smollm2.loaded
     prompt = lm.encode_prompt(GenerationRequest(messages=MESSAGES))
-    ctx, cont = split_request(lm, LoglikelihoodRequest("", "True", messages=MESSAGES))
+    split = split_request(lm, LoglikelihoodRequest("", "True", messages=MESSAGES))
+    ctx, cont = split.ctx, split.cont
     assert ctx == prompt
     assert lm.tokenizer.decode(ctx).endswith("<|im_start|>assistant\n")  # the assistant turn is open
     assert cont == lm.tokenizer("True", add_special_tokens=False)["input_ids"]

@@ -8,10 +8,11 @@ imported inside the functions, on the first forward pass.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from lingdiag.models.hf.batching import token_budget_batches
 from lingdiag.models.hf.load import LoadedModel
 
 if TYPE_CHECKING:
@@ -90,3 +91,23 @@ class Forward:
                                            cache=cache, use_cache=True)
         rows = Rows(out.cache, mask, start + seg_mask.sum(1)) if keep else None
         return rows, out.last_hidden_state
+
+
+def full_logits(lm: LoadedModel, usage: Counter[str], seqs: Sequence[list[int]], tokens: int,
+                max_batch: int) -> Iterator[tuple[list[int], torch.Tensor]]:
+    """Logits at every position of ``seqs``, right-padded in batches of at most ``tokens`` padded
+    tokens and ``max_batch`` rows: the plain scoring paths. Yields each batch's request indices
+    and its ``[rows, width, vocab]`` logits (row k holds ``seqs[batch[k]]``).
+    """
+    import torch
+
+    pad = lm.tokenizer.pad_token_id
+    device = lm.input_device
+    for batch in token_budget_batches([len(s) for s in seqs], tokens, max_batch):
+        width = max(len(seqs[i]) for i in batch)
+        ids = torch.tensor([seqs[i] + [pad] * (width - len(seqs[i])) for i in batch], device=device)
+        mask = torch.tensor([[1] * len(seqs[i]) + [0] * (width - len(seqs[i])) for i in batch], device=device)
+        with torch.inference_mode():
+            logits = lm.model(input_ids=ids, attention_mask=mask).logits
+        usage.update(forward_tokens=int(mask.sum()), padded_tokens=ids.numel(), head_positions=ids.numel())
+        yield batch, logits

@@ -13,10 +13,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from lingdiag.errors import BackendError
-from lingdiag.models.hf.batching import Budget, common_prefix_all, pack_groups, plan_groups, token_budget_batches
-from lingdiag.models.hf.forward import Forward
+from lingdiag.models.hf.batching import Budget, common_prefix_all, pack_groups, plan_groups
+from lingdiag.models.hf.forward import Forward, full_logits
 from lingdiag.models.hf.load import LoadedModel
-from lingdiag.records import GenerationRequest, LogLikelihood, LoglikelihoodRequest
+from lingdiag.models.hf.tokens import Split, TokenScorer, split_request
+from lingdiag.records import LogLikelihood, LoglikelihoodRequest
 
 if TYPE_CHECKING:
     import torch
@@ -38,33 +39,6 @@ class Scored:
     """``targets[t]`` is the token predicted at position ``t`` (the input shifted by one)."""
     first: int
     """First scored position: the continuation starts at ``first + 1``."""
-
-
-def split_request(lm: LoadedModel, r: LoglikelihoodRequest) -> tuple[list[int], list[int]]:
-    """Context and continuation tokens of ``r``, tokenized as lm-eval does.
-
-    A space at the end of the context belongs to the continuation; an empty context
-    stands for ``lm.prefix_id``; the continuation is what the tokenized whole adds to the
-    tokenized context.
-
-    A chat context (``r.messages``) is the prompt tokens generation would get for the same
-    messages (``LoadedModel.encode``: template, opened assistant turn, fallbacks alike), and
-    the continuation is tokenized on its own: the answer's first tokens as the model would
-    generate them, with no merge across the template's boundary.
-    """
-    if r.messages:
-        ctx, _ = lm.encode(GenerationRequest(messages=r.messages))
-        return ctx, list(lm.tokenizer(r.continuation, add_special_tokens=False)["input_ids"])
-    context, continuation = r.context, r.continuation
-    n_spaces = len(context) - len(context.rstrip(" "))
-    if n_spaces:
-        context, continuation = context[:-n_spaces], context[-n_spaces:] + continuation
-    if not context:
-        cont = list(lm.tokenizer(continuation, add_special_tokens=False)["input_ids"])
-        return [lm.prefix_id], cont
-    whole = list(lm.tokenizer(context + continuation)["input_ids"])
-    ctx = list(lm.tokenizer(context)["input_ids"])
-    return ctx, whole[len(ctx):]
 
 
 class LMHead:
@@ -143,16 +117,39 @@ class Scorer:
         """Score with ``forward``'s model (loaded on the first request), counting into its usage."""
         self.forward, self.lm, self.usage = forward, forward.lm, forward.usage
         self._head_matches: bool | None = None  # checked once per model
+        self._tokens = TokenScorer(self.lm, self.usage)
 
     def loglikelihood(self, requests: Sequence[LoglikelihoodRequest], budget: Budget) -> list[LogLikelihood]:
-        """Summed continuation log-probs, batched by ``budget``; see ``Backend.loglikelihood``."""
+        """Summed continuation log-probs, batched by ``budget``; see ``Backend.loglikelihood``.
+
+        Each request is tokenized under its scoring policy (``tokens.split_request``); per-token
+        requests are run in full by ``TokenScorer``, the others share prefixes (``tree``).
+        """
         split = [split_request(self.lm, r) for r in requests]
-        for r, (_, cont) in zip(requests, split, strict=True):
-            if not cont:
+        for r, s in zip(requests, split, strict=True):
+            if not s.cont:
                 raise BackendError(f"log-likelihood request with an empty continuation: {r!r}")
-        if not requests:
+        out: list[LogLikelihood | None] = [None] * len(requests)
+        for i, (r, s) in enumerate(zip(requests, split, strict=True)):
+            if s.scored == 0 and not r.policy.whitespace_correction:  # one token, nothing before it: none scored
+                none: tuple[()] | None = () if r.per_token else None
+                out[i] = LogLikelihood(logprob=0.0, n_tokens=0, is_greedy=True, token_logprobs=none, token_spans=none)
+        per_token = [i for i, r in enumerate(requests) if r.per_token and out[i] is None]
+        if per_token:
+            answers = self._tokens.loglikelihood([requests[i] for i in per_token], [split[i] for i in per_token],
+                                                 budget)
+            for i, a in zip(per_token, answers, strict=True):
+                out[i] = a
+        rest = [i for i in range(len(requests)) if out[i] is None]
+        for i, a in zip(rest, self._sums([split[i] for i in rest], budget), strict=True):
+            out[i] = a
+        return [r for r in out if r is not None]
+
+    def _sums(self, split: list[Split], budget: Budget) -> list[LogLikelihood]:
+        """Summed log-probs of requests with at least one scored token: the shared-prefix tree, else plain."""
+        if not split:
             return []
-        scored = [Scored(seq=(ctx + cont)[:-1], targets=(ctx + cont)[1:], first=len(ctx) - 1) for ctx, cont in split]
+        scored = [Scored(seq=(s.ctx + s.cont)[:-1], targets=(s.ctx + s.cont)[1:], first=s.first) for s in split]
         window = self.lm.window
         longest = max(len(s.seq) for s in scored)
         head = LMHead(self.lm)
@@ -161,8 +158,8 @@ class Scorer:
                 totals, wrong = self.tree(scored, budget, head)
                 # One copy off the device (float64 to Python floats is exact).
                 sums, misses = totals.tolist(), wrong.tolist()
-                return [LogLikelihood(logprob=sums[i], n_tokens=len(cont), is_greedy=misses[i] == 0)
-                        for i, (_, cont) in enumerate(split)]
+                return [LogLikelihood(logprob=sums[i], n_tokens=s.scored, is_greedy=misses[i] == 0)
+                        for i, s in enumerate(split)]
         finally:
             head.release()  # 268 MB for Gemma-3's vocabulary: not kept between calls
         return self.plain(split, budget)
@@ -172,7 +169,7 @@ class Scorer:
             self._head_matches = head.matches_model()
         return self._head_matches
 
-    def plain(self, split: list[tuple[list[int], list[int]]], budget: Budget) -> list[LogLikelihood]:
+    def plain(self, split: list[Split], budget: Budget) -> list[LogLikelihood]:
         """Every request in full, logits at every position (the reference path).
 
         Args:
@@ -181,25 +178,16 @@ class Scorer:
         """
         import torch
 
-        seqs = [(ctx + cont)[:-1] for ctx, cont in split]
+        seqs = [(s.ctx + s.cont)[:-1] for s in split]
         out: list[LogLikelihood | None] = [None] * len(split)
-        pad = self.lm.tokenizer.pad_token_id
-        device = self.lm.input_device
-        for batch in token_budget_batches([len(s) for s in seqs], budget.tokens, budget.max_batch):
-            width = max(len(seqs[i]) for i in batch)
-            ids = torch.tensor([seqs[i] + [pad] * (width - len(seqs[i])) for i in batch], device=device)
-            mask = torch.tensor([[1] * len(seqs[i]) + [0] * (width - len(seqs[i])) for i in batch], device=device)
-            with torch.inference_mode():
-                logits = self.lm.model(input_ids=ids, attention_mask=mask).logits
-            self.usage.update(forward_tokens=int(mask.sum()), padded_tokens=ids.numel(), head_positions=ids.numel())
+        for batch, logits in full_logits(self.lm, self.usage, seqs, budget.tokens, budget.max_batch):
             for row, i in enumerate(batch):
-                cont = split[i][1]
-                end = len(seqs[i])
+                s = split[i]
                 # In float64: a float32 log-softmax over the vocabulary is off by ~1e-5 per token.
-                lp = torch.log_softmax(logits[row, end - len(cont):end].double(), dim=-1)
-                target = torch.tensor(cont, device=lp.device)
+                lp = torch.log_softmax(logits[row, s.first:len(seqs[i])].double(), dim=-1)
+                target = torch.tensor((s.ctx + s.cont)[s.first + 1:], device=lp.device)
                 picked = lp.gather(1, target[:, None]).squeeze(1)
-                out[i] = LogLikelihood(logprob=float(picked.sum()), n_tokens=len(cont),
+                out[i] = LogLikelihood(logprob=float(picked.sum()), n_tokens=s.scored,
                                        is_greedy=bool((lp.argmax(-1) == target).all()))
         return [r for r in out if r is not None]
 

@@ -31,6 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from lingdiag.errors import CapabilityError, ConfigError
 from lingdiag.models.base import Capabilities
 from lingdiag.records import Constraint, Generation, GenerationRequest, LogLikelihood, LoglikelihoodRequest
+from lingdiag.scoring import AUTO
 
 if TYPE_CHECKING:
     from lingdiag.models.openai.client import ApiClient, ApiFailure
@@ -202,8 +203,26 @@ def _cut(text: str, stop: Sequence[str]) -> str:
     return text
 
 
-def _echo_span(choice: Mapping[str, Any], start: int, end: int) -> list[tuple[str, float | None, dict[str, float]]]:
-    """``(token, logprob, top alternatives)`` of the echoed tokens that end after ``start`` and begin before ``end``.
+@dataclass(frozen=True, slots=True)
+class _Echo:
+    """A log-likelihood request as the text sent with ``echo`` and what of it is scored."""
+
+    text: str
+    start: int
+    """Tokens ending after this character are scored."""
+    skip_first: bool
+    """The first of them has nothing before it (no log-prob): not scored."""
+    requested: int
+    """Where the requested continuation starts in ``text`` (token spans are relative to it)."""
+    per_token: bool
+
+
+EchoToken = tuple[str, float | None, dict[str, float], int]
+"""``(token, logprob, top alternatives, character offset)`` of one echoed token."""
+
+
+def _echo_span(choice: Mapping[str, Any], start: int, end: int) -> list[EchoToken]:
+    """The echoed tokens that end after ``start`` and begin before ``end``.
 
     A token straddling ``start`` counts as part of the span (its probability covers span text).
     """
@@ -214,7 +233,7 @@ def _echo_span(choice: Mapping[str, Any], start: int, end: int) -> list[tuple[st
     for k, (tok, offset) in enumerate(zip(tokens, offsets, strict=False)):
         if offset < end and offset + len(tok) > start:
             top = tops[k] if k < len(tops) and isinstance(tops[k], dict) else {}
-            span.append((tok, values[k] if k < len(values) else None, top))
+            span.append((tok, values[k] if k < len(values) else None, top, int(offset)))
     return span
 
 
@@ -374,31 +393,52 @@ class OpenAIBackend:
                         for _ in requests]
         if self._prompt_logprobs_problem:
             raise CapabilityError(self._prompt_logprobs_problem)
-        bos = self.options.bos_text or ""
-        spans = []
-        for r in requests:
-            # A space at the end of the context belongs to the continuation (lm-eval's rule).
-            context = r.context.rstrip(" ")
-            if not context and not bos:
-                raise CapabilityError("an empty-context log-likelihood request needs the text of the model's start "
-                                      "token as context: set the bos_text option (e.g. '<|endoftext|>')")
-            prefix = context if context else bos
-            spans.append((prefix + r.context[len(context):] + r.continuation, len(prefix)))
-        answers = self.client.post_many([("completions", self._echo_body(text)) for text, _ in spans])
-        return [self._loglik(text, start, a) for (text, start), a in zip(spans, answers, strict=True)]
+        spans = [self._echo_text(r) for r in requests]
+        answers = self.client.post_many([("completions", self._echo_body(e.text)) for e in spans])
+        return [self._loglik(e, a) for e, a in zip(spans, answers, strict=True)]
 
-    def _loglik(self, text: str, start: int, answer: dict[str, Any] | ApiFailure) -> LogLikelihood:
+    def _echo_text(self, r: LoglikelihoodRequest) -> _Echo:
+        """The text to echo for ``r`` under its scoring policy, and where its scored part starts."""
+        policy = r.policy
+        if policy.whitespace_correction:
+            raise CapabilityError(f"{self.model} at {self.base_url}: the leading-whitespace correction needs the "
+                                  "whole next-token distribution, which echoed log-probs do not carry; use an hf: "
+                                  "or embedded model, or a policy without +ws")
+        continuation = r.continuation
+        if policy.leading_space and not r.context.endswith(" ") and not continuation[:1].isspace():
+            continuation = " " + continuation
+        # A space at the end of the context belongs to the continuation (lm-eval's rule).
+        context = r.context.rstrip(" ")
+        prefix = ""
+        if policy.prefixes(context_empty=not context):
+            prefix = self.options.bos_text or "" if policy.prefix == AUTO else policy.prefix
+            if not prefix:
+                raise CapabilityError("scoring after the model's start token needs its text: set the bos_text "
+                                      "option (e.g. '<|endoftext|>')")
+        head = prefix + context
+        text = head + r.context[len(context):] + continuation
+        # Nothing before the text (policy ``none``, empty context): its first token has no log-prob.
+        return _Echo(text, len(head), skip_first=not head, requested=len(text) - len(r.continuation),
+                     per_token=r.per_token)
+
+    def _loglik(self, echo: _Echo, answer: dict[str, Any] | ApiFailure) -> LogLikelihood:
         if not isinstance(answer, dict):
             return LogLikelihood(0.0, 0, False, error=answer.message)
         try:
-            span = _echo_span(answer["choices"][0], start, len(text))
+            span = _echo_span(answer["choices"][0], echo.start, len(echo.text))
         except (KeyError, IndexError, TypeError):
             span = []
-        if not span or any(lp is None for _, lp, _ in span):
+        if echo.skip_first:
+            span = span[1:]
+        if not span or any(lp is None for _, lp, _, _ in span):
             return LogLikelihood(0.0, 0, False, error=f"no prompt log-probs in the echo answer from {self.base_url}")
-        total = sum(float(lp) for _, lp, _ in span if lp is not None)
-        greedy = all(lp is not None and (not top or lp >= max(top.values()) - 1e-6) for _, lp, top in span)
-        return LogLikelihood(logprob=total, n_tokens=len(span), is_greedy=greedy)
+        values = [float(lp) for _, lp, _, _ in span if lp is not None]
+        greedy = all(lp is not None and (not top or lp >= max(top.values()) - 1e-6) for _, lp, top, _ in span)
+        if not echo.per_token:
+            return LogLikelihood(logprob=sum(values), n_tokens=len(span), is_greedy=greedy)
+        spans = tuple((at - echo.requested, at + len(tok) - echo.requested) for tok, _, _, at in span)
+        return LogLikelihood(logprob=sum(values), n_tokens=len(span), is_greedy=greedy,
+                             token_logprobs=tuple(values), token_spans=spans)
 
     def _check_prompt_logprobs(self) -> str | None:
         """Compare echoed prompt log-probs with generation log-probs of the same greedy tokens.
@@ -435,13 +475,13 @@ class OpenAIBackend:
         return None
 
     def _compare(self, probe: str, text: str, gen_tokens: list[str], gen_lps: list[float],
-                 span: list[tuple[str, float | None, dict[str, float]]]) -> str:
+                 span: list[EchoToken]) -> str:
         """Empty when the echoed span agrees with generation; else what was found."""
-        echo_lps = [lp for _, lp, _ in span]
+        echo_lps = [lp for _, lp, _, _ in span]
         if not span or None in echo_lps:
             return f"{self.base_url} returns no prompt log-probs with echo=true, so log-likelihoods cannot be computed"
         tol = self.options.prompt_logprob_tolerance
-        if [t for t, _, _ in span] == gen_tokens:
+        if [t for t, _, _, _ in span] == gen_tokens:
             worst = max(abs(float(e) - g) for e, g in zip(echo_lps, gen_lps, strict=True) if e is not None)
         else:  # tokenised differently on the way back: compare the totals
             worst = abs(sum(float(e) for e in echo_lps if e is not None) - sum(gen_lps)) / len(gen_lps)

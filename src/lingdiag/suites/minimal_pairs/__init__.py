@@ -1,0 +1,126 @@
+"""Minimal pairs (BLiMP and any file in its format): the good sentence should be the likelier one.
+
+``lingdiag run minimal-pairs --dataset PATH|DIR|blimp`` reads BLiMP's JSONL as published.
+Two methods (BLiMP §3): ``simple`` scores both whole sentences; ``one-prefix`` scores the
+two critical words after their shared prefix (only the pairs BLiMP marks for it). Every
+request follows the condition's scoring policy (``--scoring-policy``, ``lingdiag.scoring``).
+A pair is right when the good text's log-probability is strictly higher (BLiMP's rule).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from lingdiag import sweep
+from lingdiag.metrics.core import accuracy, grouped, markdown_table, proportion_ci
+from lingdiag.records import (
+    Item,
+    ItemRecord,
+    LogLikelihood,
+    LoglikelihoodRequest,
+    Prediction,
+    Request,
+    Response,
+    ResultRow,
+)
+from lingdiag.scoring import ScoringPolicy, policy
+from lingdiag.suite import Axis, Condition, Dataset, Suite, register_suite
+from lingdiag.suites.minimal_pairs import data
+from lingdiag.suites.minimal_pairs.files import FETCHED, load
+
+Method = Literal["simple", "one-prefix"]
+METHODS: tuple[Method, ...] = ("simple", "one-prefix")
+ACC, ACC_CI, BY_PARADIGM, BY_TERM, PUBLISHED = "accuracy", "accuracy_ci95", "by_paradigm", "by_term", "published"
+
+
+@dataclass(frozen=True)
+class PairScoring:
+    """Score the good and the bad text of a pair under ``policy``; the likelier one is the answer."""
+
+    method: Method
+    policy: ScoringPolicy
+
+    def render(self, item: Item) -> list[Request]:
+        """Two requests: the good text, then the bad one."""
+        f = item.fields
+        if self.method == "simple":
+            return [LoglikelihoodRequest("", f["sentence_good"], policy=self.policy),
+                    LoglikelihoodRequest("", f["sentence_bad"], policy=self.policy)]
+        return [LoglikelihoodRequest(f["one_prefix_prefix"], " " + f["one_prefix_word_good"], policy=self.policy),
+                LoglikelihoodRequest(f["one_prefix_prefix"], " " + f["one_prefix_word_bad"], policy=self.policy)]
+
+    def parse(self, item: Item, responses: Sequence[Response]) -> Prediction:
+        """``good`` when the good text is strictly likelier, else ``bad``."""
+        good, bad = (r for r in responses if isinstance(r, LogLikelihood))
+        return Prediction(data.GOOD if good.logprob > bad.logprob else data.BAD,
+                          {"logprob_good": good.logprob, "logprob_bad": bad.logprob,
+                           "n_tokens_good": good.n_tokens, "n_tokens_bad": bad.n_tokens})
+
+
+def conditions(dataset: Dataset, axes: Mapping[str, Sequence[str]], options: Any, seed: int) -> list[Condition]:
+    """One condition per method × scoring policy, named ``method/policy``."""
+    out = []
+    for method in METHODS:
+        if method not in axes["method"]:
+            continue
+        items = [it for it in dataset.items if method == "simple" or it.fields.get("one_prefix_method")]
+        for p in sweep.chosen(dict(axes)):
+            out.append(Condition(f"{method}/{p.name}", {"method": method, sweep.AXIS: p.name},
+                                 PairScoring(method, p), items))
+    return out
+
+
+def metrics(records: Sequence[ItemRecord]) -> dict[str, Any]:
+    """Accuracy overall (Wilson interval), per paradigm and per linguistics term; the published
+    numbers of each paradigm where the data gave them; the per-item outcomes for the policy sweep.
+    """
+    published: dict[str, Any] = {}
+    for r in records:
+        uid = str(r.tags.get("UID"))
+        if uid not in published and isinstance(r.fields.get("published"), Mapping):
+            published[uid] = dict(r.fields["published"])
+    return {ACC: accuracy(records), ACC_CI: proportion_ci(records, lambda r: bool(r.correct)),
+            BY_PARADIGM: grouped(accuracy, "UID")(records), BY_TERM: grouped(accuracy, "linguistics_term")(records),
+            PUBLISHED: dict(sorted(published.items())), sweep.OUTCOMES: sweep.outcomes(records)}
+
+
+def table(rows: Sequence[ResultRow]) -> str:
+    """Accuracy per condition; per paradigm beside human agreement and the paper's models; the sweep."""
+    rows = sorted(rows, key=lambda r: (r.axes.get("method", ""), r.model))
+    policies = sorted({str(r.axes.get(sweep.AXIS)) for r in rows})
+    header = "\n".join("> " + policy(p).describe() for p in policies) + "\n\n"
+    main = markdown_table(["Method", "Scoring policy", "Model", "Accuracy (↑)", "95% CI", "N"],
+                          [[r.axes.get("method"), r.axes.get(sweep.AXIS), r.model, r.metrics[ACC],
+                            "[" + ", ".join(f"{x:.3f}" for x in r.metrics[ACC_CI]) + "]", r.metrics.get("n")]
+                           for r in rows])
+    published: dict[str, dict[str, float]] = defaultdict(dict)
+    for r in rows:
+        for uid, ref in r.metrics.get(PUBLISHED, {}).items():
+            published[uid].update(ref)
+    refs = [k for k in ("human", *data.PUBLISHED_MODELS) if any(k in v for v in published.values())]
+    paradigms = sorted({uid for r in rows for uid in r.metrics[BY_PARADIGM]})
+    cols = [f"{r.model} {r.axes.get('method')}/{r.axes.get(sweep.AXIS)}" for r in rows]
+    per = markdown_table(["Paradigm", *cols, *(f"{k} (paper)" for k in refs)],
+                         [[uid, *(r.metrics[BY_PARADIGM].get(uid) for r in rows),
+                           *(published.get(uid, {}).get(k) for k in refs)] for uid in paradigms])
+    return (header + main + "\n**Accuracy per paradigm**" + (" (human agreement and the paper's models from "
+            "the data's summary files)" if refs else "") + "\n\n" + per
+            + ("\n" + sweep.section(rows, ACC, "accuracy") if len(policies) > 1 else ""))
+
+
+SUITE = register_suite(Suite(
+    name="minimal-pairs",
+    description="Minimal pairs (BLiMP's JSONL): is the good sentence likelier, per paradigm and scoring policy",
+    axes=(Axis("method", METHODS, ("simple",), "simple: whole sentences; one-prefix: the critical words "
+               "after their shared prefix (BLiMP §3)"), sweep.axis()),
+    load=load,
+    conditions=conditions,
+    metrics=metrics,
+    table=table,
+    labels=data.LABELS,
+    stat_tags=data.TAGS,
+    default_dataset=FETCHED,
+))

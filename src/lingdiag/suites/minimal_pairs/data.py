@@ -1,0 +1,111 @@
+"""BLiMP's files as published: paradigm JSONL files, human agreement and the paper's model rows.
+
+A paradigm file (``<UID>.jsonl``) holds one minimal pair per line: ``sentence_good``,
+``sentence_bad``, ``UID``, ``pairID``, ``field``, ``linguistics_term`` and, for the one-prefix
+method, ``one_prefix_prefix`` with ``one_prefix_word_good``/``_bad``. Beside them,
+``human_validation_summary.csv`` (``Condition``, ``total_mean``: human agreement per paradigm)
+and ``models_summary.jsonl`` (the paper's accuracy per paradigm of n-gram, LSTM,
+Transformer-XL and GPT-2, the corrected 2021 numbers).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from lingdiag.errors import DatasetError
+from lingdiag.records import Item
+
+GOOD, BAD = "good", "bad"
+LABELS = (GOOD, BAD)
+REQUIRED = ("sentence_good", "sentence_bad", "UID", "pairID")
+ONE_PREFIX = ("one_prefix_prefix", "one_prefix_word_good", "one_prefix_word_bad")
+TAGS = ("UID", "linguistics_term", "field")
+HUMAN_FILE = "human_validation_summary.csv"
+MODELS_FILE = "models_summary.jsonl"
+PUBLISHED_MODELS = ("ngram", "lstm", "txl", "gpt2")
+"""The model columns of ``models_summary.jsonl``."""
+
+
+def read_pairs(path: Path) -> list[Item]:
+    """The minimal pairs of one paradigm file; a bad line is a one-line ``DatasetError``."""
+    items = []
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as e:
+        raise DatasetError(f"cannot read: {e}", path=path) from e
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise DatasetError(f"invalid JSON: {e.msg}", path=path, row=n) from None
+        if not isinstance(row, dict):
+            raise DatasetError("not a JSON object", path=path, row=n)
+        for key in REQUIRED:
+            if key not in row:
+                raise DatasetError("missing", path=path, row=n, field=key)
+        for key in ("sentence_good", "sentence_bad", *ONE_PREFIX):
+            if key in row and not isinstance(row[key], str):
+                raise DatasetError(f"not text: {type(row[key]).__name__}", path=path, row=n, field=key)
+        fields = {k: row[k] for k in ("sentence_good", "sentence_bad", *ONE_PREFIX) if k in row}
+        fields["one_prefix_method"] = bool(row.get("one_prefix_method", False)) and all(k in row for k in ONE_PREFIX)
+        items.append(Item(id=f"{row['UID']}/{row['pairID']}", fields=fields, gold=GOOD,
+                          tags={k: str(row.get(k, "")) for k in TAGS}))
+    return items
+
+
+def read_human(path: Path) -> dict[str, float]:
+    """Paradigm → human agreement (``total_mean``)."""
+    out = {}
+    try:
+        with path.open(encoding="utf-8", newline="") as f:
+            for n, row in enumerate(csv.DictReader(f), 2):
+                try:
+                    out[row["Condition"]] = float(row["total_mean"])
+                except KeyError as e:
+                    raise DatasetError("missing column", path=path, row=n, field=str(e.args[0])) from None
+                except (TypeError, ValueError):
+                    raise DatasetError(f"not a number: {row['total_mean']!r}", path=path, row=n,
+                                       field="total_mean") from None
+    except OSError as e:
+        raise DatasetError(f"cannot read: {e.strerror}", path=path) from e
+    return out
+
+
+def read_models(path: Path) -> dict[str, dict[str, float]]:
+    """Paradigm → the paper's accuracy of each published model."""
+    out: dict[str, dict[str, float]] = {}
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as e:
+        raise DatasetError(f"cannot read: {e.strerror}", path=path) from e
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            row: Any = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise DatasetError(f"invalid JSON: {e.msg}", path=path, row=n) from None
+        if not isinstance(row, dict) or "UID" not in row:
+            raise DatasetError("missing", path=path, row=n, field="UID")
+        scores = {}
+        for m in PUBLISHED_MODELS:
+            if m in row:
+                if not isinstance(row[m], int | float) or isinstance(row[m], bool):
+                    raise DatasetError(f"not a number: {row[m]!r}", path=path, row=n, field=m)
+                scores[m] = float(row[m])
+        out[str(row["UID"])] = scores
+    return out
+
+
+def published(human: Mapping[str, float], models: Mapping[str, Mapping[str, float]], uid: str) -> dict[str, float]:
+    """The published numbers of paradigm ``uid``: ``human`` and each model's accuracy, where given."""
+    out = dict(models.get(uid, {}))
+    if uid in human:
+        out["human"] = human[uid]
+    return out

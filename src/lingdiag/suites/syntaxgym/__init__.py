@@ -1,0 +1,121 @@
+"""SyntaxGym (Hu et al. 2020): predictions over region surprisals, from the suite JSON as published.
+
+``lingdiag run syntaxgym --dataset PATH|DIR|syntaxgym``. Each condition of an item is one
+sentence (its regions joined by single spaces) scored token by token under the run's
+scoring policy; a region's surprisal is the sum over its tokens (``lingdiag.regions``), and
+the suite's formulas (``lingdiag.formulas``) decide whether the item passes. Accuracy is the
+share of items where every prediction holds, per suite and per prediction.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from lingdiag import regions, sweep
+from lingdiag.formulas import ALL_REGIONS, parse
+from lingdiag.metrics.core import accuracy, grouped, markdown_table, proportion_ci
+from lingdiag.records import (
+    UNPARSED,
+    Item,
+    ItemRecord,
+    LogLikelihood,
+    LoglikelihoodRequest,
+    Prediction,
+    Request,
+    Response,
+    ResultRow,
+)
+from lingdiag.scoring import ScoringPolicy, policy
+from lingdiag.suite import Condition, Dataset, Suite, register_suite
+from lingdiag.suites.syntaxgym import data
+from lingdiag.suites.syntaxgym.files import FETCHED, load
+
+ACC, ACC_CI, BY_SUITE, BY_PREDICTION = "accuracy", "accuracy_ci95", "by_suite", "by_prediction"
+
+
+@dataclass(frozen=True)
+class RegionScoring:
+    """One per-token request per condition; region surprisals; the suite's predictions."""
+
+    policy: ScoringPolicy
+
+    def render(self, item: Item) -> list[Request]:
+        """One request per condition, in the item's condition order."""
+        return [LoglikelihoodRequest("", regions.join(contents).text, policy=self.policy, per_token=True)
+                for contents in item.fields["conditions"].values()]
+
+    def parse(self, item: Item, responses: Sequence[Response]) -> Prediction:
+        """``pass`` when every prediction holds; the region surprisals (bits) and each prediction's outcome."""
+        surprisal: dict[tuple[str, str], float] = {}
+        by_condition: dict[str, list[float]] = {}
+        lls = [r for r in responses if isinstance(r, LogLikelihood)]
+        for (cond, contents), r in zip(item.fields["conditions"].items(), lls, strict=True):
+            if r.token_logprobs is None or r.token_spans is None:
+                return Prediction(UNPARSED, {"reason": "the backend returned no per-token log-probs"})
+            joined = regions.join(contents)
+            values = regions.surprisals(joined, r.token_spans, r.token_logprobs,
+                                        r.word_start_logprobs if self.policy.whitespace_correction else None)
+            by_condition[cond] = [round(v, 6) for v in values]
+            for number, v in zip(item.fields["region_numbers"][cond], values, strict=True):
+                surprisal[(number, cond)] = v
+            surprisal[(ALL_REGIONS, cond)] = sum(values)
+        outcomes = [parse(f)(surprisal) for f in item.fields["predictions"]]
+        return Prediction(data.PASS if all(outcomes) else data.FAIL,
+                          {"predictions": outcomes, "surprisal_bits": by_condition})
+
+
+def conditions(dataset: Dataset, axes: Mapping[str, Sequence[str]], options: Any, seed: int) -> list[Condition]:
+    """One condition per scoring policy, named by it."""
+    return [Condition(p.name, {sweep.AXIS: p.name}, RegionScoring(p), dataset.items)
+            for p in sweep.chosen(dict(axes))]
+
+
+def _by_prediction(records: Sequence[ItemRecord]) -> dict[str, float]:
+    hits: dict[str, list[bool]] = defaultdict(list)
+    for r in records:
+        for k, ok in enumerate(r.detail.get("predictions", [])):
+            hits[f"{r.tags.get('suite')}/{k}"].append(bool(ok))
+    return {key: sum(v) / len(v) for key, v in sorted(hits.items())}
+
+
+def metrics(records: Sequence[ItemRecord]) -> dict[str, Any]:
+    """Accuracy overall (Wilson interval), per suite, per prediction; per-item outcomes for the sweep."""
+    return {ACC: accuracy(records), ACC_CI: proportion_ci(records, lambda r: bool(r.correct)),
+            BY_SUITE: grouped(accuracy, "suite")(records), BY_PREDICTION: _by_prediction(records),
+            sweep.OUTCOMES: sweep.outcomes(records)}
+
+
+def table(rows: Sequence[ResultRow]) -> str:
+    """Accuracy per condition, per suite and per prediction; the policy sweep."""
+    policies = sorted({str(r.axes.get(sweep.AXIS)) for r in rows})
+    header = "\n".join("> " + policy(p).describe() for p in policies) + "\n\n"
+    main = markdown_table(["Scoring policy", "Model", "Accuracy (↑)", "95% CI", "N"],
+                          [[r.axes.get(sweep.AXIS), r.model, r.metrics[ACC],
+                            "[" + ", ".join(f"{x:.3f}" for x in r.metrics[ACC_CI]) + "]", r.metrics.get("n")]
+                           for r in rows])
+    cols = [f"{r.model} {r.axes.get(sweep.AXIS)}" for r in rows]
+    suites = sorted({s for r in rows for s in r.metrics[BY_SUITE]})
+    per_suite = markdown_table(["Suite", *cols], [[s, *(r.metrics[BY_SUITE].get(s) for r in rows)] for s in suites])
+    preds = sorted({p for r in rows for p in r.metrics[BY_PREDICTION]})
+    per_pred = markdown_table(["Prediction", *cols], [[p, *(r.metrics[BY_PREDICTION].get(p) for r in rows)]
+                                                      for p in preds])
+    return (header + main + "\n**Accuracy per suite**\n\n" + per_suite + "\n**Accuracy per prediction** "
+            "(suite/index in its file)\n\n" + per_pred
+            + ("\n" + sweep.section(rows, ACC, "accuracy") if len(policies) > 1 else ""))
+
+
+SUITE = register_suite(Suite(
+    name="syntaxgym",
+    description="SyntaxGym suites (JSON as published): predictions over region surprisals, per suite",
+    axes=(sweep.axis(),),
+    load=load,
+    conditions=conditions,
+    metrics=metrics,
+    table=table,
+    labels=data.LABELS,
+    stat_tags=("suite",),
+    default_dataset=FETCHED,
+))

@@ -1,0 +1,72 @@
+"""The scoring policy over an OpenAI-compatible server's echoed prompt log-probs.
+
+A real HTTP server on 127.0.0.1 plays a word-level model: it splits the echoed prompt at
+spaces (each token keeps its leading space, as GPT-2-style tokenizers do), gives token k the
+log-prob -k/10 - 1 and the first token none, and reports each token's character offset.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+from lingdiag.errors import CapabilityError
+from lingdiag.models.openai.backend import OpenAIBackend, OpenAIOptions
+from lingdiag.records import LoglikelihoodRequest
+from lingdiag.regions import join, surprisals
+from lingdiag.scoring import policy
+
+BOS = "<s>"
+
+
+def echo(prompt: str) -> dict[str, object]:
+    pieces = [(m.start(), m.group()) for m in re.finditer(r"<s>|\s*[^\s<]+", prompt)]
+    return {"tokens": [t for _, t in pieces], "text_offset": [o for o, _ in pieces],
+            "token_logprobs": [None] + [-k / 10 - 1 for k in range(1, len(pieces))],
+            "top_logprobs": [None] + [{} for _ in pieces[1:]]}
+
+
+@pytest.fixture()
+def url(fake_api: Any) -> str:
+    fake_api.logprobs = lambda request: echo(request["prompt"])
+    return str(fake_api.url)
+
+
+def backend(url: str) -> OpenAIBackend:
+    return OpenAIBackend("word-model", url, OpenAIOptions(bos_text=BOS, verify_prompt_logprobs=False,
+                                                           completions=True))
+
+
+def test_policies_over_echo(url: str) -> None:
+    b = backend(url)
+    text = "The cat sat"
+    default, bos, lm_eval, minicons = b.loglikelihood([
+        LoglikelihoodRequest("", text), LoglikelihoodRequest("", text, policy=policy("bos")),
+        LoglikelihoodRequest("", text, policy=policy("lm-eval")),
+        LoglikelihoodRequest("", text, policy=policy("minicons"))])
+    # "<s>The cat sat": three scored tokens (k = 1, 2, 3) after the start token.
+    assert default.n_tokens == bos.n_tokens == 3 and default.logprob == pytest.approx(-1.1 - 1.2 - 1.3)
+    assert lm_eval.n_tokens == 3  # "<s>", " The", " cat", " sat"
+    # No start token: "The" opens the text, has no log-prob and is not scored.
+    assert minicons.n_tokens == 2 and minicons.logprob == pytest.approx(-1.1 - 1.2)
+    # The default policy puts the start token only before an empty context; bos before any.
+    ctx_default, ctx_bos = b.loglikelihood([LoglikelihoodRequest("The cat", " sat"),
+                                            LoglikelihoodRequest("The cat", " sat", policy=policy("bos"))])
+    assert ctx_default.logprob == pytest.approx(-1.2) and ctx_bos.logprob == pytest.approx(-1.3)
+
+
+def test_per_token_spans_give_region_surprisal(url: str) -> None:
+    joined = join(["The cat", "sat down"])
+    (r,) = backend(url).loglikelihood([LoglikelihoodRequest("", joined.text, per_token=True,
+                                                            policy=policy("lm-eval"))])
+    assert r.token_spans == ((-1, 3), (3, 7), (7, 11), (11, 16))  # " The" starts at the added space
+    assert r.token_logprobs == pytest.approx((-1.1, -1.2, -1.3, -1.4))
+    bits = surprisals(joined, r.token_spans, r.token_logprobs)
+    assert bits == pytest.approx([(1.1 + 1.2) / 0.6931471805599453, (1.3 + 1.4) / 0.6931471805599453])
+
+
+def test_whitespace_correction_is_refused(url: str) -> None:
+    with pytest.raises(CapabilityError, match="whole next-token distribution"):
+        backend(url).loglikelihood([LoglikelihoodRequest("", "A b", policy=policy("bos+ws"), per_token=True)])
