@@ -29,6 +29,10 @@ class OfficialFile:
     local: str
     """Path under the datasets cache (and under a ``--from`` mirror)."""
     sha256: str
+    licence: str = ""
+    """The licence as its authors state it (recorded; ``lingdiag adapt`` reads it)."""
+    trainable: bool = True
+    """Whether the licence allows training models on the file (ExpliCa's does not)."""
 
 
 OFFICIAL: dict[str, tuple[OfficialFile, ...]] = {}
