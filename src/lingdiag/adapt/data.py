@@ -25,12 +25,15 @@ class Builder:
     """``seed → items`` (the suite's own generator, validated like its official data)."""
     lemma: str
     """The item tag holding the lemma (``verb``, ``construction``)."""
+    biased: str | None = None
+    """The answer the suite's bias favours, against which steering contrasts the gold
+    (ImperfectiveNLI: ``True``, the teleological bias); None: no contrast-pair builder."""
 
 
 def _imperfective() -> Builder:
     from lingdiag.suites.imperfective import data
 
-    return Builder(data.builtin_items, "verb")
+    return Builder(data.builtin_items, "verb", biased="True")
 
 
 def _cxnli() -> Builder:
