@@ -120,3 +120,44 @@ def steer(
         write_atomic(out_file.with_suffix(".split.json"), json.dumps(training.split.as_json(), indent=1) + "\n")
     out.print(f"wrote {out_file} ({len(contrast)} pairs, layers {', '.join(map(str, sorted(vectors)))}); "
               f"use --model '{model}+steer:{out_file}@ALPHA'", markup=False, highlight=False)
+
+
+@adapt_app.command()
+def lora(
+    suite: Annotated[str, typer.Argument(help="Suite whose items train the adapter.")],
+    model: Annotated[str, typer.Option(help="Base model (the transformers backend).")],
+    out_dir: Annotated[Path, typer.Option("--out", help="Adapter directory (resumed from its last checkpoint).")],
+    steps: Annotated[int, typer.Option(min=1, help="Optimizer steps.")],
+    train_data: Annotated[str, typer.Option("--train", help="'builder' or a dataset file the suite loads.")] = BUILDER,
+    strategy: StrategyOpt = "zero-shot",
+    rank: Annotated[int, typer.Option(min=1, help="LoRA rank.")] = 8,
+    targets: Annotated[str, typer.Option(help="Comma-separated module names LoRA wraps.")] = "q_proj,v_proj",
+    learning_rate: Annotated[float, typer.Option(help="AdamW learning rate.")] = 2e-4,
+    batch_size: Annotated[int, typer.Option(min=1, help="Examples per step.")] = 4,
+    checkpoint_every: Annotated[int, typer.Option(min=1, help="Steps between checkpoints.")] = 1,
+    eval_dataset: EvalOpt = "official",
+    held_out: HeldOpt = 0.5,
+    lemma_field: LemmaOpt = None,
+    seed: SeedOpt = 0,
+) -> None:
+    """Train a LoRA adapter on guarded chat examples (gold label as the answer; loss on it only)."""
+    from lingdiag.adapt.lora import LoraPlan, train
+    from lingdiag.atomic import make_dir, write_atomic
+    from lingdiag.models.hf import HFBackend
+    from lingdiag.models.providers import load_backend, split_adapter
+
+    if split_adapter(model)[1]:
+        raise ConfigError(f"--model {model}: train on the base model, not an adapted one")
+    training = guarded(TrainingPlan(suite, train_data, eval_dataset, held_out, lemma_field, seed))
+    examples = chat_examples(suite, training.items, strategy, seed)
+    backend = load_backend(model)
+    if not isinstance(backend, HFBackend):
+        raise ConfigError(f"--model {model}: LoRA needs the transformers backend")
+    make_dir(out_dir)
+    write_atomic(out_dir / "split.json", json.dumps(training.split.as_json(), indent=1) + "\n")
+    plan = LoraPlan(steps, rank, 2 * rank, tuple(t for t in targets.split(",") if t), learning_rate, batch_size,
+                    seed, checkpoint_every)
+    start = time.monotonic()
+    train(backend.loaded, examples, plan, out_dir, eta_progress("steps"))
+    out.print(f"wrote {out_dir} ({len(examples)} examples, {steps} steps, {time.monotonic() - start:.0f} s); "
+              f"use --model '{model}+lora:{out_dir}'", markup=False, highlight=False)

@@ -17,6 +17,9 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -104,7 +107,16 @@ class Lora:
         """``model`` with the adapter merged into its weights."""
         from peft import PeftModel
 
-        return PeftModel.from_pretrained(model, self.path).merge_and_unload()
+        with quiet_peft():
+            return PeftModel.from_pretrained(model, self.path).merge_and_unload()
+
+
+@contextmanager
+def quiet_peft() -> Iterator[None]:
+    """Silence peft 0.21's call of transformers' deprecated ``is_gradient_checkpointing`` (nothing to act on)."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*is_gradient_checkpointing", category=FutureWarning)
+        yield
 
 
 Adapter = Steering | Lora
