@@ -62,3 +62,21 @@ def test_licence_forbidding_training_is_refused(shared_datasets: Path) -> None:
                             "training models on it; choose a builder or another dataset")
     with pytest.raises(DatasetError, match=r"^explica/explica\.csv: its licence \(CC BY-NC-SA 4\.0, not for training"):
         prepare(TrainingPlan("explica", "official"))
+
+
+def test_cli_prints_the_licence_refusal_in_one_line(shared_datasets: Path, tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    explica = shared_datasets / "explica" / "explica.csv"
+    done = subprocess.run([sys.executable, "-m", "lingdiag", "adapt", "lora", "explica", "--model", "smollm2-135m",
+                           "--out", str(tmp_path / "a"), "--steps", "1", "--train", str(explica),
+                           "--eval-dataset", str(explica)],
+                          capture_output=True, text=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+                          check=False)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        f"error: {explica}: its licence (CC BY-NC-SA 4.0, not for training models) forbids training models on it; "
+        "choose a builder or another dataset"]
+    assert not (tmp_path / "a").exists()
