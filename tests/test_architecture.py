@@ -71,7 +71,7 @@ print("ok", len(SUITES.names()))
 
 @pytest.mark.parametrize(("options", "message"), [
     ({"batchtokens": 5}, "the embedded backend has no option 'batchtokens'; "
-                         "valid options: batch_tokens, continuous_batching, device, dtype, max_batch"),
+                         "valid options: adapter, batch_tokens, continuous_batching, device, dtype, max_batch"),
     ({"threads": "two"}, "the embedded backend option 'threads': Input should be a valid integer"),
     ({"batch_tokens": -1}, "option 'batch_tokens': Input should be greater than or equal to 1"),
 ])

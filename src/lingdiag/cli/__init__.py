@@ -13,6 +13,7 @@ import os
 import sys
 
 from lingdiag.cli import (  # noqa: F401  (registers the commands)
+    adapt,
     cache,
     cluster,
     compare,

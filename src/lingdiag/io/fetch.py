@@ -32,6 +32,10 @@ class OfficialFile:
     sha256: str
     """Empty where no checksum is known (only the pinned commit vouches for the file); a run
     still records the SHA-256 of what it read."""
+    licence: str = ""
+    """The licence as its authors state it (recorded; ``lingdiag adapt`` reads it)."""
+    trainable: bool = True
+    """Whether the licence allows training models on the file (ExpliCa's does not)."""
 
 
 OFFICIAL: dict[str, tuple[OfficialFile, ...]] = {}

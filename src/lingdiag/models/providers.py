@@ -9,6 +9,7 @@ one-line error naming the valid options.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -50,17 +51,34 @@ def _openai() -> Loader:
     return openai.LOADER
 
 
+_ADAPTED = re.compile(r"^(?P<base>.+?)\+(?P<adapter>(?:steer|lora):.+)$")
+
+
+def split_adapter(spec: str) -> tuple[str, str | None]:
+    """``smollm2-135m+steer:v.safetensors@4`` → ``("smollm2-135m", "steer:v.safetensors@4")``.
+
+    The adapter travels as the provider option ``adapter`` (``--model-option adapter=…``
+    says the same); providers without adapters refuse it as an unknown option.
+    """
+    m = _ADAPTED.match(spec)
+    return (m["base"], m["adapter"]) if m else (spec, None)
+
+
 def load_backend(spec: str, options: Mapping[str, Any] | None = None) -> Backend:
     """Build the backend named by ``spec``.
 
     Args:
         spec: ``<embedded name>`` or ``<provider>:<rest>`` (``hf:gpt2``, ``gguf:m.gguf``,
-            ``openai:gpt-4o-mini@http://127.0.0.1:8000/v1``).
+            ``openai:gpt-4o-mini@http://127.0.0.1:8000/v1``), optionally adapted:
+            ``+steer:FILE@ALPHA`` or ``+lora:DIR`` (``lingdiag.models.hf.adapters``).
         options: Provider options (e.g. ``batch_tokens``), validated by the provider.
 
     Returns:
         The backend, not yet wrapped in the response cache.
     """
+    spec, adapter = split_adapter(spec)
+    if adapter:
+        options = {**(options or {}), "adapter": adapter}
     if spec in EMBEDDED:
         provider, rest = "embedded", spec
     else:

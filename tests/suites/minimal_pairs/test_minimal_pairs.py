@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from lingdiag import fetch as fetch_mod
 from lingdiag.cli import app
 from lingdiag.config import RunConfig
 from lingdiag.errors import DatasetError
+from lingdiag.io import fetch as fetch_mod
 from lingdiag.models.mock import MockBackend
 from lingdiag.records import LoglikelihoodRequest
 from lingdiag.registry import load_plugins

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from lingdiag import fetch as fetch_mod
 from lingdiag.errors import DatasetError
+from lingdiag.io import fetch as fetch_mod
 from lingdiag.registry import load_plugins
 from lingdiag.suites.syntaxgym.files import COMMIT, load
 

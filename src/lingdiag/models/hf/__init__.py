@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from lingdiag.errors import ConfigError
 from lingdiag.models.base import Backend, Loader
 from lingdiag.models.embedded import convert_gguf, ensure_converted
+from lingdiag.models.hf.adapters import parse_adapter
 from lingdiag.models.hf.backend import HFBackend
 from lingdiag.models.hf.placement import DEVICE_PATTERN, DtypeOption, Placement, resolve
 from lingdiag.paths import cache_dir, sha256_file
@@ -58,6 +59,11 @@ class HFOptions(BaseModel):
     can change decisions: it is named in the model's name (``smollm2-135m-bfloat16``), the backend
     identity (so meta.json and cache keys) and every table. ``make bench`` measures its price."""
 
+    adapter: str | None = None
+    """A steering vector or LoRA adapter applied to the model: ``steer:FILE@ALPHA`` or ``lora:DIR``
+    (``--model BASE+steer:…`` says the same; ``lingdiag.models.hf.adapters``). Named in the
+    model's name and identity, with its files' SHA-256."""
+
     def placement(self) -> Placement:
         """Where the model runs, resolved from these options and the machine."""
         return resolve(device=self.device, dtype=self.dtype, threads=self.threads, batch_tokens=self.batch_tokens,
@@ -67,7 +73,8 @@ class HFOptions(BaseModel):
 def _backend(path: str, options: HFOptions, *, weights_hash: str, name: str | None = None) -> HFBackend:
     return HFBackend(path, options.placement(), name=name, weights_hash=weights_hash,
                      trust_remote_code=options.trust_remote_code, prefix_reuse=options.prefix_reuse,
-                     system_turn=options.system_turn, continuous_batching=options.continuous_batching)
+                     system_turn=options.system_turn, continuous_batching=options.continuous_batching,
+                     adapter=parse_adapter(options.adapter) if options.adapter else None)
 
 
 def load_embedded(name: str, options: HFOptions) -> Backend:

@@ -28,6 +28,7 @@ from typing import Any, Literal
 
 from lingdiag.errors import MissingDependency
 from lingdiag.models.base import Capabilities
+from lingdiag.models.hf.adapters import Adapter
 from lingdiag.models.hf.batching import Budget
 from lingdiag.models.hf.decode import Decoder
 from lingdiag.models.hf.forward import Forward
@@ -51,6 +52,7 @@ class HFBackend:
         prefix_reuse: bool = True,
         system_turn: Literal["plain", "fold"] = "plain",
         continuous_batching: bool = True,
+        adapter: Adapter | None = None,
     ) -> None:
         """Describe ``model_path`` (a hub id or a directory).
 
@@ -69,6 +71,8 @@ class HFBackend:
                 it into the first user turn; see ``LoadedModel.rendered``.
             continuous_batching: Refill the rows of finished answers with waiting requests
                 (see ``decode``); off, batches are fixed and thin out as answers end.
+            adapter: A steering vector or LoRA adapter applied at load (``adapters``); named
+                in the model's name and identity.
         """
         missing = [p for p in ("torch", "transformers") if find_spec(p) is None]
         if missing:
@@ -77,12 +81,16 @@ class HFBackend:
         self.name = placement.name(name or model_path)
         self.prefix_reuse = prefix_reuse
         self.continuous_batching = continuous_batching
-        self._lm = LoadedModel(model_path, placement, system_turn=system_turn, trust_remote_code=trust_remote_code)
+        self._lm = LoadedModel(model_path, placement, system_turn=system_turn, adapter=adapter,
+                               trust_remote_code=trust_remote_code)
         self._identity = {"backend": "hf", "model": self.name, "path": model_path, "weights_sha256": weights_hash}
         if system_turn != "plain":
             # Named only when not the default, so existing cache keys and meta.json stay as they were.
             self._identity["system_turn"] = system_turn
         self._identity |= placement.identity  # dtype and device, each only where not float32 and the CPU
+        if adapter is not None:
+            self.name += adapter.suffix
+            self._identity |= {"model": self.name, **adapter.identity}
         n_params = stored_param_count(model_path)
         if n_params:
             self._identity["n_params"] = str(n_params)

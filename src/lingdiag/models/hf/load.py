@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from lingdiag.errors import BackendError, ConfigError
+from lingdiag.models.hf.adapters import Adapter
 from lingdiag.models.hf.placement import Placement
 from lingdiag.records import ChatMessage, GenerationRequest
 
@@ -75,13 +76,14 @@ class LoadedModel:
     """A causal LM and its tokenizer, loaded on first use where ``placement`` says."""
 
     def __init__(self, path: str, placement: Placement, *, system_turn: Literal["plain", "fold"] = "plain",
-                 **load_kwargs: Any) -> None:
+                 adapter: Adapter | None = None, **load_kwargs: Any) -> None:
         """Describe the model at ``path``; nothing is imported or loaded yet.
 
         Args:
             path: Hub id or local directory.
             placement: Device, dtype, threads and CPU levers (``lingdiag.models.hf.placement``).
             system_turn: What to do when the chat template refuses a system turn (see ``rendered``).
+            adapter: Applied once the weights load, before the linear layers are packed (``adapters``).
             **load_kwargs: Passed to both ``from_pretrained`` calls (``trust_remote_code``).
         """
         if _local(path) and not Path(path).expanduser().is_dir():
@@ -90,6 +92,7 @@ class LoadedModel:
         self.path = path
         self.placement = placement
         self.system_turn = system_turn
+        self.adapter = adapter
         self.load_kwargs = load_kwargs
         self._tokenizer: Any = None
         self._model: Any = None
@@ -128,6 +131,8 @@ class LoadedModel:
             except OSError as e:
                 raise BackendError(f"cannot load model {self.path!r}: {e}") from e
             model.eval()
+            if self.adapter is not None:
+                model = self.adapter.apply(model)
             if placement.packed_linears and dtype != "float16":
                 from lingdiag.models.hf.linear import pack_linears
 

@@ -8,15 +8,21 @@ from lingdiag.io.fetch import RAW, OfficialFile, official_path, register_officia
 from lingdiag.suite import Dataset
 from lingdiag.suites.explica import data
 
+LICENCE = "CC BY-NC-SA 4.0, not for training models"
+"""As the ExpliCa authors state it: ``lingdiag adapt`` refuses to train on these files."""
 OFFICIAL_FILE = OfficialFile(
     url=f"{RAW}/martinadh/ExpliCa/87f8706e3869ca2f2a85a0d7d077a61f729f2a63/data/explica/explica.csv",
     local="explica/explica.csv",
     sha256="28e6078164da1f315a52eebb6748701031cd016745e36296b691ef27eac23f63",
+    licence=LICENCE,
+    trainable=False,
 )
 FREQUENCY_FILE = OfficialFile(
     url=f"{RAW}/martinadh/ExpliCa/285a14b3b017667338ac4f9d38900fe3eda726b8/data/explica/explica_freq_4800.tsv",
     local="explica/explica_freq_4800.tsv",
     sha256="abf1d140933c8bd480bea67af20fe7eae9e4ebe19167c6b0e9da324ab6c620f3",
+    licence=LICENCE,
+    trainable=False,
 )
 """One row per (ordered pair, connective) with its frequency bin ``freq_cat`` (Tables 3, 10, 11)."""
 register_official("explica", (OFFICIAL_FILE, FREQUENCY_FILE))

@@ -1,0 +1,7 @@
+"""From diagnosis to treatment: training data, leakage and licence guards, steering vectors, LoRA.
+
+``data`` builds training items from a suite's own generator and splits them by lemma;
+``guards`` refuses training sets that leak into the evaluation set or whose licence forbids
+training; ``steer`` computes contrastive steering vectors; ``lora`` trains LoRA adapters.
+The adapted model is applied at inference by ``lingdiag.models.hf.adapters``.
+"""
