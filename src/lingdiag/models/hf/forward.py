@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from lingdiag.models.hf.load import LoadedModel
+from lingdiag.models.hf.load import LoadedModel, on_device
 
 if TYPE_CHECKING:
     import torch
@@ -48,7 +48,8 @@ class Forward:
         """A new cache whose row ``r`` copies row ``rows[r]`` of ``cache`` (which is not modified)."""
         from transformers import DynamicCache
 
-        layers = [(layer.keys.index_select(0, rows), layer.values.index_select(0, rows)) for layer in cache.layers]
+        layers = [(layer.keys.index_select(0, idx), layer.values.index_select(0, idx))
+                  for layer in cache.layers for idx in [on_device(rows, layer.keys.device)]]
         return DynamicCache(ddp_cache_data=layers, config=self.lm.model.config)
 
     def extend(self, base: Rows | None, parents: Sequence[int],

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from lingdiag.errors import BackendError
-from lingdiag.models.hf.batching import Budget, common_prefix_all, pack_groups, plan_groups, token_budget_batches
+from lingdiag.models.hf.batching import Budget, Group, common_prefix_all, pack_groups, plan_groups, token_budget_batches
 from lingdiag.models.hf.forward import Forward
 from lingdiag.models.hf.load import LoadedModel
 from lingdiag.records import GenerationRequest, LogLikelihood, LoglikelihoodRequest
@@ -22,6 +22,11 @@ if TYPE_CHECKING:
     import torch
 
     from lingdiag.models.hf.linear import PackedLinear
+
+Contribution = tuple["torch.Tensor", "torch.Tensor", "torch.Tensor"]
+"""Requests, their log-probs (float64) and non-greedy counts from one head chunk, added to the
+totals once the batch that computed them has finished (so a batch retried after running out of
+memory adds nothing twice, and additions keep their order)."""
 
 Span = tuple[int, int, int, int, int]
 """``(row, column of start, start, end, request)``: a row of a tree level holds the
@@ -92,6 +97,8 @@ class LMHead:
         import torch
 
         head = self.lm.model.get_output_embeddings()
+        # The last layer's device under device_map="auto"; a no-op on one device.
+        hidden = hidden.to(head.weight.device)
         n, vocab = hidden.shape[0], head.weight.shape[0]
         if self._packed is None and self._pack:
             from lingdiag.models.hf.linear import packed_head
@@ -141,7 +148,7 @@ class Scorer:
 
     def __init__(self, forward: Forward) -> None:
         """Score with ``forward``'s model (loaded on the first request), counting into its usage."""
-        self.forward, self.lm, self.usage = forward, forward.lm, forward.usage
+        self.forward, self.lm, self.usage, self.placement = forward, forward.lm, forward.usage, forward.placement
         self._head_matches: bool | None = None  # checked once per model
 
     def loglikelihood(self, requests: Sequence[LoglikelihoodRequest], budget: Budget) -> list[LogLikelihood]:
@@ -181,11 +188,16 @@ class Scorer:
         """
         import torch
 
+        from lingdiag.models.hf.memory import split_on_oom
+
         seqs = [(ctx + cont)[:-1] for ctx, cont in split]
         out: list[LogLikelihood | None] = [None] * len(split)
         pad = self.lm.tokenizer.pad_token_id
         device = self.lm.input_device
-        for batch in token_budget_batches([len(s) for s in seqs], budget.tokens, budget.max_batch):
+        placement = self.placement
+        tokens = placement.tokens("plain", lambda: self.lm.model) if placement.sized_from_memory else budget.tokens
+
+        def run(batch: Sequence[int]) -> None:
             width = max(len(seqs[i]) for i in batch)
             ids = torch.tensor([seqs[i] + [pad] * (width - len(seqs[i])) for i in batch], device=device)
             mask = torch.tensor([[1] * len(seqs[i]) + [0] * (width - len(seqs[i])) for i in batch], device=device)
@@ -201,6 +213,9 @@ class Scorer:
                 picked = lp.gather(1, target[:, None]).squeeze(1)
                 out[i] = LogLikelihood(logprob=float(picked.sum()), n_tokens=len(cont),
                                        is_greedy=bool((lp.argmax(-1) == target).all()))
+
+        for batch in token_budget_batches([len(s) for s in seqs], tokens, budget.max_batch):
+            split_on_oom(run, batch, device)
         return [r for r in out if r is not None]
 
     def tree(self, scored: list[Scored], budget: Budget, head: LMHead) -> tuple[torch.Tensor, torch.Tensor]:
@@ -216,6 +231,8 @@ class Scorer:
         """
         import torch
 
+        from lingdiag.models.hf.memory import split_on_oom
+
         seqs = [s.seq for s in scored]
         # On the logits' device: the head's output is added into them chunk by chunk.
         device = self.lm.output_device
@@ -225,41 +242,47 @@ class Scorer:
         root_rows = None
         if root:
             root_rows, hidden = self.forward.extend(None, [0], [seqs[0][:root]])
-            self.score(hidden, [(0, 0, 0, root, i) for i in range(len(scored))], scored, head, totals, wrong)
-        for batch in pack_groups(plan_groups(seqs, root, budget.max_batch), seqs, root, budget):
+            add(totals, wrong, self.score(hidden, [(0, 0, 0, root, i) for i in range(len(scored))], scored, head))
+
+        def run(batch: Sequence[Group]) -> None:
+            contributions: list[Contribution] = []
             # Level 1: one row per group, its shared segment (the whole tail of a lone request).
             grouped = [g for g in batch if g.end > root]
             if not grouped:
-                continue
+                return
             level1, hidden = self.forward.extend(root_rows, [0] * len(grouped),
                                                  [seqs[g.members[0]][root:g.end] for g in grouped])
             width = hidden.shape[1]
             spans = [(row, width - (g.end - root), root, g.end, i)
                      for row, g in enumerate(grouped) for i in g.members]
-            self.score(hidden, spans, scored, head, totals, wrong)
+            contributions += self.score(hidden, spans, scored, head)
             # Level 2: one row per member with tokens beyond its group's segment.
             tails = [(row, g.end, i) for row, g in enumerate(grouped) for i in g.members if len(seqs[i]) > g.end]
-            if not tails:
-                continue
-            _, hidden = self.forward.extend(level1, [row for row, _, _ in tails],
-                                            [seqs[i][end:] for _, end, i in tails], keep=False)
-            width = hidden.shape[1]
-            spans = [(row, width - (len(seqs[i]) - end), end, len(seqs[i]), i)
-                     for row, (_, end, i) in enumerate(tails)]
-            self.score(hidden, spans, scored, head, totals, wrong)
+            if tails:
+                _, hidden = self.forward.extend(level1, [row for row, _, _ in tails],
+                                                [seqs[i][end:] for _, end, i in tails], keep=False)
+                width = hidden.shape[1]
+                spans = [(row, width - (len(seqs[i]) - end), end, len(seqs[i]), i)
+                         for row, (_, end, i) in enumerate(tails)]
+                contributions += self.score(hidden, spans, scored, head)
+            add(totals, wrong, contributions)
+
+        for batch in pack_groups(plan_groups(seqs, root, budget.max_batch), seqs, root, budget):
+            split_on_oom(run, batch, device)
         return totals, wrong
 
-    def score(self, hidden: torch.Tensor, spans: list[Span], scored: list[Scored], head: LMHead,
-              totals: torch.Tensor, wrong: torch.Tensor) -> None:
-        """Add the log-probs that one level's hidden states decide to ``totals``/``wrong``.
+    def score(self, hidden: torch.Tensor, spans: list[Span], scored: list[Scored],
+              head: LMHead) -> list[Contribution]:
+        """The log-probs that one level's hidden states decide, a head chunk at a time.
 
         Args:
             hidden: ``[rows, width, hidden]`` from ``Forward.extend``.
             spans: Where each request's positions are in ``hidden`` (see ``Span``).
             scored: The requests.
             head: The LM head.
-            totals: Summed log-probs per request (updated).
-            wrong: Count of targets that are not the argmax, per request (updated).
+
+        Returns:
+            One ``Contribution`` per head chunk, for ``add``.
         """
         import torch
 
@@ -275,13 +298,15 @@ class Scorer:
                 pair_target.append(s.targets[t])
                 pair_request.append(i)
         if not unique:
-            return
+            return []
         keys = list(unique)
         self.usage["head_positions"] += len(keys)
         rows = torch.tensor([r for r, _ in keys], device=hidden.device)
         picked = hidden[rows, torch.tensor([c for _, c in keys], device=hidden.device)]
-        pos, target, request = (torch.tensor(x, device=totals.device) for x in (pair_pos, pair_target, pair_request))
+        device = self.lm.output_device
+        pos, target, request = (torch.tensor(x, device=device) for x in (pair_pos, pair_target, pair_request))
         chunk = head.chunk
+        out: list[Contribution] = []
         with torch.inference_mode():
             for lo in range(0, len(keys), chunk):
                 logits = head(picked[lo:lo + chunk])
@@ -293,5 +318,12 @@ class Scorer:
                 best, argmax = logits.max(dim=-1)
                 target_logit = logits[local, tgt]
                 lse = best + logits.sub_(best[:, None]).exp_().sum(dim=-1).log_()
-                totals.index_add_(0, request[sel], (target_logit - lse[local]).double())
-                wrong.index_add_(0, request[sel], (argmax[local] != tgt).long())
+                out.append((request[sel], (target_logit - lse[local]).double(), (argmax[local] != tgt).long()))
+        return out
+
+
+def add(totals: torch.Tensor, wrong: torch.Tensor, contributions: Sequence[Contribution]) -> None:
+    """Add ``contributions`` to the per-request ``totals`` and ``wrong``, in order."""
+    for request, logprobs, misses in contributions:
+        totals.index_add_(0, request, logprobs)
+        wrong.index_add_(0, request, misses)
