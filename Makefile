@@ -3,7 +3,7 @@ PY := .venv/bin/python
 PIP := $(PY) -m pip
 STAMP := .venv/.lingdiag-installed
 
-.PHONY: lint demo test install bench clean
+.PHONY: lint demo test install bench bench-gpu clean
 
 .venv/bin/python:
 	python3 -m venv .venv
@@ -41,6 +41,10 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	bash bench/run.sh
+
+# The transformers backend on a CUDA GPU (no download; a random 8B-shaped Llama): bench/gpu.py.
+bench-gpu: $(STAMP)
+	$(PY) bench/gpu.py
 
 clean:
 	rm -rf .venv runs

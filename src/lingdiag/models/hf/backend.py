@@ -91,6 +91,23 @@ class HFBackend:
         self._decoder = Decoder(forward)
         self._scorer = Scorer(forward)
 
+    @classmethod
+    def from_model(cls, model: Any, tokenizer_path: str, placement: Placement, *, name: str,
+                   **options: Any) -> HFBackend:
+        """A backend on a model built in memory (a random-initialised 8B for ``bench/gpu.py``,
+        which no checkpoint on disk holds), with the tokenizer at ``tokenizer_path``.
+
+        Args:
+            model: A transformers causal LM, on ``placement``'s device in its dtype.
+            tokenizer_path: A model directory whose tokenizer the model uses.
+            placement: Where ``model`` is.
+            name: Its name (the identity names no weights: there are none on disk).
+            **options: ``HFBackend`` keywords (``prefix_reuse``, ``continuous_batching``, ...).
+        """
+        backend = cls(tokenizer_path, placement, name=name, **options)
+        backend._lm.adopt(model)
+        return backend
+
     @property
     def identity(self) -> dict[str, str]:
         """Backend, model name, path and weights hash."""

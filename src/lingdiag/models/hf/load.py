@@ -148,6 +148,15 @@ class LoadedModel:
             self._model = model
         return self._model
 
+    def adopt(self, model: Any) -> None:
+        """Use ``model``, already built and placed, instead of loading one (``HFBackend.from_model``).
+
+        The placement's process-wide levers apply as at load; packing is left to the caller.
+        """
+        self.placement.before_torch()
+        self.placement.before_load()
+        self._model = model.eval()
+
     @property
     def is_loaded(self) -> bool:
         """Whether the weights are loaded (and so torch imported)."""
