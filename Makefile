@@ -50,6 +50,10 @@ lint: $(STAMP)
 bench: $(STAMP)
 	bash bench/run.sh
 
+# The transformers backend on a CUDA GPU (no download; a random 8B-shaped Llama): bench/gpu.py.
+bench-gpu: $(STAMP)
+	$(PY) bench/gpu.py
+
 # Re-resolve both locks to the newest versions pyproject.toml's ranges allow; a moved lock is its
 # own commit, with a full `make test` on it.
 lock: $(STAMP)

@@ -91,7 +91,7 @@ def test_trust_remote_code_and_batch_tokens_reach_the_backend() -> None:
     backend = load_model(RunConfig(suite="imperfective", model="smollm2-135m", batch_tokens=1000,
                                    trust_remote_code=True))
     placement = backend.placement  # type: ignore[attr-defined]
-    assert placement.gen_batch_tokens == placement.loglik_batch_tokens == 1000
+    assert placement.batch_tokens == 1000
     assert backend.loaded.load_kwargs["trust_remote_code"] is True  # type: ignore[attr-defined]
 
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import tempfile
 from pathlib import Path
 
 
@@ -19,3 +21,30 @@ def sha256_file(path: Path) -> str:
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
+
+
+def sha256_weights(path: Path) -> str:
+    """SHA-256 of a weights file, remembered in the cache by its path, size and modification time.
+
+    A 70B checkpoint is ~140 GB: hashing it at every backend construction (each run, each shard
+    job) read all of it before any work started. A file rewritten in place changes its size or
+    its nanosecond mtime, and is hashed again.
+    """
+    resolved = path.resolve()
+    stat = resolved.stat()
+    stamp = {"path": str(resolved), "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
+    memo = cache_dir() / "hashes" / f"{hashlib.sha256(str(resolved).encode()).hexdigest()[:32]}.json"
+    try:
+        known = json.loads(memo.read_text(encoding="utf-8"))
+        if {k: known.get(k) for k in stamp} == stamp and isinstance(known.get("sha256"), str):
+            return str(known["sha256"])
+    except (OSError, ValueError):
+        pass  # absent or unreadable: hash the file
+    digest = sha256_file(resolved)
+    memo.parent.mkdir(parents=True, exist_ok=True)
+    # A unique temp file then a rename: shard jobs hashing the same file at once never read half a memo.
+    fd, tmp = tempfile.mkstemp(dir=memo.parent, prefix=memo.name, suffix=".tmp")
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        json.dump(stamp | {"sha256": digest}, f)
+    os.replace(tmp, memo)
+    return digest

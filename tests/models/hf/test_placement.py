@@ -21,9 +21,14 @@ TWO_OLD_GPUS = Machine(cpus=8, cuda_devices=2, cuda_bf16=False)
 def test_cpu_is_the_default_and_keeps_every_lever() -> None:
     p = resolve(machine=CPU)
     assert p == Placement(kind="cpu", device_map=None, dtype="float32", threads=3, packed_linears=True,
-                          gen_batch_tokens=4096, loglik_batch_tokens=2048, max_batch=256, head_chunk=HEAD_CHUNK)
-    assert p.cpu_levers and p.identity == {} and p.load_kwargs() == {}
+                          batch_tokens=None, max_batch=256, head_chunk=HEAD_CHUNK)
+    assert p.cpu_levers and p.identity == {} and p.load_kwargs() == {} and not p.sized_from_memory
+    assert [p.tokens(kind, _unused) for kind in ("generate", "loglik", "plain")] == [4096, 2048, 2048]
     assert p.name("smollm2-135m") == "smollm2-135m"
+
+
+def _unused() -> object:
+    raise AssertionError("the model is loaded only to size a budget from device memory")
 
 
 def test_threads_default_to_the_cpus_this_process_may_use() -> None:
@@ -46,7 +51,8 @@ def test_one_gpu_resolves_to_bf16_without_cpu_levers() -> None:
     p = resolve(device="cuda", machine=ONE_GPU)
     assert (p.kind, p.device_map, p.dtype, p.packed_linears, p.cpu_levers) == ("cuda", "cuda:0", "bfloat16",
                                                                                False, False)
-    assert p.head_chunk == GPU_HEAD_CHUNK and p.load_kwargs() == {"device_map": "cuda:0"}
+    assert p.head_chunk == GPU_HEAD_CHUNK and p.load_kwargs() == {"device_map": "cuda:0"} and p.sized_from_memory
+    assert resolve(device="cuda", batch_tokens=9000, machine=ONE_GPU).tokens("plain", _unused) == 9000
     assert p.identity == {"dtype": "bfloat16", "device": "cuda"}
     assert p.name("smollm2-135m") == "smollm2-135m-bfloat16-cuda"
     # float32 asked on CUDA: only the device is named.
@@ -95,8 +101,8 @@ def test_triton_is_blocked_before_torch_on_the_cpu_only() -> None:
 
 def test_options_reach_the_placement() -> None:
     p = HFOptions(batch_tokens=512, max_batch=8, threads=2, packed_linears=False, dtype="bfloat16").placement()
-    assert (p.gen_batch_tokens, p.loglik_batch_tokens, p.max_batch, p.threads, p.packed_linears, p.dtype) == \
-        (512, 512, 8, 2, False, "bfloat16")
+    assert (p.tokens("generate", _unused), p.tokens("loglik", _unused), p.max_batch, p.threads, p.packed_linears,
+            p.dtype) == (512, 512, 8, 2, False, "bfloat16")
     with pytest.raises(ConfigError, match="the embedded backend option 'device': String should match pattern") as e:
         load_backend("smollm2-135m", {"device": "gpu"})
     assert "\n" not in str(e.value)
@@ -126,3 +132,51 @@ def test_device_cuda_without_cuda_is_a_one_line_cli_error() -> None:
     assert done.returncode != 0
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "device=cuda: no CUDA device here" in lines[0], done.stderr
+
+
+def test_max_memory_needs_device_auto_and_reaches_from_pretrained() -> None:
+    with pytest.raises(ConfigError, match="max_memory spreads a model over devices: it needs device=auto"):
+        resolve(device="cuda", max_memory={"0": "20GiB"}, machine=ONE_GPU)
+    p = resolve(device="auto", max_memory={"cpu": "64GiB", "0": "20GiB"}, machine=TWO_OLD_GPUS)
+    assert p.load_kwargs() == {"device_map": "auto", "max_memory": {0: "20GiB", "cpu": "64GiB"}}
+
+
+@pytest.mark.slow
+def test_a_device_map_gives_the_results_of_one_device() -> None:
+    """``device_map="auto"`` and ``max_memory`` through ``from_pretrained`` and accelerate: the same
+    answers as the plain CPU placement. On a machine without GPUs every layer lands on the CPU, so the
+    per-layer index moves run as no-ops; ``bench/gpu.py`` splits a model across a GPU and the CPU."""
+    from dataclasses import replace
+
+    from lingdiag.models.embedded import ensure_converted
+    from lingdiag.models.hf import HFBackend
+    from lingdiag.records import GenerationRequest, LoglikelihoodRequest
+
+    path = str(ensure_converted("smollm2-135m")[0])
+    plain = resolve(packed_linears=False)
+    mapped = replace(plain, device_map="auto", max_memory=(("cpu", "8GiB"),))
+    prompts = [GenerationRequest(prompt=p, max_new_tokens=6) for p in ("The cat sat", "Once upon a time, there",
+                                                                       "The cat sat on the")]
+    scored = [LoglikelihoodRequest("The cat sat on the", x) for x in (" mat", " moon", " mat and slept")]
+    answers = {}
+    for name, placement in (("plain", plain), ("mapped", mapped)):
+        backend = HFBackend(path, placement)
+        answers[name] = (backend.generate(prompts), backend.loglikelihood(scored))
+    assert answers["mapped"] == answers["plain"]
+
+
+def test_the_similarity_encoder_takes_the_same_devices() -> None:
+    from lingdiag.suites.imperfective.similarity import load_encoder
+
+    with pytest.raises(ConfigError, match="--device gpu: expected cpu, cuda, cuda:N or auto"):
+        load_encoder("smollm2-135m", "gpu")
+    with pytest.raises(ConfigError, match="device=cuda: no CUDA device here"):
+        load_encoder("smollm2-135m", "cuda")
+    assert load_encoder("smollm2-135m", "auto").model.device.type == "cpu"  # no GPU here
+
+
+def test_cpu_usage_has_no_gpu_memory(smollm2: object) -> None:
+    from lingdiag.records import LoglikelihoodRequest
+
+    smollm2.loglikelihood([LoglikelihoodRequest("The cat", " sat")])  # type: ignore[attr-defined]
+    assert "peak_gpu_mb" not in smollm2.usage()  # type: ignore[attr-defined]

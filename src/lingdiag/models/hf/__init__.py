@@ -19,7 +19,7 @@ from lingdiag.models.embedded import convert_gguf, ensure_converted
 from lingdiag.models.hf.adapters import parse_adapter
 from lingdiag.models.hf.backend import HFBackend
 from lingdiag.models.hf.placement import DEVICE_PATTERN, DtypeOption, Placement, resolve
-from lingdiag.paths import cache_dir, sha256_file
+from lingdiag.paths import cache_dir, sha256_weights
 
 __all__ = ["EMBEDDED_LOADER", "GGUF_LOADER", "HF_LOADER", "HFBackend", "HFOptions"]
 
@@ -42,6 +42,9 @@ class HFOptions(BaseModel):
     when there is none). Anything but the CPU is named in the model's name (``smollm2-135m-bfloat16-cuda``),
     the backend identity (so meta.json and cache keys) and every table: CUDA kernels give other
     log-probs than the CPU's."""
+    max_memory: dict[str, str] | None = None
+    """With ``device=auto``: memory caps per device, e.g. ``{"0": "70GiB", "1": "70GiB", "cpu": "200GiB"}``;
+    layers that do not fit the GPUs are offloaded to the CPU (slow, but a model larger than the cards runs)."""
     prefix_reuse: bool = True
     """Compute shared prompt prefixes once."""
     system_turn: Literal["plain", "fold"] = "plain"
@@ -67,7 +70,7 @@ class HFOptions(BaseModel):
     def placement(self) -> Placement:
         """Where the model runs, resolved from these options and the machine."""
         return resolve(device=self.device, dtype=self.dtype, threads=self.threads, batch_tokens=self.batch_tokens,
-                       max_batch=self.max_batch, packed_linears=self.packed_linears)
+                       max_batch=self.max_batch, packed_linears=self.packed_linears, max_memory=self.max_memory)
 
 
 def _backend(path: str, options: HFOptions, *, weights_hash: str, name: str | None = None) -> HFBackend:
@@ -90,9 +93,9 @@ def load_hf(spec: str, options: HFOptions) -> Backend:
     if path.is_dir():
         weights = sorted(path.glob("*.safetensors")) or sorted(path.glob("*.bin"))
         if len(weights) == 1:
-            digest = sha256_file(weights[0])
+            digest = sha256_weights(weights[0])
         elif weights:  # sharded: every shard counts, so a changed shard never serves stale cached answers
-            digest = hashlib.sha256("".join(f"{w.name}:{sha256_file(w)}\n" for w in weights).encode()).hexdigest()
+            digest = hashlib.sha256("".join(f"{w.name}:{sha256_weights(w)}\n" for w in weights).encode()).hexdigest()
     return _backend(spec, options, weights_hash=digest)
 
 
@@ -101,7 +104,7 @@ def load_gguf(spec: str, options: HFOptions) -> Backend:
     path = Path(spec).expanduser().resolve()
     if not path.is_file():
         raise ConfigError(f"gguf:{spec}: no such file")
-    digest = sha256_file(path)
+    digest = sha256_weights(path)
     target = cache_dir() / "models" / f"gguf-{digest[:16]}"
     if not (target / "lingdiag_source.json").exists():
         target.parent.mkdir(parents=True, exist_ok=True)

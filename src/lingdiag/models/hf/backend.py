@@ -99,6 +99,23 @@ class HFBackend:
         self._decoder = Decoder(forward)
         self._scorer = Scorer(forward)
 
+    @classmethod
+    def from_model(cls, model: Any, tokenizer_path: str, placement: Placement, *, name: str,
+                   **options: Any) -> HFBackend:
+        """A backend on a model built in memory (a random-initialised 8B for ``bench/gpu.py``,
+        which no checkpoint on disk holds), with the tokenizer at ``tokenizer_path``.
+
+        Args:
+            model: A transformers causal LM, on ``placement``'s device in its dtype.
+            tokenizer_path: A model directory whose tokenizer the model uses.
+            placement: Where ``model`` is.
+            name: Its name (the identity names no weights: there are none on disk).
+            **options: ``HFBackend`` keywords (``prefix_reuse``, ``continuous_batching``, ...).
+        """
+        backend = cls(tokenizer_path, placement, name=name, **options)
+        backend._lm.adopt(model)
+        return backend
+
     @property
     def identity(self) -> dict[str, str]:
         """Backend, model name, path and weights hash."""
@@ -113,10 +130,17 @@ class HFBackend:
             padding; ``head_positions``: positions the LM head computed logits for;
             ``refilled_rows``: requests that joined a running generation batch; and, when
             the chat template refused a system turn, ``rendered_plain_fallback`` or
-            ``rendered_folded``: generation requests rendered that way.
+            ``rendered_folded``: generation requests rendered that way; on CUDA, ``peak_gpu_mb``: the most
+            memory torch allocated at once on the GPUs since the process started (summed over devices).
         """
         work = {k: self._usage[k] for k in ("forward_tokens", "padded_tokens", "head_positions", "refilled_rows")}
-        return work | {k: v for k, v in self._usage.items() if k.startswith("rendered_")}
+        work |= {k: v for k, v in self._usage.items() if k.startswith("rendered_")}
+        if self.placement.kind == "cuda" and self._lm.is_loaded:
+            import torch
+
+            work["peak_gpu_mb"] = sum(torch.cuda.max_memory_allocated(d)
+                                      for d in range(torch.cuda.device_count())) >> 20
+        return work
 
     @property
     def capabilities(self) -> Capabilities:
@@ -157,11 +181,12 @@ class HFBackend:
     def generate(self, requests: Sequence[GenerationRequest]) -> list[Generation]:
         """Greedy generation, batched by a token budget; see ``Backend.generate``."""
         placement = self.placement
-        return self._decoder.generate(requests, Budget(placement.gen_batch_tokens, placement.max_batch,
-                                                       self.prefix_reuse, self.continuous_batching))
+        tokens = placement.tokens("generate", lambda: self._lm.model)
+        return self._decoder.generate(requests, Budget(tokens, placement.max_batch, self.prefix_reuse,
+                                                       self.continuous_batching))
 
     def loglikelihood(self, requests: Sequence[LoglikelihoodRequest]) -> list[LogLikelihood]:
         """Summed continuation log-probs, batched by a token budget; see ``Backend.loglikelihood``."""
         placement = self.placement
-        return self._scorer.loglikelihood(requests, Budget(placement.loglik_batch_tokens, placement.max_batch,
-                                                           self.prefix_reuse))
+        tokens = placement.tokens("loglik", lambda: self._lm.model)
+        return self._scorer.loglikelihood(requests, Budget(tokens, placement.max_batch, self.prefix_reuse))

@@ -143,7 +143,8 @@ def logits_processor(
                     matcher.fill_next_token_bitmask(self.bitmask, row)
             self.started = True
             masked = scores.float().contiguous() if scores.dtype != torch.float32 else scores.contiguous()
-            xgr.apply_token_bitmask_inplace(masked, self.bitmask)
+            # The matchers fill the bitmask on the CPU; the logits' device gets a copy (none on the CPU).
+            xgr.apply_token_bitmask_inplace(masked, self.bitmask.to(masked.device, non_blocking=True))
             return masked
 
     return GrammarProcessor()

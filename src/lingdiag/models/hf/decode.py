@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from lingdiag.models.hf.batching import Budget, common_prefix_all, token_budget_batches
 from lingdiag.models.hf.forward import Forward, Rows
+from lingdiag.models.hf.load import on_device
 from lingdiag.records import Generation, GenerationRequest
 
 if TYPE_CHECKING:
@@ -84,7 +85,8 @@ class _Batch:
 
         kept = [b for b, r in enumerate(self.live) if not self.done[r]]
         keep = torch.tensor(kept, dtype=torch.long, device=self.attn.device)
-        self.cache.batch_select_indices(keep)  # layer by layer: no second copy of the cache
+        for layer in self.cache.layers:  # layer by layer, each on its device: no second copy of the cache
+            layer.batch_select_indices(on_device(keep, layer.keys.device))
         self.attn, self.positions = self.attn.index_select(0, keep), self.positions.index_select(0, keep)
         self.live = [self.live[b] for b in kept]
         return [picks[b] for b in kept]
@@ -181,20 +183,37 @@ class Decoder:
             groups[(r.max_new_tokens, r.stop, r.constraint)].append(i)
         encoded, renderings = self.encode(requests)
         for (max_new, stop, constraint), idx in groups.items():
-            prompts = [encoded[i] for i in idx]
-            shared = self.shared_prompt(prompts, max_new) if budget.prefix_reuse else None
-            if budget.continuous and constraint is None and not self.lm.window:
-                answers = self.decode_pool(prompts, max_new, stop, shared, budget)
-            else:
-                answers = [None] * len(idx)  # type: ignore[list-item]
-                lengths = [len(p) + max_new for p in prompts]
-                for batch in token_budget_batches(lengths, budget.tokens, budget.max_batch):
-                    for b, g in zip(batch, self.decode_batch([prompts[b] for b in batch], max_new, stop,
-                                                              constraint, shared), strict=True):
-                        answers[b] = g
+            answers = self.decode_group([encoded[i] for i in idx], max_new, stop, constraint, budget)
             for i, g in zip(idx, answers, strict=True):
                 out[i] = g if renderings[i] is None else replace(g, rendering=renderings[i])
         return [g for g in out if g is not None]
+
+    def decode_group(self, prompts: list[list[int]], max_new: int, stop: tuple[str, ...], constraint: Any,
+                     budget: Budget) -> list[Generation]:
+        """The answers to prompts that share ``max_new``, ``stop`` and ``constraint``, in order.
+
+        A fixed batch that runs out of device memory is split and its halves retried; a pool
+        restarts with batches half as large (its rows cannot be split once merged).
+        """
+        from lingdiag.models.hf.memory import shrink_on_oom, split_on_oom
+
+        shared = self.shared_prompt(prompts, max_new) if budget.prefix_reuse else None
+        lengths = [len(p) + max_new for p in prompts]
+        device = self.lm.input_device
+        if budget.continuous and constraint is None and not self.lm.window:
+            return shrink_on_oom(lambda tokens: self.decode_pool(prompts, max_new, stop, shared,
+                                                                 replace(budget, tokens=tokens)),
+                                 budget.tokens, min(lengths), device)
+        answers: list[Generation | None] = [None] * len(prompts)
+
+        def run(batch: Sequence[int]) -> None:
+            for b, g in zip(batch, self.decode_batch([prompts[b] for b in batch], max_new, stop, constraint, shared),
+                            strict=True):
+                answers[b] = g
+
+        for batch in token_budget_batches(lengths, budget.tokens, budget.max_batch):
+            split_on_oom(run, batch, device)
+        return [g for g in answers if g is not None]
 
     def encode(self, requests: Sequence[GenerationRequest]) -> tuple[list[list[int]], list[str | None]]:
         """Each request's prompt tokens and rendering; renderings other than the template are counted."""

@@ -8,12 +8,12 @@ imported inside the functions, on the first forward pass.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from lingdiag.models.hf.batching import token_budget_batches
-from lingdiag.models.hf.load import LoadedModel
+from lingdiag.models.hf.load import LoadedModel, on_device
 
 if TYPE_CHECKING:
     import torch
@@ -49,7 +49,8 @@ class Forward:
         """A new cache whose row ``r`` copies row ``rows[r]`` of ``cache`` (which is not modified)."""
         from transformers import DynamicCache
 
-        layers = [(layer.keys.index_select(0, rows), layer.values.index_select(0, rows)) for layer in cache.layers]
+        layers = [(layer.keys.index_select(0, idx), layer.values.index_select(0, idx))
+                  for layer in cache.layers for idx in [on_device(rows, layer.keys.device)]]
         return DynamicCache(ddp_cache_data=layers, config=self.lm.model.config)
 
     def extend(self, base: Rows | None, parents: Sequence[int],
@@ -93,21 +94,30 @@ class Forward:
         return rows, out.last_hidden_state
 
 
-def full_logits(lm: LoadedModel, usage: Counter[str], seqs: Sequence[list[int]], tokens: int,
-                max_batch: int) -> Iterator[tuple[list[int], torch.Tensor]]:
+def full_logits(lm: LoadedModel, usage: Counter[str], seqs: Sequence[list[int]], tokens: int, max_batch: int,
+                use: Callable[[list[int], torch.Tensor], None]) -> None:
     """Logits at every position of ``seqs``, right-padded in batches of at most ``tokens`` padded
-    tokens and ``max_batch`` rows: the plain scoring paths. Yields each batch's request indices
-    and its ``[rows, width, vocab]`` logits (row k holds ``seqs[batch[k]]``).
+    tokens and ``max_batch`` rows: the plain scoring paths. Calls ``use`` with each batch's request
+    indices and its ``[rows, width, vocab]`` logits (row k holds ``seqs[batch[k]]``). A batch that
+    runs out of device memory is split and its halves run again (``memory.split_on_oom``), so
+    ``use`` may be called again for the same requests and must only store per-request results.
     """
     import torch
 
+    from lingdiag.models.hf.memory import split_on_oom
+
     pad = lm.tokenizer.pad_token_id
     device = lm.input_device
-    for batch in token_budget_batches([len(s) for s in seqs], tokens, max_batch):
-        width = max(len(seqs[i]) for i in batch)
-        ids = torch.tensor([seqs[i] + [pad] * (width - len(seqs[i])) for i in batch], device=device)
-        mask = torch.tensor([[1] * len(seqs[i]) + [0] * (width - len(seqs[i])) for i in batch], device=device)
+
+    def run(batch: Sequence[int]) -> None:
+        rows = list(batch)
+        width = max(len(seqs[i]) for i in rows)
+        ids = torch.tensor([seqs[i] + [pad] * (width - len(seqs[i])) for i in rows], device=device)
+        mask = torch.tensor([[1] * len(seqs[i]) + [0] * (width - len(seqs[i])) for i in rows], device=device)
         with torch.inference_mode():
             logits = lm.model(input_ids=ids, attention_mask=mask).logits
         usage.update(forward_tokens=int(mask.sum()), padded_tokens=ids.numel(), head_positions=ids.numel())
-        yield batch, logits
+        use(rows, logits)
+
+    for batch in token_budget_batches([len(s) for s in seqs], tokens, max_batch):
+        split_on_oom(run, batch, device)

@@ -11,6 +11,8 @@ import torch
 from transformers import DynamicCache
 from transformers.cache_utils import DynamicLayer
 
+from lingdiag.models.hf.load import on_device
+
 
 class RowView(DynamicCache):
     """Rows ``rows`` of ``parent``, gathered one layer at a time as the model reads them.
@@ -34,8 +36,9 @@ class RowView(DynamicCache):
                *args: Any, **kwargs: Any) -> tuple[torch.Tensor, torch.Tensor]:
         """The parent's rows for ``layer_idx`` followed by the new keys and values."""
         layer: Any = self.layers[layer_idx]  # a DynamicLayer (or its sliding variant) of the parent
-        keys = torch.cat([layer.keys.index_select(0, self.rows), key_states], dim=-2)
-        values = torch.cat([layer.values.index_select(0, self.rows), value_states], dim=-2)
+        rows = on_device(self.rows, layer.keys.device)
+        keys = torch.cat([layer.keys.index_select(0, rows), key_states], dim=-2)
+        values = torch.cat([layer.values.index_select(0, rows), value_states], dim=-2)
         return keys, values
 
 
@@ -73,6 +76,7 @@ class PrefixedLayer(DynamicLayer):  # type: ignore[no-untyped-call]  # transform
     def batch_select_indices(self, indices: torch.Tensor) -> None:
         """Keep rows ``indices`` (of the rows' own keys; the prefix is shared)."""
         assert self.keys is not None and self.values is not None, "rows are selected after a forward pass"
+        indices = on_device(indices, self.keys.device)
         self.keys = self.keys[indices, ...]
         self.values = self.values[indices, ...]
 

@@ -38,6 +38,13 @@ def fold_system(messages: Sequence[ChatMessage]) -> tuple[ChatMessage, ...]:
     return tuple(rest)
 
 
+def on_device(index: torch.Tensor, device: torch.device) -> torch.Tensor:
+    """``index`` on ``device``: under ``device_map="auto"`` each layer's cache lives on its layer's
+    device, and an index must be where the tensor it selects from is (no copy on one device).
+    """
+    return index if index.device == device else index.to(device)
+
+
 def fallback_chat(messages: Sequence[ChatMessage]) -> str:
     """The prompt used for models without a chat template (e.g. base models).
 
@@ -145,6 +152,20 @@ class LoadedModel:
                 raise BackendError("--dtype bfloat16-mixed needs packed_linears=true")
             self._model = model
         return self._model
+
+    def adopt(self, model: Any) -> None:
+        """Use ``model``, already built and placed, instead of loading one (``HFBackend.from_model``).
+
+        The placement's process-wide levers apply as at load; packing is left to the caller.
+        """
+        self.placement.before_torch()
+        self.placement.before_load()
+        self._model = model.eval()
+
+    @property
+    def is_loaded(self) -> bool:
+        """Whether the weights are loaded (and so torch imported)."""
+        return self._model is not None
 
     @cached_property
     def input_device(self) -> torch.device:

@@ -17,10 +17,14 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from lingdiag.errors import ConfigError
+
+if TYPE_CHECKING:
+    from lingdiag.models.hf.memory import BatchKind
 
 Dtype = Literal["float32", "bfloat16", "bfloat16-mixed", "float16"]
 """Weights and activations dtype. ``bfloat16-mixed`` loads float32 and computes only the
@@ -101,14 +105,44 @@ class Placement:
     """Torch intra-op threads, set on the CPU only."""
     packed_linears: bool
     """Whether the body's linear layers (and a float32 LM head) run on packed oneDNN weights."""
-    gen_batch_tokens: int
-    """Padded-token budget of a generation batch."""
-    loglik_batch_tokens: int
-    """Padded-token budget of a log-likelihood batch."""
+    batch_tokens: int | None
+    """The user's padded-token budget per batch, for both request kinds (``--batch-tokens``); None:
+    the device's (``tokens``)."""
     max_batch: int
     """Upper bound on rows per forward batch."""
     head_chunk: int
     """Positions per LM-head chunk when scoring."""
+    max_memory: tuple[tuple[str, str], ...] = ()
+    """With ``device_map="auto"``: memory caps per device (``("0", "70GiB")``, ``("cpu", "200GiB")``);
+    the layers that do not fit the GPUs are offloaded to the CPU. Empty: accelerate's defaults."""
+
+    @property
+    def sized_from_memory(self) -> bool:
+        """Whether batch budgets are sized from the device's free memory at each call (CUDA, no ``batch_tokens``)."""
+        return self.kind == "cuda" and self.batch_tokens is None
+
+    def tokens(self, kind: BatchKind, model: Callable[[], Any]) -> int:
+        """The padded-token budget of a ``kind`` batch.
+
+        The user's ``batch_tokens``; else on the CPU the measured constants; else on CUDA sized
+        now from the free memory of the device holding the LM head and what a token costs the
+        model (``memory.budget_tokens``; the tree keeps room for a head chunk's logits).
+
+        Args:
+            kind: What the batch runs.
+            model: Gives the loaded model; called only to size a budget from memory.
+        """
+        if self.batch_tokens is not None:
+            return self.batch_tokens
+        if not self.sized_from_memory:
+            return GEN_BATCH_TOKENS if kind == "generate" else LOGLIK_BATCH_TOKENS
+        from lingdiag.models.hf import memory
+
+        loaded = model()
+        head = loaded.get_output_embeddings().weight
+        cost = memory.token_cost(loaded.config, head.element_size())
+        reserve = 3 * self.head_chunk * head.shape[0] * 4 if kind == "loglik" else 0
+        return memory.budget_tokens(memory.free_bytes(head.device), cost, kind, reserve)
 
     @property
     def cpu_levers(self) -> bool:
@@ -150,8 +184,11 @@ class Placement:
         os.environ.setdefault("TRANSFORMERS_SDPA_FORCE_GQA", "1")
 
     def load_kwargs(self) -> dict[str, Any]:
-        """``from_pretrained``'s placement arguments: none on the CPU, ``device_map`` on CUDA."""
-        return {} if self.device_map is None else {"device_map": self.device_map}
+        """``from_pretrained``'s placement arguments: none on the CPU, ``device_map`` (and ``max_memory``) on CUDA."""
+        if self.device_map is None:
+            return {}
+        caps = {int(k) if k.isdigit() else k: v for k, v in self.max_memory}
+        return {"device_map": self.device_map} | ({"max_memory": caps} if caps else {})
 
 
 def keep_gpu_compiler_out() -> None:
@@ -167,7 +204,7 @@ def keep_gpu_compiler_out() -> None:
 
 def resolve(*, device: str = "cpu", dtype: DtypeOption = "auto", threads: int | None = None,
             batch_tokens: int | None = None, max_batch: int = 256, packed_linears: bool = True,
-            machine: Machine | None = None) -> Placement:
+            max_memory: dict[str, str] | None = None, machine: Machine | None = None) -> Placement:
     """The placement of a model from the backend's options.
 
     Args:
@@ -177,14 +214,18 @@ def resolve(*, device: str = "cpu", dtype: DtypeOption = "auto", threads: int | 
         batch_tokens: Padded-token budget per batch for both request kinds (default per kind).
         max_batch: Upper bound on rows per forward batch.
         packed_linears: Whether oneDNN packing may apply (it does on the CPU only).
+        max_memory: With ``device=auto``, memory caps per device (``{"0": "70GiB", "cpu": "200GiB"}``).
         machine: The machine (default: ``Machine.here``; CUDA is probed only if ``device`` asks for it).
 
     Returns:
         The placement.
 
     Raises:
-        ConfigError: CUDA asked for and absent, a GPU index out of range, or ``bfloat16-mixed`` on CUDA.
+        ConfigError: CUDA asked for and absent, a GPU index out of range, ``bfloat16-mixed`` on CUDA,
+            or ``max_memory`` without ``device=auto``.
     """
+    if max_memory and device != "auto":
+        raise ConfigError(f"max_memory spreads a model over devices: it needs device=auto, not device={device}")
     machine = machine or Machine.here(probe_cuda=device != "cpu")
     kind: Kind = "cpu"
     device_map: str | None = None
@@ -206,7 +247,6 @@ def resolve(*, device: str = "cpu", dtype: DtypeOption = "auto", threads: int | 
         raise ConfigError("dtype=bfloat16-mixed is a CPU mode (oneDNN): on CUDA use dtype=bfloat16 or auto")
     cpu = kind == "cpu"
     return Placement(kind=kind, device_map=device_map, dtype=dtype, threads=threads or machine.cpus,
-                     packed_linears=packed_linears and cpu,
-                     gen_batch_tokens=batch_tokens or GEN_BATCH_TOKENS,
-                     loglik_batch_tokens=batch_tokens or LOGLIK_BATCH_TOKENS, max_batch=max_batch,
-                     head_chunk=HEAD_CHUNK if cpu else GPU_HEAD_CHUNK)
+                     packed_linears=packed_linears and cpu, batch_tokens=batch_tokens, max_batch=max_batch,
+                     head_chunk=HEAD_CHUNK if cpu else GPU_HEAD_CHUNK,
+                     max_memory=tuple(sorted((max_memory or {}).items())) if device_map == "auto" else ())

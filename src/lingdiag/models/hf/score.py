@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from lingdiag.errors import BackendError
-from lingdiag.models.hf.batching import Budget, common_prefix_all, pack_groups, plan_groups
+from lingdiag.models.hf.batching import Budget, Group, common_prefix_all, pack_groups, plan_groups
 from lingdiag.models.hf.forward import Forward, full_logits
 from lingdiag.models.hf.load import LoadedModel
 from lingdiag.models.hf.tokens import Split, TokenScorer, split_request
@@ -23,6 +23,11 @@ if TYPE_CHECKING:
     import torch
 
     from lingdiag.models.hf.linear import PackedLinear
+
+Contribution = tuple["torch.Tensor", "torch.Tensor", "torch.Tensor"]
+"""Requests, their log-probs (float64) and non-greedy counts from one head chunk, added to the
+totals once the batch that computed them has finished (so a batch retried after running out of
+memory adds nothing twice, and additions keep their order)."""
 
 Span = tuple[int, int, int, int, int]
 """``(row, column of start, start, end, request)``: a row of a tree level holds the
@@ -66,6 +71,8 @@ class LMHead:
         import torch
 
         head = self.lm.model.get_output_embeddings()
+        # The last layer's device under device_map="auto"; a no-op on one device.
+        hidden = hidden.to(head.weight.device)
         n, vocab = hidden.shape[0], head.weight.shape[0]
         if self._packed is None and self._pack:
             from lingdiag.models.hf.linear import packed_head
@@ -115,7 +122,7 @@ class Scorer:
 
     def __init__(self, forward: Forward) -> None:
         """Score with ``forward``'s model (loaded on the first request), counting into its usage."""
-        self.forward, self.lm, self.usage = forward, forward.lm, forward.usage
+        self.forward, self.lm, self.usage, self.placement = forward, forward.lm, forward.usage, forward.placement
         self._head_matches: bool | None = None  # checked once per model
         self._tokens = TokenScorer(self.lm, self.usage)
 
@@ -180,7 +187,10 @@ class Scorer:
 
         seqs = [(s.ctx + s.cont)[:-1] for s in split]
         out: list[LogLikelihood | None] = [None] * len(split)
-        for batch, logits in full_logits(self.lm, self.usage, seqs, budget.tokens, budget.max_batch):
+        placement = self.placement
+        tokens = placement.tokens("plain", lambda: self.lm.model) if placement.sized_from_memory else budget.tokens
+
+        def use(batch: list[int], logits: torch.Tensor) -> None:
             for row, i in enumerate(batch):
                 s = split[i]
                 # In float64: a float32 log-softmax over the vocabulary is off by ~1e-5 per token.
@@ -189,6 +199,8 @@ class Scorer:
                 picked = lp.gather(1, target[:, None]).squeeze(1)
                 out[i] = LogLikelihood(logprob=float(picked.sum()), n_tokens=s.scored,
                                        is_greedy=bool((lp.argmax(-1) == target).all()))
+
+        full_logits(self.lm, self.usage, seqs, tokens, budget.max_batch, use)
         return [r for r in out if r is not None]
 
     def tree(self, scored: list[Scored], budget: Budget, head: LMHead) -> tuple[torch.Tensor, torch.Tensor]:
@@ -204,6 +216,8 @@ class Scorer:
         """
         import torch
 
+        from lingdiag.models.hf.memory import split_on_oom
+
         seqs = [s.seq for s in scored]
         # On the logits' device: the head's output is added into them chunk by chunk.
         device = self.lm.output_device
@@ -211,43 +225,54 @@ class Scorer:
         wrong = torch.zeros(len(scored), dtype=torch.long, device=device)
         root = common_prefix_all(seqs)
         root_rows = None
-        if root:
+
+        def run_root(_: Sequence[int]) -> None:
+            nonlocal root_rows
             root_rows, hidden = self.forward.extend(None, [0], [seqs[0][:root]])
-            self.score(hidden, [(0, 0, 0, root, i) for i in range(len(scored))], scored, head, totals, wrong)
-        for batch in pack_groups(plan_groups(seqs, root, budget.max_batch), seqs, root, budget):
+            add(totals, wrong, self.score(hidden, [(0, 0, 0, root, i) for i in range(len(scored))], scored, head))
+
+        if root:  # one row: out of memory, it is a one-line error
+            split_on_oom(run_root, [0], device)
+
+        def run(batch: Sequence[Group]) -> None:
+            contributions: list[Contribution] = []
             # Level 1: one row per group, its shared segment (the whole tail of a lone request).
             grouped = [g for g in batch if g.end > root]
             if not grouped:
-                continue
+                return
             level1, hidden = self.forward.extend(root_rows, [0] * len(grouped),
                                                  [seqs[g.members[0]][root:g.end] for g in grouped])
             width = hidden.shape[1]
             spans = [(row, width - (g.end - root), root, g.end, i)
                      for row, g in enumerate(grouped) for i in g.members]
-            self.score(hidden, spans, scored, head, totals, wrong)
+            contributions += self.score(hidden, spans, scored, head)
             # Level 2: one row per member with tokens beyond its group's segment.
             tails = [(row, g.end, i) for row, g in enumerate(grouped) for i in g.members if len(seqs[i]) > g.end]
-            if not tails:
-                continue
-            _, hidden = self.forward.extend(level1, [row for row, _, _ in tails],
-                                            [seqs[i][end:] for _, end, i in tails], keep=False)
-            width = hidden.shape[1]
-            spans = [(row, width - (len(seqs[i]) - end), end, len(seqs[i]), i)
-                     for row, (_, end, i) in enumerate(tails)]
-            self.score(hidden, spans, scored, head, totals, wrong)
+            if tails:
+                _, hidden = self.forward.extend(level1, [row for row, _, _ in tails],
+                                                [seqs[i][end:] for _, end, i in tails], keep=False)
+                width = hidden.shape[1]
+                spans = [(row, width - (len(seqs[i]) - end), end, len(seqs[i]), i)
+                         for row, (_, end, i) in enumerate(tails)]
+                contributions += self.score(hidden, spans, scored, head)
+            add(totals, wrong, contributions)
+
+        for batch in pack_groups(plan_groups(seqs, root, budget.max_batch), seqs, root, budget):
+            split_on_oom(run, batch, device)
         return totals, wrong
 
-    def score(self, hidden: torch.Tensor, spans: list[Span], scored: list[Scored], head: LMHead,
-              totals: torch.Tensor, wrong: torch.Tensor) -> None:
-        """Add the log-probs that one level's hidden states decide to ``totals``/``wrong``.
+    def score(self, hidden: torch.Tensor, spans: list[Span], scored: list[Scored],
+              head: LMHead) -> list[Contribution]:
+        """The log-probs that one level's hidden states decide, a head chunk at a time.
 
         Args:
             hidden: ``[rows, width, hidden]`` from ``Forward.extend``.
             spans: Where each request's positions are in ``hidden`` (see ``Span``).
             scored: The requests.
             head: The LM head.
-            totals: Summed log-probs per request (updated).
-            wrong: Count of targets that are not the argmax, per request (updated).
+
+        Returns:
+            One ``Contribution`` per head chunk, for ``add``.
         """
         import torch
 
@@ -263,13 +288,15 @@ class Scorer:
                 pair_target.append(s.targets[t])
                 pair_request.append(i)
         if not unique:
-            return
+            return []
         keys = list(unique)
         self.usage["head_positions"] += len(keys)
         rows = torch.tensor([r for r, _ in keys], device=hidden.device)
         picked = hidden[rows, torch.tensor([c for _, c in keys], device=hidden.device)]
-        pos, target, request = (torch.tensor(x, device=totals.device) for x in (pair_pos, pair_target, pair_request))
+        device = self.lm.output_device
+        pos, target, request = (torch.tensor(x, device=device) for x in (pair_pos, pair_target, pair_request))
         chunk = head.chunk
+        out: list[Contribution] = []
         with torch.inference_mode():
             for lo in range(0, len(keys), chunk):
                 logits = head(picked[lo:lo + chunk])
@@ -281,5 +308,12 @@ class Scorer:
                 best, argmax = logits.max(dim=-1)
                 target_logit = logits[local, tgt]
                 lse = best + logits.sub_(best[:, None]).exp_().sum(dim=-1).log_()
-                totals.index_add_(0, request[sel], (target_logit - lse[local]).double())
-                wrong.index_add_(0, request[sel], (argmax[local] != tgt).long())
+                out.append((request[sel], (target_logit - lse[local]).double(), (argmax[local] != tgt).long()))
+        return out
+
+
+def add(totals: torch.Tensor, wrong: torch.Tensor, contributions: Sequence[Contribution]) -> None:
+    """Add ``contributions`` to the per-request ``totals`` and ``wrong``, in order."""
+    for request, logprobs, misses in contributions:
+        totals.index_add_(0, request, logprobs)
+        wrong.index_add_(0, request, misses)

@@ -137,7 +137,8 @@ class TokenScorer:
         # With the correction, the last token is read too: the word-start probability after it.
         seqs = [(s.ctx + s.cont) if w else (s.ctx + s.cont)[:-1] for s, w in zip(splits, ws, strict=True)]
         out: list[LogLikelihood | None] = [None] * len(requests)
-        for batch, logits in full_logits(self.lm, self.usage, seqs, budget.tokens, budget.max_batch):
+
+        def use(batch: list[int], logits: torch.Tensor) -> None:
             for row, i in enumerate(batch):
                 s = splits[i]
                 full = s.ctx + s.cont
@@ -154,4 +155,5 @@ class TokenScorer:
                     logprob=float(picked.sum()), n_tokens=s.scored,
                     is_greedy=bool((lp[:last - first].argmax(-1) == target).all()),
                     token_logprobs=tuple(picked.tolist()), token_spans=spans, word_start_logprobs=word_start)
+        full_logits(self.lm, self.usage, seqs, budget.tokens, budget.max_batch, use)
         return [r for r in out if r is not None]

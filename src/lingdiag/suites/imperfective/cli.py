@@ -66,12 +66,15 @@ def similarity(
     layer: Annotated[str, typer.Option(help="Hidden-state layer (0 = embeddings, -1 = last), a comma list, "
                                             "or 'all' for a layer-by-layer sweep.")] = "-1",
     limit: Annotated[int | None, typer.Option(help="Use this many group C/D items, spread over the dataset.")] = None,
+    device: Annotated[str, typer.Option(help="cpu, cuda, cuda:N or auto (every visible GPU): where the "
+                                             "encoder runs, in float32 (as the transformers backend's "
+                                             "--model-option device).")] = "cpu",
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """Cosine similarity of "was V-ing" and "V-ed" embeddings per verb class (§5.4, Figure 4)."""
     items = [it for it in load(dataset).items if it.tags.get("group") in ("C", "D")]
     tbr = tbr_by_class(analysis.load_runs(run)[0], strategy) if run else None
-    encoder = load_encoder(model)
+    encoder = load_encoder(model, device)
     results = layer_sweep(spread(items, limit), encoder, _layers(layer, n_layers(encoder)), tbr)
     if as_json:
         payload = [r.to_json() for r in results]

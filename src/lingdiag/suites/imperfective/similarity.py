@@ -156,16 +156,20 @@ class Encoder:
     name: str
 
 
-def load_encoder(spec: str) -> Encoder:
+def load_encoder(spec: str, device: str = "cpu") -> Encoder:
     """Load ``hf:<hub id or dir>`` with ``AutoModel``, or an embedded model by name.
 
     Args:
         spec: ``hf:bert-base-uncased``, ``hf:/path/to/dir`` or ``smollm2-135m``.
+        device: ``cpu``, ``cuda``, ``cuda:N`` or ``auto``, placed as the transformers backend's
+            models are (``lingdiag.models.hf.placement``), in float32 on every device: the
+            similarities are the paper's float32 ones.
 
     Returns:
         The encoder, in eval mode, float32.
     """
     from lingdiag.models.embedded import EMBEDDED, ensure_converted
+    from lingdiag.models.hf.placement import DEVICE_PATTERN, resolve
 
     if spec in EMBEDDED:
         path = str(ensure_converted(spec)[0])
@@ -179,9 +183,12 @@ def load_encoder(spec: str) -> Encoder:
         from transformers import AutoModel, AutoTokenizer
     except ImportError as e:
         raise MissingDependency("the similarity analysis", "hf", ["torch==2.13.0", "transformers"]) from e
+    if not re.match(DEVICE_PATTERN, device):
+        raise ConfigError(f"--device {device}: expected cpu, cuda, cuda:N or auto")
+    placement = resolve(device=device, dtype="float32", packed_linears=False)
     try:
         tokenizer = AutoTokenizer.from_pretrained(path)
-        model = AutoModel.from_pretrained(path, dtype=torch.float32)
+        model = AutoModel.from_pretrained(path, dtype=torch.float32, **placement.load_kwargs())
     except OSError as e:
         raise ConfigError(f"cannot load model {spec!r}: {e}") from e
     model.eval()

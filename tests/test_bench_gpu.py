@@ -1,0 +1,34 @@
+"""``bench/gpu.py --cpu-smoke``: the GPU check's tiny-model parts run on the CPU in CI, so the script
+a GPU machine runs is known to work before one is at hand."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.slow
+def test_gpu_check_runs_its_cpu_parts(tmp_path: Path) -> None:
+    out = tmp_path / "gpu.json"
+    subprocess.run([sys.executable, str(REPO / "bench" / "gpu.py"), "--cpu-smoke", "--items", "4", "--out", str(out)],
+                   check=True, capture_output=True, timeout=900)
+    figures = json.loads(out.read_text())
+    assert figures["device"] == "cpu" and figures["model"]["num_hidden_layers"] == 4
+    assert figures["tree_vs_plain"]["max_nat_per_token"] < 1e-4 and figures["tree_vs_plain"]["greedy_agreement"] == 1
+    assert figures["continuous_equals_fixed"] is True and figures["constrained_in_choices"] is True
+    back_off = figures["oom_back_off"]
+    assert back_off["refused_batches"] > 0 and back_off["max_nat_per_token"] < 1e-4
+    assert figures["scored_tokens_per_s"] > 0 and figures["generated_tokens_per_s"] > 0
+
+
+def test_gpu_check_without_cuda_says_so_in_one_line() -> None:
+    done = subprocess.run([sys.executable, str(REPO / "bench" / "gpu.py")], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode != 0
+    assert done.stderr.strip() == "bench/gpu.py: no CUDA device here (run with --cpu-smoke for the CPU parts)"
