@@ -5,8 +5,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from pathlib import Path
+
+from lingdiag.atomic import make_dir, write_atomic
+from lingdiag.errors import WriteError
 
 
 def cache_dir() -> Path:
@@ -41,10 +43,11 @@ def sha256_weights(path: Path) -> str:
     except (OSError, ValueError):
         pass  # absent or unreadable: hash the file
     digest = sha256_file(resolved)
-    memo.parent.mkdir(parents=True, exist_ok=True)
-    # A unique temp file then a rename: shard jobs hashing the same file at once never read half a memo.
-    fd, tmp = tempfile.mkstemp(dir=memo.parent, prefix=memo.name, suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        json.dump(stamp | {"sha256": digest}, f)
-    os.replace(tmp, memo)
+    # Atomic: shard jobs hashing the same file at once never read half a memo. The memo only
+    # saves time, so a cache that cannot be written (read-only, full) costs a re-hash next time.
+    try:
+        make_dir(memo.parent)
+        write_atomic(memo, json.dumps(stamp | {"sha256": digest}))
+    except WriteError:
+        pass
     return digest
