@@ -15,6 +15,7 @@ from lingdiag.adapt.examples import ContrastPair, chat_examples, contrast_pairs
 from lingdiag.adapt.training import BUILDER, TrainingPlan, TrainingSet, prepare
 from lingdiag.cli.app import app, err, out
 from lingdiag.errors import ConfigError, DatasetError
+from lingdiag.io.tabular import read_jsonl
 from lingdiag.records import ChatMessage, GenerationRequest
 
 adapt_app = typer.Typer(no_args_is_help=True,
@@ -57,17 +58,7 @@ def guarded(plan: TrainingPlan) -> TrainingSet:
 def read_pairs(path: Path) -> list[ContrastPair]:
     """A JSONL file of ``{"prompt": user text, "positive": correct answer, "negative": biased answer}``."""
     pairs = []
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as e:
-        raise DatasetError(f"cannot read: {e.strerror}", path=path) from None
-    for n, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise DatasetError(f"invalid JSON: {e.msg}", path=path, row=n) from None
+    for n, row in read_jsonl(path):
         for key in ("prompt", "positive", "negative"):
             if not isinstance(row, dict) or not isinstance(row.get(key), str) or not row[key]:
                 raise DatasetError("missing or empty (expected a string)", path=path, row=n, field=key)

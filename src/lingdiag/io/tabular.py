@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 from lingdiag.atomic import atomic_text
 from lingdiag.errors import DatasetError
@@ -84,6 +86,18 @@ def read_text(path: Path) -> str:
     if not text.strip():
         raise DatasetError("empty file", path=path)
     return text
+
+
+def read_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
+    """Each non-blank line of a JSONL file with its line number, parsed; unreadable text or a
+    line that is not JSON is a one-line ``DatasetError`` naming the file and line.
+    """
+    for n, line in enumerate(read_text(path).split("\n"), 1):
+        if line.strip():
+            try:
+                yield n, json.loads(line)
+            except json.JSONDecodeError as e:
+                raise DatasetError(f"invalid JSON: {e.msg}", path=path, row=n) from None
 
 
 def sniff_delimiter(header: str) -> str:

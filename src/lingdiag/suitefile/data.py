@@ -12,7 +12,7 @@ from typing import Any
 
 from lingdiag.errors import DatasetError, MissingDependency
 from lingdiag.io.fetch import datasets_dir
-from lingdiag.io.tabular import read_table, read_text
+from lingdiag.io.tabular import read_jsonl, read_table, read_text
 from lingdiag.paths import sha256_file
 from lingdiag.records import Item
 from lingdiag.suitefile.schema import Items
@@ -33,15 +33,10 @@ def check_spec(spec: str) -> str | None:
 
 
 def _json_rows(path: Path) -> Iterator[tuple[int, Any]]:
-    text = read_text(path)
     if path.suffix.lower() == ".jsonl":
-        for n, line in enumerate(text.split("\n"), 1):
-            if line.strip():
-                try:
-                    yield n, json.loads(line)
-                except json.JSONDecodeError as e:
-                    raise DatasetError(f"invalid JSON: {e.msg}", path=path, row=n) from None
+        yield from read_jsonl(path)
         return
+    text = read_text(path)
     try:
         data = json.loads(text)
     except json.JSONDecodeError as e:

@@ -11,12 +11,11 @@ Transformer-XL and GPT-2, the corrected 2021 numbers).
 from __future__ import annotations
 
 import csv
-import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from lingdiag.errors import DatasetError
+from lingdiag.io.tabular import read_jsonl
 from lingdiag.records import Item
 
 GOOD, BAD = "good", "bad"
@@ -33,17 +32,7 @@ PUBLISHED_MODELS = ("ngram", "lstm", "txl", "gpt2")
 def read_pairs(path: Path) -> list[Item]:
     """The minimal pairs of one paradigm file; a bad line is a one-line ``DatasetError``."""
     items = []
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as e:
-        raise DatasetError(f"cannot read: {e}", path=path) from e
-    for n, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise DatasetError(f"invalid JSON: {e.msg}", path=path, row=n) from None
+    for n, row in read_jsonl(path):
         if not isinstance(row, dict):
             raise DatasetError("not a JSON object", path=path, row=n)
         for key in REQUIRED:
@@ -80,17 +69,7 @@ def read_human(path: Path) -> dict[str, float]:
 def read_models(path: Path) -> dict[str, dict[str, float]]:
     """Paradigm → the paper's accuracy of each published model."""
     out: dict[str, dict[str, float]] = {}
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as e:
-        raise DatasetError(f"cannot read: {e.strerror}", path=path) from e
-    for n, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            row: Any = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise DatasetError(f"invalid JSON: {e.msg}", path=path, row=n) from None
+    for n, row in read_jsonl(path):
         if not isinstance(row, dict) or "UID" not in row:
             raise DatasetError("missing", path=path, row=n, field="UID")
         scores = {}
