@@ -158,6 +158,17 @@ def train(lm: LoadedModel, examples: Sequence[Example], plan: LoraPlan, out: Pat
     final = _latest(out)
     if final is None or final[0] != plan.steps:
         raise RunError(f"{out}: no checkpoint of step {plan.steps}")
-    for name in ("adapter_config.json", "adapter_model.safetensors"):
-        write_atomic(out / name, (final[1] / name).read_bytes())
+    unordered = {k for k, v in vars(model.peft_config["default"]).items() if isinstance(v, set)}
+    write_atomic(out / "adapter_config.json",
+                 _canonical_config((final[1] / "adapter_config.json").read_bytes(), unordered))
+    write_atomic(out / "adapter_model.safetensors", (final[1] / "adapter_model.safetensors").read_bytes())
     return out
+
+
+def _canonical_config(raw: bytes, unordered: set[str]) -> bytes:
+    """peft writes its set-valued fields (``target_modules``...) in set order, which follows the
+    process's string-hash seed; sorted, the same plan gives the same bytes in every process."""
+    config = json.loads(raw)
+    for key in unordered & config.keys():
+        config[key] = sorted(config[key])
+    return (json.dumps(config, indent=2, sort_keys=True) + "\n").encode()
