@@ -27,18 +27,18 @@ def region_requests(conditions: Mapping[str, Sequence[str]], policy: ScoringPoli
             for contents in conditions.values()]
 
 
-def region_surprisals(detail: Mapping[str, object], numbers: Mapping[str, Sequence[str]]
-                      ) -> dict[tuple[str, str], float] | None:
-    """``(region number or "*", condition)`` → surprisal from a recorded prediction's detail
-    (None when it holds none), for formulas evaluated after the run.
+def recorded_surprisals(detail: Mapping[str, object]) -> dict[tuple[str, str], float] | None:
+    """``(region number or "*", condition)`` → surprisal from a recorded prediction's detail, its
+    regions numbered 1, 2, … in order (a suite file's ``regions``); None when it holds none.
+    For formulas evaluated from records, after the run.
     """
     by_condition = detail.get(SURPRISAL)
     if not isinstance(by_condition, Mapping):
         return None
     out: dict[tuple[str, str], float] = {}
     for cond, values in by_condition.items():
-        for number, v in zip(numbers.get(cond, ()), values, strict=False):
-            out[(number, cond)] = float(v)
+        for k, v in enumerate(values):
+            out[(str(k + 1), cond)] = float(v)
         out[(ALL_REGIONS, cond)] = float(sum(values))
     return out
 
