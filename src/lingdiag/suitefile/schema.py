@@ -5,7 +5,7 @@ the key path (``conditions.strategy.values.dap.user``). ``docs/suites.md`` is th
 from __future__ import annotations
 
 import difflib
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic_core import PydanticCustomError
@@ -110,18 +110,11 @@ class Regions(Strict):
     regions' surprisals summed, and the predictions checked; the answer is ``pass`` when all hold.
     """
 
-    conditions: dict[str, list[str]] = Field(min_length=1)
+    conditions: dict[str, Annotated[list[str], Field(min_length=1)]] = Field(min_length=1)
     """SyntaxGym condition (a sentence variant, not one of the file's conditions) → its regions'
     templates, numbered 1, 2, … in order; the sentence is the regions joined by single spaces."""
     predictions: list[str] = Field(min_length=1)
     """Formulas over region surprisals, e.g. ``(3;%mismatch%) > (3;%match%)`` (``lingdiag.formulas``)."""
-
-    @model_validator(mode="after")
-    def _regions(self) -> Regions:
-        for cond, contents in self.conditions.items():
-            if not contents:
-                raise PydanticCustomError("no_regions", "condition {cond!r} has no region", {"cond": cond})
-        return self
 
 
 class Formulation(Strict):
