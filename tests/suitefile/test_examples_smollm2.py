@@ -13,7 +13,8 @@ import pytest
 
 from lingdiag import RunConfig, evaluate
 from lingdiag.models.cache import CachedBackend, ResponseCache
-from lingdiag.run import plan
+from lingdiag.records import ItemRecord
+from lingdiag.run import RunResult, plan
 from lingdiag.store import RunStore
 
 EXAMPLES = Path(__file__).parents[2] / "examples" / "suites"
@@ -55,6 +56,20 @@ def region_configs(tmp_path: Path) -> tuple[RunConfig, RunConfig]:
             RunConfig(suite=str(REGIONS), **common))
 
 
+def both(configs: tuple[RunConfig, RunConfig], smollm2: object, tmp_path: Path
+         ) -> tuple[RunResult, RunResult, dict[tuple[str, str], ItemRecord], dict[tuple[str, str], ItemRecord]]:
+    """The built-in suite's run, then the file's through the same response cache; their records by
+    (policy, item id without the built-in suite's prefix).
+    """
+    cache = ResponseCache(tmp_path / "responses.sqlite")
+    ours = evaluate(configs[0], CachedBackend(smollm2, cache), tmp_path / "builtin")  # type: ignore[arg-type]
+    theirs = evaluate(configs[1], CachedBackend(smollm2, cache), tmp_path / "file")  # type: ignore[arg-type]
+    builtin = {(r.axes["scoring-policy"], r.item_id.split("/")[1]): r
+               for r in RunStore(tmp_path / "builtin").load_records()}
+    file = {(r.axes["scoring-policy"], r.item_id): r for r in RunStore(tmp_path / "file").load_records()}
+    return ours, theirs, builtin, file
+
+
 def test_the_files_send_the_builtin_suites_requests(tmp_path: Path) -> None:
     for builtin_config, file_config in (pair_configs(), region_configs(tmp_path)):
         builtin, file = plan(builtin_config), plan(file_config)
@@ -64,15 +79,9 @@ def test_the_files_send_the_builtin_suites_requests(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_pairs_file_decides_every_pair_as_the_builtin_suite(smollm2: object, tmp_path: Path) -> None:
-    builtin_config, file_config = pair_configs()
-    cache = ResponseCache(tmp_path / "responses.sqlite")
-    ours = evaluate(builtin_config, CachedBackend(smollm2, cache), tmp_path / "builtin")  # type: ignore[arg-type]
-    theirs = evaluate(file_config, CachedBackend(smollm2, cache), tmp_path / "file")  # type: ignore[arg-type]
+    ours, theirs, builtin, file = both(pair_configs(), smollm2, tmp_path)
     assert theirs.usage["cache_misses"] == 0 and theirs.usage["cache_hits"] == 2 * 16 * 2
 
-    builtin = {(r.axes["scoring-policy"], r.item_id.split("/")[1]): r
-               for r in RunStore(tmp_path / "builtin").load_records()}
-    file = {(r.axes["scoring-policy"], r.item_id): r for r in RunStore(tmp_path / "file").load_records()}
     assert builtin.keys() == file.keys() and len(file) == 32
     for key, b in builtin.items():
         f = file[key]
@@ -92,15 +101,9 @@ def test_pairs_file_decides_every_pair_as_the_builtin_suite(smollm2: object, tmp
 
 @pytest.mark.slow
 def test_regions_file_equals_the_builtin_syntaxgym_suite(smollm2: object, tmp_path: Path) -> None:
-    builtin_config, file_config = region_configs(tmp_path)
-    cache = ResponseCache(tmp_path / "responses.sqlite")
-    ours = evaluate(builtin_config, CachedBackend(smollm2, cache), tmp_path / "builtin")  # type: ignore[arg-type]
-    theirs = evaluate(file_config, CachedBackend(smollm2, cache), tmp_path / "file")  # type: ignore[arg-type]
+    ours, theirs, builtin, file = both(region_configs(tmp_path), smollm2, tmp_path)
     assert theirs.usage["cache_misses"] == 0
 
-    builtin = {(r.axes["scoring-policy"], r.item_id.split("/")[1]): r
-               for r in RunStore(tmp_path / "builtin").load_records()}
-    file = {(r.axes["scoring-policy"], r.item_id): r for r in RunStore(tmp_path / "file").load_records()}
     assert builtin.keys() == file.keys() and len(file) == 20
     for key, b in builtin.items():
         f = file[key]
