@@ -24,9 +24,11 @@ OUTCOMES = "outcomes"
 """Metrics key: ``{"ids_sha256": …, "correct": "0110…"}`` over the items sorted by id."""
 
 
-def axis(default: str = LINGDIAG.name) -> Axis:
-    """The ``--scoring-policy`` axis (see ``lingdiag.scoring`` for the presets)."""
-    return Axis(AXIS, policy_names(), (default,),
+def axis(*default: str) -> Axis:
+    """The ``--scoring-policy`` axis (see ``lingdiag.scoring`` for the presets); ``default``: the
+    policies run when none is named (``lingdiag`` when empty).
+    """
+    return Axis(AXIS, policy_names(), default or (LINGDIAG.name,),
                 "how texts are scored: what precedes them, leading space, first token (lingdiag.scoring)")
 
 

@@ -62,6 +62,33 @@ def test_the_good_file_checks(tmp_path: Path) -> None:
     assert set(report.suite.paired_metrics) == {"yes_B"}
 
 
+REGIONS = {
+    "name": "mini-regions",
+    "items": {"data": "items.csv", "fields": ["premise", "hypothesis"], "tags": {"group": "group"}},
+    "defaults": {"regions": {"conditions": {"match": ["{{ premise }}", "{{ hypothesis }}", "ok"],
+                                            "mismatch": ["{{ hypothesis }}", "{{ premise }}", "ok"]},
+                             "predictions": ["(2;%mismatch%) > (2;%match%)"]}},
+    "conditions": {"measure": {"values": {"regions": {}}}},
+    "metrics": {"acc": {"accuracy": {}}, "verb": {"prediction": "(2;%mismatch%) > (2;%match%)"}},
+}
+
+
+def regions_changed(key: str, value: object) -> dict:
+    """REGIONS with ``defaults.regions.<key>`` replaced."""
+    import copy
+
+    doc = copy.deepcopy(REGIONS)
+    doc["defaults"]["regions"][key] = value
+    return doc
+
+
+def test_the_good_regions_file_checks(tmp_path: Path) -> None:
+    report = check(write(tmp_path, REGIONS))
+    assert (report.n_items, report.requests) == (3, 3 * 2 * 8)  # every policy: 3 items, 2 sentences each
+    assert report.conditions[:2] == ("regions/lingdiag", "regions/bos")
+    assert [a.name for a in report.suite.axes] == ["measure", "scoring-policy"]
+
+
 BROKEN = [
     # (kind, document, the error after "FILE: ")
     ("wrong type", changed("conditions.strategy.values.plain.user", ["a"]),
@@ -70,7 +97,7 @@ BROKEN = [
      "items.datta: unknown key (did you mean 'data'?); valid keys: data, datasets, fields, gold, id, tags"),
     ("typo'd top-level key", {**GOOD, "metrcs": {}},
      "metrcs: unknown key (did you mean 'metrics'?); valid keys: conditions, defaults, description, items, "
-     "metrics, name, table"),
+     "metrics, name, scoring_policy, table"),
     ("missing field", changed("items.fields", ...), "items.fields: Field required"),
     ("template references an unknown field", changed("conditions.strategy.values.plain.user", "{{ premis }}"),
      "conditions.strategy.values.plain.user: template uses unknown field 'premis'; known: hypothesis, premise"),
@@ -95,7 +122,8 @@ BROKEN = [
     ("metric references an unknown tag", changed("metrics.acc_A.accuracy.where", {"grp": "A"}),
      "metrics.acc_A.accuracy.where.grp: unknown tag; tags: group"),
     ("metric with two kinds", changed("metrics.acc", {"accuracy": {}, "rate": {"label": "yes"}}),
-     "metrics.acc: a metric has exactly one of accuracy, rate, difference, correlation (found accuracy, rate)"),
+     "metrics.acc: a metric has exactly one of accuracy, rate, prediction, difference, correlation (found "
+     "accuracy, rate)"),
     ("table names an unknown metric", changed("table.columns", ["acc", "accuracy"]),
      "table.columns.1.metric: unknown metric 'accuracy'; metrics: acc, acc_A, yes_B, gap, n, n_unparsed, "
      "unparsed_rate, n_errors"),
@@ -121,6 +149,49 @@ BROKEN = [
         f"{c}: &{c} [{', '.join(['*' + p] * 10)}]\n" for p, c in zip("abcdefgh", "bcdefghi", strict=True)),
      "aliases expand to more than 100,000 nodes; refused (write the values out, or use fewer nested aliases)"),
     ("empty file", "", "empty file; expected a mapping with name, items, conditions, metrics"),
+    # sentences, regions, predictions and scoring policies
+    ("prediction reads an unknown condition", regions_changed("predictions", ["(2;%mismatch%) > (2;%macth%)"]),
+     "defaults.regions.predictions.0: formula reads unknown condition 'macth'; conditions: match, mismatch"),
+    ("prediction reads an unknown region", regions_changed("predictions", ["(5;%mismatch%) > (5;%match%)"]),
+     "defaults.regions.predictions.0: formula reads region 5 of 'mismatch', which has regions 1-3"),
+    ("prediction does not parse", regions_changed("predictions", ["(2;%mismatch%) >> (2;%match%)"]),
+     "defaults.regions.predictions.0: prediction formula '(2;%mismatch%) >> (2;%match%)', character 17: "
+     "expected a region, a number or '[', found '>'"),
+    ("prediction computes no truth", regions_changed("predictions", ["(2;%mismatch%) - (2;%match%)"]),
+     "defaults.regions.predictions.0: prediction formula '(2;%mismatch%) - (2;%match%)', character 1: a "
+     "prediction must compare surprisals (<, >, =), not just compute a number"),
+    ("prediction is Python", regions_changed("predictions", ["__import__('os').system('true')"]),
+     "defaults.regions.predictions.0: prediction formula \"__import__('os').system('true')\", character 1: "
+     "unexpected \"__import__('\"; expected a region like (5;%cond%), a number, [ ], &, |, <, >, =, + or -"),
+    ("region template reaches a Python attribute", regions_changed("conditions", {
+        "match": ["{{ premise }}", "{{ premise.__globals__ }}"], "mismatch": ["{{ premise }}"]}),
+     "defaults.regions.conditions.match.1: template reaches attribute '__globals__'; templates may use the "
+     "item's fields only"),
+    ("region condition without regions", regions_changed("conditions", {"match": [], "mismatch": ["{{ premise }}"]}),
+     "defaults.regions.conditions.match: List should have at least 1 item after validation, not 0 (got [])"),
+    ("prediction metric reads an unknown region", {**REGIONS, "metrics": {"m": {"prediction": "(9;%match%) < 1"}}},
+     "metrics.m.prediction.formula: formula reads region 9 of 'match', which has regions 1-3"),
+    ("prediction metric without regions", changed("metrics", {"m": {"prediction": "(1;%match%) < 1"}}),
+     "metrics.m.prediction: a prediction reads region surprisals; no condition has regions"),
+    ("one sentence is no choice", {**REGIONS, "defaults": {"sentences": {"good": "{{ premise }}"}}},
+     "defaults.sentences: Dictionary should have at least 2 items after validation, not 1 (got {'good': "
+     "'{{ premise }}'})"),
+    ("sentence template references an unknown field", {**REGIONS, "defaults": {"sentences": {
+        "good": "{{ premise }}", "bad": "{{ hypotesis }}"}}},
+     "defaults.sentences.bad: template uses unknown field 'hypotesis'; known: hypothesis, premise"),
+    ("a condition scored two ways", {**REGIONS, "conditions": {"how": {"values": {
+        "pairs": {"sentences": {"good": "{{ premise }}", "bad": "{{ hypothesis }}"}}}}}},
+     "conditions: how=pairs: a condition is scored one way; sentences and regions are both set (set them in "
+     "different values of one axis)"),
+    ("unknown scoring policy", {**REGIONS, "scoring_policy": ["lingdiag", "lmeval"]},
+     "scoring_policy.1: unknown scoring policy 'lmeval'; valid: lingdiag, bos, lm-eval, minicons, lingdiag+ws, "
+     "bos+ws, lm-eval+ws, minicons+ws"),
+    ("scoring policy for a chat prompt", {**GOOD, "scoring_policy": ["bos"]},
+     "scoring_policy: no condition scores text (sentences, regions, or loglik with a context); a chat prompt's "
+     "tokens are its template's"),
+    ("metric kind misspelt", {**REGIONS, "metrics": {"m": {"predicton": "(1;%match%) < 1"}}},
+     "metrics.m.predicton: unknown key (did you mean 'prediction'?); valid keys: accuracy, correlation, "
+     "difference, paired, prediction, rate"),
 ]
 
 

@@ -6,18 +6,24 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+from typing import Any
 
+from lingdiag import sweep
+from lingdiag.formulas import parse
 from lingdiag.metrics.core import markdown_table
-from lingdiag.records import Item, ResultRow
+from lingdiag.records import Item, ItemRecord, ResultRow
+from lingdiag.scoring import LINGDIAG, ScoringPolicy, policy, policy_names
 from lingdiag.suite import Axis, Condition, Dataset, Suite, SuiteSource
-from lingdiag.suitefile.choice import ContinuationChoice
+from lingdiag.suitefile.choice import ContinuationChoice, RegionPredictions, SentenceChoice
 from lingdiag.suitefile.data import read_rows, to_items
-from lingdiag.suitefile.load import Compiled, Condition0, Options
+from lingdiag.suitefile.load import COUNTS, SCORINGS, Compiled, Condition0, Options, has_policy_axis, implied_gold
 from lingdiag.suitefile.parsers import PARSERS, AnswerFormat
 from lingdiag.suitefile.prompt import ShotDraw, TemplatePrompt
 from lingdiag.suitefile.schema import Formulation
 from lingdiag.suitefile.templates import Template
 
+Strategy = TemplatePrompt | ContinuationChoice | SentenceChoice | RegionPredictions
 POOLS = "pools"
 """``Dataset.extras`` key: shot pool file → its items."""
 
@@ -33,6 +39,7 @@ class FileSuite:
 
     def __init__(self, compiled: Compiled, conditions: Sequence[Condition0], labels: tuple[str, ...]) -> None:
         self.c, self.conds, self.labels = compiled, list(conditions), labels
+        self.policy_axis = has_policy_axis(compiled.spec, conditions)
 
     def load(self, spec: str) -> Dataset:
         """Dataset ``spec``: ``builtin``/``default`` (the file's ``items.data``), a name under
@@ -51,10 +58,18 @@ class FileSuite:
                 source.update(psource)
         return Dataset(spec, items, {POOLS: pools}, source)
 
-    def strategy(self, c: Condition0, dataset: Dataset, options: Options, seed: int
-                 ) -> TemplatePrompt | ContinuationChoice:
-        """The strategy of condition ``c``."""
+    def strategy(self, c: Condition0, dataset: Dataset, options: Options, seed: int, scoring: ScoringPolicy
+                 ) -> Strategy:
+        """The strategy of condition ``c``; ``scoring``: the policy its text log-likelihoods follow."""
         f, where = c.spec, c.where
+        if f.sentences is not None:
+            return SentenceChoice({label: self._template(c, f"sentences.{label}") for label in f.sentences}, scoring)
+        if f.regions is not None:
+            layout = f.regions
+            return RegionPredictions(
+                {cond: tuple(self._template(c, f"regions.conditions.{cond}.{k}") for k in range(len(contents)))
+                 for cond, contents in layout.conditions.items()},
+                tuple(parse(text) for text in layout.predictions), scoring)
         prompt = None
         if f.user is not None:
             shots = None
@@ -71,7 +86,7 @@ class FileSuite:
             return prompt
         choices = {label: self._template(c, f"loglik.choices.{label}") for label in f.loglik.choices}
         context = self._template(c, "loglik.context") if f.loglik.context is not None else None
-        return ContinuationChoice(choices, f.loglik.normalisation, context, prompt)
+        return ContinuationChoice(choices, f.loglik.normalisation, context, prompt, scoring)
 
     def _template(self, c: Condition0, key: str) -> Template:
         """The compiled template ``key`` of ``c``: from the axis value that set it, else the defaults."""
@@ -85,7 +100,7 @@ class FileSuite:
         """Outside answer → label by the parser and format every generation condition shares
         (``lingdiag suite score``); None where they differ or none generates.
         """
-        formats = {answer_format(c.spec) for c in self.conds if c.spec.loglik is None}
+        formats = {answer_format(c.spec) for c in self.conds if not any(getattr(c.spec, k) for k in SCORINGS)}
         if len(formats) != 1:
             return None
         ((parser, fmt),) = formats
@@ -93,23 +108,55 @@ class FileSuite:
 
     def conditions(self, dataset: Dataset, axes: Mapping[str, Sequence[str]], options: Options,
                    seed: int) -> list[Condition]:
-        """The selected combinations, in axis-value order."""
-        return [Condition(c.name, c.axes, self.strategy(c, dataset, options, seed), dataset.items)
-                for c in self.conds if all(v in axes[a] for a, v in c.axes.items())]
+        """The selected combinations, in axis-value order (then scoring policy, where the file has the axis)."""
+        out = []
+        for c in self.conds:
+            if not all(v in axes[a] for a, v in c.axes.items()):
+                continue
+            gold = implied_gold(c.spec)
+            items = dataset.items if gold is None or self.c.spec.items.gold is not None else \
+                [replace(it, gold=gold) for it in dataset.items]
+            if not self.policy_axis:
+                out.append(Condition(c.name, c.axes, self.strategy(c, dataset, options, seed, LINGDIAG), items))
+                continue
+            for p in sweep.chosen(dict(axes)):
+                out.append(Condition(f"{c.name}/{p.name}", {**c.axes, sweep.AXIS: p.name},
+                                     self.strategy(c, dataset, options, seed, p), items))
+        return out
+
+    def metrics(self, records: Sequence[ItemRecord]) -> dict[str, Any]:
+        """The file's metrics of one condition; with the scoring-policy axis also its per-item
+        outcomes, from which the table tells how many items flip between policies.
+        """
+        out = self.c.metrics(records)
+        if self.policy_axis:
+            out[sweep.OUTCOMES] = sweep.outcomes(records)
+        return out
 
     def table(self, rows: Sequence[ResultRow]) -> str:
-        """The file's table: one row per condition and model, its columns in its order."""
+        """The file's table: one row per condition and model, its columns in its order. With the
+        scoring-policy axis: the policies described above it, a column for it, and the sweep below.
+        """
         spec = self.c.spec
         axes = list(spec.conditions)
-        row_axes = spec.table.rows if spec.table and spec.table.rows is not None else axes
+        row_axes = list(spec.table.rows if spec.table and spec.table.rows is not None else axes)
         order = {a: {v: k for k, v in enumerate(spec.conditions[a].values)} for a in axes}
         rows = sorted(rows, key=lambda r: (*[order[a].get(str(r.axes.get(a)), 99) for a in axes], r.model))
         columns = spec.table.columns if spec.table else []
+        policies: list[str] = []
+        if self.policy_axis:
+            row_axes.append(sweep.AXIS)
+            policies = list(dict.fromkeys(str(r.axes.get(sweep.AXIS)) for r in rows))
         header = [*(a.capitalize() for a in row_axes), "Model", *(col.header or col.metric for col in columns)]
         body = [[*(str(r.axes.get(a, "")) for a in row_axes), r.model, *(r.metrics.get(col.metric) for col in columns)]
                 for r in rows]
         caption = spec.table.caption if spec.table and spec.table.caption else spec.name
-        return f"## {caption}\n\n" + markdown_table(header, body)
+        described = "".join(f"> {policy(p).describe()}\n" for p in policies if p in policy_names())
+        headline = next((col for col in columns if col.metric not in COUNTS), None)
+        sweep_section = sweep.section(rows, headline.metric, headline.header or headline.metric) \
+            if headline is not None and len(policies) > 1 else ""
+        return f"## {caption}\n\n" + (described + "\n" if described else "") + markdown_table(header, body) \
+            + ("\n" + sweep_section if sweep_section else "")
 
 
 def suite_of(compiled: Compiled, conditions: Sequence[Condition0], labels: tuple[str, ...]) -> Suite:
@@ -118,10 +165,12 @@ def suite_of(compiled: Compiled, conditions: Sequence[Condition0], labels: tuple
     spec = compiled.spec
     axes = tuple(Axis(a, tuple(ax.values), tuple(ax.default or ax.values), ax.help)
                  for a, ax in spec.conditions.items())
+    if fs.policy_axis:
+        axes += (sweep.axis(*(spec.scoring_policy or ())),)
     source = SuiteSource(str(compiled.path), hashlib.sha256(compiled.raw).hexdigest(), compiled.raw.decode("utf-8-sig"))
     return Suite(
         name=spec.name, description=spec.description or f"suite file {compiled.path}", axes=axes,
-        load=fs.load, conditions=fs.conditions, metrics=compiled.metrics, table=fs.table, labels=labels,
+        load=fs.load, conditions=fs.conditions, metrics=fs.metrics, table=fs.table, labels=labels,
         options=Options, stat_tags=tuple(spec.items.tags), default_dataset="builtin",
         paired_metrics=compiled.metrics.paired(), source=source,
         # Answers produced elsewhere are read as the conditions read theirs, where all read them alike.

@@ -12,14 +12,20 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from lingdiag.errors import ConfigError
+from lingdiag.formulas import ALL_REGIONS, Formula, FormulaError, parse
 from lingdiag.metrics.core import summary
+from lingdiag.prompts.surprisal import LABELS as REGION_LABELS
+from lingdiag.prompts.surprisal import PASS
 from lingdiag.records import Item
+from lingdiag.scoring import policy_names
 from lingdiag.suitefile.data import check_spec
 from lingdiag.suitefile.metrics import Metrics
-from lingdiag.suitefile.schema import Formulation, SuiteFile
+from lingdiag.suitefile.schema import Formulation, Regions, SuiteFile
 from lingdiag.suitefile.source import read_yaml, suite_error
 from lingdiag.suitefile.templates import Template, TemplateProblem, compile_template
 
+SCORINGS = ("loglik", "sentences", "regions")
+"""The formulation keys that make a condition a log-likelihood one (at most one per condition)."""
 COUNTS = tuple(summary([]))
 """Counts every condition has, usable as table columns: n, n_unparsed, unparsed_rate, n_errors."""
 NEEDS_LABELS = {"nli-label": "labels", "choice-letter": "options"}
@@ -45,6 +51,26 @@ def _one_line(e: ValidationError) -> tuple[str, str]:
         if isinstance(first["input"], bool):  # YAML reads a bare True/yes/on as a boolean
             msg += "; quote it in YAML"
     return ".".join(loc), msg
+
+
+def implied_gold(f: Formulation) -> str | None:
+    """The gold a formulation implies: its first sentence's label, ``pass`` for regions, else None."""
+    if f.sentences is not None:
+        return next(iter(f.sentences))
+    return PASS if f.regions is not None else None
+
+
+def scores_text(f: Formulation) -> bool:
+    """Whether the condition's requests score text under a scoring policy (not a chat prompt)."""
+    return f.sentences is not None or f.regions is not None or (f.loglik is not None and f.loglik.context is not None)
+
+
+def has_policy_axis(spec: SuiteFile, conditions: Sequence[Condition0]) -> bool:
+    """Whether the file's suite has the ``scoring-policy`` axis: it names policies, or some condition
+    scores whole sentences or regions (new formulations, so no earlier file's conditions change).
+    """
+    return spec.scoring_policy is not None or any(c.spec.sentences is not None or c.spec.regions is not None
+                                                  for c in conditions)
 
 
 @dataclass(frozen=True)
@@ -103,6 +129,31 @@ class Compiled:
                     self.template(f"{where}.loglik.context", f.loglik.context, fields)
                 for label, text in f.loglik.choices.items():
                     self.template(f"{where}.loglik.choices.{label}", text, fields)
+            for label, text in (f.sentences or {}).items():
+                self.template(f"{where}.sentences.{label}", text, fields)
+            if f.regions is not None:
+                for cond, contents in f.regions.conditions.items():
+                    for k, text in enumerate(contents):
+                        self.template(f"{where}.regions.conditions.{cond}.{k}", text, fields)
+                for k, text in enumerate(f.regions.predictions):
+                    self.formula(f"{where}.regions.predictions.{k}", text, [f.regions])
+
+    def formula(self, where: str, text: str, layouts: Sequence[Regions]) -> Formula:
+        """Parse the formula at ``where``; every region it reads exists in each of ``layouts``."""
+        try:
+            formula = parse(text)
+        except FormulaError as e:
+            raise self.fail(where, str(e)) from None
+        for layout in layouts:
+            for ref in formula.regions:
+                contents = layout.conditions.get(ref.condition)
+                if contents is None:
+                    raise self.fail(where, f"formula reads unknown condition {ref.condition!r}; conditions: "
+                                    f"{', '.join(layout.conditions)}")
+                if ref.number != ALL_REGIONS and not 1 <= int(ref.number) <= len(contents):
+                    raise self.fail(where, f"formula reads region {ref.number} of {ref.condition!r}, which has "
+                                    f"regions 1-{len(contents)}")
+        return formula
 
     def conditions(self) -> list[Condition0]:
         """Every combination of axis values, merged and checked for completeness."""
@@ -127,12 +178,18 @@ class Compiled:
             names = dict(zip(axes, (v for v, _ in combo), strict=True))
             where = "conditions: " + ", ".join(f"{a}={v}" for a, v in names.items())
             spec = Formulation.model_validate(merged)
+            ways = [k for k in SCORINGS if getattr(spec, k) is not None]
+            if len(ways) > 1:
+                raise self.fail(where, f"a condition is scored one way; {' and '.join(ways)} are both set "
+                                "(set them in different values of one axis)")
             self.complete(spec, where)
             out.append(Condition0("/".join(names.values()), names, spec, where))
         return out
 
     def complete(self, f: Formulation, where: str) -> None:
         """A condition has what its formulation needs."""
+        if f.sentences is not None or f.regions is not None:
+            return
         if f.loglik is not None:
             if f.loglik.context is None and f.user is None:
                 raise self.fail(where, "loglik without context needs a user template (the chat prompt it follows)")
@@ -150,21 +207,22 @@ class Compiled:
         out: dict[str, None] = {}
         for c in conditions:
             f = c.spec
-            labels = list(f.loglik.choices) if f.loglik else list((f.options or {}).values()) \
+            labels = list(f.loglik.choices) if f.loglik else list(f.sentences) if f.sentences \
+                else list(REGION_LABELS) if f.regions else list((f.options or {}).values()) \
                 if f.parser == "choice-letter" else f.labels
             if not labels:
                 return ()
             out.update(dict.fromkeys(labels))
         return tuple(out)
 
-    def check_metrics(self, labels: Sequence[str]) -> None:
-        """Every metric's tags, labels and references exist."""
+    def check_metrics(self, conditions: Sequence[Condition0], labels: Sequence[str]) -> None:
+        """Every metric's tags, labels, formulas and references exist."""
         tags, items = self.spec.items.tags, self.spec.items
         specs = self.spec.metrics
+        layouts = [c.spec.regions for c in conditions if c.spec.regions is not None]
         for name, m in specs.items():
             where = f"metrics.{name}"
-            share = m.accuracy or m.rate
-            kind = "accuracy" if m.accuracy else "rate"
+            share, kind = m.share, m.kind
             if share is not None:
                 for tag, values in share.where.items():
                     if tag not in tags:
@@ -177,8 +235,15 @@ class Compiled:
                                             f"{', '.join(sorted(set(mapped.values())))}")
                 if share.by is not None and share.by not in tags:
                     raise self.fail(f"{where}.{kind}.by", f"unknown tag {share.by!r}; tags: {', '.join(tags)}")
-            if m.accuracy is not None and items.gold is None:
-                raise self.fail(f"{where}.accuracy", "accuracy needs items.gold")
+            if m.accuracy is not None and items.gold is None and \
+                    any(implied_gold(c.spec) is None for c in conditions):
+                raise self.fail(f"{where}.accuracy", "accuracy needs items.gold (or only sentences/regions "
+                                "conditions, whose gold is implied)")
+            if m.prediction is not None:
+                if not layouts:
+                    raise self.fail(f"{where}.prediction", "a prediction reads region surprisals; no condition "
+                                    "has regions")
+                self.formula(f"{where}.prediction.formula", m.prediction.formula, layouts)
             if m.rate is not None and labels and m.rate.label not in labels:
                 raise self.fail(f"{where}.rate.label", f"unknown label {m.rate.label!r}; labels: {', '.join(labels)}")
             if m.difference is not None:
@@ -187,9 +252,9 @@ class Compiled:
                     if o is None:
                         raise self.fail(f"{where}.difference.{k}", f"unknown metric {other!r}; metrics: "
                                         f"{', '.join(specs)}")
-                    if (o.accuracy or o.rate) is None or (o.accuracy or o.rate).by is not None:  # type: ignore[union-attr]
-                        raise self.fail(f"{where}.difference.{k}", f"{other!r} is not an accuracy or rate over "
-                                        "one subset; a difference takes two")
+                    if o.share is None or o.share.by is not None:
+                        raise self.fail(f"{where}.difference.{k}", f"{other!r} is not an accuracy, rate or "
+                                        "prediction over one subset; a difference takes two")
             if m.correlation is not None:
                 if m.correlation.column not in (*items.fields, *tags):
                     raise self.fail(f"{where}.correlation.column", f"unknown column {m.correlation.column!r}; "
@@ -199,6 +264,19 @@ class Compiled:
                                     "permute it")
             if m.paired and share is not None and share.by is not None:
                 raise self.fail(f"{where}.paired", "a metric per tag value cannot be paired; use where")
+
+    def check_policies(self, conditions: Sequence[Condition0]) -> None:
+        """``scoring_policy`` names presets, in a file where some condition scores text."""
+        chosen = self.spec.scoring_policy
+        if chosen is None:
+            return
+        names = policy_names()
+        for k, name in enumerate(chosen):
+            if name not in names:
+                raise self.fail(f"scoring_policy.{k}", f"unknown scoring policy {name!r}; valid: {', '.join(names)}")
+        if not any(scores_text(c.spec) for c in conditions):
+            raise self.fail("scoring_policy", "no condition scores text (sentences, regions, or loglik with a "
+                            "context); a chat prompt's tokens are its template's")
 
     def check_table(self) -> None:
         """Table columns name metrics (or counts), rows name axes."""
@@ -210,7 +288,7 @@ class Compiled:
             if col.metric not in COUNTS and m is None:
                 raise self.fail(f"table.columns.{k}.metric", f"unknown metric {col.metric!r}; metrics: "
                                 f"{', '.join([*self.spec.metrics, *COUNTS])}")
-            if m is not None and (m.accuracy or m.rate) is not None and (m.accuracy or m.rate).by is not None:  # type: ignore[union-attr]
+            if m is not None and m.share is not None and m.share.by is not None:
                 raise self.fail(f"table.columns.{k}.metric", f"{col.metric!r} is a mapping per tag value, "
                                 "not a cell")
         for k, axis in enumerate(table.rows or ()):
@@ -222,15 +300,14 @@ class Compiled:
         an empty rate; a run on a subset without the group gets NaN, as a built-in suite's does).
         """
         for name, m in self.spec.metrics.items():
-            share = m.accuracy or m.rate
+            share = m.share
             if share is None:
                 continue
             for tag, values in share.where.items():
                 seen = {str(it.tags.get(tag)) for it in items}
                 for v in [values] if isinstance(values, str) else values:
                     if v not in seen:
-                        kind = "accuracy" if m.accuracy else "rate"
-                        raise self.fail(f"metrics.{name}.{kind}.where.{tag}",
+                        raise self.fail(f"metrics.{name}.{m.kind}.where.{tag}",
                                           f"no item has {tag} {v!r}; values: {', '.join(sorted(seen))}")
 
     def check_data_specs(self) -> None:
@@ -258,7 +335,8 @@ def compile_file(path: Path, taken: Sequence[str] = ()) -> tuple[Compiled, list[
     c.check_data_specs()
     c.check_templates()
     conditions = c.conditions()
+    c.check_policies(conditions)
     labels = c.labels(conditions)
-    c.check_metrics(labels)
+    c.check_metrics(conditions, labels)
     c.check_table()
     return c, conditions, labels

@@ -1,4 +1,5 @@
-"""A suite file's metrics: accuracies and label rates over tag groups (Wilson intervals),
+"""A suite file's metrics: accuracies, label rates and prediction rates (the share of items whose
+region surprisals satisfy a formula) over tag groups (Wilson intervals),
 differences of two of them (bootstrap intervals, as Δ_AA), and correlations of the model's
 numeric answers with a data column (Spearman ρ with the item bootstrap). Accuracies, rates and
 their differences are count metrics, so ``lingdiag compare`` tests the ones declared ``paired``
@@ -12,11 +13,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from lingdiag.formulas import parse
 from lingdiag.metrics.core import BOOTSTRAP, CI_METHODS, difference_ci, grouped, proportion_ci
 from lingdiag.metrics.correlation import SPEARMAN_BOOTSTRAP, spearman_ci
 from lingdiag.metrics.counts import CountMetric, ratio, share
+from lingdiag.prompts.surprisal import recorded_surprisals
 from lingdiag.records import ItemRecord
-from lingdiag.suitefile.schema import Accuracy, Correlation, MetricSpec, Rate
+from lingdiag.suitefile.schema import Accuracy, Correlation, MetricSpec, PredictionRate, Rate
 
 Test = Callable[[ItemRecord], bool]
 
@@ -28,17 +31,22 @@ def _where(where: Mapping[str, str | list[str]]) -> Test:
 
 @dataclass(frozen=True)
 class Share:
-    """An accuracy or a rate: the share of the items ``within`` a subset for which ``hit`` holds."""
+    """An accuracy, a rate or a prediction rate: the share of the items ``within`` a subset for which ``hit`` holds."""
 
     within: Test
     hit: Test
 
     @classmethod
-    def of(cls, spec: Accuracy | Rate) -> Share:
+    def of(cls, spec: Accuracy | Rate | PredictionRate) -> Share:
         """The share a metric spec declares."""
         where = _where(spec.where)
         if isinstance(spec, Accuracy):
             return cls(lambda r: where(r) and r.correct is not None, lambda r: bool(r.correct))
+        if isinstance(spec, PredictionRate):
+            formula = parse(spec.formula)
+            # Items without surprisals (unparsed, or another kind of condition) are outside the subset.
+            return cls(lambda r: where(r) and recorded_surprisals(r.detail) is not None,
+                       lambda r: formula(recorded_surprisals(r.detail) or {}))
         label = spec.label
         return cls(where, lambda r: r.label == label)
 
@@ -90,9 +98,10 @@ class Metrics:
     specs: Mapping[str, MetricSpec]
 
     def share(self, name: str) -> Share:
-        """The accuracy or rate called ``name``."""
-        spec = self.specs[name]
-        return Share.of(spec.accuracy or spec.rate)  # type: ignore[arg-type]
+        """The accuracy, rate or prediction rate called ``name``."""
+        spec = self.specs[name].share
+        assert spec is not None, name  # checked with the file
+        return Share.of(spec)
 
     def count(self, name: str) -> CountMetric:
         """The count metric of an accuracy, rate or difference."""
@@ -112,7 +121,7 @@ class Metrics:
         out: dict[str, Any] = {}
         methods: dict[str, str] = {}
         for name, spec in self.specs.items():
-            subset = spec.accuracy or spec.rate
+            subset = spec.share
             if subset is not None and subset.by is not None:
                 out[name] = grouped(self.share(name).count(), subset.by)(records)
             elif spec.correlation is not None:

@@ -5,7 +5,7 @@ the key path (``conditions.strategy.values.dap.user``). ``docs/suites.md`` is th
 from __future__ import annotations
 
 import difflib
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic_core import PydanticCustomError
@@ -105,6 +105,18 @@ class Loglik(Strict):
     normalisation: Literal["total", "per-token"] = "total"
 
 
+class Regions(Strict):
+    """Region scoring (SyntaxGym): each sentence variant of an item scored token by token, its
+    regions' surprisals summed, and the predictions checked; the answer is ``pass`` when all hold.
+    """
+
+    conditions: dict[str, Annotated[list[str], Field(min_length=1)]] = Field(min_length=1)
+    """SyntaxGym condition (a sentence variant, not one of the file's conditions) → its regions'
+    templates, numbered 1, 2, … in order; the sentence is the regions joined by single spaces."""
+    predictions: list[str] = Field(min_length=1)
+    """Formulas over region surprisals, e.g. ``(3;%mismatch%) > (3;%match%)`` (``lingdiag.formulas``)."""
+
+
 class Formulation(Strict):
     """One axis value (or the file's ``defaults``): part of a condition's prompt and answer format.
 
@@ -127,6 +139,11 @@ class Formulation(Strict):
     max_new_tokens: int | None = Field(default=None, ge=1)
     shots: Shots | None = None
     loglik: Loglik | None = None
+    sentences: dict[str, str] | None = Field(default=None, min_length=2)
+    """Whole-sentence scoring: label → sentence template, each scored whole under the scoring
+    policy; the likeliest sentence's label is the answer. The first is the expected one (the gold
+    when ``items.gold`` is not set) and must be strictly likelier (BLiMP's rule)."""
+    regions: Regions | None = None
 
 
 class AxisSpec(Strict):
@@ -165,24 +182,55 @@ class Correlation(Strict):
     """The model side: the label read as a number, or the ``rating`` parser's rating."""
 
 
+class PredictionRate(Strict):
+    """Share of the items whose region surprisals satisfy ``formula`` (items scored by ``regions``)."""
+
+    formula: str
+    """A formula over the regions and conditions of the file's ``regions``, e.g. ``(3;%match%) < (3;%mismatch%)``."""
+    where: dict[str, str | list[str]] = Field(default_factory=dict)
+    by: str | None = None
+
+
+KINDS = ("accuracy", "rate", "prediction", "difference", "correlation")
+"""The kinds of metric a file may declare (one per metric)."""
+
+
 class MetricSpec(Strict):
-    """Exactly one of ``accuracy``, ``rate``, ``difference``, ``correlation``."""
+    """Exactly one of ``accuracy``, ``rate``, ``prediction``, ``difference``, ``correlation``."""
 
     accuracy: Accuracy | None = None
     rate: Rate | None = None
+    prediction: PredictionRate | None = None
     difference: list[str] | None = Field(default=None, min_length=2, max_length=2)
     """Two metric names: the first minus the second."""
     correlation: Correlation | None = None
     paired: bool = False
     """Test it by paired permutation in ``lingdiag compare`` (accuracies, rates and their differences)."""
 
+    @model_validator(mode="before")
+    @classmethod
+    def _formula_shorthand(cls, data: Any) -> Any:
+        if isinstance(data, dict) and isinstance(data.get("prediction"), str):
+            data = {**data, "prediction": {"formula": data["prediction"]}}
+        return data
+
     @model_validator(mode="after")
     def _one_kind(self) -> MetricSpec:
-        kinds = [k for k in ("accuracy", "rate", "difference", "correlation") if getattr(self, k) is not None]
+        kinds = [k for k in KINDS if getattr(self, k) is not None]
         if len(kinds) != 1:
-            raise PydanticCustomError("metric_kind", "a metric has exactly one of accuracy, rate, difference, "
-                                      "correlation (found {found})", {"found": ", ".join(kinds) or "none"})
+            raise PydanticCustomError("metric_kind", "a metric has exactly one of {kinds} (found {found})",
+                                      {"kinds": ", ".join(KINDS), "found": ", ".join(kinds) or "none"})
         return self
+
+    @property
+    def kind(self) -> str:
+        """Which of ``KINDS`` it is."""
+        return next(k for k in KINDS if getattr(self, k) is not None)
+
+    @property
+    def share(self) -> Accuracy | Rate | PredictionRate | None:
+        """The accuracy, rate or prediction rate it is (a share of a subset), or None."""
+        return self.accuracy or self.rate or self.prediction
 
 
 class Column(Strict):
@@ -218,5 +266,8 @@ class SuiteFile(Strict):
     items: Items
     defaults: Formulation = Formulation()
     conditions: dict[str, AxisSpec] = Field(min_length=1)
+    scoring_policy: list[str] | None = Field(default=None, min_length=1)
+    """The scoring policies run when ``--scoring-policy`` is not given (default ``lingdiag``);
+    files with ``sentences`` or ``regions`` conditions have the axis anyway (``lingdiag.scoring``)."""
     metrics: dict[str, MetricSpec] = Field(default_factory=dict)
     table: Table | None = None

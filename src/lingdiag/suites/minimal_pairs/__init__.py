@@ -16,16 +16,8 @@ from typing import Any, Literal
 
 from lingdiag import sweep
 from lingdiag.metrics.core import accuracy, grouped, markdown_table, proportion_ci
-from lingdiag.records import (
-    Item,
-    ItemRecord,
-    LogLikelihood,
-    LoglikelihoodRequest,
-    Prediction,
-    Request,
-    Response,
-    ResultRow,
-)
+from lingdiag.prompts.sentences import likeliest, sentence_requests
+from lingdiag.records import Item, ItemRecord, Prediction, Request, Response, ResultRow
 from lingdiag.scoring import ScoringPolicy, policy
 from lingdiag.suite import Axis, Condition, Dataset, Suite, register_suite
 from lingdiag.suites.minimal_pairs import data
@@ -47,18 +39,13 @@ class PairScoring:
         """Two requests: the good text, then the bad one."""
         f = item.fields
         if self.method == "simple":
-            return [LoglikelihoodRequest("", f["sentence_good"], policy=self.policy),
-                    LoglikelihoodRequest("", f["sentence_bad"], policy=self.policy)]
-        return [LoglikelihoodRequest(f["one_prefix_prefix"], " " + f["one_prefix_word_good"], policy=self.policy),
-                LoglikelihoodRequest(f["one_prefix_prefix"], " " + f["one_prefix_word_bad"], policy=self.policy)]
+            return sentence_requests([("", f["sentence_good"]), ("", f["sentence_bad"])], self.policy)
+        return sentence_requests([(f["one_prefix_prefix"], " " + f["one_prefix_word_good"]),
+                                  (f["one_prefix_prefix"], " " + f["one_prefix_word_bad"])], self.policy)
 
     def parse(self, item: Item, responses: Sequence[Response]) -> Prediction:
         """``good`` when the good text is strictly likelier, else ``bad``."""
-        good, bad = (r for r in responses if isinstance(r, LogLikelihood))
-        return Prediction(data.GOOD if good.logprob > bad.logprob else data.BAD,
-                          {"logprob_good": good.logprob, "logprob_bad": bad.logprob,
-                           "n_tokens_good": good.n_tokens, "n_tokens_bad": bad.n_tokens})
-
+        return likeliest(data.LABELS, responses)
 
 def conditions(dataset: Dataset, axes: Mapping[str, Sequence[str]], options: Any, seed: int) -> list[Condition]:
     """One condition per method × scoring policy, named ``method/policy``."""

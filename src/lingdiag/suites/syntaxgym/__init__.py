@@ -14,23 +14,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from lingdiag import regions, sweep
-from lingdiag.formulas import ALL_REGIONS, parse
+from lingdiag import sweep
+from lingdiag.formulas import parse
 from lingdiag.metrics.core import accuracy, grouped, markdown_table, proportion_ci
-from lingdiag.records import (
-    UNPARSED,
-    Item,
-    ItemRecord,
-    LogLikelihood,
-    LoglikelihoodRequest,
-    Prediction,
-    Request,
-    Response,
-    ResultRow,
-)
+from lingdiag.prompts.surprisal import LABELS, PREDICTIONS, predict, region_requests
+from lingdiag.records import Item, ItemRecord, Prediction, Request, Response, ResultRow
 from lingdiag.scoring import ScoringPolicy, policy
 from lingdiag.suite import Condition, Dataset, Suite, register_suite
-from lingdiag.suites.syntaxgym import data
 from lingdiag.suites.syntaxgym.files import FETCHED, load
 
 ACC, ACC_CI, BY_SUITE, BY_PREDICTION = "accuracy", "accuracy_ci95", "by_suite", "by_prediction"
@@ -44,27 +34,12 @@ class RegionScoring:
 
     def render(self, item: Item) -> list[Request]:
         """One request per condition, in the item's condition order."""
-        return [LoglikelihoodRequest("", regions.join(contents).text, policy=self.policy, per_token=True)
-                for contents in item.fields["conditions"].values()]
+        return region_requests(item.fields["conditions"], self.policy)
 
     def parse(self, item: Item, responses: Sequence[Response]) -> Prediction:
         """``pass`` when every prediction holds; the region surprisals (bits) and each prediction's outcome."""
-        surprisal: dict[tuple[str, str], float] = {}
-        by_condition: dict[str, list[float]] = {}
-        lls = [r for r in responses if isinstance(r, LogLikelihood)]
-        for (cond, contents), r in zip(item.fields["conditions"].items(), lls, strict=True):
-            if r.token_logprobs is None or r.token_spans is None:
-                return Prediction(UNPARSED, {"reason": "the backend returned no per-token log-probs"})
-            joined = regions.join(contents)
-            values = regions.surprisals(joined, r.token_spans, r.token_logprobs,
-                                        r.word_start_logprobs if self.policy.whitespace_correction else None)
-            by_condition[cond] = [round(v, 6) for v in values]
-            for number, v in zip(item.fields["region_numbers"][cond], values, strict=True):
-                surprisal[(number, cond)] = v
-            surprisal[(ALL_REGIONS, cond)] = sum(values)
-        outcomes = [parse(f)(surprisal) for f in item.fields["predictions"]]
-        return Prediction(data.PASS if all(outcomes) else data.FAIL,
-                          {"predictions": outcomes, "surprisal_bits": by_condition})
+        return predict(item.fields["conditions"], item.fields["region_numbers"],
+                       [parse(f) for f in item.fields["predictions"]], self.policy, responses)
 
 
 def conditions(dataset: Dataset, axes: Mapping[str, Sequence[str]], options: Any, seed: int) -> list[Condition]:
@@ -76,7 +51,7 @@ def conditions(dataset: Dataset, axes: Mapping[str, Sequence[str]], options: Any
 def _by_prediction(records: Sequence[ItemRecord]) -> dict[str, float]:
     hits: dict[str, list[bool]] = defaultdict(list)
     for r in records:
-        for k, ok in enumerate(r.detail.get("predictions", [])):
+        for k, ok in enumerate(r.detail.get(PREDICTIONS, [])):
             hits[f"{r.tags.get('suite')}/{k}"].append(bool(ok))
     return {key: sum(v) / len(v) for key, v in sorted(hits.items())}
 
@@ -115,7 +90,7 @@ SUITE = register_suite(Suite(
     conditions=conditions,
     metrics=metrics,
     table=table,
-    labels=data.LABELS,
+    labels=LABELS,
     stat_tags=("suite",),
     default_dataset=FETCHED,
 ))

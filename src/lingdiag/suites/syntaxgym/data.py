@@ -14,10 +14,8 @@ from typing import Any
 
 from lingdiag.errors import DatasetError
 from lingdiag.formulas import ALL_REGIONS, FormulaError, parse
+from lingdiag.prompts.surprisal import PASS
 from lingdiag.records import Item
-
-PASS, FAIL = "pass", "fail"
-LABELS = (PASS, FAIL)
 
 
 def _need(obj: Any, key: str, kind: type, path: Path, where: str) -> Any:
