@@ -304,6 +304,53 @@ def test_f32_server_matches_transformers(server_f32: str, smollm2: Any, imperfec
     assert len(diffs) >= len(labels_hf) and max(diffs) <= F32_TOLERANCE
 
 
+CHAT_LABELS = ("True", "False", "Unknown")
+
+
+@pytest.mark.slow
+def test_chat_context_loglikelihoods_through_the_server_match_transformers(server_f32: str, smollm2: Any,
+                                                                           imperfective_local: Any) -> None:
+    """``--scoring loglik``'s requests (each label after the zero-shot chat prompt), rendered with SmolLM2's
+    own template here and scored with echo on the float32 server: the transformers backend's log-likelihoods
+    within ``F32_TOLERANCE`` per token, and the same decisions. SmolLM2's template opens with its BOS, after
+    which llama-cpp-python's echo is not shifted: the chat check passes where the raw check refuses."""
+    _, prompts, _ = imperfective_local
+    prompts = prompts[:6]  # ~170 tokens each, scored in full per label: 18 echo requests on a CPU server
+    requests = [LoglikelihoodRequest("", label, messages=p.messages) for p in prompts for label in CHAT_LABELS]
+    # Per-token: spans relative to the continuation, across the special tokens llama-cpp-python leaves out.
+    requests.append(LoglikelihoodRequest("", "Unknown.", messages=prompts[0].messages, per_token=True))
+    backend = api(server_f32, tokenizer=smollm2.identity["path"])
+    served, local = backend.loglikelihood(requests), smollm2.loglikelihood(requests)
+    diffs = []
+    for a, b in zip(served, local, strict=True):
+        assert a.error is None and a.n_tokens == b.n_tokens == (2 if a.token_spans else 1), (a, b)
+        diffs.append(abs(a.logprob - b.logprob) / a.n_tokens)
+    print(f"chat-context log-likelihoods, server vs transformers: max |Δ| {max(diffs):.4f} nat/token")
+    assert max(diffs) <= F32_TOLERANCE
+    assert served[-1].token_spans == local[-1].token_spans == ((0, 7), (7, 8))
+    assert served[-1].token_logprobs == pytest.approx(local[-1].token_logprobs, abs=F32_TOLERANCE)
+    decide = [[max(CHAT_LABELS, key=lambda lab, k=k: answers[3 * k + CHAT_LABELS.index(lab)].logprob)
+               for k in range(len(prompts))] for answers in (served, local)]
+    assert decide[0] == decide[1]
+    with pytest.raises(CapabilityError, match="shifted by one position"):  # raw text: still refused here
+        backend.loglikelihood([LoglikelihoodRequest("The cat", " sat")])
+
+
+def test_chat_context_loglikelihood_needs_the_tokenizer_option(smollm2: Any) -> None:
+    """Without ``tokenizer`` a chat context is refused in one line naming the option, before any request;
+    the option enters the identity (cache keys) only when set."""
+    request = LoglikelihoodRequest("", "True", messages=(ChatMessage("user", "Is it?"),))
+    without = api("http://127.0.0.1:9/v1", max_retries=0)
+    with pytest.raises(CapabilityError, match=r"set --model-option tokenizer=<hub id or directory") as info:
+        without.loglikelihood([request])
+    assert "\n" not in str(info.value) and without.usage()["requests"] == 0
+    assert "tokenizer" not in without.identity
+    path = smollm2.identity["path"]
+    assert api("http://127.0.0.1:9/v1", tokenizer=path).identity == {**without.identity, "tokenizer": path}
+    with pytest.raises(ConfigError, match="no such model directory"):
+        api("http://127.0.0.1:9/v1", tokenizer="/no/such/tokenizer")
+
+
 @pytest.mark.slow
 def test_q4_server_matches_transformers_up_to_quantisation(server: str, smollm2: Any,
                                                            imperfective_local: Any) -> None:

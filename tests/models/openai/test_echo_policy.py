@@ -14,7 +14,7 @@ import pytest
 
 from lingdiag.errors import CapabilityError
 from lingdiag.models.openai.backend import OpenAIBackend, OpenAIOptions
-from lingdiag.records import LoglikelihoodRequest
+from lingdiag.records import ChatMessage, GenerationRequest, LoglikelihoodRequest
 from lingdiag.regions import join, surprisals
 from lingdiag.scoring import policy
 
@@ -70,3 +70,35 @@ def test_per_token_spans_give_region_surprisal(url: str) -> None:
 def test_whitespace_correction_is_refused(url: str) -> None:
     with pytest.raises(CapabilityError, match="whole next-token distribution"):
         backend(url).loglikelihood([LoglikelihoodRequest("", "A b", policy=policy("bos+ws"), per_token=True)])
+
+
+@pytest.mark.parametrize("spelled", [True, False])
+def test_chat_context_over_echo(fake_api: Any, smollm2: Any, spelled: bool) -> None:
+    """A chat context rendered with SmolLM2's template: the server tokenizes the prompt as SmolLM2 does
+    and either spells special tokens in its echo (vLLM) or leaves their text out of tokens and offsets
+    (llama-cpp-python); both score the continuation's own tokens, spans relative to it."""
+    tokenizer = smollm2.tokenizer
+    specials = set(tokenizer.all_special_ids)
+
+    def echo_tokens(request: dict[str, Any]) -> dict[str, object]:
+        enc = tokenizer(request["prompt"], add_special_tokens=False, return_offsets_mapping=True)
+        tokens, offsets, at = [], [], 0
+        for i, (a, b) in zip(enc["input_ids"], enc["offset_mapping"], strict=True):
+            text = request["prompt"][a:b] if spelled or i not in specials else ""
+            tokens.append(text)
+            offsets.append(at)
+            at += len(text)
+        return {"tokens": tokens, "text_offset": offsets,
+                "token_logprobs": [None] + [-k / 10 - 1 for k in range(1, len(tokens))],
+                "top_logprobs": [None] + [{} for _ in tokens[1:]]}
+
+    fake_api.logprobs = echo_tokens
+    b = OpenAIBackend("smollm2", fake_api.url, OpenAIOptions(verify_prompt_logprobs=False, completions=True,
+                                                              tokenizer=smollm2.identity["path"]))
+    messages = (ChatMessage("user", "Is it raining?"),)
+    (r,) = b.loglikelihood([LoglikelihoodRequest("", "Unknown.", messages=messages, per_token=True,
+                                                 policy=policy("lm-eval"))])  # no prefix nor space: the template's
+    n = len(tokenizer(smollm2.render(GenerationRequest(messages=messages)) + "Unknown.",
+                      add_special_tokens=False)["input_ids"])
+    assert r.token_spans == ((0, 7), (7, 8))  # "Unknown", "."
+    assert r.token_logprobs == pytest.approx((-(n - 2) / 10 - 1, -(n - 1) / 10 - 1))

@@ -11,7 +11,10 @@ Chat requests go to ``/chat/completions`` and raw prompts to ``/completions``, g
 ``echo`` + ``logprobs``; because servers get echo log-probs wrong (llama-cpp-python 0.3.36
 shifts them by one token for models without BOS), the backend checks them once before
 the first log-likelihood request and refuses with a ``CapabilityError`` saying what it
-found when they disagree with generation log-probs. Constraints go through the server's
+found when they disagree with generation log-probs. Chat-context log-likelihoods need the
+served model's tokenizer (``tokenizer`` option): its chat template renders the messages here,
+exactly as the transformers backend renders them, and the rendered text is scored with echo
+(checked on rendered probes, apart from raw text). Constraints go through the server's
 structured output (``structured_output`` option). HTTP, retries and counters live in
 ``client``.
 """
@@ -30,10 +33,18 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from lingdiag.errors import CapabilityError, ConfigError
 from lingdiag.models.base import Capabilities
-from lingdiag.records import Constraint, Generation, GenerationRequest, LogLikelihood, LoglikelihoodRequest
+from lingdiag.records import (
+    ChatMessage,
+    Constraint,
+    Generation,
+    GenerationRequest,
+    LogLikelihood,
+    LoglikelihoodRequest,
+)
 from lingdiag.scoring import AUTO
 
 if TYPE_CHECKING:
+    from lingdiag.models.hf.load import LoadedModel
     from lingdiag.models.openai.client import ApiClient, ApiFailure
 
 OPENAI_URL = "https://api.openai.com/v1"
@@ -43,6 +54,10 @@ MAX_STOP = 4
 """OpenAI accepts at most four stop strings; the rest are applied to the returned text."""
 PROBES = ("The capital of France is", "One, two, three, four,", "Once upon a time")
 """Prompts for the prompt-log-prob check (the first with a usable continuation is used)."""
+EchoForm = Literal["raw", "chat"]
+"""What the echoed text is: raw text, or chat messages rendered with the model's template. Each
+is checked on its own: llama-cpp-python shifts echo log-probs of text without a leading BOS, and
+chat templates such as SmolLM2's write one, so a server can score the one right and the other wrong."""
 _SECRET_PATTERNS = (re.compile(r"sk-[A-Za-z0-9_\-*]{6,}"), re.compile(r"(?i)bearer\s+\S+"))
 
 
@@ -79,6 +94,10 @@ class OpenAIOptions(BaseModel):
     """Largest per-token difference (nat) the check accepts."""
     bos_text: str | None = None
     """Text of the model's start token, scored as the context of empty-context requests."""
+    tokenizer: str | None = None
+    """Hub id or directory of the served model's tokenizer (the ``hf`` extra reads it). Its chat
+    template renders chat-context log-likelihood requests (``--scoring loglik``) as the transformers
+    backend renders them; without it they are refused. Named in the identity (so cache keys) when set."""
     max_tokens_field: Literal["max_tokens", "max_completion_tokens"] | None = None
     """Name of the chat length limit; default ``max_completion_tokens`` on OpenAI, else ``max_tokens``."""
     extra_body: dict[str, Any] = Field(default_factory=dict)
@@ -215,6 +234,27 @@ class _Echo:
     requested: int
     """Where the requested continuation starts in ``text`` (token spans are relative to it)."""
     per_token: bool
+    specials: tuple[str, ...] = ()
+    """Special-token texts in a rendered chat prompt, longest first (see ``offsets``)."""
+
+    def offsets(self, choice: Mapping[str, Any]) -> tuple[int, int, int]:
+        """``start``, the end of ``text`` and ``requested`` in the answer's ``text_offset`` space.
+
+        llama-cpp-python leaves special tokens out of echoed text and offsets (``<|im_start|>``
+        is missing, ``<|im_end|>`` is an empty token); vLLM spells them. A special token that no
+        echoed token spells is taken out of the count.
+        """
+        echoed = set((choice.get("logprobs") or {}).get("tokens") or [])
+        hidden = [s for s in self.specials if s not in echoed]
+        if not hidden:
+            return self.start, len(self.text), self.requested
+
+        def width(part: str) -> int:
+            for s in hidden:
+                part = part.replace(s, "")
+            return len(part)
+
+        return width(self.text[:self.start]), width(self.text), width(self.text[:self.requested])
 
 
 EchoToken = tuple[str, float | None, dict[str, float], int]
@@ -267,9 +307,16 @@ class OpenAIBackend:
         self.completions = opts.completions if opts.completions is not None else (
             not self.hosted or model.startswith(OPENAI_COMPLETION_MODELS))
         self.max_tokens_field = opts.max_tokens_field or ("max_completion_tokens" if self.hosted else "max_tokens")
-        self._prompt_logprobs_problem: str | None = None
         self._violations = 0
-        self._prompt_logprobs_checked = not opts.verify_prompt_logprobs
+        self._verdicts: dict[EchoForm, str] = {} if opts.verify_prompt_logprobs else {"raw": "", "chat": ""}
+        """Per form, what the prompt-log-prob check found ("" when nothing is wrong); absent until checked."""
+        self._renderer: LoadedModel | None = None
+        if opts.tokenizer:
+            from lingdiag.models.hf.load import LoadedModel
+            from lingdiag.models.hf.placement import resolve
+
+            # Only its tokenizer is read (on first use); the weights are never loaded.
+            self._renderer = LoadedModel(opts.tokenizer, resolve())
 
     @property
     def identity(self) -> dict[str, str]:
@@ -278,6 +325,8 @@ class OpenAIBackend:
                     "seed": str(self.options.seed), "structured_output": self.options.structured_output}
         if self.options.extra_body:
             identity["extra_body"] = json.dumps(self.options.extra_body, sort_keys=True)
+        if self.options.tokenizer:  # only when set: identities (cache keys) without it stay as they were
+            identity["tokenizer"] = self.options.tokenizer
         return identity
 
     @property
@@ -375,24 +424,27 @@ class OpenAIBackend:
         Raises:
             CapabilityError: The server has no ``/completions``, its prompt log-probs failed
                 the check, a request has an empty context and no ``bos_text`` is set, or a
-                request has a chat context.
+                request has a chat context and no ``tokenizer`` is set.
         """
-        if any(r.messages for r in requests):
-            # Echoed prompt log-probs exist for raw text only, and the server's chat template is
-            # not visible from here: scoring our own rendering would score another prompt.
+        forms: list[EchoForm] = sorted({"chat" if r.messages else "raw" for r in requests})
+        if "chat" in forms and self._renderer is None:
+            # The server's chat template is not visible through the API: the text to score must be
+            # rendered here, and scoring another template's rendering would score another prompt.
             raise CapabilityError(f"{self.model} at {self.base_url}: log-likelihoods with a chat context need the "
-                                  "model's chat template, which the OpenAI-compatible API does not expose (only raw "
-                                  "text can be scored via /completions echo); use an hf: or embedded model")
+                                  "model's chat template, which the OpenAI-compatible API does not expose: set "
+                                  "--model-option tokenizer=<hub id or directory of the served model> to render it "
+                                  "here, or use an hf: or embedded model")
         if not self.completions:
             raise CapabilityError(f"{self.model} at {self.base_url} is chat-only: the chat API returns no prompt "
                                   "log-probs, so log-likelihood requests cannot be served")
-        if not self._prompt_logprobs_checked:
-            failure = self._check_prompt_logprobs()
-            if failure is not None:  # a transient failure: the verdict is left for the next call
-                return [LogLikelihood(0.0, 0, False, error=f"prompt log-prob check failed: {failure}")
-                        for _ in requests]
-        if self._prompt_logprobs_problem:
-            raise CapabilityError(self._prompt_logprobs_problem)
+        for form in forms:
+            if form not in self._verdicts:
+                failure = self._check_prompt_logprobs(form)
+                if failure is not None:  # a transient failure: the verdict is left for the next call
+                    return [LogLikelihood(0.0, 0, False, error=f"prompt log-prob check failed: {failure}")
+                            for _ in requests]
+            if self._verdicts[form]:
+                raise CapabilityError(self._verdicts[form])
         spans = [self._echo_text(r) for r in requests]
         answers = self.client.post_many([("completions", self._echo_body(e.text)) for e in spans])
         return [self._loglik(e, a) for e, a in zip(spans, answers, strict=True)]
@@ -404,6 +456,11 @@ class OpenAIBackend:
             raise CapabilityError(f"{self.model} at {self.base_url}: the leading-whitespace correction needs the "
                                   "whole next-token distribution, which echoed log-probs do not carry; use an hf: "
                                   "or embedded model, or a policy without +ws")
+        if r.messages:
+            # As in the transformers backend, the chat template decides what precedes the
+            # continuation (the policy's prefix and leading space do not apply), which follows
+            # the rendered prompt's opened assistant turn directly.
+            return self._chat_echo(r.messages, r.continuation, r.per_token)
         continuation = r.continuation
         if policy.leading_space and not r.context.endswith(" ") and not continuation[:1].isspace():
             continuation = " " + continuation
@@ -421,13 +478,25 @@ class OpenAIBackend:
         return _Echo(text, len(head), skip_first=not head, requested=len(text) - len(r.continuation),
                      per_token=r.per_token)
 
+    def _chat_echo(self, messages: Sequence[ChatMessage], continuation: str, per_token: bool) -> _Echo:
+        """``continuation`` after ``messages`` rendered by the transformers backend's own ``LoadedModel.render``."""
+        assert self._renderer is not None  # loglikelihood refuses chat contexts without it
+        rendered = self._renderer.render(GenerationRequest(messages=tuple(messages)))
+        tokenizer = self._renderer.tokenizer
+        specials = sorted({s for s in (*tokenizer.all_special_tokens, *tokenizer.get_added_vocab()) if s in rendered},
+                          key=lambda s: (-len(s), s))
+        return _Echo(rendered + continuation, len(rendered), skip_first=False, requested=len(rendered),
+                     per_token=per_token, specials=tuple(specials))
+
     def _loglik(self, echo: _Echo, answer: dict[str, Any] | ApiFailure) -> LogLikelihood:
         if not isinstance(answer, dict):
             return LogLikelihood(0.0, 0, False, error=answer.message)
         try:
-            span = _echo_span(answer["choices"][0], echo.start, len(echo.text))
+            choice = answer["choices"][0]
+            start, end, requested = echo.offsets(choice)
+            span = _echo_span(choice, start, end)
         except (KeyError, IndexError, TypeError):
-            span = []
+            span, requested = [], echo.requested
         if echo.skip_first:
             span = span[1:]
         if not span or any(lp is None for _, lp, _, _ in span):
@@ -436,18 +505,20 @@ class OpenAIBackend:
         greedy = all(lp is not None and (not top or lp >= max(top.values()) - 1e-6) for _, lp, top, _ in span)
         if not echo.per_token:
             return LogLikelihood(logprob=sum(values), n_tokens=len(span), is_greedy=greedy)
-        spans = tuple((at - echo.requested, at + len(tok) - echo.requested) for tok, _, _, at in span)
+        spans = tuple((at - requested, at + len(tok) - requested) for tok, _, _, at in span)
         return LogLikelihood(logprob=sum(values), n_tokens=len(span), is_greedy=greedy,
                              token_logprobs=tuple(values), token_spans=spans)
 
-    def _check_prompt_logprobs(self) -> str | None:
+    def _check_prompt_logprobs(self, form: EchoForm) -> str | None:
         """Compare echoed prompt log-probs with generation log-probs of the same greedy tokens.
 
-        Sets ``_prompt_logprobs_problem`` to a description of any disagreement and marks the
-        check done; returns a failure message instead when the server could not be asked.
+        The ``chat`` form probes with each probe rendered as a user turn. Records the verdict for
+        ``form`` (a description of any disagreement, "" when none); returns a failure message
+        instead when the server could not be asked.
         """
         verdict = "could not check prompt log-probs: no probe prompt gave a usable greedy continuation"
-        for probe in PROBES:
+        for question in PROBES:
+            probe = self._probe(form, question, "").text
             gen, = self.client.post_many([("completions", self._body(
                 {"prompt": probe, "max_tokens": 6, "logprobs": 1}))])
             if not isinstance(gen, dict):
@@ -467,12 +538,18 @@ class OpenAIBackend:
                     return echo.message
                 verdict = f"the server refused a /completions request with echo=true: {echo.message}"
                 break
-            span = _echo_span((echo.get("choices") or [{}])[0], len(probe), len(probe + text))
+            choice = (echo.get("choices") or [{}])[0]
+            span = _echo_span(choice, *self._probe(form, question, text).offsets(choice)[:2])
             verdict = self._compare(probe, text, gen_tokens, gen_lps, span)
             break
-        self._prompt_logprobs_problem = verdict or None
-        self._prompt_logprobs_checked = True
+        self._verdicts[form] = verdict
         return None
+
+    def _probe(self, form: EchoForm, question: str, text: str) -> _Echo:
+        """A check's echo: ``text`` after ``question``, itself or rendered as a user turn."""
+        if form == "chat":
+            return self._chat_echo((ChatMessage("user", question),), text, per_token=False)
+        return _Echo(question + text, len(question), skip_first=False, requested=len(question), per_token=False)
 
     def _compare(self, probe: str, text: str, gen_tokens: list[str], gen_lps: list[float],
                  span: list[EchoToken]) -> str:
