@@ -166,8 +166,11 @@ def train(lm: LoadedModel, examples: Sequence[Example], plan: LoraPlan, out: Pat
 
 
 def _canonical_config(raw: bytes, unordered: set[str]) -> bytes:
-    """peft writes its set-valued fields (``target_modules``...) in set order, which follows the
-    process's string-hash seed; sorted, the same plan gives the same bytes in every process."""
+    """The adapter config with its set-valued fields sorted.
+
+    peft writes its set-valued fields (``target_modules``...) in set order, which follows the
+    process's string-hash seed; sorted, the same plan gives the same bytes in every process.
+    """
     config = json.loads(raw)
     for key in unordered & config.keys():
         config[key] = sorted(config[key])
