@@ -8,11 +8,16 @@ items whose lemmas were trained from those whose lemmas were not.
 
 from __future__ import annotations
 
+import json
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
-from lingdiag.errors import ConfigError
+from lingdiag.atomic import write_atomic
+from lingdiag.errors import ConfigError, DatasetError
+from lingdiag.io.tabular import read_text
 from lingdiag.records import Item
 from lingdiag.registry import Registry
 
@@ -57,9 +62,14 @@ class LemmaSplit:
     trained: frozenset[str]
     held_out: frozenset[str]
 
-    def side(self, item: Item) -> str:
-        """``trained``, ``held-out`` or ``unseen`` (a lemma the evaluation set does not hold)."""
-        lemma = lemma_of(item, self.field)
+    def side(self, tags: Mapping[str, Any], item_id: str) -> str:
+        """``trained``, ``held-out`` or ``unseen`` (a lemma the evaluation set does not hold).
+
+        Args:
+            tags: An item's (or its record's) tags.
+            item_id: Named in the error when the lemma tag is missing.
+        """
+        lemma = tag_lemma(tags, self.field, item_id)
         return "trained" if lemma in self.trained else "held-out" if lemma in self.held_out else "unseen"
 
     def as_json(self) -> dict[str, object]:
@@ -69,10 +79,51 @@ class LemmaSplit:
 
 def lemma_of(item: Item, field: str) -> str:
     """The lemma of ``item`` (its ``field`` tag), lower-cased; an item without it is an error."""
-    value = item.tags.get(field)
+    return tag_lemma(item.tags, field, item.id)
+
+
+def tag_lemma(tags: Mapping[str, Any], field: str, item_id: str) -> str:
+    """The lemma in ``tags[field]``, lower-cased; missing is an error naming ``item_id``."""
+    value = tags.get(field)
     if not isinstance(value, str) or not value:
-        raise ConfigError(f"item {item.id!r} has no {field!r} tag to split lemmas by")
+        raise ConfigError(f"item {item_id!r} has no {field!r} tag to split lemmas by")
     return value.lower()
+
+
+SPLIT_FILE = "split.json"
+"""A LoRA adapter directory's split; a steering file ``v.safetensors`` keeps its own as ``v.split.json``."""
+
+
+def split_file(adapter: str) -> Path | None:
+    """Where the lemma split of ``adapter`` (``lora:DIR``, ``steer:FILE@α``) is kept beside it."""
+    kind, _, rest = adapter.partition(":")
+    if kind == "lora":
+        return Path(rest).expanduser() / SPLIT_FILE
+    if kind == "steer" and "@" in rest:
+        return Path(rest.rpartition("@")[0]).expanduser().with_suffix(".split.json")
+    return None
+
+
+def write_split(path: Path, split: LemmaSplit) -> None:
+    """Record ``split`` at ``path`` (atomic; sorted, so the same split gives the same bytes)."""
+    write_atomic(path, json.dumps(split.as_json(), indent=1) + "\n")
+
+
+def read_split(path: Path) -> LemmaSplit:
+    """A split file written by :func:`write_split`; a damaged one is a one-line error naming the field."""
+    try:
+        data = json.loads(read_text(path))
+    except json.JSONDecodeError as e:
+        raise DatasetError(f"not JSON ({e.msg})", path=path, row=e.lineno) from None
+    if not isinstance(data, dict):
+        raise DatasetError("expected an object of field, trained and held_out", path=path)
+    if not isinstance(data.get("field"), str) or not data["field"]:
+        raise DatasetError("missing or empty (expected a string)", path=path, field="field")
+    for key in ("trained", "held_out"):
+        value = data.get(key)
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise DatasetError("missing or not a list of strings", path=path, field=key)
+    return LemmaSplit(data["field"], frozenset(data["trained"]), frozenset(data["held_out"]))
 
 
 def split_lemmas(evaluation: Sequence[Item], field: str, held_out: float, seed: int) -> LemmaSplit:

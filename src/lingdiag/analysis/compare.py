@@ -122,13 +122,17 @@ def paired(name: str, a: Sequence[ItemRecord], b: Sequence[ItemRecord], *, seed:
                       (float(low), float(high)), only_a, only_b, p)
 
 
-def holm(rows: Sequence[Row]) -> list[Row]:
-    """``rows`` with Holm-adjusted p-values."""
-    if not rows:
+def holm_adjusted(ps: Sequence[float]) -> list[float]:
+    """Holm's adjustment of the p-values of one table (statsmodels)."""
+    if not ps:
         return []
     _, multipletests = _stats()
-    adjusted = multipletests([r.p for r in rows], method="holm")[1]
-    return [replace(r, p_holm=float(q)) for r, q in zip(rows, adjusted, strict=True)]
+    return [float(q) for q in multipletests(list(ps), method="holm")[1]]
+
+
+def holm(rows: Sequence[Row]) -> list[Row]:
+    """``rows`` with Holm-adjusted p-values."""
+    return [replace(r, p_holm=q) for r, q in zip(rows, holm_adjusted([r.p for r in rows]), strict=True)]
 
 
 def permuted(suite: Suite, name: str, a: Sequence[ItemRecord], b: Sequence[ItemRecord], *, seed: int = 0,

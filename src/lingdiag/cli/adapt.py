@@ -2,21 +2,23 @@
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.table import Table
+from rich.text import Text
 
-from lingdiag.adapt.data import BUILDERS
+from lingdiag.adapt.data import BUILDERS, SPLIT_FILE, split_file, write_split
 from lingdiag.adapt.examples import ContrastPair, chat_examples, contrast_pairs
 from lingdiag.adapt.training import BUILDER, TrainingPlan, TrainingSet, prepare
 from lingdiag.cli.app import app, err, out
 from lingdiag.errors import ConfigError, DatasetError
 from lingdiag.io.tabular import read_jsonl
 from lingdiag.records import ChatMessage, GenerationRequest
+from lingdiag.terminal import plain
 
 adapt_app = typer.Typer(no_args_is_help=True,
                         help="Adapt a model (steering vectors, LoRA) on guarded generated data.")
@@ -43,6 +45,21 @@ def eta_progress(label: str) -> Callable[[int, int], None]:
                   markup=False, highlight=False)
 
     return progress
+
+
+def rich_table(heading: str, text: str) -> Table:
+    """The markdown table ``text`` as a rich table; every cell plain text (model names come from runs)."""
+    from lingdiag.report.markdown import Table as Markdown
+    from lingdiag.report.markdown import blocks
+
+    table = Table(title=Text(plain(heading)), title_justify="left")
+    for block in blocks(text):
+        if isinstance(block, Markdown):
+            for name in block.header:
+                table.add_column(Text(plain(name)))
+            for row in block.rows:
+                table.add_row(*(Text(plain(c)) for c in row))
+    return table
 
 
 def guarded(plan: TrainingPlan) -> TrainingSet:
@@ -105,10 +122,9 @@ def steer(
     vectors = steering_vectors(backend, contrast, layers, eta_progress("pairs"))
     save_vectors(out_file, vectors, {"model": backend.name, "weights_sha256": backend.identity["weights_sha256"],
                                      "pairs": str(len(contrast)), "source": source})
-    if pairs == BUILDER:
-        from lingdiag.atomic import write_atomic
-
-        write_atomic(out_file.with_suffix(".split.json"), json.dumps(training.split.as_json(), indent=1) + "\n")
+    split = split_file(f"steer:{out_file}@0")
+    if pairs == BUILDER and split is not None:
+        write_split(split, training.split)
     out.print(f"wrote {out_file} ({len(contrast)} pairs, layers {', '.join(map(str, sorted(vectors)))}); "
               f"use --model '{model}+steer:{out_file}@ALPHA'", markup=False, highlight=False)
 
@@ -133,7 +149,7 @@ def lora(
 ) -> None:
     """Train a LoRA adapter on guarded chat examples (gold label as the answer; loss on it only)."""
     from lingdiag.adapt.lora import LoraPlan, train
-    from lingdiag.atomic import make_dir, write_atomic
+    from lingdiag.atomic import make_dir
     from lingdiag.models.hf import HFBackend
     from lingdiag.models.providers import load_backend, split_adapter
 
@@ -145,10 +161,44 @@ def lora(
     if not isinstance(backend, HFBackend):
         raise ConfigError(f"--model {model}: LoRA needs the transformers backend")
     make_dir(out_dir)
-    write_atomic(out_dir / "split.json", json.dumps(training.split.as_json(), indent=1) + "\n")
     plan = LoraPlan(steps, rank, 2 * rank, tuple(t for t in targets.split(",") if t), learning_rate, batch_size,
                     seed, checkpoint_every)
     start = time.monotonic()
     train(backend.loaded, examples, plan, out_dir, eta_progress("steps"))
+    # After training: train() refuses a directory of another plan, whose split must stay as it was.
+    write_split(out_dir / SPLIT_FILE, training.split)
     out.print(f"wrote {out_dir} ({len(examples)} examples, {steps} steps, {time.monotonic() - start:.0f} s); "
               f"use --model '{model}+lora:{out_dir}'", markup=False, highlight=False)
+
+
+@adapt_app.command()
+def report(
+    base: Annotated[Path, typer.Argument(help="The base model's run of the suite the adapter was trained for.")],
+    runs: Annotated[list[Path], typer.Argument(help="Adapted runs (BASE+lora:DIR, BASE+steer:FILE@α), and base "
+                                                    "runs of other suites with their adapted runs (side effects).")],
+    out_dir: Annotated[Path | None, typer.Option("--out", help="Write adapt_report.csv, adapt_report.md and the "
+                                                               "sweep figures here.")] = None,
+    split: Annotated[Path | None, typer.Option(help="The lemma split file (default: the one recorded beside "
+                                                    "each adapter).")] = None,
+    seed: Annotated[int, typer.Option(help="Seeds the bootstrap intervals and the drawn permutations.")] = 0,
+) -> None:
+    """Re-diagnose: adapted against base on the same items, paired tests, split by trained and held-out lemmas."""
+    from lingdiag.adapt.rediagnosis import rediagnose
+    from lingdiag.adapt.rediagnosis_tables import accuracy_table, rates_table, split_line, title, write_outputs
+
+    result = rediagnose(base, runs, split=split, seed=seed)
+    for pairing, rows in zip(result.pairings, result.tables, strict=True):
+        out.print(Text(title(pairing), style="bold"))
+        out.print(Text(split_line(pairing)))
+        acc = [r for r in rows if r.test == "McNemar"]
+        rates = [r for r in rows if r.test != "McNemar"]
+        for heading, table in (("Accuracy (exact McNemar; paired bootstrap 95% CI)", accuracy_table(acc) if acc
+                                else ""), ("Rates and gaps (paired permutation)", rates_table(rates) if rates else "")):
+            if table:
+                out.print(rich_table(heading, table))
+    for vector, points in result.sweep.items():
+        out.print(Text(plain(f"steering sweep, vector {vector}: " + ", ".join(
+            f"α={p.alpha:g} {p.condition} {result.headline} {p.headline:.3f}" for p in points))))
+    if out_dir is not None:
+        for path in write_outputs(out_dir, result):
+            out.print(Text(plain(f"wrote {path}")))
