@@ -23,7 +23,7 @@ def test_chat_context_loglikelihood_is_refused_before_any_request(fake_api: Any)
     with pytest.raises(CapabilityError) as e:
         backend.loglikelihood([LoglikelihoodRequest("", "True", messages=MESSAGES)])
     message = str(e.value)
-    assert "chat template" in message and "/completions echo" in message and "\n" not in message
+    assert "chat template" in message and "--model-option tokenizer=" in message and "\n" not in message
     assert fake_api.paths == []  # nothing was scored in its place
 
 
