@@ -20,6 +20,9 @@ higher summed log-prob), the share of pairs where lingdiag and the tool decide a
 largest log-prob difference, wall and CPU seconds, and the compute floor of lingdiag's work
 (model FLOPs of the tokens it ran through the body and the LM head ÷ the machine's best
 float32 matmul rate). ``--lingdiag-only`` times lingdiag alone (both policies).
+``--call-tokens 128,none,...`` instead times lingdiag alone under the lm-eval policy with each
+value of the placement's ``call_tokens`` (how the scoring tree splits its last level by length)
+and prints each one's wall time against the first's.
 """
 
 from __future__ import annotations
@@ -82,6 +85,20 @@ def side(name: str, ours: dict[str, Any], theirs: dict[str, Any] | None, work: l
     return lines
 
 
+def call_tokens_sweep(values: list[str], model_dir: Any, payload: dict[str, Any]) -> None:
+    """Time lingdiag's lm-eval-policy scoring under each ``call_tokens`` value, against the first."""
+    runs = [worker(sys.executable, "blimp_worker.py", "lm-eval", model_dir, payload, "--call-tokens", v,
+                   tag="-blimp") for v in values]
+    base = runs[0]
+    print(f"# BLiMP, lm-eval policy, {len(payload['sentences'])} sentences: call_tokens against {values[0]}")
+    print("| call_tokens | seconds | ratio | padded tokens | forward passes' tokens | max |Δ log-prob| |")
+    print("|---|---|---|---|---|---|")
+    for v, run in zip(values, runs, strict=True):
+        delta = max(abs(a[0] - b[0]) for a, b in zip(run["answers"], base["answers"], strict=True))
+        print(f"| {v} | {run['seconds']:.1f} | {run['seconds'] / base['seconds']:.3f} | "
+              f"{run['usage']['padded_tokens']:,} | {run['usage']['forward_tokens']:,} | {delta:.1e} |")
+
+
 def main() -> None:
     """Run every tool on the same sentences and print the comparison."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -89,6 +106,7 @@ def main() -> None:
     parser.add_argument("--minicons-python", help="python of the venv holding minicons")
     parser.add_argument("--lingdiag-only", action="store_true", help="time lingdiag alone")
     parser.add_argument("--limit", type=int, help="only the first N pairs per paradigm (a quick check)")
+    parser.add_argument("--call-tokens", help="comma-separated call_tokens values to time lingdiag under")
     args = parser.parse_args()
     WORK.mkdir(parents=True, exist_ok=True)
 
@@ -101,6 +119,9 @@ def main() -> None:
     work = pairs(args.limit)
     sentences = [s for _, good, bad in work for s in (good, bad)]
     payload = {"sentences": sentences}
+    if args.call_tokens:
+        call_tokens_sweep(args.call_tokens.split(","), model_dir, payload)
+        return
     ours_lm = worker(sys.executable, "blimp_worker.py", "lm-eval", model_dir, payload, tag="-blimp")
     ours_mc = worker(sys.executable, "blimp_worker.py", "minicons", model_dir, payload, tag="-blimp")
     lm = mc = None

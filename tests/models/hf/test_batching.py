@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
+import random
+
 import pytest
 
 from lingdiag.models.hf.batching import (
@@ -9,6 +12,7 @@ from lingdiag.models.hf.batching import (
     Group,
     common_prefix,
     common_prefix_all,
+    length_chunks,
     pack_groups,
     plan_groups,
     token_budget_batches,
@@ -83,6 +87,41 @@ def test_pack_groups_cover_and_respect_budget() -> None:
         assert len(b) == 1 or (rows <= budget.max_batch and rows * longest <= budget.tokens)
     # Longest tails first: similar tails share a batch.
     assert 3 in batches[0][0].members
+
+
+def _split_cost(lengths: list[int], chunks: list[list[int]], call_tokens: int) -> int:
+    return sum(call_tokens + len(c) * max(lengths[i] for i in c) for c in chunks)
+
+
+def test_length_chunks_without_a_price_is_one_pass_sorted_by_length() -> None:
+    assert length_chunks([3, 1, 2, 1], None) == [[1, 3, 2, 0]]
+    assert length_chunks([], None) == length_chunks([], 5) == []
+
+
+def test_length_chunks_splits_only_where_padding_saved_pays_for_a_pass() -> None:
+    lengths = [2] * 200 + [9]
+    # One row of 9 pads 200 rows of 2 by 1,400 tokens: worth a second pass at 100, not at 2,000.
+    assert [len(c) for c in length_chunks(lengths, 100)] == [200, 1]
+    assert [len(c) for c in length_chunks(lengths, 2000)] == [201]
+    mixed = [4, 2, 2, 9, 4]
+    assert [sorted({mixed[i] for i in c}) for c in length_chunks(mixed, 0)] == [[2], [4], [9]]
+
+
+def test_length_chunks_is_the_cheapest_split_into_length_runs() -> None:
+    rng = random.Random(7)
+    for _ in range(200):
+        lengths = [rng.choice([1, 2, 3, 5, 8, 13]) for _ in range(rng.randint(1, 12))]
+        call_tokens = rng.choice([0, 3, 10, 40])
+        chunks = length_chunks(lengths, call_tokens)
+        assert sorted(i for c in chunks for i in c) == list(range(len(lengths)))
+        order = [i for c in chunks for i in c]
+        assert [lengths[i] for i in order] == sorted(lengths)
+        # Brute force over every split of the sorted rows into contiguous runs.
+        best = min(_split_cost(lengths, [order[a:b] for a, b in itertools.pairwise([0, *cuts, len(order)])],
+                               call_tokens)
+                   for k in range(len(order))
+                   for cuts in itertools.combinations(range(1, len(order)), k))
+        assert _split_cost(lengths, chunks, call_tokens) == best
 
 
 def test_stop_strings() -> None:

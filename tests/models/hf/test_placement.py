@@ -10,7 +10,7 @@ import pytest
 
 from lingdiag.errors import ConfigError
 from lingdiag.models.hf import HFOptions
-from lingdiag.models.hf.placement import GPU_HEAD_CHUNK, HEAD_CHUNK, Machine, Placement, resolve
+from lingdiag.models.hf.placement import CALL_TOKENS, GPU_HEAD_CHUNK, HEAD_CHUNK, Machine, Placement, resolve
 from lingdiag.models.providers import load_backend
 
 CPU = Machine(cpus=3)
@@ -21,7 +21,7 @@ TWO_OLD_GPUS = Machine(cpus=8, cuda_devices=2, cuda_bf16=False)
 def test_cpu_is_the_default_and_keeps_every_lever() -> None:
     p = resolve(machine=CPU)
     assert p == Placement(kind="cpu", device_map=None, dtype="float32", threads=3, packed_linears=True,
-                          batch_tokens=None, max_batch=256, head_chunk=HEAD_CHUNK)
+                          batch_tokens=None, max_batch=256, head_chunk=HEAD_CHUNK, call_tokens=CALL_TOKENS)
     assert p.cpu_levers and p.identity == {} and p.load_kwargs() == {} and not p.sized_from_memory
     assert [p.tokens(kind, _unused) for kind in ("generate", "loglik", "plain")] == [4096, 2048, 2048]
     assert p.name("smollm2-135m") == "smollm2-135m"
@@ -52,6 +52,7 @@ def test_one_gpu_resolves_to_bf16_without_cpu_levers() -> None:
     assert (p.kind, p.device_map, p.dtype, p.packed_linears, p.cpu_levers) == ("cuda", "cuda:0", "bfloat16",
                                                                                False, False)
     assert p.head_chunk == GPU_HEAD_CHUNK and p.load_kwargs() == {"device_map": "cuda:0"} and p.sized_from_memory
+    assert p.call_tokens is None  # a GPU pads almost for free: one pass per tree level
     assert resolve(device="cuda", batch_tokens=9000, machine=ONE_GPU).tokens("plain", _unused) == 9000
     assert p.identity == {"dtype": "bfloat16", "device": "cuda"}
     assert p.name("smollm2-135m") == "smollm2-135m-bfloat16-cuda"

@@ -104,6 +104,20 @@ def test_smollm2_loglikelihood_prefix_reuse_equals_plain(smollm2: HFBackend) -> 
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("call_tokens", [None, 0])
+def test_smollm2_tail_passes_split_by_length_equal_plain(smollm2: HFBackend, call_tokens: int | None) -> None:
+    # The tree's last level in one padded pass (None) or one pass per tail length (0): the same
+    # log-probs as the plain path; splitting pads strictly less on these mixed-length tails.
+    split = HFBackend(smollm2.identity["path"], replace(resolve(), call_tokens=call_tokens))
+    _assert_loglik_equal(split, _loglik_requests())
+    whole = HFBackend(smollm2.identity["path"], replace(resolve(), call_tokens=None))
+    whole.loglikelihood(_loglik_requests())
+    if call_tokens == 0:
+        assert split.usage()["padded_tokens"] < whole.usage()["padded_tokens"]
+        assert split.usage()["forward_tokens"] == whole.usage()["forward_tokens"]
+
+
+@pytest.mark.slow
 def test_smollm2_generation_prefix_reuse_equals_plain(smollm2: HFBackend) -> None:
     requests = _generation_requests(8, max_new=12)
     decoder = Decoder(Forward(smollm2.loaded, Counter()))

@@ -189,4 +189,5 @@ class HFBackend:
         """Summed continuation log-probs, batched by a token budget; see ``Backend.loglikelihood``."""
         placement = self.placement
         tokens = placement.tokens("loglik", lambda: self._lm.model)
-        return self._scorer.loglikelihood(requests, Budget(tokens, placement.max_batch, self.prefix_reuse))
+        return self._scorer.loglikelihood(requests, Budget(tokens, placement.max_batch, self.prefix_reuse,
+                                                           call_tokens=placement.call_tokens))

@@ -110,6 +110,9 @@ class Budget:
     continuous: bool = True
     """Generation only: refill the rows of finished answers with waiting requests (else
     fixed batches that thin out as answers end)."""
+    call_tokens: int | None = None
+    """Scoring only: the padded tokens one more forward pass is worth (``length_chunks``); None
+    runs each tree level of a batch as one pass, however much padding that takes."""
 
 
 def token_budget_batches(lengths: Sequence[int], budget: int, max_batch: int = 64) -> list[list[int]]:
@@ -162,3 +165,46 @@ def pack_groups(groups: list[Group], seqs: Sequence[list[int]], root: int, budge
             batches.append([g])
             rows, longest = len(g.members), length
     return batches
+
+
+def length_chunks(lengths: Sequence[int], call_tokens: int | None) -> list[list[int]]:
+    """Split rows into passes of similar length where the padding saved pays for the extra pass.
+
+    The tails of a scoring batch (the last tree level) differ in length: one row of 9 tokens
+    pads 200 rows of 2 to 9. Each pass costs ``call_tokens`` plus its rows × its longest row;
+    the cheapest split into runs of the length-sorted rows is found by dynamic programming
+    over the distinct lengths.
+
+    Args:
+        lengths: Tokens per row.
+        call_tokens: What one more pass costs, in padded tokens (None: one pass).
+
+    Returns:
+        Chunks of indices into ``lengths``, shortest rows first; every index appears once
+        (none for no rows).
+    """
+    order = sorted(range(len(lengths)), key=lambda i: (lengths[i], i))
+    if not order:
+        return []
+    if call_tokens is None:
+        return [order]
+    # ends[k]: one past the last sorted row of length distinct[k].
+    distinct = sorted(set(lengths))
+    index = {n: k for k, n in enumerate(distinct)}
+    ends = [0] * len(distinct)
+    for rank, i in enumerate(order):
+        ends[index[lengths[i]]] = rank + 1
+    cost = [0] + [0] * len(distinct)
+    cut = [0] * (len(distinct) + 1)
+    for j in range(1, len(distinct) + 1):
+        # The last pass holds the rows of distinct[k:j], padded to distinct[j - 1].
+        options = ((cost[k] + call_tokens + (ends[j - 1] - (ends[k - 1] if k else 0)) * distinct[j - 1], k)
+                   for k in range(j))
+        cost[j], cut[j] = min(options)
+    chunks: list[list[int]] = []
+    j = len(distinct)
+    while j:
+        k = cut[j]
+        chunks.append(order[ends[k - 1] if k else 0:ends[j - 1]])
+        j = k
+    return chunks[::-1]

@@ -58,6 +58,12 @@ HEAD_CHUNK = 64
 pages instead of faulting in new ones). oneDNN runs the packed head as fast at 64 rows as at
 256 (~205 GFLOP/s on 2 cores); measured on SmolLM2-135M over 1,600 ExpliCa requests, 64 rows
 held the peak ~80 MB lower than 256 at the same speed."""
+CALL_TOKENS = 128
+"""What one more forward pass costs on the CPU, in padded tokens: the scoring tree's last level
+splits its rows into passes of similar length where that saves more padding than this
+(``batching.length_chunks``). Measured on SmolLM2-135M, 2 cores, BLiMP's 12,000 sentences
+(``python bench/blimp.py --call-tokens none,32,128,512``): 73.0 s in one pass per level, 61.7 s at
+32, 60.4 s at 128, 67.2 s at 512 (padded tokens 83,766 → 68,334 at 128)."""
 GPU_HEAD_CHUNK = 2048
 """Positions per LM-head chunk on CUDA: the mmap ceiling is a CPU matter, and a GPU needs
 thousands of rows to fill its matrix units (2,048 × 128k vocabulary in float32 is 1 GB)."""
@@ -112,6 +118,10 @@ class Placement:
     """Upper bound on rows per forward batch."""
     head_chunk: int
     """Positions per LM-head chunk when scoring."""
+    call_tokens: int | None = None
+    """What one more forward pass is worth in padded tokens when scoring (``CALL_TOKENS`` on the
+    CPU); None, on CUDA: one pass per tree level, since a GPU pads rows almost for free while each
+    pass launches every layer's kernels again (unmeasured there: no GPU was at hand)."""
     max_memory: tuple[tuple[str, str], ...] = ()
     """With ``device_map="auto"``: memory caps per device (``("0", "70GiB")``, ``("cpu", "200GiB")``);
     the layers that do not fit the GPUs are offloaded to the CPU. Empty: accelerate's defaults."""
@@ -248,5 +258,5 @@ def resolve(*, device: str = "cpu", dtype: DtypeOption = "auto", threads: int | 
     cpu = kind == "cpu"
     return Placement(kind=kind, device_map=device_map, dtype=dtype, threads=threads or machine.cpus,
                      packed_linears=packed_linears and cpu, batch_tokens=batch_tokens, max_batch=max_batch,
-                     head_chunk=HEAD_CHUNK if cpu else GPU_HEAD_CHUNK,
+                     head_chunk=HEAD_CHUNK if cpu else GPU_HEAD_CHUNK, call_tokens=CALL_TOKENS if cpu else None,
                      max_memory=tuple(sorted((max_memory or {}).items())) if device_map == "auto" else ())

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from lingdiag.errors import BackendError
-from lingdiag.models.hf.batching import Budget, Group, common_prefix_all, pack_groups, plan_groups
+from lingdiag.models.hf.batching import Budget, Group, common_prefix_all, length_chunks, pack_groups, plan_groups
 from lingdiag.models.hf.forward import Forward, full_logits
 from lingdiag.models.hf.load import LoadedModel
 from lingdiag.models.hf.tokens import Split, TokenScorer, split_request
@@ -246,14 +246,16 @@ class Scorer:
             spans = [(row, width - (g.end - root), root, g.end, i)
                      for row, g in enumerate(grouped) for i in g.members]
             contributions += self.score(hidden, spans, scored, head)
-            # Level 2: one row per member with tokens beyond its group's segment.
+            # Level 2: one row per member with tokens beyond its group's segment, in passes of
+            # similar length (``length_chunks``).
             tails = [(row, g.end, i) for row, g in enumerate(grouped) for i in g.members if len(seqs[i]) > g.end]
-            if tails:
-                _, hidden = self.forward.extend(level1, [row for row, _, _ in tails],
-                                                [seqs[i][end:] for _, end, i in tails], keep=False)
+            for chunk in length_chunks([len(seqs[i]) - end for _, end, i in tails], budget.call_tokens):
+                part = [tails[k] for k in chunk]
+                _, hidden = self.forward.extend(level1, [row for row, _, _ in part],
+                                                [seqs[i][end:] for _, end, i in part], keep=False)
                 width = hidden.shape[1]
                 spans = [(row, width - (len(seqs[i]) - end), end, len(seqs[i]), i)
-                         for row, (_, end, i) in enumerate(tails)]
+                         for row, (_, end, i) in enumerate(part)]
                 contributions += self.score(hidden, spans, scored, head)
             add(totals, wrong, contributions)
 
