@@ -311,6 +311,7 @@ class OpenAIBackend:
         self._verdicts: dict[EchoForm, str] = {} if opts.verify_prompt_logprobs else {"raw": "", "chat": ""}
         """Per form, what the prompt-log-prob check found ("" when nothing is wrong); absent until checked."""
         self._renderer: LoadedModel | None = None
+        self._specials: tuple[str, ...] | None = None
         if opts.tokenizer:
             from lingdiag.models.hf.load import LoadedModel
             from lingdiag.models.hf.placement import resolve
@@ -482,11 +483,20 @@ class OpenAIBackend:
         """``continuation`` after ``messages`` rendered by the transformers backend's own ``LoadedModel.render``."""
         assert self._renderer is not None  # loglikelihood refuses chat contexts without it
         rendered = self._renderer.render(GenerationRequest(messages=tuple(messages)))
-        tokenizer = self._renderer.tokenizer
-        specials = sorted({s for s in (*tokenizer.all_special_tokens, *tokenizer.get_added_vocab()) if s in rendered},
-                          key=lambda s: (-len(s), s))
+        specials = tuple(s for s in self._special_texts() if s in rendered)
         return _Echo(rendered + continuation, len(rendered), skip_first=False, requested=len(rendered),
-                     per_token=per_token, specials=tuple(specials))
+                     per_token=per_token, specials=specials)
+
+    def _special_texts(self) -> tuple[str, ...]:
+        """The renderer's special and added token texts, longest first (read once: a tokenizer
+        builds its added vocabulary anew on every ``get_added_vocab`` call).
+        """
+        if self._specials is None:
+            assert self._renderer is not None
+            tokenizer = self._renderer.tokenizer
+            self._specials = tuple(sorted({*tokenizer.all_special_tokens, *tokenizer.get_added_vocab()},
+                                          key=lambda s: (-len(s), s)))
+        return self._specials
 
     def _loglik(self, echo: _Echo, answer: dict[str, Any] | ApiFailure) -> LogLikelihood:
         if not isinstance(answer, dict):

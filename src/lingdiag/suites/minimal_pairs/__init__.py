@@ -47,6 +47,7 @@ class PairScoring:
         """``good`` when the good text is strictly likelier, else ``bad``."""
         return likeliest(data.LABELS, responses)
 
+
 def conditions(dataset: Dataset, axes: Mapping[str, Sequence[str]], options: Any, seed: int) -> list[Condition]:
     """One condition per method × scoring policy, named ``method/policy``."""
     out = []
