@@ -110,7 +110,7 @@ def main() -> None:
     args = parser.parse_args()
     WORK.mkdir(parents=True, exist_ok=True)
 
-    from lingdiag.atomic import write_atomic
+    from lingdiag.io.atomic import write_atomic
 
     model = smollm2()
     model_dir = model.dir

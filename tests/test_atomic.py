@@ -1,4 +1,4 @@
-"""Every file lingdiag writes goes through lingdiag.atomic: unique temporary files, no symlink
+"""Every file lingdiag writes goes through lingdiag.io.atomic: unique temporary files, no symlink
 followed, concurrent writers never tear or mix a file, a failed write leaves nothing behind."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from lingdiag.atomic import atomic_text, is_temporary, make_dir, write_atomic
 from lingdiag.config import RunConfig
 from lingdiag.errors import WriteError
+from lingdiag.io.atomic import atomic_text, is_temporary, make_dir, write_atomic
 from lingdiag.models.mock import MockBackend
 from lingdiag.run import evaluate
 
@@ -80,7 +80,7 @@ def test_files_get_the_usual_mode(tmp_path: Path) -> None:
 
 def test_no_writer_in_the_package_bypasses_the_helper() -> None:
     # Writing modes of open(), Path.write_text/write_bytes and fixed temporary names belong to
-    # lingdiag.atomic alone (store.py's durable append of records is the one exception).
+    # lingdiag.io.atomic alone (store.py's durable append of records is the one exception).
     package = Path(SRC) / "lingdiag"
     offenders = []
     for path in package.rglob("*.py"):

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from lingdiag.config import RunConfig
-from lingdiag.environment import LockStatus, Pin, lock, lock_status, parse_lock, pins, runtime_packages
+from lingdiag.models.environment import LockStatus, Pin, lock, lock_status, parse_lock, pins, runtime_packages
 from lingdiag.models.mock import MockBackend
 from lingdiag.run import evaluate
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from lingdiag.formulas import FormulaError, parse
+from lingdiag.prompts.formulas import FormulaError, parse
 
 S = {("1", "a"): 3.0, ("1", "b"): 1.0, ("2", "a"): 1.0, ("2", "b"): 0.0, ("*", "a"): 4.0, ("*", "b"): 1.0}
 

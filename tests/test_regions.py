@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from lingdiag.regions import assign, join, surprisals
+from lingdiag.prompts.regions import assign, join, surprisals
 
 LN2 = math.log(2)
 

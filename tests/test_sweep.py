@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import hashlib
 
+from lingdiag.analysis.sweep import AXIS, OUTCOMES, section
 from lingdiag.records import ResultRow
-from lingdiag.sweep import AXIS, OUTCOMES, section
 
 
 def row(policy: str, correct: str, accuracy: float, ids: str = "a\nb\nc\nd") -> ResultRow:

@@ -2,7 +2,7 @@
 
 from rich.console import Console
 
-from lingdiag.terminal import markup_safe, plain, plain_lines
+from lingdiag.io.terminal import markup_safe, plain, plain_lines
 
 
 def test_plain_escapes_every_control_character_and_lone_surrogate() -> None:

@@ -10,12 +10,13 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
+from lingdiag.analysis.sweep import AXIS as SCORING_POLICY_AXIS
 from lingdiag.config import RunConfig, redact_url_secrets
-from lingdiag.environment import lock_status
 from lingdiag.errors import CapabilityError, ConfigError, RunError
+from lingdiag.io.paths import sha256_file
 from lingdiag.metrics.core import N_ERRORS
 from lingdiag.models.base import Backend, ReportsUsage
-from lingdiag.paths import sha256_file
+from lingdiag.models.environment import lock_status
 from lingdiag.records import (
     UNPARSED,
     ChatMessage,
@@ -31,7 +32,6 @@ from lingdiag.records import (
 from lingdiag.scoring import LINGDIAG
 from lingdiag.store import SCHEMA_VERSION, RunStore
 from lingdiag.suite import SUITE_COPY, SUITES, Condition, Dataset, Suite
-from lingdiag.sweep import AXIS as SCORING_POLICY_AXIS
 
 RESUMABLE_CHANGES = ("batch_tokens",)
 """Config fields a resumed run may change: they group requests into batches, nothing more."""
@@ -357,8 +357,8 @@ def load_model(config: RunConfig) -> Backend:
 
 def cached(backend: Backend) -> Backend:
     """``backend`` behind the SQLite response cache in ``$LINGDIAG_CACHE``."""
+    from lingdiag.io.paths import cache_dir
     from lingdiag.models.cache import CachedBackend, ResponseCache
-    from lingdiag.paths import cache_dir
 
     return CachedBackend(backend, ResponseCache(cache_dir() / "responses.sqlite"))
 

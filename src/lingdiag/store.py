@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lingdiag.atomic import SURROGATES, is_temporary, make_dir, write_atomic
 from lingdiag.errors import RunError
+from lingdiag.io.atomic import SURROGATES, is_temporary, make_dir, write_atomic
 from lingdiag.records import UNPARSED, ItemRecord, ResultRow, dumps
 from lingdiag.suite import suite_of_run
 
@@ -165,7 +165,7 @@ class RunStore:
     def append(self, records: Iterable[ItemRecord]) -> None:
         """Append records durably."""
         text = "".join(r.to_json() + "\n" for r in records)
-        # A lone surrogate (model or dataset text read from JSON) is written as U+FFFD, as by lingdiag.atomic.
+        # A lone surrogate (model or dataset text read from JSON) is written as U+FFFD, as by lingdiag.io.atomic.
         with _writing(self.items_path), open(self.items_path, "a", encoding="utf-8", errors=SURROGATES) as f:
             f.write(text)
             f.flush()

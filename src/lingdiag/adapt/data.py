@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lingdiag.atomic import write_atomic
 from lingdiag.errors import ConfigError, DatasetError
+from lingdiag.io.atomic import write_atomic
 from lingdiag.io.tabular import read_text
 from lingdiag.records import Item
 from lingdiag.registry import Registry

@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lingdiag.adapt.examples import Example
-from lingdiag.atomic import make_dir, write_atomic
 from lingdiag.errors import ConfigError, MissingDependency, RunError
+from lingdiag.io.atomic import make_dir, write_atomic
 from lingdiag.models.hf.adapters import quiet_peft
 
 if TYPE_CHECKING:

@@ -14,10 +14,10 @@ from pathlib import Path
 
 from lingdiag.adapt.rediagnosis import MetricRow, Pairing, Rediagnosis
 from lingdiag.analysis.compare import METHODS
-from lingdiag.atomic import make_dir, write_atomic
+from lingdiag.io.atomic import make_dir, write_atomic
+from lingdiag.io.markdown import markdown_table
 from lingdiag.io.tabular import write_csv
-from lingdiag.metrics.core import markdown_table
-from lingdiag.terminal import plain
+from lingdiag.io.terminal import plain
 
 CSV_NAME = "adapt_report.csv"
 MARKDOWN_NAME = "adapt_report.md"

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lingdiag.adapt.examples import ContrastPair
-from lingdiag.atomic import write_atomic
 from lingdiag.errors import ConfigError
+from lingdiag.io.atomic import write_atomic
 from lingdiag.models.hf.adapters import decoder_layers
 
 if TYPE_CHECKING:

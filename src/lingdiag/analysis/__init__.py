@@ -1,5 +1,6 @@
 """Analyses over scored records: paired tests (:mod:`.compare`), mixed models (:mod:`.mixed`),
-competence against performance (:mod:`.competence`) and the DataFrame loader (:mod:`.frames`).
+competence against performance (:mod:`.competence`), the DataFrame loader (:mod:`.frames`) and
+the scoring-policy sweep (:mod:`.sweep`).
 
 Analyses read records and run metadata; they never import a model backend or the orchestrator.
 """

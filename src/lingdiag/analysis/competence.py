@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from lingdiag.analysis.compare import METHODS, paired
-from lingdiag.metrics.core import markdown_table
+from lingdiag.io.markdown import markdown_table
 from lingdiag.prompts.loglik import LOGLIK, NORMALISATION, SCORING
 from lingdiag.records import ItemRecord, ResultRow
 from lingdiag.store import RunStore

@@ -29,8 +29,8 @@ from lingdiag.cli import (  # noqa: F401  (registers the commands)
 from lingdiag.cli.app import app, err, reproduce_app, score_app
 from lingdiag.cli.score import label_score_command
 from lingdiag.errors import LingdiagError
+from lingdiag.io.terminal import plain
 from lingdiag.suite import SUITES
-from lingdiag.terminal import plain
 
 
 def mount_suites() -> None:

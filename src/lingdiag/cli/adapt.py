@@ -17,8 +17,8 @@ from lingdiag.adapt.training import BUILDER, TrainingPlan, TrainingSet, prepare
 from lingdiag.cli.app import app, err, out
 from lingdiag.errors import ConfigError, DatasetError
 from lingdiag.io.tabular import read_jsonl
+from lingdiag.io.terminal import plain
 from lingdiag.records import ChatMessage, GenerationRequest
-from lingdiag.terminal import plain
 
 adapt_app = typer.Typer(no_args_is_help=True,
                         help="Adapt a model (steering vectors, LoRA) on guarded generated data.")
@@ -149,7 +149,7 @@ def lora(
 ) -> None:
     """Train a LoRA adapter on guarded chat examples (gold label as the answer; loss on it only)."""
     from lingdiag.adapt.lora import LoraPlan, train
-    from lingdiag.atomic import make_dir
+    from lingdiag.io.atomic import make_dir
     from lingdiag.models.hf import HFBackend
     from lingdiag.models.providers import load_backend, split_adapter
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import typer
 
 from lingdiag.cli.app import cache_app, out
+from lingdiag.io.paths import cache_dir
 from lingdiag.models.cache import ResponseCache
-from lingdiag.paths import cache_dir
 from lingdiag.records import dumps
 
 

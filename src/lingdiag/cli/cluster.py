@@ -12,8 +12,8 @@ from lingdiag.cli.run import FAILED_ITEMS_EXIT, build_config
 from lingdiag.cluster import EXECUTORS, Resources, SubmitOptions, merge, submit
 from lingdiag.config import RunConfig
 from lingdiag.errors import ConfigError, RunError
+from lingdiag.io.terminal import markup_safe, plain_lines
 from lingdiag.run import default_out
-from lingdiag.terminal import markup_safe, plain_lines
 
 
 @app.command("merge")

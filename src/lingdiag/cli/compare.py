@@ -15,11 +15,11 @@ from lingdiag.analysis.compare import METHODS, compare_conditions, compare_runs,
 from lingdiag.analysis.mixed import fit, load
 from lingdiag.cli.app import app
 from lingdiag.errors import ConfigError
-from lingdiag.metrics.core import markdown_table
+from lingdiag.io.markdown import markdown_table
+from lingdiag.io.terminal import plain, plain_lines
 from lingdiag.records import dumps
 from lingdiag.store import load_run
 from lingdiag.suite import SUITES
-from lingdiag.terminal import plain, plain_lines
 
 
 @app.command()

@@ -8,12 +8,12 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from lingdiag.atomic import write_atomic
 from lingdiag.audit import AuditSources, audit
 from lingdiag.audit.frequency import balance_figure
 from lingdiag.cli.app import app, data_app, out
 from lingdiag.cli.audit_view import print_audit, write_item_scores
 from lingdiag.errors import ConfigError
+from lingdiag.io.atomic import write_atomic
 from lingdiag.io.fetch import fetch as do_fetch
 from lingdiag.io.itemcounts import counts
 from lingdiag.io.tabular import read_table

@@ -9,7 +9,7 @@ import typer
 from rich.table import Table
 
 from lingdiag.cli.app import app, err, out, reproduce_app
-from lingdiag.environment import TorchBuild, lock_status, pins, runtime_packages, torch_build, usable_cpus
+from lingdiag.models.environment import TorchBuild, lock_status, pins, runtime_packages, torch_build, usable_cpus
 
 
 def lock_line() -> None:

@@ -11,12 +11,12 @@ from rich.table import Table
 from lingdiag.cli.app import human_app, out
 from lingdiag.errors import ConfigError
 from lingdiag.human import STUDIES, Study, build_study, compare, export, gold_rule, import_study, read_responses
+from lingdiag.io.terminal import markup_safe
 from lingdiag.records import dumps
 from lingdiag.registry import load_plugins
 from lingdiag.run import spread
 from lingdiag.store import RunStore
 from lingdiag.suite import SUITES, ItemView, Suite
-from lingdiag.terminal import markup_safe
 
 
 def _view(s: Suite) -> ItemView:

@@ -8,9 +8,9 @@ import typer
 
 from lingdiag.cli.app import app
 from lingdiag.errors import RunError
+from lingdiag.io.terminal import plain_lines
 from lingdiag.records import dumps
 from lingdiag.report.rules import parse_rules, rules_markdown
-from lingdiag.terminal import plain_lines
 
 
 @app.command()

@@ -7,11 +7,11 @@ from pathlib import Path
 import typer
 
 from lingdiag.cli.app import app
+from lingdiag.io.terminal import plain_lines
 from lingdiag.records import dumps
 from lingdiag.report.export import write_tables
 from lingdiag.report.html import write_html
 from lingdiag.report.tables import load_runs, metrics_json, tables
-from lingdiag.terminal import plain_lines
 
 
 @app.command()

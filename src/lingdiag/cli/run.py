@@ -14,11 +14,11 @@ from lingdiag.cli.app import app, err, key_values
 from lingdiag.cli.env import lock_line
 from lingdiag.config import RunConfig
 from lingdiag.errors import ConfigError
+from lingdiag.io.terminal import markup_safe, plain_lines
 from lingdiag.models.openai.prices import estimate
 from lingdiag.records import dumps
 from lingdiag.run import RunResult, plan
 from lingdiag.run import run as run_suite
-from lingdiag.terminal import markup_safe, plain_lines
 
 
 def _parse_extra(args: list[str]) -> dict[str, list[str]]:

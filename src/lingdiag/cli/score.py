@@ -13,11 +13,11 @@ import typer
 
 from lingdiag.errors import DatasetError
 from lingdiag.io.importing import IMPORTED, import_labels
-from lingdiag.paths import sha256_file
+from lingdiag.io.paths import sha256_file
+from lingdiag.io.terminal import plain_lines
 from lingdiag.records import ResultRow, dumps
 from lingdiag.store import write_imported
 from lingdiag.suite import Suite
-from lingdiag.terminal import plain_lines
 
 
 def label_score_command(suite: Suite) -> Callable[..., None]:

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lingdiag.atomic import make_dir, write_atomic
 from lingdiag.config import RunConfig, Shard
 from lingdiag.errors import RunError
+from lingdiag.io.atomic import make_dir, write_atomic
 from lingdiag.records import ItemRecord
 from lingdiag.run import RESUMABLE_CHANGES, checksums, finalize, plan
 from lingdiag.store import SCHEMA_VERSION, RunMeta, RunStore, config_changes

@@ -21,9 +21,9 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
-from lingdiag.atomic import make_dir, write_atomic
 from lingdiag.errors import ConfigError, DatasetError
 from lingdiag.human.study import STUDIES, Stimulus, StudyType, attention_text, stimuli_of
+from lingdiag.io.atomic import make_dir, write_atomic
 from lingdiag.io.tabular import write_csv
 from lingdiag.records import Item
 from lingdiag.suite import ItemView

@@ -1,3 +1,9 @@
-"""Readers and fetchers of outside files: tables (:mod:`.tabular`), outside labels
-(:mod:`.importing`), official datasets (:mod:`.fetch`) and item counts (:mod:`.itemcounts`).
+"""Files in and out: atomic writes (:mod:`.atomic`), where lingdiag keeps files and their
+checksums (:mod:`.paths`), tables read from outside (:mod:`.tabular`), outside labels
+(:mod:`.importing`), official datasets (:mod:`.fetch`), item counts (:mod:`.itemcounts`),
+Markdown tables and number cells (:mod:`.markdown`) and untrusted text made safe for a
+terminal (:mod:`.terminal`).
+
+This package sits low: it imports only the root contracts (errors, records), never a suite,
+a model or the orchestrator, so every layer can write through it.
 """

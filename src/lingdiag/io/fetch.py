@@ -15,9 +15,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from lingdiag.atomic import make_dir, write_atomic
 from lingdiag.errors import DatasetError, UnknownNameError
-from lingdiag.paths import cache_dir
+from lingdiag.io.atomic import make_dir, write_atomic
+from lingdiag.io.paths import cache_dir
 
 RAW = "https://raw.githubusercontent.com"
 

@@ -21,8 +21,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from lingdiag.atomic import atomic_text
 from lingdiag.errors import DatasetError
+from lingdiag.io.atomic import atomic_text
 
 FORMULA_START = "=+-@\t\r"
 """First characters that make a spreadsheet cell a formula (OWASP)."""

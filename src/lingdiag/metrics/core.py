@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from typing import Any, TypedDict
+from typing import TypedDict
 
 from lingdiag.records import UNPARSED, ItemRecord
 
@@ -77,27 +77,6 @@ def difference_ci(a: Sequence[bool], b: Sequence[bool], seed: int = 0) -> list[f
     means_b = xb[rng.integers(0, len(xb), size=(BOOTSTRAP_SAMPLES, len(xb)))].mean(axis=1)
     low, high = np.percentile(means_a - means_b, [2.5, 97.5])
     return [round(float(low), 4), round(float(high), 4)]
-
-
-def fmt(x: Any, digits: int = 2) -> str:
-    """A table cell: fixed digits, ``–`` for missing or NaN."""
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "–"
-    return f"{x:.{digits}f}" if isinstance(x, float) else str(x)
-
-
-def table_cell(text: str) -> str:
-    r"""``text`` as one markdown table cell: ``|`` escaped as ``\|`` and line breaks as spaces
-    (a model name or condition holding either would otherwise shift or split the row).
-    """
-    return " ".join(text.replace("|", "\\|").splitlines())
-
-
-def markdown_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    """A GitHub-style markdown table; every cell passes through :func:`table_cell`."""
-    lines = ["| " + " | ".join(map(table_cell, header)) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    lines += ["| " + " | ".join(table_cell(fmt(c)) for c in row) + " |" for row in rows]
-    return "\n".join(lines) + "\n"
 
 
 N = "n"

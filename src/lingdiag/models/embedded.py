@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from importlib.util import find_spec
 from pathlib import Path
 
-from lingdiag.atomic import TEMP_SUFFIX, make_dir, write_atomic
 from lingdiag.errors import BackendError, MissingDependency
-from lingdiag.paths import cache_dir, sha256_file
+from lingdiag.io.atomic import TEMP_SUFFIX, make_dir, write_atomic
+from lingdiag.io.paths import cache_dir, sha256_file
 
 
 def _package_dir(name: str) -> Path:

@@ -1,6 +1,6 @@
 """Region surprisal and SyntaxGym predictions: each sentence variant of an item (a SyntaxGym
 "condition") scored token by token under a scoring policy, its regions' surprisals summed
-(``lingdiag.regions``), and the item's prediction formulas (``lingdiag.formulas``) checked.
+(``lingdiag.prompts.regions``), and the item's prediction formulas (``lingdiag.prompts.formulas``) checked.
 The built-in ``syntaxgym`` suite and suite files' ``regions`` formulation both use it.
 """
 
@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from lingdiag import regions
-from lingdiag.formulas import ALL_REGIONS, Formula
+from lingdiag.prompts import regions
+from lingdiag.prompts.formulas import ALL_REGIONS, Formula
 from lingdiag.records import UNPARSED, LogLikelihood, LoglikelihoodRequest, Prediction, Request, Response
 from lingdiag.scoring import ScoringPolicy
 

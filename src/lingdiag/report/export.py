@@ -11,7 +11,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from lingdiag.atomic import make_dir, write_atomic
+from lingdiag.io.atomic import make_dir, write_atomic
 from lingdiag.report import markdown
 from lingdiag.report.tables import rows_by_suite
 from lingdiag.store import LoadedRun

@@ -27,10 +27,11 @@ from pathlib import Path
 from typing import Any
 
 from lingdiag import figures as figs
-from lingdiag.atomic import make_dir, write_atomic
 from lingdiag.errors import ConfigError, LingdiagError
 from lingdiag.figures import Figure
-from lingdiag.metrics.core import CI_METHODS, N_ERRORS, N_UNPARSED, UNPARSED_RATE, WILSON, N, fmt
+from lingdiag.io.atomic import make_dir, write_atomic
+from lingdiag.io.markdown import fmt
+from lingdiag.metrics.core import CI_METHODS, N_ERRORS, N_UNPARSED, UNPARSED_RATE, WILSON, N
 from lingdiag.report import browser, markdown
 from lingdiag.report.findings import Degenerate, degenerate, differences, headline
 from lingdiag.report.tables import rows_by_suite, suite_tables

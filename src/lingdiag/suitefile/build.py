@@ -9,9 +9,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from lingdiag import sweep
-from lingdiag.formulas import parse
-from lingdiag.metrics.core import markdown_table
+from lingdiag.analysis import sweep
+from lingdiag.io.markdown import markdown_table
+from lingdiag.prompts.formulas import parse
 from lingdiag.records import Item, ItemRecord, ResultRow
 from lingdiag.scoring import LINGDIAG, ScoringPolicy, policy, policy_names
 from lingdiag.suite import Axis, Condition, Dataset, Suite, SuiteSource

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from lingdiag.formulas import Formula
+from lingdiag.prompts.formulas import Formula
 from lingdiag.prompts.loglik import NORMALISATIONS, Normalisation
 from lingdiag.prompts.sentences import likeliest, sentence_requests
 from lingdiag.prompts.surprisal import predict, region_requests

@@ -12,8 +12,8 @@ from typing import Any
 
 from lingdiag.errors import DatasetError, MissingDependency
 from lingdiag.io.fetch import datasets_dir
+from lingdiag.io.paths import sha256_file
 from lingdiag.io.tabular import read_jsonl, read_table, read_text
-from lingdiag.paths import sha256_file
 from lingdiag.records import Item
 from lingdiag.suitefile.schema import Items
 

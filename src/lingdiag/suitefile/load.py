@@ -12,8 +12,8 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from lingdiag.errors import ConfigError
-from lingdiag.formulas import ALL_REGIONS, Formula, FormulaError, parse
 from lingdiag.metrics.core import summary
+from lingdiag.prompts.formulas import ALL_REGIONS, Formula, FormulaError, parse
 from lingdiag.prompts.surprisal import LABELS as REGION_LABELS
 from lingdiag.prompts.surprisal import PASS
 from lingdiag.records import Item

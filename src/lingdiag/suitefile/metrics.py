@@ -13,10 +13,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from lingdiag.formulas import parse
 from lingdiag.metrics.core import BOOTSTRAP, CI_METHODS, difference_ci, grouped, proportion_ci
 from lingdiag.metrics.correlation import SPEARMAN_BOOTSTRAP, spearman_ci
 from lingdiag.metrics.counts import CountMetric, ratio, share
+from lingdiag.prompts.formulas import parse
 from lingdiag.prompts.surprisal import recorded_surprisals
 from lingdiag.records import ItemRecord
 from lingdiag.suitefile.schema import Accuracy, Correlation, MetricSpec, PredictionRate, Rate

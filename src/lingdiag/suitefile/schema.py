@@ -114,7 +114,7 @@ class Regions(Strict):
     """SyntaxGym condition (a sentence variant, not one of the file's conditions) → its regions'
     templates, numbered 1, 2, … in order; the sentence is the regions joined by single spaces."""
     predictions: list[str] = Field(min_length=1)
-    """Formulas over region surprisals, e.g. ``(3;%mismatch%) > (3;%match%)`` (``lingdiag.formulas``)."""
+    """Formulas over region surprisals, e.g. ``(3;%mismatch%) > (3;%match%)`` (``lingdiag.prompts.formulas``)."""
 
 
 class Formulation(Strict):

@@ -26,7 +26,7 @@ def test_sharded_directory_identity_changes_with_any_shard(tmp_path: Path) -> No
 def test_weights_are_hashed_once_per_file_until_the_file_changes(tmp_path: Path) -> None:
     import os
 
-    from lingdiag.paths import cache_dir, sha256_file, sha256_weights
+    from lingdiag.io.paths import cache_dir, sha256_file, sha256_weights
 
     weights = tmp_path / "model.safetensors"
     shard(weights, "first")

@@ -14,8 +14,8 @@ import pytest
 
 from lingdiag.errors import CapabilityError
 from lingdiag.models.openai.backend import OpenAIBackend, OpenAIOptions
+from lingdiag.prompts.regions import join, surprisals
 from lingdiag.records import ChatMessage, GenerationRequest, LoglikelihoodRequest
-from lingdiag.regions import join, surprisals
 from lingdiag.scoring import policy
 
 BOS = "<s>"

@@ -13,7 +13,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from lingdiag import Axis, Condition, Dataset, Item, ItemRecord, ResultRow, Suite, register_suite
 from lingdiag.figures import Figure, pyplot, to_png
-from lingdiag.metrics.core import accuracy, markdown_table
+from lingdiag.io.markdown import markdown_table
+from lingdiag.metrics.core import accuracy
 from lingdiag.prompts.chat import ChatPrompt
 
 WORDS = {"dog": "noun", "run": "verb", "table": "noun", "eat": "verb", "idea": "noun", "sing": "verb"}

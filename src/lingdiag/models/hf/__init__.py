@@ -14,12 +14,12 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from lingdiag.errors import ConfigError
+from lingdiag.io.paths import cache_dir, sha256_weights
 from lingdiag.models.base import Backend, Loader
 from lingdiag.models.embedded import convert_gguf, ensure_converted
 from lingdiag.models.hf.adapters import parse_adapter
 from lingdiag.models.hf.backend import HFBackend
 from lingdiag.models.hf.placement import DEVICE_PATTERN, DtypeOption, Placement, resolve
-from lingdiag.paths import cache_dir, sha256_weights
 
 __all__ = ["EMBEDDED_LOADER", "GGUF_LOADER", "HF_LOADER", "HFBackend", "HFOptions"]
 

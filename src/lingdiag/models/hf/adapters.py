@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from lingdiag.errors import ConfigError
-from lingdiag.paths import sha256_file
+from lingdiag.io.paths import sha256_file
 
 _STEER = re.compile(r"^steer:(?P<path>.+)@(?P<alpha>[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?)$")
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from lingdiag.metrics.core import UNPARSED_RATE, N, markdown_table
+from lingdiag.io.markdown import markdown_table
+from lingdiag.metrics.core import UNPARSED_RATE, N
 from lingdiag.records import (
     UNPARSED,
     ResultRow,

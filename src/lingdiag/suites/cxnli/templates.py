@@ -23,8 +23,8 @@ from typing import Any
 import yaml
 from lemminflect import getAllInflections, getInflection, getLemma
 
-from lingdiag.atomic import write_atomic
 from lingdiag.errors import DatasetError
+from lingdiag.io.atomic import write_atomic
 from lingdiag.io.tabular import write_csv
 from lingdiag.suites.cxnli.data import CONSTRUCTIONS, LABELS, Triple, canonical
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass, fields
 
 from lingdiag.analysis.compare import METHODS
 from lingdiag.analysis.competence import CompetenceJoin, answered, by_condition, pair, run_records
-from lingdiag.metrics.core import fmt, markdown_table
+from lingdiag.io.markdown import fmt, markdown_table
 from lingdiag.metrics.correlation import SPEARMAN_BOOTSTRAP, spearman_ci
 from lingdiag.records import ItemRecord, ResultRow
 from lingdiag.suites.explica.metrics import spearman

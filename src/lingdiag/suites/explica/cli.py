@@ -12,10 +12,11 @@ import typer
 
 from lingdiag.errors import ConfigError, DatasetError
 from lingdiag.io.fetch import fetch
-from lingdiag.metrics.core import markdown_table, summary
+from lingdiag.io.markdown import markdown_table
+from lingdiag.io.paths import sha256_file
+from lingdiag.metrics.core import summary
 from lingdiag.models.base import Backend
 from lingdiag.models.providers import load_backend
-from lingdiag.paths import sha256_file
 from lingdiag.records import (
     Item,
     LogLikelihood,

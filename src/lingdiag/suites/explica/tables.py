@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from lingdiag.metrics.core import UNPARSED_RATE, fmt, markdown_table
+from lingdiag.io.markdown import fmt, markdown_table
+from lingdiag.metrics.core import UNPARSED_RATE
 from lingdiag.records import (
     ResultRow,
 )

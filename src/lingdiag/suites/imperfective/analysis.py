@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from lingdiag.errors import ConfigError, MissingDependency
-from lingdiag.metrics.core import fmt, markdown_table
+from lingdiag.io.markdown import fmt, markdown_table
 from lingdiag.records import ResultRow
 from lingdiag.store import load_run
 from lingdiag.suites.imperfective.data import TELIC_CLASSES

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from lingdiag.errors import ConfigError
-from lingdiag.metrics.core import markdown_table
+from lingdiag.io.markdown import markdown_table
 from lingdiag.records import dumps
 from lingdiag.run import spread
 from lingdiag.suites.imperfective import analysis

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from lingdiag.metrics.core import UNPARSED_RATE, N, markdown_table
+from lingdiag.io.markdown import markdown_table
+from lingdiag.metrics.core import UNPARSED_RATE, N
 from lingdiag.records import ResultRow
 from lingdiag.suites.imperfective.data import TELIC_CLASSES
 from lingdiag.suites.imperfective.metrics import ACC, BY_CLASS, CLASS_METRICS, DELTA_AA, FALSE_RATE_C, GROUPS, TBR_C

@@ -14,8 +14,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from lingdiag import sweep
-from lingdiag.metrics.core import accuracy, grouped, markdown_table, proportion_ci
+from lingdiag.analysis import sweep
+from lingdiag.io.markdown import markdown_table
+from lingdiag.metrics.core import accuracy, grouped, proportion_ci
 from lingdiag.prompts.sentences import likeliest, sentence_requests
 from lingdiag.records import Item, ItemRecord, Prediction, Request, Response, ResultRow
 from lingdiag.scoring import ScoringPolicy, policy

@@ -2,8 +2,8 @@
 
 ``lingdiag run syntaxgym --dataset PATH|DIR|syntaxgym``. Each condition of an item is one
 sentence (its regions joined by single spaces) scored token by token under the run's
-scoring policy; a region's surprisal is the sum over its tokens (``lingdiag.regions``), and
-the suite's formulas (``lingdiag.formulas``) decide whether the item passes. Accuracy is the
+scoring policy; a region's surprisal is the sum over its tokens (``lingdiag.prompts.regions``), and
+the suite's formulas (``lingdiag.prompts.formulas``) decide whether the item passes. Accuracy is the
 share of items where every prediction holds, per suite and per prediction.
 """
 
@@ -14,9 +14,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from lingdiag import sweep
-from lingdiag.formulas import parse
-from lingdiag.metrics.core import accuracy, grouped, markdown_table, proportion_ci
+from lingdiag.analysis import sweep
+from lingdiag.io.markdown import markdown_table
+from lingdiag.metrics.core import accuracy, grouped, proportion_ci
+from lingdiag.prompts.formulas import parse
 from lingdiag.prompts.surprisal import LABELS, PREDICTIONS, predict, region_requests
 from lingdiag.records import Item, ItemRecord, Prediction, Request, Response, ResultRow
 from lingdiag.scoring import ScoringPolicy, policy

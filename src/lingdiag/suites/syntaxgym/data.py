@@ -1,7 +1,7 @@
 """SyntaxGym's suite JSON as published (``meta``, ``region_meta``, ``predictions``, ``items``).
 
 Each item has conditions, each a list of regions (``region_number``, untokenised
-``content``); each prediction is a formula over region surprisals (``lingdiag.formulas``).
+``content``); each prediction is a formula over region surprisals (``lingdiag.prompts.formulas``).
 One lingdiag item per suite item, id ``<suite>/<item_number>``, carrying every condition's
 region contents and the suite's formulas.
 """
@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from lingdiag.errors import DatasetError
-from lingdiag.formulas import ALL_REGIONS, FormulaError, parse
+from lingdiag.prompts.formulas import ALL_REGIONS, FormulaError, parse
 from lingdiag.prompts.surprisal import PASS
 from lingdiag.records import Item
 

@@ -14,7 +14,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-from lingdiag.metrics.core import markdown_table
+from lingdiag.io.markdown import markdown_table
 from lingdiag.records import ItemRecord, ResultRow
 from lingdiag.scoring import LINGDIAG, ScoringPolicy, policy, policy_names
 from lingdiag.suite import Axis

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from lingdiag.errors import WriteError
-from lingdiag.terminal import plain
+from lingdiag.io.terminal import plain
 
 TEMP_SUFFIX = ".lingdiag-tmp"
 """Ending of the temporary files (``.<name>.<random>.lingdiag-tmp``); a killed writer may leave one."""

@@ -7,8 +7,8 @@ import json
 import os
 from pathlib import Path
 
-from lingdiag.atomic import make_dir, write_atomic
 from lingdiag.errors import WriteError
+from lingdiag.io.atomic import make_dir, write_atomic
 
 
 def cache_dir() -> Path:
