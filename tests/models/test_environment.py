@@ -15,7 +15,7 @@ from lingdiag.models.environment import LockStatus, Pin, lock, lock_status, pars
 from lingdiag.models.mock import MockBackend
 from lingdiag.run import evaluate
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 LOCK = REPO / "src" / "lingdiag" / "constraints.txt"
 MOCK_RUN = RunConfig.model_validate({"suite": "imperfective", "model": "mock", "dataset": "builtin", "limit": 4,
                                      "axes": {"strategy": ["zero-shot"]}})

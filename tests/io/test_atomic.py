@@ -18,7 +18,7 @@ from lingdiag.io.atomic import atomic_text, is_temporary, make_dir, write_atomic
 from lingdiag.models.mock import MockBackend
 from lingdiag.run import evaluate
 
-SRC = str(Path(__file__).resolve().parents[1] / "src")
+SRC = str(Path(__file__).resolve().parents[2] / "src")
 
 
 def test_symlinks_at_old_fixed_temporary_names_are_not_followed(tmp_path: Path) -> None:
