@@ -57,6 +57,8 @@ CASES: list[tuple[str, Callable[[Path, str], list[str]], tuple[str, ...]]] = [
      and run_args(u, "o", "--dataset", "d.json"), ("d.json", "row 1", "'group'")),
     ("CSV cell over the csv limit", lambda t, u: (t / "s.csv").write_text("id,answer\nx1," + "a" * 140_000 + "\n")
      and ["score", "imperfective", "--scores", "s.csv"], ("s.csv", "row 2")),
+    ("CSV row longer than its header", lambda t, u: (t / "s.csv").write_text("id,answer\nx1,True,more\n")
+     and ["score", "imperfective", "--scores", "s.csv"], ("s.csv", "row 2", "'more'")),
     ("corrupt meta.json", lambda t, u: (t / "good" / "meta.json").write_text("{") and ["report", "good"],
      ("meta.json", "line 1")),
     ("empty meta.json", lambda t, u: (t / "good" / "meta.json").write_text("") or ["report", "good"],

@@ -111,3 +111,12 @@ def test_cxnli_cell_over_the_csv_field_limit_is_one_line(tmp_path: Path) -> None
     (tmp_path / "big.tsv").write_text("\n".join(rows) + "\n", encoding="utf-8")
     proc = lingdiag(tmp_path, "data", "stats", "cxnli", "--dataset", "big.tsv")
     one_line_error(proc, "error: big.tsv, row 2: not a readable CSV/TSV row")
+
+
+@pytest.mark.parametrize("command", [["score", "imperfective", "--scores", "s.csv"],
+                                     ["score", "cxnli", "--scores", "s.csv"]])
+def test_a_csv_row_longer_than_its_header_is_one_line(tmp_path: Path, command: list[str]) -> None:
+    """Issue 35: the CSV-injection fix made any row with more cells than its header a TypeError."""
+    (tmp_path / "s.csv").write_text("id,answer\nx1,True,extra cell\n", encoding="utf-8")
+    proc = lingdiag(tmp_path, *command)
+    one_line_error(proc, "error: s.csv, row 2: 3 cells but the header has 2 (extra: 'extra cell')")

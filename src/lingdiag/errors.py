@@ -37,16 +37,18 @@ class UnknownNameError(LingdiagError):
 
 
 class DatasetError(LingdiagError):
-    """A data file is missing or malformed; the message names file, row and field."""
+    """A data file is missing or malformed; the message names file, row (or line) and field."""
 
     def __init__(self, message: str, *, path: object = None, row: int | None = None,
-                 field: str | None = None) -> None:
+                 field: str | None = None, line: int | None = None) -> None:
         where = [str(x) for x in (path,) if x is not None]
+        if line is not None:
+            where.append(f"line {line}")
         if row is not None:
             where.append(f"row {row}")
         if field is not None:
             where.append(f"field {field!r}")
-        self.path, self.row, self.field = path, row, field
+        self.path, self.row, self.field, self.line = path, row, field, line
         super().__init__(f"{': '.join([', '.join(where), message]) if where else message}")
 
 

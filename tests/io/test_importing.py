@@ -91,3 +91,16 @@ def test_jsonl_answers_and_a_missing_column(tmp_path):
     assert e.value.field == "answer" and "a.jsonl" in str(e.value)
     assert SUITES.get("cxnli").parse_answer("Relation: 0") == "entailment"
     assert SUITES.get("cxnli").parse_answer("no idea") == UNPARSED
+
+
+def test_a_raw_line_separator_inside_an_imported_answer_survives_import(tmp_path):
+    """JSON leaves U+2028 unescaped with ensure_ascii=False; it must not cut the record in two."""
+    items = SUITES.get("imperfective").load("builtin").items[:2]
+    answer = "I think\u2028the answer is\u2029Unknown\x85."
+    path = tmp_path / "a.jsonl"
+    path.write_text("".join(json.dumps({"id": it.id, "out": answer}, ensure_ascii=False) + "\n" for it in items),
+                    encoding="utf-8")
+    assert "\u2028" in path.read_text(encoding="utf-8")
+    result = import_labels(path, items, score_col="out", parse=SUITES.get("imperfective").parse_answer)
+    assert [r.detail["answer"] for r in result.records] == [answer, answer]
+    assert [r.label for r in result.records] == ["Unknown", "Unknown"] and result.missing == 0

@@ -237,7 +237,7 @@ def test_an_unreadable_json_row(tmp_path: Path) -> None:
     path = write(tmp_path, changed("items.data", "items.jsonl"))
     (tmp_path / "items.jsonl").write_text('{"id": "1", "premise": "a", "hypothesis": "b", "group": "A", '
                                           '"label": "yes"}\n{"id": 2,\n', encoding="utf-8")
-    with pytest.raises(DatasetError, match=re.escape(f"{tmp_path}/items.jsonl, row 2: invalid JSON: Expecting "
+    with pytest.raises(DatasetError, match=re.escape(f"{tmp_path}/items.jsonl, line 2: invalid JSON: Expecting "
                                                      "property name enclosed in double quotes")):
         check(path)
 

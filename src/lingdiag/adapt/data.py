@@ -17,7 +17,7 @@ from typing import Any
 
 from lingdiag.errors import ConfigError, DatasetError
 from lingdiag.io.atomic import write_atomic
-from lingdiag.io.tabular import read_text
+from lingdiag.io.tabular import read_json
 from lingdiag.records import Item
 from lingdiag.registry import Registry
 
@@ -111,10 +111,7 @@ def write_split(path: Path, split: LemmaSplit) -> None:
 
 def read_split(path: Path) -> LemmaSplit:
     """A split file written by :func:`write_split`; a damaged one is a one-line error naming the field."""
-    try:
-        data = json.loads(read_text(path))
-    except json.JSONDecodeError as e:
-        raise DatasetError(f"not JSON ({e.msg})", path=path, row=e.lineno) from None
+    data = read_json(path)
     if not isinstance(data, dict):
         raise DatasetError("expected an object of field, trained and held_out", path=path)
     if not isinstance(data.get("field"), str) or not data["field"]:

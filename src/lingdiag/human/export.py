@@ -24,7 +24,7 @@ from typing import Any
 from lingdiag.errors import ConfigError, DatasetError
 from lingdiag.human.study import STUDIES, Stimulus, StudyType, attention_text, stimuli_of
 from lingdiag.io.atomic import make_dir, write_atomic
-from lingdiag.io.tabular import write_csv
+from lingdiag.io.tabular import read_json, write_csv
 from lingdiag.records import Item
 from lingdiag.suite import ItemView
 
@@ -60,7 +60,7 @@ class Study:
     def read(path: Path) -> Study:
         """A manifest written by ``export``."""
         try:
-            d = json.loads(Path(path).read_text(encoding="utf-8"))
+            d = read_json(Path(path))
             return Study(d["study"], d["suite"], d["dataset"], int(d["seed"]), [Stimulus(**s) for s in d["stimuli"]],
                          [list(x) for x in d["lists"]])
         except (OSError, ValueError, KeyError, TypeError) as e:

@@ -8,14 +8,13 @@ text or a bare label, read by the suite's own answer parser (``Suite.parse_answe
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from lingdiag.errors import DatasetError
-from lingdiag.io.tabular import read_table, read_text
+from lingdiag.io.tabular import read_json, read_jsonl, read_table
 from lingdiag.records import Item, ItemRecord
 
 IMPORTED = "imported"
@@ -37,17 +36,14 @@ class LabelImport:
 
 def read_rows(path: Path) -> tuple[list[str], list[dict[str, str]]]:
     """Columns and rows of a CSV/TSV/JSON-lines/JSON file, every value as text."""
-    if path.suffix in (".jsonl", ".json"):
-        return _json_rows(read_text(path), path)
+    if path.suffix == ".json":
+        return _json_rows(read_json(path), path)
+    if path.suffix == ".jsonl":
+        return _json_rows([row for _, row in read_jsonl(path)], path)
     return read_table(path)
 
 
-def _json_rows(text: str, path: Path) -> tuple[list[str], list[dict[str, str]]]:
-    try:
-        loaded = json.loads(text) if path.suffix == ".json" else [
-            json.loads(line) for line in text.splitlines() if line.strip()]
-    except json.JSONDecodeError as e:
-        raise DatasetError(f"not JSON ({e.msg})", path=path, row=e.lineno) from None
+def _json_rows(loaded: Any, path: Path) -> tuple[list[str], list[dict[str, str]]]:
     if not isinstance(loaded, list) or not all(isinstance(r, dict) for r in loaded):
         raise DatasetError("expected a list of objects (or one object per line)", path=path)
     rows = [{str(k): "" if v is None else str(v) for k, v in r.items()} for r in loaded]

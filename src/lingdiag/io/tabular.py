@@ -1,6 +1,8 @@
-"""Reading the data and answer files users hand to lingdiag: text with one-line errors, and
-CSV/TSV tables whose delimiter is read from the header line (published files named ``.csv``
-are often TAB-separated); and writing CSV/TSV files with every cell neutralised.
+"""Reading the data and answer files users hand to lingdiag, each kind in one place with one
+error wording (file, line or row, what is wrong): text (:func:`read_text`), a JSON document
+(:func:`read_json`), JSON lines (:func:`read_jsonl`) and CSV/TSV tables whose delimiter is read
+from the header line (:func:`read_table`; published files named ``.csv`` are often
+TAB-separated); and writing CSV/TSV files with every cell neutralised.
 
 Spreadsheet formula injection (OWASP, "CSV Injection"): a cell that starts with ``=``, ``+``,
 ``-``, ``@``, TAB or CR is run as a formula by Excel, LibreOffice and Google Sheets. Cells
@@ -88,16 +90,38 @@ def read_text(path: Path) -> str:
     return text
 
 
+def _invalid_json(path: Path, e: json.JSONDecodeError, line: int | None = None) -> DatasetError:
+    return DatasetError(f"invalid JSON: {e.msg} (column {e.colno})", path=path,
+                        line=e.lineno if line is None else line)
+
+
+def read_json(path: Path) -> Any:
+    """The JSON document in a file (UTF-8, a byte-order mark dropped).
+
+    Raises:
+        DatasetError: unreadable, empty or not JSON; the one line names the file and line.
+    """
+    try:
+        return json.loads(read_text(path))
+    except json.JSONDecodeError as e:
+        raise _invalid_json(path, e) from None
+
+
 def read_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
-    """Each non-blank line of a JSONL file with its line number, parsed; unreadable text or a
-    line that is not JSON is a one-line ``DatasetError`` naming the file and line.
+    """Each non-blank line of a JSONL file with its line number, parsed.
+
+    Lines end at a line feed only: JSON leaves U+2028, U+2029 and U+0085 unescaped inside strings
+    (model answers hold them), and ``str.splitlines()`` would cut a record there.
+
+    Raises:
+        DatasetError: unreadable text or a line that is not JSON; the one line names the file and line.
     """
     for n, line in enumerate(read_text(path).split("\n"), 1):
         if line.strip():
             try:
                 yield n, json.loads(line)
             except json.JSONDecodeError as e:
-                raise DatasetError(f"invalid JSON: {e.msg}", path=path, row=n) from None
+                raise _invalid_json(path, e, line=n) from None
 
 
 def sniff_delimiter(header: str) -> str:
@@ -106,12 +130,28 @@ def sniff_delimiter(header: str) -> str:
 
 
 def read_table(path: Path) -> tuple[list[str], list[dict[str, str]]]:
-    """Columns and rows of a CSV/TSV file, names stripped, every value as text."""
+    """Columns and rows of a CSV/TSV file, names stripped, every value as text.
+
+    A row with fewer cells than the header has the missing ones empty; one with more is an error.
+
+    Raises:
+        DatasetError: unreadable, or a row that is not CSV or has cells beyond the header; the
+            one line names the file, the row (the header is row 1) and the extra cells.
+    """
     text = read_text(path)
-    reader = csv.DictReader(io.StringIO(text), delimiter=sniff_delimiter(text.splitlines()[0]))
+    reader = csv.reader(io.StringIO(text), delimiter=sniff_delimiter(text.split("\n", 1)[0]))
     try:
-        columns = [c.strip() for c in reader.fieldnames or []]
-        rows = [{(k or "").strip(): restore(v or "") for k, v in row.items()} for row in reader]
+        columns = [c.strip() for c in next(reader)]
+        rows = []
+        for cells in reader:
+            if not cells:
+                continue  # a blank line, as csv.DictReader skips it
+            if len(cells) > len(columns):
+                extra = ", ".join(repr(c) for c in cells[len(columns):])
+                raise DatasetError(f"{len(cells)} cells but the header has {len(columns)} "
+                                   f"(extra: {extra})", path=path, row=reader.line_num)
+            cells += [""] * (len(columns) - len(cells))
+            rows.append({k: restore(v) for k, v in zip(columns, cells, strict=True)})
     except csv.Error as e:  # e.g. a cell longer than csv.field_size_limit()
         raise DatasetError(f"not a readable CSV/TSV row: {e}", path=path, row=reader.line_num + 1) from None
     return columns, rows

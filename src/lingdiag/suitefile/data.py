@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -13,7 +12,7 @@ from typing import Any
 from lingdiag.errors import DatasetError, MissingDependency
 from lingdiag.io.fetch import datasets_dir
 from lingdiag.io.paths import sha256_file
-from lingdiag.io.tabular import read_jsonl, read_table, read_text
+from lingdiag.io.tabular import read_json, read_jsonl, read_table
 from lingdiag.records import Item
 from lingdiag.suitefile.schema import Items
 
@@ -36,11 +35,7 @@ def _json_rows(path: Path) -> Iterator[tuple[int, Any]]:
     if path.suffix.lower() == ".jsonl":
         yield from read_jsonl(path)
         return
-    text = read_text(path)
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise DatasetError(f"invalid JSON at line {e.lineno}, column {e.colno}: {e.msg}", path=path) from None
+    data = read_json(path)
     if not isinstance(data, list):
         raise DatasetError("expected a JSON list of objects (one per item)", path=path)
     yield from enumerate(data, 1)

@@ -189,7 +189,7 @@ def test_loader_errors(tmp_path: Path, change: dict[str, str], message: str) -> 
 def test_loader_reports_invalid_json_position(tmp_path: Path) -> None:
     path = tmp_path / "broken.json"
     path.write_text('[{"id": "A_1",\n  "group": }]')
-    with pytest.raises(DatasetError, match=r"broken.json: invalid JSON at line 2"):
+    with pytest.raises(DatasetError, match=r"broken.json, line 2: invalid JSON"):
         data.load_json(path)
 
 

@@ -60,7 +60,7 @@ def test_bad_lines_name_file_row_and_field(tmp_path: Path) -> None:
     with pytest.raises(DatasetError, match=r"p.jsonl, row 1, field 'sentence_bad': missing"):
         load(str(f))
     f.write_text('{"sentence_good": "A."\n')
-    with pytest.raises(DatasetError, match=r"p.jsonl, row 1: invalid JSON"):
+    with pytest.raises(DatasetError, match=r"p.jsonl, line 1: invalid JSON"):
         load(str(f))
     with pytest.raises(DatasetError, match="no BLiMP paradigm downloaded yet"):
         load("blimp")

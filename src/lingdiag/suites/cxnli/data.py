@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lingdiag.errors import DatasetError
-from lingdiag.io.tabular import read_text, restore
+from lingdiag.io.tabular import read_text, restore, sniff_delimiter
 from lingdiag.records import Item
 
 LABELS = ("entailment", "neutral", "contradiction")
@@ -117,17 +117,9 @@ class _Row:
     raw: Mapping[str, str] = field(default_factory=dict)
 
 
-def _delimiter(path: Path, first_line: str) -> str:
-    if path.suffix.lower() == ".tsv":
-        return "\t"
-    if path.suffix.lower() == ".csv":
-        return ","
-    return "\t" if "\t" in first_line else ","
-
-
 def _read_rows(path: Path) -> tuple[list[str], list[_Row]]:
     text = read_text(path)
-    reader = csv.reader(io.StringIO(text), delimiter=_delimiter(path, text.split("\n", 1)[0]))
+    reader = csv.reader(io.StringIO(text), delimiter=sniff_delimiter(text.split("\n", 1)[0]))
     try:
         return _rows_of(path, reader)
     except csv.Error as e:  # e.g. a cell longer than csv.field_size_limit()

@@ -11,7 +11,6 @@ only yield entailments and contradictions.
 
 from __future__ import annotations
 
-import csv
 import json
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -25,7 +24,7 @@ from lemminflect import getAllInflections, getInflection, getLemma
 
 from lingdiag.errors import DatasetError
 from lingdiag.io.atomic import write_atomic
-from lingdiag.io.tabular import write_csv
+from lingdiag.io.tabular import read_json, read_table, write_csv
 from lingdiag.suites.cxnli.data import CONSTRUCTIONS, LABELS, Triple, canonical
 
 _PLACEHOLDER = re.compile(r"\{([^{}]+)\}")
@@ -362,21 +361,13 @@ def read_slots(path: Path | str) -> list[SlotRow]:
     and optional override columns named like placeholders (``V:ing``).
     """
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except OSError as e:
-        raise DatasetError(f"cannot read: {e.strerror}", path=path) from e
     if path.suffix.lower() == ".json":
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as e:
-            raise DatasetError(f"invalid JSON at line {e.lineno}: {e.msg}", path=path) from e
+        data = read_json(path)
         if not isinstance(data, list) or not all(isinstance(x, dict) for x in data):
             raise DatasetError("expected a JSON list of objects", path=path)
         return [_slot_row(x, str(path), n) for n, x in enumerate(data, 1)]
-    delimiter = "\t" if path.suffix.lower() == ".tsv" else ","
-    reader = csv.DictReader(text.splitlines(), delimiter=delimiter)
-    return [_slot_row(row, str(path), n) for n, row in enumerate(reader, 2)]
+    _, rows = read_table(path)
+    return [_slot_row(row, str(path), n) for n, row in enumerate(rows, 2)]
 
 
 def write_triples(path: Path | str, triples: Sequence[Triple]) -> None:

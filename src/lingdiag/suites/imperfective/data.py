@@ -7,8 +7,6 @@ C ambiguous accomplishment → Unknown, D ambiguous activity → True.
 
 from __future__ import annotations
 
-import csv
-import json
 import random
 import re
 from collections.abc import Mapping, Sequence
@@ -19,7 +17,7 @@ from typing import Any
 import yaml
 
 from lingdiag.errors import DatasetError
-from lingdiag.io.tabular import read_text
+from lingdiag.io.tabular import read_json, read_table
 from lingdiag.records import Item
 
 LABELS = ("True", "False", "Unknown")
@@ -58,10 +56,7 @@ def load_json(path: Path) -> list[Item]:
 
     Rows are numbered from 1 in errors. Ids must be unique.
     """
-    try:
-        data = json.loads(read_text(path))  # a byte-order mark is dropped, non-UTF-8 is an error
-    except json.JSONDecodeError as e:
-        raise DatasetError(f"invalid JSON at line {e.lineno}, column {e.colno}: {e.msg}", path=path) from e
+    data = read_json(path)
     if not isinstance(data, list):
         raise DatasetError("expected a JSON list of items", path=path)
     items, seen = [], set()
@@ -94,18 +89,15 @@ def default_templates() -> Path:
 def read_lexicon(path: Path) -> list[dict[str, str]]:
     """Read a lexicon from CSV or YAML (a list of mappings with the lexicon columns)."""
     path = Path(path)
-    try:
-        if path.suffix in (".yaml", ".yml"):
+    rows: Any
+    if path.suffix in (".yaml", ".yml"):
+        try:
             rows = yaml.safe_load(path.read_text(encoding="utf-8"))
-            start = 1
-        else:
-            with open(path, newline="", encoding="utf-8-sig") as f:
-                rows = list(csv.DictReader(f))
-            start = 2  # row 1 is the header
-    except OSError as e:
-        raise DatasetError(f"cannot read: {e.strerror}", path=path) from e
-    except csv.Error as e:  # e.g. a cell longer than csv.field_size_limit()
-        raise DatasetError(f"not a readable CSV row: {e}", path=path) from None
+        except OSError as e:
+            raise DatasetError(f"cannot read: {e.strerror}", path=path) from e
+        start = 1
+    else:
+        rows, start = read_table(path)[1], 2  # row 1 is the header
     if not isinstance(rows, list):
         raise DatasetError("expected a list of verb entries", path=path)
     out = []
@@ -113,7 +105,7 @@ def read_lexicon(path: Path) -> list[dict[str, str]]:
         if not isinstance(row, dict):
             raise DatasetError("expected a mapping", path=path, row=n)
         for col in _LEXICON_COLUMNS:
-            if col not in row or (row[col] is None and col not in ("complement",)):
+            if col not in row or (row[col] in (None, "") and col != "complement"):
                 raise DatasetError("missing", path=path, row=n, field=col)
         entry = {k: "" if v is None else str(v) for k, v in row.items() if k is not None}
         if entry["aspect"] not in ("telic", "atelic"):

@@ -8,11 +8,11 @@ region contents and the suite's formulas.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from lingdiag.errors import DatasetError
+from lingdiag.io.tabular import read_json
 from lingdiag.prompts.formulas import ALL_REGIONS, FormulaError, parse
 from lingdiag.prompts.surprisal import PASS
 from lingdiag.records import Item
@@ -29,12 +29,7 @@ def _need(obj: Any, key: str, kind: type, path: Path, where: str) -> Any:
 
 def read_suite(path: Path) -> list[Item]:
     """The items of one suite file; a malformed one is a one-line ``DatasetError`` naming the key path."""
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as e:
-        raise DatasetError(f"cannot read: {e}", path=path) from e
-    except json.JSONDecodeError as e:
-        raise DatasetError(f"invalid JSON at line {e.lineno}: {e.msg}", path=path) from None
+    doc = read_json(path)
     name = str(_need(_need(doc, "meta", dict, path, ""), "name", str, path, "meta"))
     formulas = []
     for k, pred in enumerate(_need(doc, "predictions", list, path, "")):
