@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from lingdiag.audit.stats import compare_classes, holm
+from lingdiag.audit.stats import compare_classes
+from lingdiag.metrics.stats import holm
 from lingdiag.cli import app
 
 runner = CliRunner()

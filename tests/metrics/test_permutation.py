@@ -7,7 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from lingdiag.analysis.compare import PermutationTest, holm, permuted
+from lingdiag.analysis.compare import PermutationTest, permuted
+from lingdiag.metrics.stats import holm_rows
 from lingdiag.metrics.permutation import sign_flip
 from lingdiag.records import UNPARSED, ItemRecord
 from lingdiag.suite import SUITES
@@ -91,7 +92,7 @@ def test_large_difference_is_significant_and_a_null_one_is_not() -> None:
 def test_holm_over_the_permutation_rows() -> None:
     rows = [PermutationTest("c", m, 10, 0.0, 0.0, 0.0, p, 100, False) for m, p in
             (("x", 0.01), ("y", 0.04), ("z", 0.03))]
-    adjusted = {t.metric: t.p_holm for t in holm(rows)}
+    adjusted = {t.metric: t.p_holm for t in holm_rows(rows)}
     # Step-down: sorted 0.01, 0.03, 0.04 times 3, 2, 1, made monotone.
     assert adjusted == pytest.approx({"x": 0.03, "z": 0.06, "y": 0.06})
 

@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from lingdiag.adapt.data import LemmaSplit, read_split, split_file
-from lingdiag.analysis.compare import holm_adjusted, paired, permuted
+from lingdiag.analysis.compare import paired, permuted
 from lingdiag.errors import ConfigError, RunError
 from lingdiag.metrics.core import wilson
+from lingdiag.metrics.stats import holm_rows
 from lingdiag.records import ItemRecord
 from lingdiag.store import LoadedRun, load_run
 from lingdiag.suite import SUITES, Suite
@@ -252,11 +253,7 @@ def _compare(suite: Suite, pairing: Pairing, seed: int) -> list[MetricRow]:
             for p in permuted(suite, name, a, b, seed=seed):
                 rates.append(MetricRow(*common, c, part, p.metric, p.n, p.b, p.a, p.diff, _interval(mb, p.metric),
                                        _interval(ma, p.metric), None, "permutation", p.p, math.nan))
-    return _holm(accuracy) + _holm(rates)
-
-
-def _holm(rows: list[MetricRow]) -> list[MetricRow]:
-    return [replace(r, p_holm=q) for r, q in zip(rows, holm_adjusted([r.p for r in rows]), strict=True)]
+    return holm_rows(accuracy) + holm_rows(rates)
 
 
 def _point(suite: Suite, alpha: float, condition: str, records: Sequence[ItemRecord], headline: str) -> SweepPoint:

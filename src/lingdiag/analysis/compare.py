@@ -15,17 +15,17 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from lingdiag.errors import ConfigError, MissingDependency
 from lingdiag.metrics.permutation import PERMUTATION, PERMUTATIONS, sign_flip
+from lingdiag.metrics.stats import BOOTSTRAP_SAMPLES, holm_rows, percentile_interval, resampled_means
 from lingdiag.records import ItemRecord
 from lingdiag.store import RunStore
 from lingdiag.suite import Suite, suite_of_run
 
-BOOTSTRAP_SAMPLES = 2000
 METHODS = {"p": "exact McNemar (statsmodels)", "ci95": "paired bootstrap over items, percentile",
            "p_holm": "Holm over the table's rows", "permutation_p": PERMUTATION,
            "permutation_p_holm": "Holm over the permutation table's rows"}
@@ -71,21 +71,18 @@ class PermutationTest:
     p_holm: float = float("nan")
 
 
-Row = TypeVar("Row", Comparison, PermutationTest)
-
 
 def _pairs(a: Sequence[ItemRecord], b: Sequence[ItemRecord]) -> list[tuple[bool, bool]]:
     right_b = {r.item_id: bool(r.correct) for r in b if r.correct is not None}
     return [(bool(r.correct), right_b[r.item_id]) for r in a if r.correct is not None and r.item_id in right_b]
 
 
-def _stats() -> tuple[Any, Any]:
+def _mcnemar() -> Any:
     try:
         from statsmodels.stats.contingency_tables import mcnemar
-        from statsmodels.stats.multitest import multipletests
     except ModuleNotFoundError:
         raise MissingDependency("lingdiag compare", "stats", ["statsmodels"]) from None
-    return mcnemar, multipletests
+    return mcnemar
 
 
 def paired(name: str, a: Sequence[ItemRecord], b: Sequence[ItemRecord], *, seed: int = 0,
@@ -104,7 +101,7 @@ def paired(name: str, a: Sequence[ItemRecord], b: Sequence[ItemRecord], *, seed:
     """
     import numpy as np
 
-    mcnemar, _ = _stats()
+    mcnemar = _mcnemar()
     pairs = _pairs(a, b)
     if not pairs:
         raise ConfigError(f"{name}: no item with a gold label on both sides")
@@ -114,25 +111,10 @@ def paired(name: str, a: Sequence[ItemRecord], b: Sequence[ItemRecord], *, seed:
     both = int(((x[:, 0] == 1) & (x[:, 1] == 1)).sum())
     table = [[both, only_a], [only_b, len(pairs) - both - only_a - only_b]]
     p = float(mcnemar(table, exact=True).pvalue)
-    rng = np.random.default_rng(seed)
     delta = x[:, 0] - x[:, 1]
-    boots = delta[rng.integers(0, len(delta), size=(samples, len(delta)))].mean(axis=1)
-    low, high = np.percentile(boots, [2.5, 97.5])
+    ci = percentile_interval(resampled_means(delta, np.random.default_rng(seed), samples))
     return Comparison(name, len(pairs), float(x[:, 0].mean()), float(x[:, 1].mean()), float(delta.mean()),
-                      (float(low), float(high)), only_a, only_b, p)
-
-
-def holm_adjusted(ps: Sequence[float]) -> list[float]:
-    """Holm's adjustment of the p-values of one table (statsmodels)."""
-    if not ps:
-        return []
-    _, multipletests = _stats()
-    return [float(q) for q in multipletests(list(ps), method="holm")[1]]
-
-
-def holm(rows: Sequence[Row]) -> list[Row]:
-    """``rows`` with Holm-adjusted p-values."""
-    return [replace(r, p_holm=q) for r, q in zip(rows, holm_adjusted([r.p for r in rows]), strict=True)]
+                      ci, only_a, only_b, p)
 
 
 def permuted(suite: Suite, name: str, a: Sequence[ItemRecord], b: Sequence[ItemRecord], *, seed: int = 0,
@@ -148,7 +130,7 @@ def permuted(suite: Suite, name: str, a: Sequence[ItemRecord], b: Sequence[ItemR
         permutations: Draws when exact enumeration would be larger.
 
     Returns:
-        One row per metric defined on both sides (``p_holm`` is set by ``holm``).
+        One row per metric defined on both sides (``p_holm`` is set by ``holm_rows``).
     """
     by_b = {r.item_id: r for r in b}
     shared = [r for r in a if r.item_id in by_b]
@@ -186,7 +168,7 @@ def _shared(run_a: Path, run_b: Path) -> tuple[dict[str, list[ItemRecord]], dict
 def compare_runs(run_a: Path, run_b: Path, *, seed: int = 0) -> list[Comparison]:
     """Every condition the two runs share, paired on the items both answered, Holm-corrected."""
     a, b, shared = _shared(run_a, run_b)
-    return holm([paired(c, a[c], b[c], seed=seed) for c in shared])
+    return holm_rows([paired(c, a[c], b[c], seed=seed) for c in shared])
 
 
 def permute_runs(run_a: Path, run_b: Path, *, seed: int = 0) -> list[PermutationTest]:
@@ -196,7 +178,7 @@ def permute_runs(run_a: Path, run_b: Path, *, seed: int = 0) -> list[Permutation
         raise ConfigError(f"{run_a} is a {suite.name!r} run and {run_b} a {other.name!r} run; "
                           "rates and gaps compare within one suite")
     a, b, shared = _shared(run_a, run_b)
-    return holm([t for c in shared for t in permuted(suite, c, a[c], b[c], seed=seed)])
+    return holm_rows([t for c in shared for t in permuted(suite, c, a[c], b[c], seed=seed)])
 
 
 def _two(run: Path, cond_a: str, cond_b: str) -> dict[str, list[ItemRecord]]:
@@ -210,10 +192,10 @@ def _two(run: Path, cond_a: str, cond_b: str) -> dict[str, list[ItemRecord]]:
 def compare_conditions(run: Path, cond_a: str, cond_b: str, *, seed: int = 0) -> list[Comparison]:
     """Two conditions of one run, paired on their shared items."""
     by = _two(run, cond_a, cond_b)
-    return holm([paired(f"{cond_a} vs {cond_b}", by[cond_a], by[cond_b], seed=seed)])
+    return holm_rows([paired(f"{cond_a} vs {cond_b}", by[cond_a], by[cond_b], seed=seed)])
 
 
 def permute_conditions(run: Path, cond_a: str, cond_b: str, *, seed: int = 0) -> list[PermutationTest]:
     """The suite's rates and gaps, two conditions of one run, Holm over the rows."""
     by = _two(run, cond_a, cond_b)
-    return holm(permuted(_suite(run), f"{cond_a} vs {cond_b}", by[cond_a], by[cond_b], seed=seed))
+    return holm_rows(permuted(_suite(run), f"{cond_a} vs {cond_b}", by[cond_a], by[cond_b], seed=seed))

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from lingdiag.human.export import Study
 from lingdiag.human.gold import GoldRule
 from lingdiag.human.importing import Responses
+from lingdiag.metrics.stats import spearman
 from lingdiag.records import ItemRecord
 
 
@@ -64,8 +65,6 @@ def compare(records: Sequence[ItemRecord], study: Study, responses: Responses, r
         score_key: The ``detail`` mapping variant → model score to correlate; None skips it.
         lower_is_better: The score is better when lower (perplexity): its sign is flipped.
     """
-    from scipy.stats import spearmanr
-
     key = study.kind.scales[0].key
     stimuli = {s.id: s for s in study.stimuli if s.expected is None}
     variants: dict[str, list[str]] = {}
@@ -100,11 +99,11 @@ def compare(records: Sequence[ItemRecord], study: Study, responses: Responses, r
                     if isinstance(scores.get(v), int | float):
                         xs.append(-float(scores[v]) if lower_is_better else float(scores[v]))
                         ys.append(h)
-        rho = spearmanr(xs, ys) if len(xs) >= 3 and len(set(xs)) > 1 and len(set(ys)) > 1 else None
+        rho = spearman(xs, ys)
         shares = [i.disagree / i.raters for i in items if i.raters]
         out.append(ModelVsHuman(
             condition, len(items), sum(i.model == i.human for i in items) / len(items),
             sum(shares) / len(shares) if shares else 0.0, sum(2 * i.disagree > i.raters for i in items if i.raters),
-            None if rho is None else float(rho.statistic), None if rho is None else float(rho.pvalue), len(xs),
+            None if rho is None else rho.r, None if rho is None else rho.p, len(xs),
             items))
     return out

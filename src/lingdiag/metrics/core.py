@@ -7,6 +7,7 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from typing import TypedDict
 
+from lingdiag.metrics.stats import BOOTSTRAP_SAMPLES
 from lingdiag.records import UNPARSED, ItemRecord
 
 Metric = Callable[[Sequence[ItemRecord]], float]
@@ -55,28 +56,9 @@ def proportion_ci(records: Sequence[ItemRecord], hit: Callable[[ItemRecord], boo
 
 
 WILSON = "Wilson score"
-BOOTSTRAP_SAMPLES = 2000
 BOOTSTRAP = f"percentile bootstrap over items ({BOOTSTRAP_SAMPLES} resamples, seed 0)"
 CI_METHODS = "ci95_methods"
 """Metrics key: ``{interval key: method}`` for intervals that are not Wilson's (reports name the method)."""
-
-
-def difference_ci(a: Sequence[bool], b: Sequence[bool], seed: int = 0) -> list[float]:
-    """Bootstrap 95% interval of ``mean(a) - mean(b)`` for two independent sets of items.
-
-    Each side is resampled on its own (the items of two groups are different items), with a
-    seeded generator so the interval repeats byte for byte.
-    """
-    import numpy as np
-
-    if not a or not b:
-        return [math.nan, math.nan]
-    rng = np.random.default_rng(seed)
-    xa, xb = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    means_a = xa[rng.integers(0, len(xa), size=(BOOTSTRAP_SAMPLES, len(xa)))].mean(axis=1)
-    means_b = xb[rng.integers(0, len(xb), size=(BOOTSTRAP_SAMPLES, len(xb)))].mean(axis=1)
-    low, high = np.percentile(means_a - means_b, [2.5, 97.5])
-    return [round(float(low), 4), round(float(high), 4)]
 
 
 N = "n"

@@ -20,7 +20,7 @@ from collections.abc import Hashable, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from lingdiag.metrics.core import BOOTSTRAP_SAMPLES
+from lingdiag.metrics.stats import BOOTSTRAP_SAMPLES, correlatable, percentile_interval
 
 SPEARMAN_BOOTSTRAP = (f"percentile bootstrap over items, an item's sentences resampled together "
                       f"({BOOTSTRAP_SAMPLES} resamples, seed 0)")
@@ -81,7 +81,7 @@ def spearman_ci(xs: Sequence[float], ys: Sequence[float], items: Sequence[Hashab
         ``[low, high]`` rounded to 4 decimals; NaNs with fewer than 3 points or 2 items, or
         a constant side.
     """
-    if len(xs) < 3 or len(set(xs)) < 2 or len(set(ys)) < 2 or len(set(items)) < 2:
+    if not correlatable(xs, ys) or len(set(items)) < 2:
         return [math.nan, math.nan]
     index = {k: i for i, k in enumerate(dict.fromkeys(items))}
     item_of = np.array([index[k] for k in items])
@@ -97,5 +97,4 @@ def spearman_ci(xs: Sequence[float], ys: Sequence[float], items: Sequence[Hashab
     boots = boots[~np.isnan(boots)]
     if not len(boots):
         return [math.nan, math.nan]
-    low, high = np.percentile(boots, [2.5, 97.5])
-    return [round(float(low), 4), round(float(high), 4)]
+    return list(percentile_interval(boots, 4))

@@ -15,8 +15,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 
-from lingdiag.analysis.compare import Comparison, holm, paired
+from lingdiag.analysis.compare import Comparison, paired
 from lingdiag.errors import ConfigError
+from lingdiag.metrics.stats import holm_rows
 from lingdiag.records import UNPARSED, ItemRecord
 from lingdiag.report.tables import display_names
 from lingdiag.store import LoadedRun
@@ -94,7 +95,7 @@ def _model_differences(suite: str, runs: Sequence[LoadedRun], names: Mapping[str
                 tests.append((paired(condition, ra[condition], rb[condition], seed=seed), na, nb))
             except ConfigError:
                 continue  # no item with a gold label on both sides: nothing to test
-    adjusted = holm([t for t, _, _ in tests])
+    adjusted = holm_rows([t for t, _, _ in tests])
     out = []
     for c, (_, na, nb) in zip(adjusted, tests, strict=True):
         if c.p_holm < ALPHA:

@@ -13,9 +13,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from lingdiag.metrics.core import BOOTSTRAP, CI_METHODS, difference_ci, grouped, proportion_ci
+from lingdiag.metrics.core import BOOTSTRAP, CI_METHODS, grouped, proportion_ci
 from lingdiag.metrics.correlation import SPEARMAN_BOOTSTRAP, spearman_ci
 from lingdiag.metrics.counts import CountMetric, ratio, share
+from lingdiag.metrics.stats import difference_ci, pearson, spearman
 from lingdiag.prompts.formulas import parse
 from lingdiag.prompts.surprisal import recorded_surprisals
 from lingdiag.records import ItemRecord
@@ -79,16 +80,14 @@ def _column(r: ItemRecord, column: str) -> float | None:
 
 def correlation(spec: Correlation, records: Sequence[ItemRecord]) -> tuple[float, list[float] | None]:
     """The correlation over records with both numbers, and its interval (Spearman only)."""
-    from scipy.stats import pearsonr, spearmanr
-
     pairs = [(x, y, r.item_id) for r in records
              if (x := _number(r, spec.score)) is not None and (y := _column(r, spec.column)) is not None]
     xs, ys = [p[0] for p in pairs], [p[1] for p in pairs]
-    if len(pairs) < 3 or len(set(xs)) < 2 or len(set(ys)) < 2:
-        return math.nan, [math.nan, math.nan] if spec.method == "spearman" else None
     if spec.method == "pearson":
-        return float(pearsonr(xs, ys).statistic), None
-    return float(spearmanr(xs, ys).statistic), spearman_ci(xs, ys, [p[2] for p in pairs])
+        r = pearson(xs, ys)
+        return (math.nan if r is None else r.r), None
+    rho = spearman(xs, ys)
+    return (math.nan, [math.nan, math.nan]) if rho is None else (rho.r, spearman_ci(xs, ys, [p[2] for p in pairs]))
 
 
 @dataclass(frozen=True)

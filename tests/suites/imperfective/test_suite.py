@@ -227,7 +227,7 @@ def test_cli_builds_a_dataset_that_runs(tmp_path: Path) -> None:
 
 
 def test_delta_aa_interval_is_a_seeded_bootstrap() -> None:
-    from lingdiag.metrics.core import difference_ci
+    from lingdiag.metrics.stats import difference_ci
 
     a, b = [True] * 8 + [False] * 2, [True] * 2 + [False] * 8
     low, high = difference_ci(a, b)

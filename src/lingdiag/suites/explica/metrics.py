@@ -9,6 +9,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+from lingdiag.metrics import stats
 from lingdiag.metrics.core import CI_METHODS, accuracy, proportion_ci
 from lingdiag.metrics.correlation import SPEARMAN_BOOTSTRAP, spearman_ci
 from lingdiag.metrics.counts import CountMetric, ratio
@@ -56,13 +57,10 @@ and APS have McNemar's test."""
 
 def spearman(xs: Sequence[float], ys: Sequence[float]) -> dict[str, float]:
     """Spearman ρ and its p-value; NaN when fewer than 3 pairs or a side is constant."""
-    n = len(xs)
-    if n < 3 or len(set(xs)) < 2 or len(set(ys)) < 2:
-        return {"rho": math.nan, "p": math.nan, "n": n}
-    from scipy.stats import spearmanr
-
-    res = spearmanr(xs, ys)
-    return {"rho": round(float(res.statistic), 6), "p": float(res.pvalue), "n": n}
+    rho = stats.spearman(xs, ys)
+    if rho is None:
+        return {"rho": math.nan, "p": math.nan, "n": len(xs)}
+    return {"rho": round(rho.r, 6), "p": rho.p, "n": rho.n}
 
 
 def _scores(r: ItemRecord) -> dict[str, float] | None:

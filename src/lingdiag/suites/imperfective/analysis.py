@@ -26,26 +26,13 @@ from typing import Any
 
 from lingdiag.errors import ConfigError, MissingDependency
 from lingdiag.io.markdown import fmt, markdown_table
+from lingdiag.metrics import stats
+from lingdiag.metrics.stats import Correlation
 from lingdiag.records import ResultRow
 from lingdiag.store import load_run
 from lingdiag.suites.imperfective.data import TELIC_CLASSES
 from lingdiag.suites.imperfective.metrics import ACC, BY_CLASS, DELTA_AA, TBR_C
 from lingdiag.suites.imperfective.prompts import STRATEGIES
-
-
-@dataclass(frozen=True, slots=True)
-class Correlation:
-    """A Pearson correlation."""
-
-    r: float
-    p: float
-    """Two-sided p-value (scipy.stats.pearsonr)."""
-    n: int
-    """Number of points."""
-    ci95: tuple[float, float] = (-1.0, 1.0)
-    """Fisher z 95% interval (``pearsonr(...).confidence_interval()``); the points are models or
-    strategies, too few and too unlike for a bootstrap. With 3 points it is [-1, 1]: no
-    information."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,21 +131,12 @@ def pearson(x: Sequence[float], y: Sequence[float]) -> Correlation | None:
         y: Second variable, same length.
 
     Returns:
-        The correlation, or None with fewer than 3 defined pairs or a constant variable
-        (r is undefined there; scipy would only warn).
+        The correlation with its Fisher z interval (the points are models or strategies, too
+        few and too unlike for a bootstrap), or None with fewer than 3 defined pairs or a
+        constant variable (:func:`lingdiag.metrics.stats.correlatable`).
     """
-    from scipy.stats import pearsonr
-
     pairs = [(a, b) for a, b in zip(x, y, strict=True) if _defined(a) and _defined(b)]
-    if len(pairs) < 3:
-        return None
-    xs, ys = [a for a, _ in pairs], [b for _, b in pairs]
-    if len(set(xs)) < 2 or len(set(ys)) < 2:
-        return None
-    res = pearsonr(xs, ys)
-    ci = res.confidence_interval(0.95)
-    return Correlation(r=float(res.statistic), p=float(res.pvalue), n=len(pairs),
-                       ci95=(float(ci.low), float(ci.high)))
+    return stats.pearson([a for a, _ in pairs], [b for _, b in pairs])
 
 
 def _defined(v: Any) -> bool:
@@ -342,7 +320,9 @@ def analyze(rows: Sequence[ResultRow], sizes: Mapping[str, float] | None = None,
 
 
 def _corr(c: Correlation | None) -> str:
-    return "–" if c is None else f"r = {c.r:.2f} [{c.ci95[0]:.2f}, {c.ci95[1]:.2f}], p = {c.p:.2f} (n = {c.n})"
+    if c is None or c.ci95 is None:
+        return "–"
+    return f"r = {c.r:.2f} [{c.ci95[0]:.2f}, {c.ci95[1]:.2f}], p = {c.p:.2f} (n = {c.n})"
 
 
 FISHER_NOTE = "r: Pearson, [95% interval]: Fisher z (scipy pearsonr); [-1.00, 1.00] with 3 points.\n"

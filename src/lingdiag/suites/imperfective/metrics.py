@@ -9,8 +9,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from lingdiag.metrics.core import BOOTSTRAP, CI_METHODS, accuracy, difference_ci, grouped, proportion_ci, rate
+from lingdiag.metrics.core import BOOTSTRAP, CI_METHODS, accuracy, grouped, proportion_ci, rate
 from lingdiag.metrics.counts import CountMetric, ratio, share
+from lingdiag.metrics.stats import difference_ci
 from lingdiag.records import ItemRecord
 from lingdiag.suites.imperfective.data import TELIC_CLASSES
 

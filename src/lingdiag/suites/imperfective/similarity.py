@@ -20,8 +20,9 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from lingdiag.errors import ConfigError, MissingDependency
+from lingdiag.metrics.stats import Correlation
 from lingdiag.records import Item, ResultRow
-from lingdiag.suites.imperfective.analysis import Correlation, by_model, pearson
+from lingdiag.suites.imperfective.analysis import by_model, pearson
 from lingdiag.suites.imperfective.data import TELIC_CLASSES
 from lingdiag.suites.imperfective.metrics import BY_CLASS, TBR_C
 

@@ -1,0 +1,141 @@
+"""The statistics every suite and analysis shares, each in one place.
+
+- Correlation (:func:`pearson`, :func:`spearman`) behind one small-sample guard
+  (:func:`correlatable`): with fewer than 3 pairs or a constant side r and ρ are undefined,
+  and scipy would only warn, so every caller gets None instead.
+- The seeded percentile bootstrap: :func:`resampled_means` draws ``samples`` resamples of
+  the items, :func:`percentile_interval` reads the 95% interval off them, and
+  :func:`difference_ci` is the interval of a difference of two independent proportions.
+  (ExpliCa's item-clustered Spearman interval is :mod:`lingdiag.metrics.correlation`.)
+- Holm's step-down correction (statsmodels' ``multipletests``): :func:`holm` over p-values,
+  :func:`holm_rows` over any table of tested rows that carry ``p`` and ``p_holm``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
+
+from lingdiag.errors import MissingDependency
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+BOOTSTRAP_SAMPLES = 2000
+"""Resamples of every bootstrap interval."""
+MIN_PAIRS = 3
+"""Fewest pairs a correlation is computed on."""
+
+
+def correlatable(xs: Sequence[float], ys: Sequence[float]) -> bool:
+    """Whether a correlation of ``xs`` and ``ys`` is defined: at least 3 pairs, neither side constant."""
+    return len(xs) >= MIN_PAIRS and len(set(xs)) > 1 and len(set(ys)) > 1
+
+
+@dataclass(frozen=True, slots=True)
+class Correlation:
+    """A correlation coefficient with its two-sided p-value."""
+
+    r: float
+    """Pearson r or Spearman ρ."""
+    p: float
+    """Two-sided p-value (scipy)."""
+    n: int
+    """Number of pairs."""
+    ci95: tuple[float, float] | None = None
+    """Pearson: the Fisher z 95% interval (``pearsonr(...).confidence_interval()``; with 3
+    points it is [-1, 1], no information). Spearman: None (see :mod:`.correlation` for the
+    item bootstrap)."""
+
+
+def pearson(xs: Sequence[float], ys: Sequence[float]) -> Correlation | None:
+    """Pearson r, its p-value and Fisher z interval; None where :func:`correlatable` fails."""
+    if not correlatable(xs, ys):
+        return None
+    from scipy.stats import pearsonr
+
+    res = pearsonr(xs, ys)
+    ci = res.confidence_interval(0.95)
+    return Correlation(float(res.statistic), float(res.pvalue), len(xs), (float(ci.low), float(ci.high)))
+
+
+def spearman(xs: Sequence[float], ys: Sequence[float]) -> Correlation | None:
+    """Spearman ρ and its p-value; None where :func:`correlatable` fails."""
+    if not correlatable(xs, ys):
+        return None
+    from scipy.stats import spearmanr
+
+    res = spearmanr(xs, ys)
+    return Correlation(float(res.statistic), float(res.pvalue), len(xs))
+
+
+def resampled_means(values: NDArray[np.float64], rng: np.random.Generator,
+                    samples: int = BOOTSTRAP_SAMPLES) -> NDArray[np.float64]:
+    """The means of ``samples`` resamples (with replacement) of ``values``, drawn from ``rng``."""
+    means: NDArray[np.float64] = values[rng.integers(0, len(values), size=(samples, len(values)))].mean(axis=1)
+    return means
+
+
+def percentile_interval(boots: NDArray[np.float64], digits: int | None = None) -> tuple[float, float]:
+    """The percentile 95% interval of bootstrap statistics, rounded to ``digits`` when given."""
+    import numpy as np
+
+    low, high = (float(x) for x in np.percentile(boots, [2.5, 97.5]))
+    return (low, high) if digits is None else (round(low, digits), round(high, digits))
+
+
+def difference_ci(a: Sequence[bool], b: Sequence[bool], seed: int = 0) -> list[float]:
+    """Bootstrap 95% interval of ``mean(a) - mean(b)`` for two independent sets of items.
+
+    Each side is resampled on its own (the items of two groups are different items), with a
+    seeded generator so the interval repeats byte for byte; rounded to 4 decimals.
+    """
+    import numpy as np
+
+    if not a or not b:
+        return [math.nan, math.nan]
+    rng = np.random.default_rng(seed)
+    means_a = resampled_means(np.asarray(a, dtype=float), rng)
+    means_b = resampled_means(np.asarray(b, dtype=float), rng)
+    return list(percentile_interval(means_a - means_b, 4))
+
+
+def holm(pvalues: Iterable[float]) -> list[float]:
+    """Holm-adjusted p-values of one family, in input order (statsmodels ``multipletests``).
+
+    Raises:
+        MissingDependency: statsmodels (the ``stats`` extra) is not installed.
+    """
+    ps = list(pvalues)
+    if not ps:
+        return []
+    try:
+        from statsmodels.stats.multitest import multipletests
+    except ModuleNotFoundError:
+        raise MissingDependency("Holm's correction", "stats", ["statsmodels"]) from None
+    return [float(q) for q in multipletests(ps, method="holm")[1]]
+
+
+class Tested(Protocol):
+    """A row of a table of tests: a dataclass with a p-value and a Holm-adjusted one."""
+
+    __dataclass_fields__: ClassVar[dict[str, Any]]
+
+    @property
+    def p(self) -> float:
+        """The unadjusted p-value."""
+
+    @property
+    def p_holm(self) -> float:
+        """The Holm-adjusted p-value (set by :func:`holm_rows`)."""
+
+
+Row = TypeVar("Row", bound=Tested)
+
+
+def holm_rows(rows: Sequence[Row]) -> list[Row]:
+    """``rows`` with ``p_holm`` set by Holm's correction over all of them (one family)."""
+    return [replace(r, p_holm=q) for r, q in zip(rows, holm(r.p for r in rows), strict=True)]

@@ -1,0 +1,63 @@
+"""The one statistics module: the correlation guard, the percentile bootstrap and Holm over any rows."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+from lingdiag.analysis.compare import Comparison
+from lingdiag.metrics.stats import (
+    correlatable,
+    difference_ci,
+    holm,
+    holm_rows,
+    pearson,
+    percentile_interval,
+    resampled_means,
+    spearman,
+)
+
+
+def test_holm_is_the_step_down_correction_with_ties_and_the_cap_at_one() -> None:
+    # By hand: sorted 0.01, 0.01, 0.03, 0.5 -> 4*0.01, max(3*0.01, .04), max(2*0.03, .04), min(1, 0.5) after max.
+    assert holm([0.5, 0.01, 0.03, 0.01]) == pytest.approx([0.5, 0.04, 0.06, 0.04])
+    assert holm([0.4, 0.6]) == pytest.approx([0.8, 0.8]) and holm([0.9, 0.8]) == [1.0, 1.0]
+    assert holm([]) == []
+
+
+@dataclass(frozen=True)
+class Other:
+    name: str
+    p: float
+    p_holm: float = math.nan
+
+
+def test_holm_rows_sets_p_holm_on_any_row_type() -> None:
+    row = Comparison("c", 10, 0.5, 0.4, 0.1, (0.0, 0.2), 2, 1, 0.02)
+    assert [r.p_holm for r in holm_rows([row, row])] == pytest.approx([0.04, 0.04])
+    out = holm_rows([Other("a", 0.02), Other("b", 0.5)])
+    assert out == [Other("a", 0.02, pytest.approx(0.04)), Other("b", 0.5, pytest.approx(0.5))]
+
+
+def test_correlations_are_none_below_three_pairs_or_with_a_constant_side() -> None:
+    assert not correlatable([1, 2], [1, 2]) and not correlatable([1, 1, 1], [1, 2, 3])
+    assert not correlatable([1, 2, 3], [4, 4, 4]) and correlatable([1, 2, 3], [3, 1, 2])
+    assert pearson([1, 2], [1, 2]) is None and spearman([1, 2, 3], [5, 5, 5]) is None
+    r = pearson([1, 2, 3, 4], [1, 3, 2, 4])
+    assert r is not None and r.n == 4 and r.r == pytest.approx(0.8) and r.ci95 is not None
+    rho = spearman([1, 2, 3, 4], [10, 30, 20, 40])
+    assert rho is not None and rho.r == pytest.approx(0.8) and rho.ci95 is None and 0 < rho.p < 1
+
+
+def test_the_bootstrap_repeats_and_reads_the_percentiles() -> None:
+    values = np.arange(10, dtype=float)
+    a = resampled_means(values, np.random.default_rng(3), 50)
+    assert a.shape == (50,) and np.array_equal(a, resampled_means(values, np.random.default_rng(3), 50))
+    assert percentile_interval(np.arange(101, dtype=float)) == (2.5, 97.5)
+    assert percentile_interval(np.array([0.123456, 0.654321]), 4) == (0.1367, 0.641)
+    ci = difference_ci([True] * 8 + [False] * 2, [True] * 3 + [False] * 7)
+    assert ci == difference_ci([True] * 8 + [False] * 2, [True] * 3 + [False] * 7) and ci[0] < 0.5 < ci[1]
+    assert all(math.isnan(x) for x in difference_ci([], [True]))
