@@ -8,8 +8,8 @@ import pytest
 from typer.testing import CliRunner
 
 from lingdiag.audit.stats import compare_classes
-from lingdiag.metrics.stats import holm
 from lingdiag.cli import app
+from lingdiag.metrics.stats import holm
 
 runner = CliRunner()
 

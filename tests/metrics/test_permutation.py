@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from lingdiag.analysis.compare import PermutationTest, permuted
-from lingdiag.metrics.stats import holm_rows
 from lingdiag.metrics.permutation import sign_flip
+from lingdiag.metrics.stats import holm_rows
 from lingdiag.records import UNPARSED, ItemRecord
 from lingdiag.suite import SUITES
 from lingdiag.suites.imperfective import data, metrics
