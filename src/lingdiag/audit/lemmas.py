@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from lingdiag.errors import ConfigError, UnknownNameError
+from lingdiag.prompts.morphology import lemmas_by_pos
 
 # Function words, auxiliaries and pronouns: what a noun/verb/adjective filter would drop.
 STOPWORDS = frozenset("""
@@ -42,12 +43,10 @@ class Lemmatizer:
 
 
 def _builtin_lemma(word: str) -> str:
-    from lemminflect import getAllLemmas
-
-    found = getAllLemmas(word)
+    found = lemmas_by_pos(word)
     for pos in ("VERB", "NOUN", "ADJ"):
         if pos in found:
-            return str(found[pos][0]).lower()
+            return found[pos][0].lower()
     return word
 
 

@@ -82,26 +82,6 @@ def test_generator_on_every_construction(cxn: str, premise: str, slots: dict[str
     assert triples[1].columns["Template"] == "hand-written"
 
 
-def test_verb_forms_come_from_lemminflect() -> None:
-    assert [tpl.verb_tag(v) for v in ("hammered", "ran", "speaks", "work", "cut", "listening")] == [
-        "VBD", "VBD", "VBZ", "VBP", "VBD", "VBG"]
-    assert tpl.inflect("ran", "VBG") == "running" and tpl.inflect("bought", "VBG") == "buying"
-    assert tpl.inflect("panicked", "VBG") == "panicking" and tpl.inflect("ate up", "VBG") == "eating up"
-    # Tense follows the premise verb, number and person follow the subject.
-    assert tpl.conjugate("change", "ran", "I") == "changed"
-    assert tpl.conjugate("do", "works", "she") == "does" and tpl.conjugate("do", "work", "the twins") == "do"
-    assert tpl.conjugate("be", "sips", "I") == "am" and tpl.conjugate("be", "sipped", "the scholars") == "were"
-    assert tpl.conjugate("travel", "yawns", "Mary") == "travels"
-
-
-@pytest.mark.parametrize("np,plural", [
-    ("the metal", False), ("China's scholars", True), ("us", True), ("her", False), ("the rest of the apples", False),
-    ("the cat and the dog", True), ("the children", True), ("a side of fries", False),
-])
-def test_is_plural(np: str, plural: bool) -> None:
-    assert tpl.is_plural(np) is plural
-
-
 def test_present_tense_premise_and_pronoun_objects() -> None:
     rows = [
         tpl.SlotRow("s", 2, "transitive-with", "I use a mouse with my left hand.",

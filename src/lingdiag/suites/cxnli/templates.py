@@ -20,26 +20,20 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from lemminflect import getAllInflections, getInflection, getLemma
 
 from lingdiag.errors import DatasetError
 from lingdiag.io.atomic import write_atomic
 from lingdiag.io.tabular import read_json, read_table, write_csv
+from lingdiag.prompts.morphology import conjugate, inflect, is_plural
 from lingdiag.suites.cxnli.data import CONSTRUCTIONS, LABELS, Triple, canonical
 
 _PLACEHOLDER = re.compile(r"\{([^{}]+)\}")
 _FORMS = {"ing": "VBG", "past": "VBD", "pp": "VBN", "lemma": "VB"}
-# Order matters for ambiguous surface forms ("cut", "hit"): a past reading is preferred,
-# as corpus premises are mostly narrative.
-_TAG_ORDER = ("VBZ", "VBD", "VBP", "VBG", "VBN", "VB")
 _SUBJECT_OF = {"me": "I", "him": "he", "her": "she", "us": "we", "them": "they"}
 _OBJECT_OF = {v.lower(): k for k, v in _SUBJECT_OF.items()} | {"it": "it", "you": "you"}
-_PLURAL_PRONOUNS = {"we", "us", "they", "them", "you", "these", "those"}
-_SINGULAR_PRONOUNS = {"i", "me", "he", "him", "she", "her", "it", "this", "that", "one"}
 # Closed-class words that are capitalised only because they start the premise.
 _LOWER_MID = {"a", "an", "the", "this", "that", "these", "those", "he", "she", "we", "they", "it", "my", "his",
               "her", "our", "their", "its", "your", "some", "any", "other", "such", "one", "all", "each", "every"}
-_HEAD_STOP = {"of", "with", "in", "on", "at", "to", "from", "for", "that", "who", "which", "into", "across", "by"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,70 +128,6 @@ def load_templates(path: Path | None = None) -> TemplateSet:
         out[cxn] = t
     negatives = frozenset(w.lower() for w in data.get("negative_comparatives") or ())
     return TemplateSet(out, negatives)
-
-
-# -- morphology (lemminflect) ---------------------------------------------------------
-
-
-def _lemma(verb: str) -> str:
-    lemmas = getLemma(verb.lower(), "VERB")
-    if not lemmas:
-        raise ValueError(f"lemminflect finds no verb lemma for {verb!r}")
-    return str(lemmas[0])
-
-
-def verb_tag(verb: str) -> str:
-    """The Penn tag of a verb's surface form (``hammered`` → ``VBD``), by lemminflect."""
-    head = verb.split()[0].lower()
-    lemma = _lemma(head)
-    known = getAllInflections(lemma, "VERB")
-    for tag in _TAG_ORDER:
-        if head in known.get(tag, ()) or head in getInflection(lemma, tag):
-            return tag
-    raise ValueError(f"lemminflect does not know {head!r} as a form of {lemma!r}")
-
-
-def inflect(verb: str, tag: str) -> str:
-    """The head (first word) of ``verb`` in form ``tag``; particles are kept (``ate up``)."""
-    head, *rest = verb.split()
-    forms = getInflection(_lemma(head), tag)
-    if not forms:
-        raise ValueError(f"lemminflect has no {tag} form for {head!r}")
-    return " ".join([str(forms[0]), *rest])
-
-
-def is_plural(np: str) -> bool:
-    """Whether a noun phrase is plural: pronouns, coordination, or a plural head noun."""
-    words = re.findall(r"[\w'’-]+", np.lower())
-    if not words:
-        return False
-    if len(words) == 1 and words[0] in _PLURAL_PRONOUNS | _SINGULAR_PRONOUNS:
-        return words[0] in _PLURAL_PRONOUNS
-    if "and" in words:
-        return True
-    head = words[0]
-    for w in words[1:]:
-        if w in _HEAD_STOP:
-            break
-        head = w
-    lemmas = getLemma(head, "NOUN")
-    return bool(lemmas) and str(lemmas[0]) != head
-
-
-def conjugate(lemma: str, verb: str, subject: str | None) -> str:
-    """``lemma`` in the tense of ``verb``, agreeing with ``subject`` (or with ``verb``'s own form)."""
-    tag = verb_tag(verb)
-    subj = (subject or "").strip().lower()
-    plural = is_plural(subject) if subject else tag == "VBP"
-    if tag == "VBD":
-        if lemma == "be":
-            return "were" if plural else "was"
-        return str(getInflection(lemma, "VBD")[0])
-    if subj in ("i", "me"):
-        return "am" if lemma == "be" else str(getInflection(lemma, "VBP")[0])
-    if plural:
-        return "are" if lemma == "be" else str(getInflection(lemma, "VBP")[0])
-    return "is" if lemma == "be" else str(getInflection(lemma, "VBZ")[0])
 
 
 def _object_pronoun(np: str) -> str:

@@ -33,6 +33,7 @@ import yaml
 
 from lingdiag.errors import DatasetError
 from lingdiag.io.tabular import read_table, write_csv
+from lingdiag.prompts.morphology import lemmas_by_pos
 from lingdiag.records import Item
 
 CONNECTIVES = ("so", "because", "then", "after")
@@ -121,9 +122,7 @@ _FINAL_PERIOD = re.compile(r"(?<!\.)\.([\"'”’)\]]*)$")
 
 
 def _known_word(word: str) -> bool:
-    from lemminflect import getAllLemmas  # maintained English lexicon, already a dependency
-
-    return word in _CLOSED_CLASS or bool(getAllLemmas(word))
+    return word in _CLOSED_CLASS or bool(lemmas_by_pos(word))
 
 
 def _mentioned_names(sentences: Iterable[str]) -> set[str]:

@@ -18,6 +18,7 @@ import yaml
 
 from lingdiag.errors import DatasetError
 from lingdiag.io.tabular import read_json, read_table
+from lingdiag.prompts.morphology import inflections
 from lingdiag.records import Item
 
 LABELS = ("True", "False", "Unknown")
@@ -124,13 +125,11 @@ def read_lexicon(path: Path) -> list[dict[str, str]]:
 def _inflect(verb: str, tag: str, override: str) -> str:
     if override:
         return override
-    from lemminflect import getInflection  # maintained inflection tables, not hand rules
-
-    forms = getInflection(verb, tag)
+    forms = inflections(verb, tag)
     if not forms:
         raise DatasetError(f"lemminflect has no {tag} form for {verb!r}; add it in the lexicon's "
                            f"{'ing' if tag == 'VBG' else 'past'} column")
-    return str(forms[0])
+    return forms[0]
 
 
 def _fill(template: str, values: Mapping[str, str]) -> str:
