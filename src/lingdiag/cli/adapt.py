@@ -17,7 +17,7 @@ from lingdiag.adapt.training import BUILDER, TrainingPlan, TrainingSet, prepare
 from lingdiag.cli.app import app, err, out
 from lingdiag.errors import ConfigError, DatasetError
 from lingdiag.io.tabular import read_jsonl
-from lingdiag.io.terminal import plain
+from lingdiag.io.terminal import plain, progress_line
 from lingdiag.records import ChatMessage, GenerationRequest
 
 adapt_app = typer.Typer(no_args_is_help=True,
@@ -40,9 +40,7 @@ def eta_progress(label: str) -> Callable[[int, int], None]:
 
     def progress(done: int, total: int) -> None:
         rate = done / max(time.monotonic() - start, 1e-9)
-        eta = int((total - done) / rate) if rate > 0 else 0
-        err.print(f"{label}: {done}/{total}, {rate:.2f}/s, ETA {eta // 3600}:{eta // 60 % 60:02d}:{eta % 60:02d}",
-                  markup=False, highlight=False)
+        err.print(progress_line(label, done, total, rate), markup=False, highlight=False)
 
     return progress
 

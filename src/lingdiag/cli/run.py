@@ -14,7 +14,7 @@ from lingdiag.cli.app import app, err, key_values
 from lingdiag.cli.env import lock_line
 from lingdiag.config import RunConfig
 from lingdiag.errors import ConfigError
-from lingdiag.io.terminal import markup_safe, plain_lines
+from lingdiag.io.terminal import markup_safe, plain_lines, progress_line
 from lingdiag.models.openai.prices import estimate
 from lingdiag.records import dumps
 from lingdiag.run import RunResult, plan
@@ -107,9 +107,7 @@ def _progress_lines() -> Callable[[str, int, int], None]:
             return
         t0, done0 = start[condition]
         rate = (done - done0) / max(now - t0, 1e-9)
-        eta = int((total - done) / rate) if rate > 0 else 0
-        err.print(f"{condition}: {done}/{total} items, {rate:.2f} items/s, "
-                  f"ETA {eta // 3600}:{eta // 60 % 60:02d}:{eta % 60:02d}", markup=False, highlight=False,
+        err.print(progress_line(condition, done, total, rate, "items"), markup=False, highlight=False,
                   soft_wrap=True)
 
     return progress

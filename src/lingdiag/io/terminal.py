@@ -4,7 +4,7 @@ Rater ids, model names, dataset text and file paths come from outside: printed a
 an ESC byte drives the terminal, a newline splits a one-line error, and rich markup such as
 ``[link=...]`` turns into a hidden link. :func:`plain` escapes control characters (as
 ``\n``, ``\x1b``, ``\u2028``), :func:`markup_safe` also escapes rich markup for messages
-printed with ``markup=True``.
+printed with ``markup=True``. :func:`progress_line` is the one wording of a progress line.
 """
 
 from __future__ import annotations
@@ -39,3 +39,10 @@ def markup_safe(text: object) -> str:
 def plain_lines(text: str) -> str:
     """Multi-line ``text`` (a table) with each line as :func:`plain`; the line breaks kept."""
     return "\n".join(plain(line) for line in text.split("\n"))
+
+
+def progress_line(label: str, done: int, total: int, rate: float, unit: str = "") -> str:
+    """``label: done/total unit, rate unit/s, ETA h:mm:ss`` (ETA 0:00:00 while the rate is 0)."""
+    eta = int((total - done) / rate) if rate > 0 else 0
+    u = f" {unit}" if unit else ""
+    return f"{label}: {done}/{total}{u}, {rate:.2f}{u}/s, ETA {eta // 3600}:{eta // 60 % 60:02d}:{eta % 60:02d}"

@@ -17,6 +17,18 @@ from pydantic import BaseModel
 from lingdiag.records import Generation, GenerationRequest, LogLikelihood, LoglikelihoodRequest
 
 
+def cut_at_stop(text: str, stop: Sequence[str]) -> str:
+    """``text`` up to the first occurrence of each stop string, in ``stop`` order.
+
+    Every backend cuts its answers here, so one request gives one answer text whichever
+    backend served it; an empty stop string matches nothing.
+    """
+    for x in stop:
+        if x and x in text:
+            text = text[:text.index(x)]
+    return text
+
+
 @dataclass(frozen=True, slots=True)
 class Capabilities:
     """What a backend can serve."""

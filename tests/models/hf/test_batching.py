@@ -7,6 +7,7 @@ import random
 
 import pytest
 
+from lingdiag.models.base import cut_at_stop
 from lingdiag.models.hf.batching import (
     Budget,
     Group,
@@ -17,7 +18,7 @@ from lingdiag.models.hf.batching import (
     plan_groups,
     token_budget_batches,
 )
-from lingdiag.models.hf.decode import cut_at_stop, stop_window
+from lingdiag.models.hf.decode import stop_window
 from lingdiag.models.hf.load import fallback_chat
 from lingdiag.records import ChatMessage
 
@@ -128,7 +129,7 @@ def test_stop_strings() -> None:
     assert stop_window(()) == 0
     assert stop_window(("\n", "END")) == 4
     assert cut_at_stop("Yes.\nNo END", ("END", "\n")) == "Yes."
-    assert cut_at_stop("Yes", ("\n",)) == "Yes"
+    assert cut_at_stop("Yes", ("\n",)) == "Yes" and cut_at_stop("Yes", ("", "s")) == "Ye"
 
 
 def test_fallback_chat_ends_with_the_assistant_turn() -> None:

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from lingdiag.models.base import cut_at_stop
 from lingdiag.models.hf.batching import Budget, common_prefix_all, token_budget_batches
 from lingdiag.models.hf.forward import Forward, Rows
 from lingdiag.models.hf.load import on_device
@@ -43,14 +44,6 @@ def stop_window(stop: Sequence[str]) -> int:
     (transformers' own ``stop_strings`` preprocesses the whole vocabulary on every call.)
     """
     return max(len(x) for x in stop) + 1 if stop else 0
-
-
-def cut_at_stop(text: str, stop: Sequence[str]) -> str:
-    """``text`` up to the first occurrence of each stop string, in ``stop`` order."""
-    for x in stop:
-        if x in text:
-            text = text[:text.index(x)]
-    return text
 
 
 @dataclass

@@ -32,7 +32,7 @@ from urllib.parse import urlsplit, urlunsplit
 from pydantic import BaseModel, ConfigDict, Field
 
 from lingdiag.errors import CapabilityError, ConfigError
-from lingdiag.models.base import Capabilities
+from lingdiag.models.base import Capabilities, cut_at_stop
 from lingdiag.records import (
     ChatMessage,
     Constraint,
@@ -213,13 +213,6 @@ def satisfies(text: str, constraint: Constraint) -> bool:
         return isinstance(json.loads(text), dict)
     except json.JSONDecodeError:
         return False
-
-
-def _cut(text: str, stop: Sequence[str]) -> str:
-    for s in stop:
-        if s and s in text:
-            text = text[:text.index(s)]
-    return text
 
 
 @dataclass(frozen=True, slots=True)
@@ -408,7 +401,7 @@ class OpenAIBackend:
         logprobs = tuple(round(float(v), 6) for v in values if v is not None) or None
         usage = answer.get("usage") or {}
         # A server echoing the key inside an answer must not put it into records and the cache.
-        text = self._redact_answer(_cut(_unwrap(text) if call.unwrap else text, request.stop))
+        text = self._redact_answer(cut_at_stop(_unwrap(text) if call.unwrap else text, request.stop))
         if request.constraint is not None and not satisfies(text, request.constraint):
             self._violations += 1
         return Generation(text=text, n_tokens=int(usage.get("completion_tokens") or len(logprobs or ())),
