@@ -34,3 +34,11 @@ def test_inspect_counts_parse_rules_with_escaped_examples(fake_api: Any, tmp_pat
     table = lingdiag(tmp_path, "inspect", out, "--examples", "1")
     assert table.returncode == 0 and "\x1b" not in table.stdout and "\\u001b[31m" in table.stdout
     assert "| phrase-then-label | 3 | unparsed 3 |" in table.stdout and "\\| hi" in table.stdout
+
+
+def test_rules_table_escapes_every_cell() -> None:
+    from lingdiag.report.rules import rules_markdown
+
+    rules = {"c": {"rule|x": {"count": 2, "labels": {"True": 2}, "examples": ["a|b", "c"]}}}
+    assert rules_markdown(rules) == ("### c\n\n| Rule | Answers | Labels | Examples |\n|---|---|---|---|\n"
+                                     "| rule\\|x | 2 | True 2 | `a\\|b`<br>`c` |\n")

@@ -8,11 +8,8 @@ from rich.table import Table
 
 from lingdiag.audit import BINS, AuditReport
 from lingdiag.cli.app import out
+from lingdiag.io.markdown import fmt
 from lingdiag.io.tabular import write_csv
-
-
-def _num(x: float | int | None, digits: int = 3) -> str:
-    return "-" if x is None else f"{x:.{digits}f}" if isinstance(x, float) else str(x)
 
 
 def _p(x: float) -> str:
@@ -28,7 +25,7 @@ def print_audit(r: AuditReport) -> None:
         t = Table("measure", "class", "n", "unscored", "mean", "median")
         for m, by in r.association.items():
             for c, s in by.items():
-                t.add_row(m, c, _num(s["n"]), _num(s["n_unscored"]), _num(s["mean"]), _num(s["median"]))
+                t.add_row(m, c, fmt(s["n"]), fmt(s["n_unscored"]), fmt(s["mean"], 3), fmt(s["median"], 3))
         out.print(t)
         t = Table("measure", "test", "statistic", "p", "p (Holm)", "effect", "verdict")
         for o in r.omnibus:

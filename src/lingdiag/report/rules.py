@@ -12,6 +12,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from lingdiag.io.markdown import markdown_table
 from lingdiag.records import ItemRecord
 from lingdiag.store import RunStore
 
@@ -48,18 +49,11 @@ def parse_rules(run_dir: Path, examples: int = 3) -> dict[str, dict[str, dict[st
             for c, rules in found.items()}
 
 
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|")
-
-
 def rules_markdown(rules: dict[str, dict[str, dict[str, Any]]]) -> str:
     """One markdown table per condition: rule, answers, labels, examples."""
     parts = []
     for condition, by_rule in rules.items():
-        lines = [f"### {condition}", "", "| Rule | Answers | Labels | Examples |", "|---|---|---|---|"]
-        for rule, v in by_rule.items():
-            labels = ", ".join(f"{k} {n}" for k, n in v["labels"].items())
-            shown = "<br>".join(f"`{_cell(e)}`" for e in v["examples"])
-            lines.append(f"| {rule} | {v['count']} | {labels} | {shown} |")
-        parts.append("\n".join(lines) + "\n")
+        rows = [[rule, v["count"], ", ".join(f"{k} {n}" for k, n in v["labels"].items()),
+                 "<br>".join(f"`{e}`" for e in v["examples"])] for rule, v in by_rule.items()]
+        parts.append(f"### {condition}\n\n" + markdown_table(["Rule", "Answers", "Labels", "Examples"], rows))
     return "\n".join(parts)

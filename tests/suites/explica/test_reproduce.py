@@ -171,3 +171,11 @@ def test_empty_rating_cells_are_skipped_like_pandas_idxmax():
     nan = float("nan")
     assert RatingRule().choose({"so": nan, "because": 3, "then": nan, "after": -1}) == ("because", False)
     assert RatingRule().choose({"so": nan, "because": nan, "then": nan, "after": nan}) == (UNPARSED, False)
+
+
+def test_the_comparison_table_escapes_its_cells() -> None:
+    """It was rendered by hand, without the cell escaping every other table has."""
+    cells = [reproduce.Cell("table10", "rating a|b", "acc", 0.5, 0.5),
+             reproduce.Cell("table10", "rating a|b", "x\ny", 0.25, 0.5)]
+    assert reproduce.markdown(cells).split("\n")[2:] == [
+        "| row | acc | x y |", "|---|---|---|", "| rating a\\|b | 0.50 (0.50) | **0.25 (0.50)** |", ""]

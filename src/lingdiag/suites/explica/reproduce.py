@@ -21,6 +21,7 @@ from typing import Any
 import yaml
 
 from lingdiag.errors import DatasetError
+from lingdiag.io.markdown import markdown_table
 from lingdiag.io.tabular import read_text, sniff_delimiter
 from lingdiag.records import Item
 from lingdiag.suites.explica import data
@@ -187,12 +188,11 @@ def markdown(cells: Sequence[Cell]) -> str:
         columns = list(dict.fromkeys(c.column for c in mine))
         out.append(f"## {table.replace('table', 'Table ')}: ours (published); **bold** differs by more than "
                    f"{TOLERANCE}\n")
-        out.append("| row | " + " | ".join(columns) + " |")
-        out.append("|---" * (len(columns) + 1) + "|")
-        for row in dict.fromkeys(c.row for c in mine):
-            by_col = {c.column: c for c in mine if c.row == row}
-            out.append(f"| {row} | " + " | ".join(_fmt(by_col.get(col)) for col in columns) + " |")
-        out.append("")
+        by_row: dict[str, dict[str, Cell]] = {}
+        for c in mine:
+            by_row.setdefault(c.row, {})[c.column] = c
+        out.append(markdown_table(["row", *columns], [[row, *(_fmt(by_col.get(col)) for col in columns)]
+                                                     for row, by_col in by_row.items()]))
     return "\n".join(out)
 
 
