@@ -11,7 +11,7 @@ EXTRAS := hf,models,constrained,openai,plots,stats,audit,human,cluster,datasets,
 # since a constraints file cannot name them; no machine-specific index lines.
 COMPILE := --quiet --allow-unsafe --strip-extras --no-emit-index-url --no-emit-find-links --annotation-style line
 
-.PHONY: lint demo test install bench bench-gpu clean lock test-latest
+.PHONY: lint demo test test-fast install bench bench-gpu clean lock test-latest
 
 .venv/bin/python:
 	python3 -m venv .venv
@@ -41,6 +41,11 @@ $(TEST_STAMP): $(STAMP)
 
 test: $(STAMP) $(TEST_STAMP) lint
 	$(PY) -m pytest -q -ra
+
+# The lane to run while changing code: lint, then every test not marked slow (no real model,
+# no llama.cpp server build). One process: pytest-xdist is not in the lock. CI runs `make test`.
+test-fast: $(STAMP) lint
+	$(PY) -m pytest -q -ra -m "not slow"
 
 lint: $(STAMP)
 	$(PY) -m ruff check src tests bench

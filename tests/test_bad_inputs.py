@@ -14,16 +14,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import lingdiag
 
 SRC = str(Path(__file__).resolve().parents[1] / "src")
 ITEM = {"id": "x1", "group": "A", "verb_class": "Creation", "verb": "build", "premise": "He was building a house.",
         "hypothesis": "He built a house.", "label": "False"}
 
-
-def lingdiag(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "lingdiag", *args], capture_output=True, text=True, timeout=300,
-                          cwd=cwd, env={"PATH": "/usr/bin:/bin", "LINGDIAG_CACHE": str(cwd / "cache"),
-                                        "PYTHONPATH": SRC})
 
 
 def run_args(url: str, out: str, *extra: str, strategy: str = "zero-shot") -> list[str]:

@@ -14,6 +14,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1200)  # its subprocess alone may take the default 900 s
 def test_gpu_check_runs_its_cpu_parts(tmp_path: Path) -> None:
     out = tmp_path / "gpu.json"
     subprocess.run([sys.executable, str(REPO / "bench" / "gpu.py"), "--cpu-smoke", "--items", "4", "--out", str(out)],

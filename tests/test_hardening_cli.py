@@ -4,24 +4,20 @@ CxNLI cell over the csv module's default field limit."""
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import lingdiag as run_lingdiag
 
 from lingdiag.config import RunConfig
 from lingdiag.models.mock import MockBackend
 from lingdiag.run import evaluate
 
-SRC = str(Path(__file__).resolve().parents[1] / "src")
-
 
 def lingdiag(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "lingdiag", *args], capture_output=True, text=True, timeout=300,
-                          cwd=cwd, env={**os.environ, "PYTHONPATH": SRC})
+    return run_lingdiag(cwd, *args, inherit=True)
 
 
 def one_line_error(proc: subprocess.CompletedProcess[str], start: str) -> None:

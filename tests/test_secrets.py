@@ -6,21 +6,18 @@ from __future__ import annotations
 
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import lingdiag as run_lingdiag
 
-SRC = str(Path(__file__).resolve().parents[1] / "src")
 KEY = "sk-live-4f9a2b7c1d8e3f60"
 QUERY_SECRET = "q5ecret7777"
 
 
 def lingdiag(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "lingdiag", *args], capture_output=True, text=True, timeout=300,
-                          cwd=cwd, env={"PATH": "/usr/bin:/bin", "LINGDIAG_CACHE": str(cwd / "cache"),
-                                        "PYTHONPATH": SRC, "MY_KEY": KEY})
+    return run_lingdiag(cwd, *args, env={"MY_KEY": KEY})
 
 
 def everything_written(root: Path) -> str:

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from helpers import item_record
+
 from lingdiag.analysis.competence import join, to_markdown
 from lingdiag.records import ItemRecord
 from lingdiag.store import write_imported
@@ -18,9 +20,8 @@ LOGLIK = {**PROMPTED, "scoring": "loglik", "normalisation": "total"}
 
 def record(condition: str, axes: dict[str, str], item: str, label: str, gold: str = "True",
            error: str | None = None) -> ItemRecord:
-    return ItemRecord(condition=condition, axes=axes, item_id=item, tags={"group": "B", "verb_class": "Activity"},
-                      fields={}, prompts=[], outputs=[], label=label, detail={}, gold=gold,
-                      correct=None if error else label == gold, error=error)
+    return item_record(item, label, gold, condition=condition, axes=axes, tags={"group": "B", "verb_class": "Activity"},
+                       error=error)
 
 
 def records() -> list[ItemRecord]:

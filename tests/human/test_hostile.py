@@ -6,18 +6,16 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import lingdiag as run_lingdiag
 
 from lingdiag.human import Study
 from lingdiag.io.tabular import FORMULA_START
 
-SRC = str(Path(__file__).resolve().parents[2] / "src")
 HOSTILE_RATER = "=HYPERLINK(\"http://evil.example\")[link=http://evil.example]click[/link]\x1b[2J"
 
 
@@ -34,9 +32,9 @@ def hostile_dataset(path: Path) -> Path:
     return path
 
 
+
 def lingdiag(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "lingdiag", *args], capture_output=True, text=True, timeout=300,
-                          cwd=cwd, env={**os.environ, "PYTHONPATH": SRC})
+    return run_lingdiag(cwd, *args, inherit=True)
 
 
 def cells(path: Path) -> list[str]:

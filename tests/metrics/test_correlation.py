@@ -5,6 +5,7 @@ import math
 
 import numpy as np
 import pytest
+from helpers import item_record
 from scipy.stats import pearsonr, spearmanr
 
 from lingdiag.metrics.core import CI_METHODS
@@ -43,10 +44,9 @@ def test_spearman_interval_is_seeded_and_holds_the_estimate() -> None:
 def rated(k: int, relation: str, noise: float) -> ItemRecord:
     human = {c: float(j + 2) for j, c in enumerate(CONNECTIVES)}
     ratings = {c: min(10, max(1, round(v + noise * (-1) ** (k + j)))) for j, (c, v) in enumerate(human.items())}
-    return ItemRecord(condition="rating", axes={"task": "rating"}, item_id=f"{relation}{k}",
-                      tags={"relation": relation, "type": relation.split("_")[0], "order": "iconic"},
-                      fields={"human": human}, prompts=[], outputs=[], label="so", detail={"ratings": ratings},
-                      gold="so", correct=True)
+    return item_record(f"{relation}{k}", "so", "so", condition="rating", axes={"task": "rating"},
+                       tags={"relation": relation, "type": relation.split("_")[0], "order": "iconic"},
+                       fields={"human": human}, detail={"ratings": ratings})
 
 
 def test_explica_table13_cells_carry_their_interval_and_method() -> None:

@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+from helpers import item_record
 
 from lingdiag.analysis.compare import PermutationTest, permuted
 from lingdiag.metrics.permutation import sign_flip
@@ -19,8 +20,7 @@ IMPERFECTIVE = SUITES.get("imperfective")
 
 def rec(item: str, group: str, label: str, condition: str = "a") -> ItemRecord:
     gold = data.GOLD_BY_GROUP[group]
-    return ItemRecord(condition=condition, axes={}, item_id=item, tags={"group": group, "verb_class": "Creation"},
-                      fields={}, prompts=[], outputs=[], label=label, detail={}, gold=gold, correct=label == gold)
+    return item_record(item, label, gold, condition=condition, tags={"group": group, "verb_class": "Creation"})
 
 
 def sides(pairs: list[tuple[str, str, str]]) -> tuple[list[ItemRecord], list[ItemRecord]]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from helpers import item_record
+
 from lingdiag.records import ItemRecord
 from lingdiag.report.findings import Degenerate, degenerate, degenerate_reason, differences, headline
 from lingdiag.report.html import markdown_to_html, render_html
@@ -16,9 +18,8 @@ AXES = {"strategy": "zero-shot", "prompt_source": "authors"}
 
 def record(item: int, label: str, gold: str = "True", condition: str = "zero-shot", error: str | None = None,
            axes: dict[str, str] | None = None) -> ItemRecord:
-    return ItemRecord(condition=condition, axes=axes or {**AXES, "strategy": condition}, item_id=f"i{item}",
-                      tags={"group": "B", "verb_class": "Activity"}, fields={}, prompts=[], outputs=[], label=label,
-                      detail={}, gold=gold, correct=None if error else label == gold, error=error)
+    return item_record(f"i{item}", label, gold, condition=condition, axes=axes or {**AXES, "strategy": condition},
+                       tags={"group": "B", "verb_class": "Activity"}, error=error)
 
 
 def test_half_unparsed_or_failed_is_degenerate_and_just_under_is_not() -> None:

@@ -4,17 +4,10 @@ examples (a real run directory: answers from a real server on 127.0.0.1)."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
-SRC = str(Path(__file__).resolve().parents[2] / "src")
-
-
-def lingdiag(tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "lingdiag", *args], capture_output=True, text=True, timeout=300,
-                          env={"PATH": "/usr/bin:/bin", "LINGDIAG_CACHE": str(tmp / "cache"), "PYTHONPATH": SRC})
+from helpers import lingdiag
 
 
 def test_inspect_counts_parse_rules_with_escaped_examples(fake_api: Any, tmp_path: Path) -> None:

@@ -1,5 +1,6 @@
 """CxNLI loaders on the released file layout and on broken variants of it."""
 
+import csv
 from collections import Counter
 from pathlib import Path
 
@@ -35,12 +36,28 @@ O1 = {
 }
 
 
+def released_triples(path: Path) -> list[tuple[str, str, str, str, str, str]]:
+    """The file read independently of the loader, with the csv module: (number, CxN Type,
+    premise, hypothesis, relation cell, label) per three rows (premise, hypothesis, relation;
+    the premise row's P/H/R cell has typos such as ``Premi``)."""
+    with path.open(newline="", encoding="utf-8-sig") as f:
+        rows = [r for r in csv.reader(f, delimiter="\t" if path.suffix == ".tsv" else ",") if any(c.strip() for c in r)]
+    body = rows[1:]
+    assert len(body) % 3 == 0
+    out = []
+    for p, h, r in zip(body[::3], body[1::3], body[2::3], strict=True):
+        assert p[1].strip() == h[1].strip() == r[1].strip() and r[2].strip() == "relation"
+        out.append((r[1].strip(), p[0], p[3], h[3], r[3], data.LABELS[int(r[3].split()[0])]))
+    return out
+
+
 @pytest.mark.parametrize("rel,n", {**RELEASED, **O1}.items())
-def test_every_released_file_loads(shared_datasets: Path, rel: str, n: int) -> None:
+def test_every_released_file_loads_with_its_exact_content(shared_datasets: Path, rel: str, n: int) -> None:
     triples = data.read_triples(shared_datasets / rel)
-    assert len(triples) == n
-    assert {t.label for t in triples} <= set(data.LABELS)
-    assert len({t.number for t in triples}) == n
+    assert len(triples) == n and len({t.number for t in triples}) == n
+    loaded = [(t.number, *t.raw, t.label) for t in triples]
+    assert loaded == released_triples(shared_datasets / rel)
+    assert [(t.premise, t.hypothesis) for t in triples] == [(x[2].strip(), x[3].strip()) for x in loaded]
 
 
 def test_exp1_test_file_structure(shared_datasets: Path) -> None:

@@ -5,6 +5,7 @@ import math
 from pathlib import Path
 
 import pytest
+from helpers import item_record
 from typer.testing import CliRunner
 
 from lingdiag.config import RunConfig
@@ -174,9 +175,8 @@ def test_exp_without_items_is_skipped_and_none_is_an_error(tmp_path: Path) -> No
 
 def rec(exp: str, cxn: str, gold: str, label: str, setting: str = "zero") -> ItemRecord:
     axes = {"exp": exp, "setting": setting, "variant": "variation-2", "cot": "off"}
-    return ItemRecord(condition=f"exp{exp}/{setting}/variation-2", axes=axes, item_id=f"{cxn}-{gold}-{label}",
-                      tags={"exp": exp, "construction": cxn}, fields={}, prompts=[], outputs=[], label=label,
-                      detail={}, gold=gold, correct=label == gold)
+    return item_record(f"{cxn}-{gold}-{label}", label, gold, condition=f"exp{exp}/{setting}/variation-2", axes=axes,
+                       tags={"exp": exp, "construction": cxn})
 
 
 E, N, C = "entailment", "neutral", "contradiction"

@@ -4,6 +4,8 @@ import json
 import subprocess
 import sys
 
+from helpers import item_record
+
 from lingdiag.records import ItemRecord
 from lingdiag.store import write_imported
 from lingdiag.suites.explica.analysis import join, to_markdown
@@ -14,9 +16,8 @@ CONNECTIVES = ("so", "because", "then", "after")
 def record(condition: str, task: str, item: str, label: str, gold: str, detail: dict) -> ItemRecord:
     tags = {"relation": "causal_iconic", "type": "causal", "order": "iconic"}
     human = {c: 5.0 + k for k, c in enumerate(CONNECTIVES)}
-    return ItemRecord(condition=condition, axes={"task": task}, item_id=item, tags=tags,
-                      fields={"human": human}, prompts=[], outputs=[], label=label, detail=detail, gold=gold,
-                      correct=label == gold)
+    return item_record(item, label, gold, condition=condition, axes={"task": task}, tags=tags,
+                       fields={"human": human}, detail=detail)
 
 
 def records() -> list[ItemRecord]:

@@ -7,21 +7,18 @@ from collections import Counter
 from typing import Any
 
 import pytest
+from helpers import item_record
+from helpers import result_row as row
 
 from lingdiag.config import RunConfig
 from lingdiag.errors import ConfigError, DatasetError
 from lingdiag.models.mock import MockBackend
-from lingdiag.records import UNPARSED, Generation, ItemRecord, LogLikelihood, ResultRow
+from lingdiag.records import UNPARSED, Generation, LogLikelihood
 from lingdiag.run import evaluate
 from lingdiag.store import RunStore
 from lingdiag.suites import explica as suite
 from lingdiag.suites.explica import cli, data, importing, metrics, parse, prompts, tables, tasks
 from lingdiag.suites.explica.rules import TIE
-
-
-def row(model: str, condition: str, metrics: dict[str, Any], axes: dict[str, str] | None = None) -> ResultRow:
-    """A result row as a run directory would give it."""
-    return ResultRow(model, condition, axes if axes is not None else {"strategy": condition}, metrics)
 
 OFFICIAL = "explica/explica.csv"
 HEADER = list(data.OFFICIAL_COLUMNS)
@@ -353,9 +350,8 @@ def rec(relation, label, human, scores=None, kind="ratings", freq=None):
     if freq:
         tags["frequency_bin"] = freq
     detail = {kind: scores} if scores else {}
-    return ItemRecord(condition="c", axes={}, item_id=f"{relation}{label}{len(str(human))}", tags=tags,
-                      fields={"human": human}, prompts=[], outputs=[], label=label, detail=detail, gold=gold,
-                      correct=None if gold is None else label == gold)
+    return item_record(f"{relation}{label}{len(str(human))}", label, gold, tags=tags, fields={"human": human},
+                       detail=detail)
 
 
 H1 = ratings(so=8, because=2, then=6, after=3)

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import result_row as row
 
 from lingdiag.config import RunConfig
 from lingdiag.errors import ConfigError, MissingDependency
@@ -27,11 +28,6 @@ from lingdiag.suites.imperfective.analysis import (
     verb_class_anova,
 )
 from lingdiag.suites.imperfective.data import TELIC_CLASSES, builtin_items
-
-
-def row(model: str, condition: str, metrics: dict[str, Any], axes: dict[str, str] | None = None) -> ResultRow:
-    """A result row as a run directory would give it."""
-    return ResultRow(model, condition, axes if axes is not None else {"strategy": condition}, metrics)
 
 # Table 3 of the paper: Acc C and Acc D per strategy (zero-shot, dap, cot, counterfactual),
 # with the correlations its Figures 1 and 5-9 report.

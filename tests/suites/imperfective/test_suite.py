@@ -1,25 +1,20 @@
 import json
 import math
 from pathlib import Path
-from typing import Any
 
 import pytest
+from helpers import item_record
+from helpers import result_row as row
 
 from lingdiag.errors import DatasetError
-from lingdiag.records import UNPARSED, Generation, Item, ItemRecord, ResultRow
+from lingdiag.records import UNPARSED, Generation, Item, ItemRecord
 from lingdiag.suites.imperfective import data, metrics, prompts, tables
-
-
-def row(model: str, condition: str, metrics: dict[str, Any], axes: dict[str, str] | None = None) -> ResultRow:
-    """A result row as a run directory would give it."""
-    return ResultRow(model, condition, axes if axes is not None else {"strategy": condition}, metrics)
 
 
 def rec(group: str, label: str, verb_class: str = "Creation", gold: str | None = None) -> ItemRecord:
     gold = gold or data.GOLD_BY_GROUP[group]
-    return ItemRecord(condition="zero-shot", axes={}, item_id=f"{group}{label}", tags={"group": group,
-                      "verb_class": verb_class if group in "AC" else "Activity"}, fields={}, prompts=[], outputs=[],
-                      label=label, detail={}, gold=gold, correct=label == gold)
+    return item_record(f"{group}{label}", label, gold, condition="zero-shot",
+                       tags={"group": group, "verb_class": verb_class if group in "AC" else "Activity"})
 
 
 def fixture_records() -> list[ItemRecord]:
