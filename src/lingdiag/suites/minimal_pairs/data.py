@@ -10,12 +10,11 @@ Transformer-XL and GPT-2, the corrected 2021 numbers).
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Mapping
 from pathlib import Path
 
 from lingdiag.errors import DatasetError
-from lingdiag.io.tabular import read_jsonl
+from lingdiag.io.tabular import read_jsonl, read_table
 from lingdiag.records import Item
 
 GOOD, BAD = "good", "bad"
@@ -50,19 +49,16 @@ def read_pairs(path: Path) -> list[Item]:
 
 def read_human(path: Path) -> dict[str, float]:
     """Paradigm → human agreement (``total_mean``)."""
+    columns, rows = read_table(path)
+    for col in ("Condition", "total_mean"):
+        if col not in columns:
+            raise DatasetError("missing column", path=path, row=1, field=col)
     out = {}
-    try:
-        with path.open(encoding="utf-8", newline="") as f:
-            for n, row in enumerate(csv.DictReader(f), 2):
-                try:
-                    out[row["Condition"]] = float(row["total_mean"])
-                except KeyError as e:
-                    raise DatasetError("missing column", path=path, row=n, field=str(e.args[0])) from None
-                except (TypeError, ValueError):
-                    raise DatasetError(f"not a number: {row['total_mean']!r}", path=path, row=n,
-                                       field="total_mean") from None
-    except OSError as e:
-        raise DatasetError(f"cannot read: {e.strerror}", path=path) from e
+    for n, row in enumerate(rows, 2):
+        try:
+            out[row["Condition"]] = float(row["total_mean"])
+        except ValueError:
+            raise DatasetError(f"not a number: {row['total_mean']!r}", path=path, row=n, field="total_mean") from None
     return out
 
 
