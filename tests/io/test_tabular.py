@@ -43,3 +43,10 @@ def test_json_and_json_lines_errors_have_one_wording(tmp_path: Path) -> None:
         read_json(doc)
     doc.write_bytes(b'\xef\xbb\xbf{"a": 1}')
     assert read_json(doc) == {"a": 1}
+
+
+def test_a_cell_over_the_csv_field_limit_names_its_row(tmp_path: Path) -> None:
+    path = tmp_path / "s.csv"
+    path.write_text("id,answer\nx1,True\nx2," + "a" * 140_000 + "\n", encoding="utf-8")
+    with pytest.raises(DatasetError, match=re.escape(f"{path}, row 3: not a readable CSV/TSV row: field larger")):
+        read_table(path)

@@ -140,10 +140,12 @@ def read_table(path: Path) -> tuple[list[str], list[dict[str, str]]]:
     """
     text = read_text(path)
     reader = csv.reader(io.StringIO(text), delimiter=sniff_delimiter(text.split("\n", 1)[0]))
+    done = 0  # lines of the rows read whole; a failed read has already counted lines of its own
     try:
         columns = [c.strip() for c in next(reader)]
-        rows = []
+        rows, done = [], reader.line_num
         for cells in reader:
+            done = reader.line_num
             if not cells:
                 continue  # a blank line, as csv.DictReader skips it
             if len(cells) > len(columns):
@@ -153,5 +155,5 @@ def read_table(path: Path) -> tuple[list[str], list[dict[str, str]]]:
             cells += [""] * (len(columns) - len(cells))
             rows.append({k: restore(v) for k, v in zip(columns, cells, strict=True)})
     except csv.Error as e:  # e.g. a cell longer than csv.field_size_limit()
-        raise DatasetError(f"not a readable CSV/TSV row: {e}", path=path, row=reader.line_num + 1) from None
+        raise DatasetError(f"not a readable CSV/TSV row: {e}", path=path, row=done + 1) from None
     return columns, rows
