@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -91,3 +92,17 @@ def test_runs_methods_and_policy_sweep(shared_datasets: Path, tmp_path: Path) ->
     assert lm_eval["prompts"][0]["policy"] == "lm-eval"
     again = run(config, tmp_path / "again", backend=MockBackend(loglik_fn=_shorter_is_likelier), cache=False)
     assert (again.out / "items.jsonl").read_bytes() == (tmp_path / "run" / "items.jsonl").read_bytes()
+
+
+def test_the_human_agreement_table(tmp_path: Path, shared_datasets: Path) -> None:
+    from lingdiag.suites.minimal_pairs.data import read_human
+
+    human = read_human(shared_datasets / "blimp" / "human_validation_summary.csv")
+    assert len(human) == 69 and human["adjunct_island"] == 0.94
+    path = tmp_path / "h.csv"
+    path.write_text('"Condition","accepted","count"\n"wh_island",5,100\n', encoding="utf-8")
+    with pytest.raises(DatasetError, match=re.escape(f"{path}, row 1, field 'total_mean': missing column")):
+        read_human(path)
+    path.write_text('Condition,total_mean\nwh_island,high\n', encoding="utf-8")
+    with pytest.raises(DatasetError, match=re.escape(f"{path}, row 2, field 'total_mean': not a number: 'high'")):
+        read_human(path)
