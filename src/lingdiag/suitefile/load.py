@@ -294,6 +294,19 @@ class Compiled:
         for k, axis in enumerate(table.rows or ()):
             if axis not in self.spec.conditions:
                 raise self.fail(f"table.rows.{k}", f"unknown axis {axis!r}; axes: {', '.join(self.spec.conditions)}")
+        for k, b in enumerate(table.breakdowns):
+            m = self.spec.metrics.get(b.metric)
+            if m is None or m.share is None or m.share.by is None:
+                per_tag = [n for n, x in self.spec.metrics.items() if x.share is not None and x.share.by is not None]
+                raise self.fail(f"table.breakdowns.{k}.metric", f"{b.metric!r} is not a metric declared with by; "
+                                f"those are: {', '.join(per_tag) or '(none)'}")
+
+    def check_figures(self) -> None:
+        """Figures name metrics of the file (or counts)."""
+        for k, f in enumerate(self.spec.figures or ()):
+            if f.metric not in self.spec.metrics and f.metric not in COUNTS:
+                raise self.fail(f"figures.{k}.metric", f"unknown metric {f.metric!r}; metrics: "
+                                f"{', '.join([*self.spec.metrics, *COUNTS])}")
 
     def check_groups(self, items: Sequence[Item]) -> None:
         """Each tag value a metric selects occurs in ``items`` (``suite check``: a typo'd group is not
@@ -339,4 +352,5 @@ def compile_file(path: Path, taken: Sequence[str] = ()) -> tuple[Compiled, list[
     labels = c.labels(conditions)
     c.check_metrics(conditions, labels)
     c.check_table()
+    c.check_figures()
     return c, conditions, labels
