@@ -94,10 +94,11 @@ BROKEN = [
     ("wrong type", changed("conditions.strategy.values.plain.user", ["a"]),
      "conditions.strategy.values.plain.user: Input should be a valid string (got ['a'])"),
     ("unknown key", changed("items.datta", "x.csv"),
-     "items.datta: unknown key (did you mean 'data'?); valid keys: data, datasets, fields, gold, id, tags"),
+     "items.datta: unknown key (did you mean 'data'?); valid keys: data, datasets, delimiter, fields, gold, id, "
+     "tags"),
     ("typo'd top-level key", {**GOOD, "metrcs": {}},
-     "metrcs: unknown key (did you mean 'metrics'?); valid keys: conditions, defaults, description, items, "
-     "metrics, name, scoring_policy, table"),
+     "metrcs: unknown key (did you mean 'metrics'?); valid keys: conditions, defaults, description, "
+     "figures, items, metrics, name, scoring_policy, table"),
     ("missing field", changed("items.fields", ...), "items.fields: Field required"),
     ("template references an unknown field", changed("conditions.strategy.values.plain.user", "{{ premis }}"),
      "conditions.strategy.values.plain.user: template uses unknown field 'premis'; known: hypothesis, premise"),
@@ -132,7 +133,8 @@ BROKEN = [
     ("bad hf: spec", changed("items.data", "hf:not a repo"),
      "items.data: 'hf:not a repo' is not hf:owner/name[:split] (or hf:./local/dir[:split])"),
     ("data file of unknown format", changed("items.data", "items.xlsx"),
-     "items.data: 'items.xlsx': a data file ends in .csv, .tsv, .json, .jsonl (or use hf:owner/name[:split])"),
+     "items.data: 'items.xlsx': a data file ends in .csv, .tsv, .json, .jsonl, .parquet; a directory has no "
+     "suffix (or use hf:owner/name[:split])"),
     ("condition without a parser", changed("defaults", {"labels": ["yes", "no"]}),
      "conditions: strategy=plain: no parser; one of nli-label, rating, choice-letter, free-text"),
     ("two axes set one key", changed("conditions", {
@@ -246,8 +248,8 @@ def test_run_and_check_print_the_same_line_without_a_traceback(tmp_path: Path) -
     from lingdiag.cli import main
 
     path = write(tmp_path, changed("items.datta", "x.csv"))
-    expected = f"{path}: items.datta: unknown key (did you mean 'data'?); valid keys: data, datasets, fields, " \
-               "gold, id, tags"
+    expected = f"{path}: items.datta: unknown key (did you mean 'data'?); valid keys: data, datasets, delimiter, " \
+               "fields, gold, id, tags"
     for args in (["suite", "check", str(path)], ["run", str(path), "--model", "mock"]):
         result = CliRunner().invoke(app, args)
         assert isinstance(result.exception, ConfigError) and str(result.exception) == expected

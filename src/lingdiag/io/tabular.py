@@ -105,10 +105,12 @@ def sniff_delimiter(header: str) -> str:
     return "\t" if "\t" in header else ","
 
 
-def read_table(path: Path) -> tuple[list[str], list[dict[str, str]]]:
-    """Columns and rows of a CSV/TSV file, names stripped, every value as text."""
+def read_table(path: Path, delimiter: str | None = None) -> tuple[list[str], list[dict[str, str]]]:
+    """Columns and rows of a CSV/TSV file, names stripped, every value as text; ``delimiter``: the
+    caller's hint (``;``), else read from the header line.
+    """
     text = read_text(path)
-    reader = csv.DictReader(io.StringIO(text), delimiter=sniff_delimiter(text.splitlines()[0]))
+    reader = csv.DictReader(io.StringIO(text), delimiter=delimiter or sniff_delimiter(text.splitlines()[0]))
     try:
         columns = [c.strip() for c in reader.fieldnames or []]
         rows = [{(k or "").strip(): restore(v or "") for k, v in row.items()} for row in reader]

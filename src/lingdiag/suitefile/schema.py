@@ -73,6 +73,9 @@ class Items(Strict):
     """Tag name → column (or ``{column, map}``): what metrics group items by."""
     gold: str | None = None
     """The column holding the gold label (none: the items have no gold)."""
+    delimiter: Literal[",", ";", "\t"] | None = None
+    """A CSV file's delimiter where the header line does not tell (``;``, as spreadsheets in
+    many locales save CSV); default: tab if the header has one, else comma."""
 
     @model_validator(mode="before")
     @classmethod
