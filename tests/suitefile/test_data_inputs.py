@@ -19,7 +19,6 @@ from pydantic import ValidationError
 from lingdiag import RunConfig, evaluate
 from lingdiag.errors import DatasetError
 from lingdiag.models.mock import MockBackend
-from lingdiag.records import GenerationRequest
 from lingdiag.suitefile.check import check
 
 ROWS = [{"id": k, "premise": f"Premise {k}.", "hypothesis": f"Hypothesis {k}.", "gold": "yes" if k % 2 else "no",

@@ -121,11 +121,11 @@ def read_rows(spec: str, items: Items, base: Path) -> tuple[list[tuple[int, Any]
     """
     source, path = resolve(spec, items, base)
     if source.startswith(PREFIX):
-        rows = held(source)
-        if rows is None:
+        given = held(source)
+        if given is None:
             raise DatasetError("rows handed over in memory to another process; pass the DataFrame again",
                                path=source)
-        return list(enumerate(rows, 1)), {source: source.removeprefix(PREFIX)}, "DataFrame"
+        return list(enumerate(given, 1)), {source: source.removeprefix(PREFIX)}, "DataFrame"
     if path is None:
         if problem := check_spec(source):
             raise DatasetError(problem)
