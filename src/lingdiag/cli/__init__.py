@@ -27,6 +27,7 @@ from lingdiag.cli import (  # noqa: F401  (registers the commands)
     suite_file,
 )
 from lingdiag.cli.app import app, err, reproduce_app, score_app
+from lingdiag.cli.run import axes_help
 from lingdiag.cli.score import label_score_command
 from lingdiag.errors import ConfigErrors, LingdiagError
 from lingdiag.io.terminal import plain
@@ -54,6 +55,7 @@ def main() -> None:
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
     mount_suites()
     try:
+        axes_help(sys.argv)
         app()
     except LingdiagError as e:
         # Messages quote paths, ids and cells from outside: one line each, no control characters.
