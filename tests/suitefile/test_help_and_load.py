@@ -31,8 +31,8 @@ def test_run_help_lists_the_files_axes_and_values(monkeypatch: pytest.MonkeyPatc
 def test_load_has_field_and_detail_columns(tmp_path: Path) -> None:
     for name in ("monotonicity-nli.yaml", "monotonicity-nli.csv"):
         shutil.copy(EXAMPLES / name, tmp_path / name)
-    config = RunConfig(suite=str(tmp_path / "monotonicity-nli.yaml"), model="mock", axes={"format": ["plain", "loglik"]},
-                       limit=4)
+    config = RunConfig(suite=str(tmp_path / "monotonicity-nli.yaml"), model="mock",
+                       axes={"format": ["plain", "loglik"]}, limit=4)
     evaluate(config, MockBackend(lambda r: "Yes.", lambda r: -float(len(r.continuation))), tmp_path / "run")
     df = load(tmp_path / "run")
     assert {"field.premise", "field.hypothesis", "tag.direction", "detail.rule", "detail.score"} <= set(df.columns)
