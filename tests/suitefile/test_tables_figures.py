@@ -89,7 +89,7 @@ def test_breakdowns_are_tables_with_intervals_in_markdown_and_latex(runs: list[P
     text = tables(load_runs(runs))
     # As columns: one column per direction beside each condition and model; the plain prompt says
     # "yes" to all 48, so upward accuracy is 12/24 with Wilson's interval.
-    assert "**Accuracy by direction** (95% intervals: Wilson)" in text
+    assert "### Accuracy by direction\n" in text and "Each cell: the value and its 95% Wilson interval." in text
     assert "| Format | Model | direction = downward | direction = upward |" in text
     # The plain prompt says "yes" to all: half of each direction right (12/24, Wilson's interval);
     # the log-likelihood choice is always right.
@@ -101,6 +101,7 @@ def test_breakdowns_are_tables_with_intervals_in_markdown_and_latex(runs: list[P
     assert "| not | 1.00 [0.76, 1.00] | 1.00 [0.76, 1.00] | 0.00 [0.00, 0.24] | 0.00 [0.00, 0.24] |" in text
     assert "| some | 1.00 [0.86, 1.00] | 1.00 [0.86, 1.00] | 1.00 [0.86, 1.00] | 1.00 [0.86, 1.00] |" in text
     latex = markdown_to_latex(text)
+    assert r"\paragraph{Accuracy by direction}" in latex
     assert r"Format & Model & direction = downward & direction = upward \\" in latex
     assert r"not & 1.00 [0.76, 1.00] & 1.00 [0.76, 1.00] & 0.00 [0.00, 0.24]" in latex
 

@@ -97,10 +97,12 @@ def compare(
             [[t.condition, t.metric, t.n, t.a, t.b, f"{t.diff:+.3f}", f"{t.permutations} (exact)" if t.exact
               else t.permutations, f"{t.p:.3g}", f"{t.p_holm:.3g}", note(t.condition)] for t in perms])))
     if skip:
-        print(plain("\nSkipped as not interpretable (as the report greys them out): "
+        print()
+        print(plain("Skipped as not interpretable (as the report greys them out): "
                     + "; ".join(f"{c}: {why}" for c, why in skip.items())))
     elif flags:
-        print(plain("\nNot interpretable rows (half unparsed or failed, or one label for every item) measure the "
+        print()
+        print(plain("Not interpretable rows (half unparsed or failed, or one label for every item) measure the "
                     "parser or a constant answer; --skip-uninterpretable leaves them out of the tests and Holm."))
     print("; ".join(f"{k}: {v}" for k, v in METHODS.items()) + f"; seed {seed}")
 

@@ -89,6 +89,10 @@ def points(suite: str, runs: Sequence[LoadedRun], families: Mapping[str, str]) -
     return out
 
 
+def _size(n: float) -> str:
+    return f"{n / 1e9:.3g}B" if n >= 1e9 else f"{n / 1e6:.3g}M"
+
+
 def scaling_figure(suite: str, runs: Sequence[LoadedRun], families: Mapping[str, str]) -> Figure | None:
     """The figure, or None where fewer than two model sizes are known."""
     found = points(suite, runs, families)
@@ -111,11 +115,14 @@ def scaling_figure(suite: str, runs: Sequence[LoadedRun], families: Mapping[str,
             hi = [p.ci95[1] - p.value if p.ci95 else 0.0 for p in members]
             ax.errorbar([p.n_params for p in members], ys, yerr=[lo, hi], fmt="-o", capsize=3, label=family)
         ax.set_xscale("log")
+        sizes = sorted({p.n_params for p in found})
+        ax.set_xticks(sizes, [_size(n) for n in sizes], fontsize=7)
+        ax.minorticks_off()  # log-scale minor labels overlap over one decade
         ax.set_xlabel("parameters")
         ax.set_title(condition, fontsize=8)
     axes[0][0].set_ylabel(metric)
     axes[0][-1].legend(fontsize=7, title="family")
-    sizes = ", ".join(f"{m} {n / 1e6:.0f}M" for m, n in sorted({(p.model, p.n_params) for p in found}))
+    sizes = ", ".join(f"{m} {_size(n)}" for m, n in sorted({(p.model, p.n_params) for p in found}))
     return Figure(f"{suite}: {metric} by model size", to_png(fig),
                   f"One line per model family; bars: 95% intervals. Parameter counts as the backends recorded "
                   f"them ({sizes}).")

@@ -56,7 +56,8 @@ def breakdown_table(b: Breakdown, by: str, rows: Sequence[ResultRow], row_axes: 
     else:
         header = [by.capitalize(), *(f"{r.model} · {r.condition}" for r in rows)]
         body = [[g, *(cell(r, g) for r in rows)] for g in groups]
-    return f"**{b.header or b.metric} by {by}** (95% intervals: Wilson)\n\n" + markdown_table(header, body)
+    return f"### {b.header or b.metric} by {by}\n\n" + markdown_table(header, body) \
+        + "\nEach cell: the value and its 95% Wilson interval.\n"
 
 
 def declared(spec: SuiteFile) -> list[FigureSpec]:
