@@ -101,6 +101,7 @@ def scaling_figure(suite: str, runs: Sequence[LoadedRun], families: Mapping[str,
     plt = pyplot()
     metric = SUITES.get(suite).headline
     conditions = list(dict.fromkeys(p.condition for p in found))[:MAX_PANELS]
+    ticks = sorted({p.n_params for p in found})
     fig, axes = plt.subplots(1, len(conditions), figsize=(3.4 * len(conditions) + 1.2, 3.4), squeeze=False,
                              sharey=True, layout="constrained")
     for ax, condition in zip(axes[0], conditions, strict=True):
@@ -115,8 +116,7 @@ def scaling_figure(suite: str, runs: Sequence[LoadedRun], families: Mapping[str,
             hi = [p.ci95[1] - p.value if p.ci95 else 0.0 for p in members]
             ax.errorbar([p.n_params for p in members], ys, yerr=[lo, hi], fmt="-o", capsize=3, label=family)
         ax.set_xscale("log")
-        sizes = sorted({p.n_params for p in found})
-        ax.set_xticks(sizes, [_size(n) for n in sizes], fontsize=7)
+        ax.set_xticks(ticks, [_size(n) for n in ticks], fontsize=7)
         ax.minorticks_off()  # log-scale minor labels overlap over one decade
         ax.set_xlabel("parameters")
         ax.set_title(condition, fontsize=8)
