@@ -152,3 +152,13 @@ def test_compare_flags_uninterpretable_rows_and_skips_them_on_request(runs: list
     skipped = CliRunner().invoke(app, ["compare", str(runs[0]), str(runs[1]), "--skip-uninterpretable", "--json"])
     data = json.loads(skipped.output)
     assert data["skipped"] == ["plain"] and {r["condition"] for r in data["rows"]} == {"instructed", "loglik"}
+
+
+def test_compare_between_two_conditions_flags_the_uninterpretable_one(runs: list[Path]) -> None:
+    result = CliRunner().invoke(app, ["compare", str(runs[0]), "--between", "plain", "instructed", "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["not_interpretable"] == {"plain vs instructed": "plain: one label (yes) for every item"}
+    skipped = CliRunner().invoke(app, ["compare", str(runs[0]), "--between", "plain", "instructed",
+                                       "--skip-uninterpretable", "--json"])
+    assert json.loads(skipped.output)["rows"] == []

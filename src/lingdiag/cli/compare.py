@@ -64,11 +64,12 @@ def compare(
     if between is not None:
         if len(runs) != 1:
             raise ConfigError("--between compares two conditions of ONE run")
-        flags = flagged({"A": not_interpretable(runs[0])}, list(between))
+        reasons = not_interpretable(runs[0])
+        why = "; ".join(f"{c}: {reasons[c]}" for c in between if c in reasons)
+        flags = {f"{between[0]} vs {between[1]}": why} if why else {}
         skip = flags if skip_uninterpretable else {}
         rows = [] if skip else compare_conditions(runs[0], *between, seed=seed)
         perms = [] if skip else permute_conditions(runs[0], *between, seed=seed)
-        flags = {f"{between[0]} vs {between[1]}": "; ".join(flags.values())} if flags else {}
     elif len(runs) == 2:
         flags = flagged({"A": not_interpretable(runs[0]), "B": not_interpretable(runs[1])})
         skip = flags if skip_uninterpretable else {}
@@ -107,13 +108,12 @@ def compare(
     print("; ".join(f"{k}: {v}" for k, v in METHODS.items()) + f"; seed {seed}")
 
 
-def flagged(sides: dict[str, dict[str, str]], only: list[str] | None = None) -> dict[str, str]:
+def flagged(sides: dict[str, dict[str, str]]) -> dict[str, str]:
     """Condition → ``A: reason; B: reason`` for the conditions not interpretable on some side."""
     out: dict[str, list[str]] = {}
     for side, reasons in sides.items():
         for condition, why in reasons.items():
-            if only is None or condition in only:
-                out.setdefault(condition, []).append(f"{side} {condition}: {why}" if only else f"{side}: {why}")
+            out.setdefault(condition, []).append(f"{side}: {why}")
     return {c: "; ".join(parts) for c, parts in out.items()}
 
 
