@@ -11,9 +11,10 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from lingdiag.errors import ConfigError
+from lingdiag.io.inline import hold, holds_rows
 
 OptionsT = TypeVar("OptionsT", bound=BaseModel)
 
@@ -138,7 +139,8 @@ class RunConfig(BaseModel):
     """Model spec: an embedded short name (``smollm2-135m``), ``hf:<hub id or dir>``,
     ``gguf:<file>`` or ``openai:<model>[@<base_url>]``."""
     dataset: str = "builtin"
-    """``builtin``, ``official`` (fetched and checksummed) or a local path."""
+    """``builtin``, ``official`` (fetched and checksummed) or a local path; for a suite file also a
+    pandas DataFrame (anything with ``to_dict("records")``), held as ``rows:<sha256>`` (``lingdiag.io.inline``)."""
     axes: dict[str, list[str]] = Field(default_factory=dict)
     """Axis selection, e.g. ``{"strategy": ["zero-shot", "cot"]}``; missing axes take defaults."""
     options: dict[str, Any] = Field(default_factory=dict)
@@ -160,6 +162,16 @@ class RunConfig(BaseModel):
     shard_base_urls: list[str] = Field(default_factory=list)
     """One server per shard for an ``openai:`` model: shard K sends to the K-th URL. (A
     ``{shard}`` in ``model`` is the other way: it is replaced by K.)"""
+
+    @field_validator("dataset", mode="before")
+    @classmethod
+    def _rows(cls, value: Any) -> Any:
+        if isinstance(value, str) or not holds_rows(value):
+            if not isinstance(value, str):
+                raise ValueError(f"expected a dataset name, a path or a DataFrame (anything with "
+                                 f"to_dict('records')); got {type(value).__name__}")
+            return value
+        return hold(value)
 
     @model_validator(mode="after")
     def _shard_servers(self) -> RunConfig:

@@ -5,6 +5,7 @@ them all and nothing else::
 
     LingdiagError
     ├── ConfigError          a run configuration or CLI option is invalid
+    │   └── ConfigErrors     several independent problems of one input (each one line)
     ├── UnknownNameError     a model, strategy, suite or dataset name is not registered
     ├── DatasetError         a data file is missing, malformed, or fails its checksum
     ├── BackendError         a model backend failed or cannot serve a request kind
@@ -17,7 +18,7 @@ them all and nothing else::
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 
 class LingdiagError(Exception):
@@ -26,6 +27,16 @@ class LingdiagError(Exception):
 
 class ConfigError(LingdiagError):
     """A run configuration or CLI option is invalid."""
+
+
+class ConfigErrors(ConfigError):
+    """Several independent problems of one input (a suite file), found in one pass so that a user
+    fixes them in one round: each is one line, and the message is the lines joined.
+    """
+
+    def __init__(self, problems: Sequence[str]) -> None:
+        self.problems = tuple(problems)
+        super().__init__("\n".join(self.problems))
 
 
 class UnknownNameError(LingdiagError):

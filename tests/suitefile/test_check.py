@@ -5,14 +5,15 @@ key path and what was expected; never a traceback.
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 
 import pytest
 import yaml
 from typer.testing import CliRunner
 
-from lingdiag.cli import app
-from lingdiag.errors import ConfigError, DatasetError
+from lingdiag.cli import app, main
+from lingdiag.errors import ConfigError, ConfigErrors, DatasetError
 from lingdiag.suitefile.check import check
 
 DATA = "id,premise,hypothesis,group,label\n1,A man ran.,He ran.,A,yes\n2,A man sang.,He sang.,B,no\n3,X.,Y.,A,no\n"
@@ -94,10 +95,11 @@ BROKEN = [
     ("wrong type", changed("conditions.strategy.values.plain.user", ["a"]),
      "conditions.strategy.values.plain.user: Input should be a valid string (got ['a'])"),
     ("unknown key", changed("items.datta", "x.csv"),
-     "items.datta: unknown key (did you mean 'data'?); valid keys: data, datasets, fields, gold, id, tags"),
+     "items.datta: unknown key (did you mean 'data'?); valid keys: data, datasets, delimiter, fields, gold, id, "
+     "tags"),
     ("typo'd top-level key", {**GOOD, "metrcs": {}},
-     "metrcs: unknown key (did you mean 'metrics'?); valid keys: conditions, defaults, description, items, "
-     "metrics, name, scoring_policy, table"),
+     "metrcs: unknown key (did you mean 'metrics'?); valid keys: conditions, defaults, description, "
+     "figures, items, metrics, name, scoring_policy, table"),
     ("missing field", changed("items.fields", ...), "items.fields: Field required"),
     ("template references an unknown field", changed("conditions.strategy.values.plain.user", "{{ premis }}"),
      "conditions.strategy.values.plain.user: template uses unknown field 'premis'; known: hypothesis, premise"),
@@ -112,7 +114,8 @@ BROKEN = [
      "conditions.strategy.values.plain.user: template syntax: unexpected end of template, expected 'end of "
      "print statement'."),
     ("unquoted YAML boolean as a label", changed("defaults.labels", [True, False]),
-     "defaults.labels.0: Input should be a valid string (got True); quote it in YAML"),
+     "defaults.labels.0: Input should be a valid string (got True); YAML reads a bare yes, no, on, off, true or "
+     "false as a boolean: quote it (\"yes\")"),
     ("unknown parser", changed("defaults.parser", "nli"),
      "defaults.parser: Input should be 'nli-label', 'rating', 'choice-letter' or 'free-text' (got 'nli')"),
     ("unknown label in a metric", changed("metrics.yes_B.rate.label", "maybe"),
@@ -132,7 +135,8 @@ BROKEN = [
     ("bad hf: spec", changed("items.data", "hf:not a repo"),
      "items.data: 'hf:not a repo' is not hf:owner/name[:split] (or hf:./local/dir[:split])"),
     ("data file of unknown format", changed("items.data", "items.xlsx"),
-     "items.data: 'items.xlsx': a data file ends in .csv, .tsv, .json, .jsonl (or use hf:owner/name[:split])"),
+     "items.data: 'items.xlsx': a data file ends in .csv, .tsv, .json, .jsonl, .parquet; a directory has no "
+     "suffix (or use hf:owner/name[:split])"),
     ("condition without a parser", changed("defaults", {"labels": ["yes", "no"]}),
      "conditions: strategy=plain: no parser; one of nli-label, rating, choice-letter, free-text"),
     ("two axes set one key", changed("conditions", {
@@ -201,8 +205,43 @@ def test_a_broken_file_is_one_line_naming_file_and_key_path(tmp_path: Path, kind
     path = write(tmp_path, doc)
     with pytest.raises(ConfigError) as e:
         check(path)
-    assert str(e.value) == f"{path}: {message}"
-    assert "\n" not in str(e.value)
+    # The problem comes first; a broken key can break what depends on it, each on a line of its own.
+    lines = str(e.value).split("\n")
+    assert lines[0] == f"{path}: {message}"
+    assert all(line.startswith(f"{path}: ") for line in lines)
+
+
+def test_check_lists_every_problem_at_once_each_on_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    doc = changed("conditions.strategy.values.plain.user", "{{ premis }}")
+    doc["metrics"]["yes_B"]["rate"]["where"] = {"grup": "B"}
+    doc["table"]["columns"] = [{"metric": "acc_Z"}, "n"]
+    path = write(tmp_path, doc)
+    expected = [f"{path}: conditions.strategy.values.plain.user: template uses unknown field 'premis'; known: "
+                "hypothesis, premise",
+                f"{path}: metrics.yes_B.rate.where.grup: unknown tag; tags: group",
+                f"{path}: table.columns.0.metric: unknown metric 'acc_Z'; metrics: acc, acc_A, yes_B, gap, n, "
+                "n_unparsed, unparsed_rate, n_errors"]
+    with pytest.raises(ConfigErrors) as e:
+        check(path)
+    assert list(e.value.problems) == expected
+    # The command line prints each as a line of its own (exit 2, no traceback).
+    monkeypatch.setattr(sys, "argv", ["lingdiag", "suite", "check", str(path)])
+    with pytest.raises(SystemExit) as exited:
+        main()
+    assert exited.value.code == 2
+    assert [line for line in capsys.readouterr().err.splitlines() if line] == [f"error: {x}" for x in expected]
+
+
+def test_every_bare_yaml_boolean_gets_the_hint(tmp_path: Path) -> None:
+    path = tmp_path / "suite.yaml"
+    path.write_text(yaml.safe_dump(GOOD, sort_keys=False).replace("- 'yes'\n", "- yes\n").replace("- 'no'\n",
+                                                                                                  "- no\n"))
+    with pytest.raises(ConfigErrors) as e:
+        check(path)
+    assert [p.split(": ", 2)[1] for p in e.value.problems] == ["defaults.labels.0", "defaults.labels.1"]
+    assert all("(got " in p and 'YAML reads a bare yes, no, on, off, true or false as a boolean: quote it ("yes")'
+               in p for p in e.value.problems)
 
 
 def test_a_non_utf8_file(tmp_path: Path) -> None:
@@ -246,8 +285,8 @@ def test_run_and_check_print_the_same_line_without_a_traceback(tmp_path: Path) -
     from lingdiag.cli import main
 
     path = write(tmp_path, changed("items.datta", "x.csv"))
-    expected = f"{path}: items.datta: unknown key (did you mean 'data'?); valid keys: data, datasets, fields, " \
-               "gold, id, tags"
+    expected = f"{path}: items.datta: unknown key (did you mean 'data'?); valid keys: data, datasets, delimiter, " \
+               "fields, gold, id, tags"
     for args in (["suite", "check", str(path)], ["run", str(path), "--model", "mock"]):
         result = CliRunner().invoke(app, args)
         assert isinstance(result.exception, ConfigError) and str(result.exception) == expected

@@ -14,7 +14,7 @@ over that table's rows: a rate is not an accuracy, so McNemar does not apply to 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -165,20 +165,20 @@ def _shared(run_a: Path, run_b: Path) -> tuple[dict[str, list[ItemRecord]], dict
     return a, b, shared
 
 
-def compare_runs(run_a: Path, run_b: Path, *, seed: int = 0) -> list[Comparison]:
-    """Every condition the two runs share, paired on the items both answered, Holm-corrected."""
+def compare_runs(run_a: Path, run_b: Path, *, seed: int = 0, skip: Collection[str] = ()) -> list[Comparison]:
+    """Every condition the two runs share (but ``skip``), paired on the items both answered, Holm-corrected."""
     a, b, shared = _shared(run_a, run_b)
-    return holm_rows([paired(c, a[c], b[c], seed=seed) for c in shared])
+    return holm_rows([paired(c, a[c], b[c], seed=seed) for c in shared if c not in skip])
 
 
-def permute_runs(run_a: Path, run_b: Path, *, seed: int = 0) -> list[PermutationTest]:
-    """The suite's rates and gaps in every condition the two runs share, Holm over all rows."""
+def permute_runs(run_a: Path, run_b: Path, *, seed: int = 0, skip: Collection[str] = ()) -> list[PermutationTest]:
+    """The suite's rates and gaps in every condition the two runs share (but ``skip``), Holm over all rows."""
     suite = _suite(run_a)
     if (other := _suite(run_b)).name != suite.name:
         raise ConfigError(f"{run_a} is a {suite.name!r} run and {run_b} a {other.name!r} run; "
                           "rates and gaps compare within one suite")
     a, b, shared = _shared(run_a, run_b)
-    return holm_rows([t for c in shared for t in permuted(suite, c, a[c], b[c], seed=seed)])
+    return holm_rows([t for c in shared if c not in skip for t in permuted(suite, c, a[c], b[c], seed=seed)])
 
 
 def _two(run: Path, cond_a: str, cond_b: str) -> dict[str, list[ItemRecord]]:

@@ -4,8 +4,9 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from lingdiag.records import UNPARSED, record_text
 from lingdiag.store import RunStore
@@ -14,12 +15,19 @@ if TYPE_CHECKING:
     import pandas as pd
 
 
+def _cell(value: Any) -> Any:
+    """A scalar as it is; a list or mapping as JSON text (one cell, comparable across rows)."""
+    return json.dumps(value, ensure_ascii=False, sort_keys=True) if isinstance(value, dict | list) else value
+
+
 def load(*runs: str | Path) -> pd.DataFrame:
     """One row per item record of every run: run, suite, model, dataset, condition, one
-    ``axis.<name>`` column per axis, item id, one ``tag.<name>`` column per item tag, label, gold,
-    correct, unparsed, error, and the record's prompts and raw outputs as text
-    (:func:`lingdiag.records.as_text`; several requests of one item, such as the log-likelihood of each
-    option, separated by ``---`` lines).
+    ``axis.<name>`` column per axis, item id, one ``tag.<name>`` column per item tag, one
+    ``field.<name>`` column per item field (the premise, the sentence...), label, gold, correct,
+    unparsed, error, one ``detail.<name>`` column per key of the records' ``detail`` (the parse rule,
+    log-probabilities, surprisals...; a nested value as JSON text), and the record's prompts and raw
+    outputs as text (:func:`lingdiag.records.as_text`; several requests of one item, such as the
+    log-likelihood of each option, separated by ``---`` lines).
     """
     import pandas as pd
 
@@ -32,7 +40,8 @@ def load(*runs: str | Path) -> pd.DataFrame:
             rows.append({**head, "condition": r.condition, **{f"axis.{k}": v for k, v in r.axes.items()},
                          "item_id": r.item_id,
                          **{f"tag.{k}": v for k, v in r.tags.items() if not isinstance(v, dict | list)},
+                         **{f"field.{k}": _cell(v) for k, v in r.fields.items()},
                          "label": r.label, "gold": r.gold, "correct": r.correct, "unparsed": r.label == UNPARSED,
-                         "error": r.error, "prompt": record_text(r.prompts),
-                         "output": record_text(r.outputs)})
+                         "error": r.error, **{f"detail.{k}": _cell(v) for k, v in r.detail.items()},
+                         "prompt": record_text(r.prompts), "output": record_text(r.outputs)})
     return pd.DataFrame(rows)

@@ -27,8 +27,9 @@ from lingdiag.cli import (  # noqa: F401  (registers the commands)
     suite_file,
 )
 from lingdiag.cli.app import app, err, reproduce_app, score_app
+from lingdiag.cli.run import axes_help
 from lingdiag.cli.score import label_score_command
-from lingdiag.errors import LingdiagError
+from lingdiag.errors import ConfigErrors, LingdiagError
 from lingdiag.io.terminal import plain
 from lingdiag.suite import SUITES
 
@@ -54,11 +55,13 @@ def main() -> None:
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
     mount_suites()
     try:
+        axes_help(sys.argv)
         app()
     except LingdiagError as e:
-        err.print("[red]error:[/]", end=" ")
-        # Messages quote paths, ids and cells from outside: one line, no control characters.
-        err.print(plain(str(e)), markup=False, highlight=False, soft_wrap=True)
+        # Messages quote paths, ids and cells from outside: one line each, no control characters.
+        for line in e.problems if isinstance(e, ConfigErrors) else (str(e),):
+            err.print("[red]error:[/]", end=" ")
+            err.print(plain(line), markup=False, highlight=False, soft_wrap=True)
         sys.exit(2)
 
 

@@ -12,6 +12,7 @@ import typer
 
 from lingdiag.analysis import competence as competence_join
 from lingdiag.analysis.compare import METHODS, compare_conditions, compare_runs, permute_conditions, permute_runs
+from lingdiag.analysis.interpretable import not_interpretable
 from lingdiag.analysis.mixed import fit, load
 from lingdiag.cli.app import app
 from lingdiag.errors import ConfigError
@@ -50,38 +51,70 @@ def compare(
     runs: Annotated[list[Path], typer.Argument(help="RUN_A RUN_B, or one RUN with --between.")],
     between: Annotated[tuple[str, str] | None, typer.Option(help="Two conditions of one run.")] = None,
     seed: Annotated[int, typer.Option(help="Seeds the bootstrap intervals and the drawn permutations.")] = 0,
+    skip_uninterpretable: Annotated[bool, typer.Option(
+        help="Leave conditions the report greys out as not interpretable (on either side) out of the tests "
+             "and of Holm's correction.")] = False,
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """Paired tests on the same items: exact McNemar, bootstrap 95% interval of the accuracy
     difference, Holm over the table; the suite's rates and gaps by paired permutation, Holm over
-    that table.
+    that table. Conditions the report calls not interpretable (half unparsed or failed, or one
+    label for every item) are flagged in a Note column, or skipped with --skip-uninterpretable.
     """
     if between is not None:
         if len(runs) != 1:
             raise ConfigError("--between compares two conditions of ONE run")
-        rows = compare_conditions(runs[0], *between, seed=seed)
-        perms = permute_conditions(runs[0], *between, seed=seed)
+        reasons = not_interpretable(runs[0])
+        why = "; ".join(f"{c}: {reasons[c]}" for c in between if c in reasons)
+        flags = {f"{between[0]} vs {between[1]}": why} if why else {}
+        skip = flags if skip_uninterpretable else {}
+        rows = [] if skip else compare_conditions(runs[0], *between, seed=seed)
+        perms = [] if skip else permute_conditions(runs[0], *between, seed=seed)
     elif len(runs) == 2:
-        rows = compare_runs(runs[0], runs[1], seed=seed)
-        perms = permute_runs(runs[0], runs[1], seed=seed)
+        flags = flagged({"A": not_interpretable(runs[0]), "B": not_interpretable(runs[1])})
+        skip = flags if skip_uninterpretable else {}
+        rows = compare_runs(runs[0], runs[1], seed=seed, skip=skip)
+        perms = permute_runs(runs[0], runs[1], seed=seed, skip=skip)
     else:
         raise ConfigError(f"expected two runs (or one with --between), got {len(runs)}")
     if as_json:
         print(dumps({"rows": [asdict(r) for r in rows], "permutation": [asdict(t) for t in perms],
-                     "methods": METHODS, "seed": seed}, indent=2))
+                     "not_interpretable": flags, "skipped": sorted(skip), "methods": METHODS, "seed": seed},
+                    indent=2))
         return
     print(plain(f"A = {runs[0]}" + ("" if between else f", B = {runs[1]}")))
+
+    def note(condition: str) -> str:
+        return f"not interpretable: {flags[condition]}" if condition in flags else ""
+
     print(plain_lines(markdown_table(
-        ["Condition", "N", "Acc A", "Acc B", "A − B", "95% CI", "A only", "B only", "p", "p (Holm)"],
+        ["Condition", "N", "Acc A", "Acc B", "A − B", "95% CI", "A only", "B only", "p", "p (Holm)", "Note"],
         [[r.condition, r.n, r.acc_a, r.acc_b, r.diff, f"[{r.ci95[0]:+.3f}, {r.ci95[1]:+.3f}]", r.only_a, r.only_b,
-          f"{r.p:.3g}", f"{r.p_holm:.3g}"] for r in rows])))
+          f"{r.p:.3g}", f"{r.p_holm:.3g}", note(r.condition)] for r in rows])))
     if perms:
         print("\nRates and gaps\n")
-        print(markdown_table(
-            ["Condition", "Metric", "N", "A", "B", "A − B", "Permutations", "p", "p (Holm)"],
+        print(plain_lines(markdown_table(
+            ["Condition", "Metric", "N", "A", "B", "A − B", "Permutations", "p", "p (Holm)", "Note"],
             [[t.condition, t.metric, t.n, t.a, t.b, f"{t.diff:+.3f}", f"{t.permutations} (exact)" if t.exact
-              else t.permutations, f"{t.p:.3g}", f"{t.p_holm:.3g}"] for t in perms]))
+              else t.permutations, f"{t.p:.3g}", f"{t.p_holm:.3g}", note(t.condition)] for t in perms])))
+    if skip:
+        print()
+        print(plain("Skipped as not interpretable (as the report greys them out): "
+                    + "; ".join(f"{c}: {why}" for c, why in skip.items())))
+    elif flags:
+        print()
+        print(plain("Not interpretable rows (half unparsed or failed, or one label for every item) measure the "
+                    "parser or a constant answer; --skip-uninterpretable leaves them out of the tests and Holm."))
     print("; ".join(f"{k}: {v}" for k, v in METHODS.items()) + f"; seed {seed}")
+
+
+def flagged(sides: dict[str, dict[str, str]]) -> dict[str, str]:
+    """Condition → ``A: reason; B: reason`` for the conditions not interpretable on some side."""
+    out: dict[str, list[str]] = {}
+    for side, reasons in sides.items():
+        for condition, why in reasons.items():
+            out.setdefault(condition, []).append(f"{side}: {why}")
+    return {c: "; ".join(parts) for c, parts in out.items()}
 
 
 @app.command()

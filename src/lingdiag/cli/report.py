@@ -11,6 +11,7 @@ from lingdiag.io.terminal import plain_lines
 from lingdiag.records import dumps
 from lingdiag.report.export import write_tables
 from lingdiag.report.html import write_html
+from lingdiag.report.scaling import parse_families
 from lingdiag.report.tables import load_runs, metrics_json, tables
 
 
@@ -20,13 +21,15 @@ def report(
     html: Path = typer.Option(None, help="Also write an HTML report with figures here."),
     tables_dir: Path = typer.Option(None, "--tables", help="Also write each suite's tables as Markdown and LaTeX "
                                                          "(<suite>.md, <suite>.tex) into this directory."),
+    family: list[str] = typer.Option([], help="MODEL=FAMILY: the model's line in the scaling figure (default: "
+                                              "the model_type of its config.json); repeatable."),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Recompute metrics from the records of one or more runs (offline) and print the tables."""
     loaded = load_runs(runs)
     text = tables(loaded)
     if html is not None:
-        write_html(html, text, loaded)
+        write_html(html, text, loaded, parse_families(family))
     if tables_dir is not None:
         write_tables(tables_dir, loaded)
     if as_json:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -13,12 +13,13 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from lingdiag.cli.app import app, err, key_values
 from lingdiag.cli.env import lock_line
 from lingdiag.config import RunConfig
-from lingdiag.errors import ConfigError
+from lingdiag.errors import ConfigError, LingdiagError
 from lingdiag.io.terminal import markup_safe, plain_lines, progress_line
 from lingdiag.models.openai.prices import estimate
 from lingdiag.records import dumps
 from lingdiag.run import RunResult, plan
 from lingdiag.run import run as run_suite
+from lingdiag.suite import SUITES
 
 
 def _parse_extra(args: list[str]) -> dict[str, list[str]]:
@@ -38,6 +39,28 @@ def _parse_extra(args: list[str]) -> dict[str, list[str]]:
         result.setdefault(key, []).extend(v for v in value.split(",") if v)
         k += 1
     return result
+
+
+def axes_help(argv: Sequence[str]) -> None:
+    """``lingdiag run SUITE --help`` (a suite file or a built-in suite): the suite's axes, their
+    values and defaults below the options, since typer's help is written before the suite is read.
+    A suite that cannot be read leaves the help as it is (the run itself will say why).
+    """
+    if "run" not in argv or not {"--help", "-h"} & set(argv):
+        return
+    name = next((a for a in argv[argv.index("run") + 1:] if not a.startswith("-")), None)
+    if name is None:
+        return
+    try:
+        suite = SUITES.get(name)
+    except LingdiagError:
+        return
+    lines = [f"Axes of {markup_safe(suite.name)} (values; * runs by default):"]
+    lines += [f"--{markup_safe(a.name)} " + ",".join(markup_safe(v) + "*" * (v in a.default) for v in a.values)
+              + (f": {markup_safe(a.help)}" if a.help else "") for a in suite.axes]
+    for info in app.registered_commands:
+        if info.callback is run:
+            info.epilog = "\n\n".join(lines)  # rich's help joins single line breaks
 
 
 FAILED_ITEMS_EXIT = 3

@@ -129,8 +129,9 @@ def sniff_delimiter(header: str) -> str:
     return "\t" if "\t" in header else ","
 
 
-def read_table(path: Path) -> tuple[list[str], list[dict[str, str]]]:
-    """Columns and rows of a CSV/TSV file, names stripped, every value as text.
+def read_table(path: Path, delimiter: str | None = None) -> tuple[list[str], list[dict[str, str]]]:
+    """Columns and rows of a CSV/TSV file, names stripped, every value as text; ``delimiter``: the
+    caller's hint (``;``), else read from the header line.
 
     A row with fewer cells than the header has the missing ones empty; one with more is an error.
 
@@ -139,7 +140,7 @@ def read_table(path: Path) -> tuple[list[str], list[dict[str, str]]]:
             one line names the file, the row (the header is row 1) and the extra cells.
     """
     text = read_text(path)
-    reader = csv.reader(io.StringIO(text), delimiter=sniff_delimiter(text.split("\n", 1)[0]))
+    reader = csv.reader(io.StringIO(text), delimiter=delimiter or sniff_delimiter(text.split("\n", 1)[0]))
     done = 0  # lines of the rows read whole; a failed read has already counted lines of its own
     try:
         columns = [c.strip() for c in next(reader)]

@@ -1,10 +1,9 @@
 """What a report says first: degenerate conditions, each suite's headline metric per model, and
 the statistically supported differences between models and between competence and performance.
 
-A condition is *degenerate* (not interpretable) when at least half of its answers are unparsed
-or failed, or when it gives the same label to every item: its accuracy and rates then measure
-the parser or a constant answer, not the model's knowledge, so the report greys it out wherever
-it appears and keeps it out of the findings.
+A condition is *degenerate* (not interpretable) by :mod:`lingdiag.analysis.interpretable`'s rule
+(``lingdiag compare`` flags by the same): the report greys it out wherever it appears and keeps it
+out of the findings.
 """
 
 from __future__ import annotations
@@ -16,15 +15,14 @@ from dataclasses import dataclass
 from itertools import combinations
 
 from lingdiag.analysis.compare import Comparison, paired
+from lingdiag.analysis.interpretable import degenerate_reason
 from lingdiag.errors import ConfigError
 from lingdiag.metrics.stats import holm_rows
-from lingdiag.records import UNPARSED, ItemRecord
+from lingdiag.records import ItemRecord
 from lingdiag.report.tables import display_names
 from lingdiag.store import LoadedRun
 from lingdiag.suite import SUITES
 
-DEGENERATE_SHARE = 0.5
-"""A condition with at least this share of unparsed or failed answers is not interpretable."""
 ALPHA = 0.05
 """Differences are reported when their Holm-adjusted p-value is below this."""
 
@@ -39,19 +37,6 @@ class Degenerate:
     condition: str
     axes: Mapping[str, str]
     reason: str
-
-
-def degenerate_reason(records: Sequence[ItemRecord]) -> str | None:
-    """Why one condition's records are not interpretable, or None when they are."""
-    if not records:
-        return None
-    bad = sum(r.error is not None or r.label == UNPARSED for r in records)
-    if bad / len(records) >= DEGENERATE_SHARE:
-        return f"{bad / len(records):.0%} unparsed or failed"
-    labels = {r.label for r in records}
-    if len(records) > 1 and len(labels) == 1:
-        return f"one label ({next(iter(labels))}) for every item"
-    return None
 
 
 def _by_condition(run: LoadedRun) -> dict[str, list[ItemRecord]]:

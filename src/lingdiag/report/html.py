@@ -34,6 +34,7 @@ from lingdiag.io.markdown import fmt
 from lingdiag.metrics.core import CI_METHODS, N_ERRORS, N_UNPARSED, UNPARSED_RATE, WILSON, N
 from lingdiag.report import browser, markdown
 from lingdiag.report.findings import Degenerate, degenerate, differences, headline
+from lingdiag.report.scaling import scaling_figure
 from lingdiag.report.tables import rows_by_suite, suite_tables
 from lingdiag.store import LoadedRun
 from lingdiag.suite import SUITES
@@ -145,8 +146,13 @@ def _ci95(metrics: Mapping[str, Any], path: str = "") -> Iterator[tuple[str, Any
     dicts included (ExpliCa's ``spearman/all/rho``).
     """
     for key, x in metrics.items():
+        base = key.removesuffix("_ci95")
         if key.endswith("_ci95") and isinstance(x, list) and len(x) == 2:
-            yield path + key.removesuffix("_ci95"), metrics.get(key.removesuffix("_ci95")), x
+            yield path + base, metrics.get(base), x
+        elif key.endswith("_ci95") and isinstance(x, Mapping) and isinstance(values := metrics.get(base), Mapping):
+            # A metric per tag value (a suite file's ``by``): its intervals by the same keys.
+            yield from ((f"{path}{base}/{g}", values.get(g), ci) for g, ci in x.items()
+                        if isinstance(ci, list) and len(ci) == 2)
         elif isinstance(x, Mapping) and key != CI_METHODS:
             yield from _ci95(x, f"{path}{key}/")
 
@@ -210,8 +216,11 @@ def _anchor(name: str) -> str:
 class _Suite:
     """One suite's parts of the page: its tables split into the headline and the rest, its figures."""
 
-    def __init__(self, name: str, text: str, rows: Sequence[Any], flagged: Sequence[Degenerate]) -> None:
+    def __init__(self, name: str, text: str, rows: Sequence[Any], flagged: Sequence[Degenerate],
+                 scaling: Figure | None = None) -> None:
         self.name = name
+        self.scaling = scaling
+        """The headline metric against model size (:mod:`.scaling`), where the runs have two sizes."""
         self.flags = [d for d in flagged if d.suite == name]
         blocks = list(markdown.blocks(text))
         first = next((k for k, b in enumerate(blocks) if isinstance(b, markdown.Table)), len(blocks) - 1)
@@ -222,6 +231,10 @@ class _Suite:
         self.note = drawn if isinstance(drawn, str) else ""
         self.figures = drawn if isinstance(drawn, list) else []
         self.analyses = _analyses(name, rows, self.flags)
+
+    def more(self) -> list[Figure]:
+        """The figures of the suite's own section: all but the summary's, then the scaling figure."""
+        return [*self.figures[1:], *([self.scaling] if self.scaling else [])]
 
     def html(self, blocks: Sequence[markdown.Block]) -> str:
         return "\n".join(_block_html(b, self.flags) for b in blocks)
@@ -280,13 +293,20 @@ def _json(value: Any) -> str:
     return json.dumps(value, indent=1, sort_keys=True, ensure_ascii=False, default=str)
 
 
-def render_html(text: str, runs: Sequence[LoadedRun]) -> str:
+def _scaling(name: str, runs: Sequence[LoadedRun], families: Mapping[str, str]) -> Figure | None:
+    if not figs.available():
+        return None
+    return scaling_figure(name, runs, families)
+
+
+def render_html(text: str, runs: Sequence[LoadedRun], families: Mapping[str, str] | None = None) -> str:
     """The report page.
 
     Args:
         text: The markdown tables (``report.tables.combined``): ``suite_tables`` joined, which the
             page lays out suite by suite.
         runs: The runs, in the order given.
+        families: Model → family for the scaling figure (others: from the model's config).
 
     Returns:
         A complete HTML document.
@@ -297,14 +317,15 @@ def render_html(text: str, runs: Sequence[LoadedRun]) -> str:
     # Tables a caller built otherwise than ``tables(runs)`` are shown as given, before the suites.
     given = [] if "\n".join(sections.values()) == text else [
         f'<section id="tables"><h2>Tables</h2>{markdown_to_html(text, flagged)}</section>']
-    suites = [_Suite(name, sections[name], by_suite[name], flagged) for name in by_suite]
+    suites = [_Suite(name, sections[name], by_suite[name], flagged, _scaling(name, runs, families or {}))
+              for name in by_suite]
     nav = ['<a href="#summary">Summary</a>', '<a class="sub" href="#differences">Differences</a>',
            '<a class="sub" href="#not-interpretable">Not interpretable</a>',
            *(['<a href="#tables">Tables</a>'] if given else []),
            *(f'<a href="#{_anchor(s.name)}">{escape(s.name)}</a>' for s in suites),
            '<a href="#items">Items</a>', '<a href="#details">Counts, intervals, provenance</a>']
     body = [f'<section id="{_anchor(s.name)}"><h2>{escape(s.name)}</h2>{s.html(s.rest)}'
-            f'<div class="figures" data-suite="{escape(s.name)}">{"".join(_figure(f, s.flags) for f in s.figures[1:])}'
+            f'<div class="figures" data-suite="{escape(s.name)}">{"".join(_figure(f, s.flags) for f in s.more())}'
             f"</div>{s.analyses}</section>" for s in suites]
     # Only the browser's own script may run; images only from data: URIs; nothing from the network.
     csp = f"default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src {browser.script_hash()}"
@@ -324,16 +345,17 @@ def render_html(text: str, runs: Sequence[LoadedRun]) -> str:
     ]) + "\n"
 
 
-def write_html(path: Path, text: str, runs: Sequence[LoadedRun]) -> None:
+def write_html(path: Path, text: str, runs: Sequence[LoadedRun], families: Mapping[str, str] | None = None) -> None:
     """Write the report for ``runs`` to ``path`` (called by ``report.tables.combined``).
 
     Args:
         path: The HTML file to write.
         text: The markdown tables.
         runs: The runs, in the order given.
+        families: Model → family for the scaling figure.
     """
     path = Path(path)
     if path.is_dir():
         raise ConfigError(f"--html {path}: a directory; give a file name such as {path / 'report.html'}")
     make_dir(path.parent)
-    write_atomic(path, render_html(text, runs))
+    write_atomic(path, render_html(text, runs, families))

@@ -10,6 +10,8 @@ from dataclasses import replace
 from typing import Any
 
 from lingdiag.analysis import sweep
+from lingdiag.analysis.competence import CompetenceJoin, answered, by_condition, pair, run_records, to_markdown
+from lingdiag.figures import Figure
 from lingdiag.io.markdown import markdown_table
 from lingdiag.prompts.formulas import parse
 from lingdiag.records import Item, ItemRecord, ResultRow
@@ -17,6 +19,7 @@ from lingdiag.scoring import LINGDIAG, ScoringPolicy, policy, policy_names
 from lingdiag.suite import Axis, Condition, Dataset, Suite, SuiteSource
 from lingdiag.suitefile.choice import ContinuationChoice, RegionPredictions, SentenceChoice
 from lingdiag.suitefile.data import read_rows, to_items
+from lingdiag.suitefile.figures import breakdown_table, declared, figures
 from lingdiag.suitefile.load import COUNTS, SCORINGS, Compiled, Condition0, Options, has_policy_axis, implied_gold
 from lingdiag.suitefile.parsers import PARSERS, AnswerFormat
 from lingdiag.suitefile.prompt import ShotDraw, TemplatePrompt
@@ -155,8 +158,62 @@ class FileSuite:
         headline = next((col for col in columns if col.metric not in COUNTS), None)
         sweep_section = sweep.section(rows, headline.metric, headline.header or headline.metric) \
             if headline is not None and len(policies) > 1 else ""
+        breakdowns = "".join("\n" + breakdown_table(b, self._by(b.metric), rows, row_axes)
+                             for b in (spec.table.breakdowns if spec.table else ()))
         return f"## {caption}\n\n" + (described + "\n" if described else "") + markdown_table(header, body) \
-            + ("\n" + sweep_section if sweep_section else "")
+            + breakdowns + ("\n" + sweep_section if sweep_section else "")
+
+    def _by(self, metric: str) -> str:
+        share = self.c.spec.metrics[metric].share
+        assert share is not None and share.by is not None, metric  # checked with the file
+        return share.by
+
+    def figures(self, rows: Sequence[ResultRow]) -> list[Figure]:
+        """The figures the file declares (its defaults without ``figures``)."""
+        return figures(self.c.spec, rows)
+
+    def competence(self, model: str, records: Sequence[ItemRecord], *, seed: int = 0) -> list[CompetenceJoin]:
+        """Each ``loglik`` condition against every generation condition that differs from it in one
+        axis only (the built-in suites' twin: the same prompt, answered instead of scored).
+        """
+        kinds = {tuple(sorted(c.axes.items())): c.spec for c in self.conds}
+        by = by_condition(records)
+
+        def spec(condition: str) -> Formulation:
+            axes = by[condition][0].axes
+            return kinds[tuple(sorted((a, str(axes.get(a))) for a in self.c.spec.conditions))]
+
+        def differ(a: str, b: str) -> int:
+            x, y = by[a][0].axes, by[b][0].axes
+            return sum(str(x.get(k)) != str(y.get(k)) for k in {*x, *y})
+
+        scored = [c for c in by if spec(c).loglik is not None]
+        asked = [c for c in by if not any(getattr(spec(c), k) for k in SCORINGS)]
+        out = []
+        for ll in scored:
+            loglik = spec(ll).loglik
+            assert loglik is not None
+            for g in asked:
+                if differ(ll, g) == 1 and (j := pair(model, g, ll, answered(by[ll]), answered(by[g]),
+                                                     normalisation=loglik.normalisation, seed=seed)):
+                    out.append(j)
+        return out
+
+    def has_competence(self) -> bool:
+        """Whether some condition scores the labels by log-likelihood and another generates them."""
+        return any(c.spec.loglik is not None for c in self.conds) and \
+            any(not any(getattr(c.spec, k) for k in SCORINGS) for c in self.conds)
+
+    def analyses(self, rows: Sequence[ResultRow]) -> str:
+        """The report's competence-vs-performance section (every run holding a twin pair)."""
+        joined = [j for model, records in run_records(rows, lambda rs: True)
+                  for j in self.competence(model, records)]
+        return to_markdown(joined, self.c.spec.name) if joined else ""
+
+    def headline(self) -> str:
+        """The table's first metric column (the report's summary shows it per model and condition)."""
+        table = self.c.spec.table
+        return next((c.metric for c in table.columns if c.metric not in COUNTS), "") if table else ""
 
 
 def suite_of(compiled: Compiled, conditions: Sequence[Condition0], labels: tuple[str, ...]) -> Suite:
@@ -172,7 +229,10 @@ def suite_of(compiled: Compiled, conditions: Sequence[Condition0], labels: tuple
         name=spec.name, description=spec.description or f"suite file {compiled.path}", axes=axes,
         load=fs.load, conditions=fs.conditions, metrics=fs.metrics, table=fs.table, labels=labels,
         options=Options, stat_tags=tuple(spec.items.tags), default_dataset="builtin",
-        paired_metrics=compiled.metrics.paired(), source=source,
+        paired_metrics=compiled.metrics.paired(), source=source, headline=fs.headline(),
+        figures=fs.figures if declared(spec) else None,
+        competence=fs.competence if fs.has_competence() else None,
+        analyses=fs.analyses if fs.has_competence() else None,
         # Answers produced elsewhere are read as the conditions read theirs, where all read them alike.
         parse_answer=fs.parse_answer(),
     )

@@ -34,6 +34,7 @@ def check(path: Path, dataset: str = "builtin") -> CheckReport:
     compiled, suite = load_compiled(path)
     data = suite.load(dataset)
     compiled.check_groups(data.items)
+    compiled.problems.raise_any()
     conditions = suite.conditions(data, {a.name: list(a.values) for a in suite.axes}, suite.parse_options({}), 0)
     requests = 0
     for c in conditions:

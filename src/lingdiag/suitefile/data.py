@@ -11,6 +11,7 @@ from typing import Any
 
 from lingdiag.errors import DatasetError, MissingDependency
 from lingdiag.io.fetch import datasets_dir
+from lingdiag.io.inline import PREFIX, held
 from lingdiag.io.paths import sha256_file
 from lingdiag.io.tabular import read_json, read_jsonl, read_table
 from lingdiag.records import Item
@@ -19,15 +20,19 @@ from lingdiag.suitefile.schema import Items
 HF = "hf:"
 CACHE = "cache:"
 _HF_SPEC = re.compile(r"^hf:(?P<name>[A-Za-z0-9][\w.-]*/[\w.-]+|\.{0,2}/[^:]*)(?::(?P<split>[\w.-]+))?$")
-SUFFIXES = (".csv", ".tsv", ".json", ".jsonl")
+SUFFIXES = (".csv", ".tsv", ".json", ".jsonl", ".parquet")
 
 
 def check_spec(spec: str) -> str | None:
-    """Why ``spec`` cannot name a data source, or None (paths are checked when read)."""
+    """Why ``spec`` cannot name a data source, or None (paths are checked when read). A path
+    without a suffix is a directory the ``datasets`` library reads.
+    """
     if spec.startswith(HF) and not _HF_SPEC.match(spec):
         return f"{spec!r} is not hf:owner/name[:split] (or hf:./local/dir[:split])"
-    if not spec.startswith((HF, CACHE)) and Path(spec).suffix.lower() not in SUFFIXES:
-        return f"{spec!r}: a data file ends in {', '.join(SUFFIXES)} (or use hf:owner/name[:split])"
+    suffix = Path(spec).suffix.lower()
+    if not spec.startswith((HF, CACHE, PREFIX)) and suffix and suffix not in SUFFIXES:
+        return (f"{spec!r}: a data file ends in {', '.join(SUFFIXES)}; a directory has no suffix "
+                "(or use hf:owner/name[:split])")
     return None
 
 
@@ -44,12 +49,18 @@ def _json_rows(path: Path) -> Iterator[tuple[int, Any]]:
 def _hf_rows(spec: str, base: Path) -> Iterator[tuple[int, Any]]:
     m = _HF_SPEC.match(spec)
     assert m is not None  # checked with the file
+    name, split = m.group("name"), m.group("split") or "train"
+    local = base / name if name.startswith(".") else None
+    if local is not None and not local.is_dir():  # a typo, not a Hub name: fail now (before the import), naming it
+        raise DatasetError("no such directory", path=local)
     try:
         import datasets
     except ModuleNotFoundError:
         raise MissingDependency(f"{spec}", "datasets", ["datasets"]) from None
-    name, split = m.group("name"), m.group("split") or "train"
-    local = base / name if name.startswith(".") else None
+    yield from _datasets_rows(datasets, local, name, split, spec)
+
+
+def _datasets_rows(datasets: Any, local: Path | None, name: str, split: str, spec: str) -> Iterator[tuple[int, Any]]:
     try:
         if local is not None and (local / "dataset_info.json").exists():
             data = datasets.load_from_disk(str(local))  # a dataset written by save_to_disk
@@ -63,6 +74,27 @@ def _hf_rows(spec: str, base: Path) -> Iterator[tuple[int, Any]]:
     yield from enumerate(data, 1)
 
 
+def _directory_rows(path: Path) -> Iterator[tuple[int, Any]]:
+    """A local ``datasets`` directory named without ``hf:`` (``save_to_disk``'s, or data files)."""
+    try:
+        import datasets
+    except ModuleNotFoundError:
+        raise MissingDependency(f"{path}", "datasets", ["datasets"]) from None
+    yield from _datasets_rows(datasets, path, str(path), "train", str(path))
+
+
+def _parquet_rows(path: Path) -> Iterator[tuple[int, Any]]:
+    try:
+        import pyarrow.parquet as pq
+    except ModuleNotFoundError:
+        raise MissingDependency(f"{path}", "datasets", ["pyarrow"]) from None
+    try:
+        table = pq.read_table(path)
+    except (OSError, ValueError) as e:  # pyarrow's ArrowInvalid is a ValueError
+        raise DatasetError(f"not a readable parquet file: {str(e).splitlines()[0]}", path=path) from None
+    yield from enumerate(table.to_pylist(), 1)
+
+
 def resolve(spec: str, items: Items, base: Path) -> tuple[str, Path | None]:
     """The data source of ``--dataset spec``: a dataset the file names, or a path/``hf:`` spec given
     on the command line. Returns the spec to read and the local file (None for ``hf:``).
@@ -71,7 +103,7 @@ def resolve(spec: str, items: Items, base: Path) -> tuple[str, Path | None]:
         else spec
     # The file's own paths are relative to it; one given on the command line is the user's.
     rel = base if spec in items.datasets or spec in ("builtin", "default") else Path.cwd()
-    if source.startswith(HF):
+    if source.startswith((HF, PREFIX)):
         return source, None
     if source.startswith(CACHE):
         return source, datasets_dir() / source[len(CACHE):]
@@ -83,11 +115,19 @@ def read_rows(spec: str, items: Items, base: Path) -> tuple[list[tuple[int, Any]
     where the rows came from (for errors).
     """
     source, path = resolve(spec, items, base)
+    if source.startswith(PREFIX):
+        given = held(source)
+        if given is None:
+            raise DatasetError("rows handed over in memory to another process; pass the DataFrame again",
+                               path=source)
+        return list(enumerate(given, 1)), {source: source.removeprefix(PREFIX)}, "DataFrame"
     if path is None:
         if problem := check_spec(source):
             raise DatasetError(problem)
         return list(_hf_rows(source, base)), {source: ""}, source
     declared = items.datasets.get(spec)
+    if path.is_dir() and not path.suffix:
+        return list(_directory_rows(path)), {str(path): ""}, str(path)
     if not path.is_file():
         hint = f"; run: lingdiag fetch {declared.fetch}" if declared and declared.fetch else ""
         raise DatasetError(f"no such data file{hint}", path=path)
@@ -95,10 +135,15 @@ def read_rows(spec: str, items: Items, base: Path) -> tuple[list[tuple[int, Any]
     if declared and declared.sha256 and sha != declared.sha256:
         raise DatasetError(f"SHA-256 mismatch: expected {declared.sha256}, got {sha}", path=path)
     if path.suffix.lower() in (".csv", ".tsv"):
-        _, table = read_table(path)
+        columns, table = read_table(path, items.delimiter)
+        if len(columns) == 1 and ";" in columns[0] and items.delimiter is None:
+            raise DatasetError(f"one column {columns[0][:60]!r}: the file looks ';'-separated; "
+                               "set items.delimiter: ';' in the suite file", path=path)
         rows: list[tuple[int, Any]] = list(enumerate(table, 2))  # row 1 is the header
     elif path.suffix.lower() in (".json", ".jsonl"):
         rows = list(_json_rows(path))
+    elif path.suffix.lower() == ".parquet":
+        rows = list(_parquet_rows(path))
     else:
         raise DatasetError(f"unknown data format {path.suffix!r}; use {', '.join(SUFFIXES)}", path=path)
     return rows, {str(path): sha}, str(path)

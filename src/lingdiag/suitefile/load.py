@@ -5,13 +5,15 @@ metric and table references), every problem one line naming the file and the key
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic_core import ErrorDetails
 
-from lingdiag.errors import ConfigError
+from lingdiag.errors import ConfigError, ConfigErrors
 from lingdiag.metrics.core import summary
 from lingdiag.prompts.formulas import ALL_REGIONS, Formula, FormulaError, parse
 from lingdiag.prompts.surprisal import LABELS as REGION_LABELS
@@ -20,7 +22,7 @@ from lingdiag.records import Item
 from lingdiag.scoring import policy_names
 from lingdiag.suitefile.data import check_spec
 from lingdiag.suitefile.metrics import Metrics
-from lingdiag.suitefile.schema import Formulation, Regions, SuiteFile
+from lingdiag.suitefile.schema import Formulation, MetricSpec, Regions, SuiteFile
 from lingdiag.suitefile.source import read_yaml, suite_error
 from lingdiag.suitefile.templates import Template, TemplateProblem, compile_template
 
@@ -39,8 +41,12 @@ class Options(BaseModel):
     """Overrides every condition's generation cap."""
 
 
-def _one_line(e: ValidationError) -> tuple[str, str]:
-    first = e.errors()[0]
+BOOLEAN_HINT = "YAML reads a bare yes, no, on, off, true or false as a boolean: quote it (\"yes\")"
+"""Said wherever the file holds a boolean where text was expected (``labels: [yes, no]``)."""
+
+
+def _one_line(first: ErrorDetails) -> tuple[str, str]:
+    """``(key path, message)`` of one schema error."""
     loc = [str(x) for x in first["loc"]]
     if first["type"] == "unknown_key":
         loc.append(first["ctx"]["key"])
@@ -48,8 +54,8 @@ def _one_line(e: ValidationError) -> tuple[str, str]:
     if first["type"] not in ("unknown_key", "missing", "metric_kind") and "input" in first:
         shown = repr(first["input"])
         msg += f" (got {shown if len(shown) <= 60 else shown[:57] + '...'})"
-        if isinstance(first["input"], bool):  # YAML reads a bare True/yes/on as a boolean
-            msg += "; quote it in YAML"
+        if isinstance(first["input"], bool):
+            msg += f"; {BOOLEAN_HINT}"
     return ".".join(loc), msg
 
 
@@ -73,6 +79,36 @@ def has_policy_axis(spec: SuiteFile, conditions: Sequence[Condition0]) -> bool:
                                                   for c in conditions)
 
 
+class Problems:
+    """The one-line problems of a file, gathered so that ``suite check`` lists every one at once.
+
+    Each check runs inside :meth:`gather` once per unit it checks (a template, a condition, a
+    metric, a table column): a unit's first problem is kept and the next unit is checked, so a new
+    check slots in by raising :meth:`Compiled.fail` inside some unit's ``gather``.
+    """
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    @contextmanager
+    def gather(self) -> Iterator[None]:
+        """Keep a ``ConfigError`` raised inside instead of letting it stop the checks."""
+        try:
+            yield
+        except ConfigErrors as e:
+            self.lines += e.problems
+        except ConfigError as e:
+            self.lines.append(str(e))
+
+    def raise_any(self) -> None:
+        """Raise what was gathered: one ``ConfigError``, or ``ConfigErrors`` listing several."""
+        unique = list(dict.fromkeys(self.lines))
+        if len(unique) == 1:
+            raise ConfigError(unique[0])
+        if unique:
+            raise ConfigErrors(unique)
+
+
 @dataclass(frozen=True)
 class Condition0:
     """One merged condition of the file (before it meets data)."""
@@ -92,10 +128,15 @@ class Compiled:
         self.base = path.parent
         self.templates: dict[str, Template] = {}
         self.metrics = Metrics(spec.metrics)
+        self.problems = Problems()
 
     def fail(self, where: str, message: str) -> ConfigError:
         """The one-line error at ``where``."""
         return suite_error(self.path, where, message)
+
+    def report(self, where: str, message: str) -> None:
+        """Gather the one-line error at ``where`` and go on checking."""
+        self.problems.lines.append(str(self.fail(where, message)))
 
     # -- static checks ------------------------------------------------------------------
     def template(self, where: str, source: str, names: Sequence[str]) -> Template:
@@ -106,6 +147,11 @@ class Compiled:
             except TemplateProblem as e:
                 raise self.fail(where, str(e)) from None
         return self.templates[where]
+
+    def each_template(self, where: str, source: str, names: Sequence[str]) -> None:
+        """Compile the template at ``where``; a problem is gathered, not raised."""
+        with self.problems.gather():
+            self.template(where, source, names)
 
     def formulations(self) -> list[tuple[str, Formulation]]:
         """Every formulation with its key path."""
@@ -119,24 +165,25 @@ class Compiled:
         for where, f in self.formulations():
             for key in ("system", "user"):
                 if getattr(f, key) is not None:
-                    self.template(f"{where}.{key}", getattr(f, key), fields)
+                    self.each_template(f"{where}.{key}", getattr(f, key), fields)
             if f.shots is not None:
-                self.template(f"{where}.shots.answer", f.shots.answer, [*fields, "gold"])
+                self.each_template(f"{where}.shots.answer", f.shots.answer, [*fields, "gold"])
                 if f.shots.pool != "items" and (problem := check_spec(f.shots.pool)):
-                    raise self.fail(f"{where}.shots.pool", problem)
+                    self.report(f"{where}.shots.pool", problem)
             if f.loglik is not None:
                 if f.loglik.context is not None:
-                    self.template(f"{where}.loglik.context", f.loglik.context, fields)
+                    self.each_template(f"{where}.loglik.context", f.loglik.context, fields)
                 for label, text in f.loglik.choices.items():
-                    self.template(f"{where}.loglik.choices.{label}", text, fields)
+                    self.each_template(f"{where}.loglik.choices.{label}", text, fields)
             for label, text in (f.sentences or {}).items():
-                self.template(f"{where}.sentences.{label}", text, fields)
+                self.each_template(f"{where}.sentences.{label}", text, fields)
             if f.regions is not None:
                 for cond, contents in f.regions.conditions.items():
                     for k, text in enumerate(contents):
-                        self.template(f"{where}.regions.conditions.{cond}.{k}", text, fields)
+                        self.each_template(f"{where}.regions.conditions.{cond}.{k}", text, fields)
                 for k, text in enumerate(f.regions.predictions):
-                    self.formula(f"{where}.regions.predictions.{k}", text, [f.regions])
+                    with self.problems.gather():
+                        self.formula(f"{where}.regions.predictions.{k}", text, [f.regions])
 
     def formula(self, where: str, text: str, layouts: Sequence[Regions]) -> Formula:
         """Parse the formula at ``where``; every region it reads exists in each of ``layouts``."""
@@ -164,27 +211,33 @@ class Compiled:
                 for key in f.model_fields_set:
                     owner = setters.setdefault(key, a)
                     if owner != a:
-                        raise self.fail(f"conditions.{a}.values.{v}.{key}",
-                                        f"also set by axis {owner!r}; set each key in one axis (or in defaults)")
+                        self.report(f"conditions.{a}.values.{v}.{key}",
+                                    f"also set by axis {owner!r}; set each key in one axis (or in defaults)")
             for d in axis.default or ():
                 if d not in axis.values:
-                    raise self.fail(f"conditions.{a}.default", f"{d!r} is not a value of the axis; "
-                                    f"values: {', '.join(axis.values)}")
+                    self.report(f"conditions.{a}.default", f"{d!r} is not a value of the axis; "
+                                f"values: {', '.join(axis.values)}")
         out = []
         for combo in itertools.product(*[list(axis.values.items()) for axis in axes.values()]):
-            merged = self.spec.defaults.model_dump(exclude_unset=True)
-            for _, f in combo:
-                merged.update(f.model_dump(exclude_unset=True))
-            names = dict(zip(axes, (v for v, _ in combo), strict=True))
-            where = "conditions: " + ", ".join(f"{a}={v}" for a, v in names.items())
-            spec = Formulation.model_validate(merged)
-            ways = [k for k in SCORINGS if getattr(spec, k) is not None]
-            if len(ways) > 1:
-                raise self.fail(where, f"a condition is scored one way; {' and '.join(ways)} are both set "
-                                "(set them in different values of one axis)")
-            self.complete(spec, where)
-            out.append(Condition0("/".join(names.values()), names, spec, where))
+            with self.problems.gather():
+                out.append(self._condition(combo))
         return out
+
+    def _condition(self, combo: Sequence[tuple[str, Formulation]]) -> Condition0:
+        """One combination of axis values, merged and checked."""
+        axes = self.spec.conditions
+        merged = self.spec.defaults.model_dump(exclude_unset=True)
+        for _, f in combo:
+            merged.update(f.model_dump(exclude_unset=True))
+        names = dict(zip(axes, (v for v, _ in combo), strict=True))
+        where = "conditions: " + ", ".join(f"{a}={v}" for a, v in names.items())
+        spec = Formulation.model_validate(merged)
+        ways = [k for k in SCORINGS if getattr(spec, k) is not None]
+        if len(ways) > 1:
+            raise self.fail(where, f"a condition is scored one way; {' and '.join(ways)} are both set "
+                            "(set them in different values of one axis)")
+        self.complete(spec, where)
+        return Condition0("/".join(names.values()), names, spec, where)
 
     def complete(self, f: Formulation, where: str) -> None:
         """A condition has what its formulation needs."""
@@ -217,53 +270,59 @@ class Compiled:
 
     def check_metrics(self, conditions: Sequence[Condition0], labels: Sequence[str]) -> None:
         """Every metric's tags, labels, formulas and references exist."""
-        tags, items = self.spec.items.tags, self.spec.items
         specs = self.spec.metrics
         layouts = [c.spec.regions for c in conditions if c.spec.regions is not None]
         for name, m in specs.items():
-            where = f"metrics.{name}"
-            share, kind = m.share, m.kind
-            if share is not None:
-                for tag, values in share.where.items():
-                    if tag not in tags:
-                        raise self.fail(f"{where}.{kind}.where.{tag}",
-                                        f"unknown tag; tags: {', '.join(tags) or '(none declared)'}")
-                    mapped = tags[tag].map
-                    for v in [values] if isinstance(values, str) else values:
-                        if mapped is not None and v not in mapped.values():
-                            raise self.fail(f"{where}.{kind}.where.{tag}", f"no {tag} {v!r}; values: "
-                                            f"{', '.join(sorted(set(mapped.values())))}")
-                if share.by is not None and share.by not in tags:
-                    raise self.fail(f"{where}.{kind}.by", f"unknown tag {share.by!r}; tags: {', '.join(tags)}")
-            if m.accuracy is not None and items.gold is None and \
-                    any(implied_gold(c.spec) is None for c in conditions):
-                raise self.fail(f"{where}.accuracy", "accuracy needs items.gold (or only sentences/regions "
-                                "conditions, whose gold is implied)")
-            if m.prediction is not None:
-                if not layouts:
-                    raise self.fail(f"{where}.prediction", "a prediction reads region surprisals; no condition "
-                                    "has regions")
-                self.formula(f"{where}.prediction.formula", m.prediction.formula, layouts)
-            if m.rate is not None and labels and m.rate.label not in labels:
-                raise self.fail(f"{where}.rate.label", f"unknown label {m.rate.label!r}; labels: {', '.join(labels)}")
-            if m.difference is not None:
-                for k, other in enumerate(m.difference):
-                    o = specs.get(other)
-                    if o is None:
-                        raise self.fail(f"{where}.difference.{k}", f"unknown metric {other!r}; metrics: "
-                                        f"{', '.join(specs)}")
-                    if o.share is None or o.share.by is not None:
-                        raise self.fail(f"{where}.difference.{k}", f"{other!r} is not an accuracy, rate or "
-                                        "prediction over one subset; a difference takes two")
-            if m.correlation is not None:
-                if m.correlation.column not in (*items.fields, *tags):
-                    raise self.fail(f"{where}.correlation.column", f"unknown column {m.correlation.column!r}; "
-                                    f"fields and tags: {', '.join([*items.fields, *tags])}")
-                if m.paired:
-                    raise self.fail(f"{where}.paired", "a correlation is not a count metric; compare cannot "
-                                    "permute it")
-            if m.paired and share is not None and share.by is not None:
-                raise self.fail(f"{where}.paired", "a metric per tag value cannot be paired; use where")
+            with self.problems.gather():
+                self.check_metric(name, m, conditions, labels, layouts)
+
+    def check_metric(self, name: str, m: MetricSpec, conditions: Sequence[Condition0], labels: Sequence[str],
+                     layouts: Sequence[Regions]) -> None:
+        """One metric's tags, labels, formulas and references exist."""
+        tags, items, specs = self.spec.items.tags, self.spec.items, self.spec.metrics
+        where = f"metrics.{name}"
+        share, kind = m.share, m.kind
+        if share is not None:
+            for tag, values in share.where.items():
+                if tag not in tags:
+                    raise self.fail(f"{where}.{kind}.where.{tag}",
+                                    f"unknown tag; tags: {', '.join(tags) or '(none declared)'}")
+                mapped = tags[tag].map
+                for v in [values] if isinstance(values, str) else values:
+                    if mapped is not None and v not in mapped.values():
+                        raise self.fail(f"{where}.{kind}.where.{tag}", f"no {tag} {v!r}; values: "
+                                        f"{', '.join(sorted(set(mapped.values())))}")
+            if share.by is not None and share.by not in tags:
+                raise self.fail(f"{where}.{kind}.by", f"unknown tag {share.by!r}; tags: {', '.join(tags)}")
+        if m.accuracy is not None and items.gold is None and \
+                any(implied_gold(c.spec) is None for c in conditions):
+            raise self.fail(f"{where}.accuracy", "accuracy needs items.gold (or only sentences/regions "
+                            "conditions, whose gold is implied)")
+        if m.prediction is not None:
+            if not layouts:
+                raise self.fail(f"{where}.prediction", "a prediction reads region surprisals; no condition "
+                                "has regions")
+            self.formula(f"{where}.prediction.formula", m.prediction.formula, layouts)
+        if m.rate is not None and labels and m.rate.label not in labels:
+            raise self.fail(f"{where}.rate.label", f"unknown label {m.rate.label!r}; labels: {', '.join(labels)}")
+        if m.difference is not None:
+            for k, other in enumerate(m.difference):
+                o = specs.get(other)
+                if o is None:
+                    raise self.fail(f"{where}.difference.{k}", f"unknown metric {other!r}; metrics: "
+                                    f"{', '.join(specs)}")
+                if o.share is None or o.share.by is not None:
+                    raise self.fail(f"{where}.difference.{k}", f"{other!r} is not an accuracy, rate or "
+                                    "prediction over one subset; a difference takes two")
+        if m.correlation is not None:
+            if m.correlation.column not in (*items.fields, *tags):
+                raise self.fail(f"{where}.correlation.column", f"unknown column {m.correlation.column!r}; "
+                                f"fields and tags: {', '.join([*items.fields, *tags])}")
+            if m.paired:
+                raise self.fail(f"{where}.paired", "a correlation is not a count metric; compare cannot "
+                                "permute it")
+        if m.paired and share is not None and share.by is not None:
+            raise self.fail(f"{where}.paired", "a metric per tag value cannot be paired; use where")
 
     def check_policies(self, conditions: Sequence[Condition0]) -> None:
         """``scoring_policy`` names presets, in a file where some condition scores text."""
@@ -273,10 +332,10 @@ class Compiled:
         names = policy_names()
         for k, name in enumerate(chosen):
             if name not in names:
-                raise self.fail(f"scoring_policy.{k}", f"unknown scoring policy {name!r}; valid: {', '.join(names)}")
+                self.report(f"scoring_policy.{k}", f"unknown scoring policy {name!r}; valid: {', '.join(names)}")
         if not any(scores_text(c.spec) for c in conditions):
-            raise self.fail("scoring_policy", "no condition scores text (sentences, regions, or loglik with a "
-                            "context); a chat prompt's tokens are its template's")
+            self.report("scoring_policy", "no condition scores text (sentences, regions, or loglik with a "
+                        "context); a chat prompt's tokens are its template's")
 
     def check_table(self) -> None:
         """Table columns name metrics (or counts), rows name axes."""
@@ -286,14 +345,27 @@ class Compiled:
         for k, col in enumerate(table.columns):
             m = self.spec.metrics.get(col.metric)
             if col.metric not in COUNTS and m is None:
-                raise self.fail(f"table.columns.{k}.metric", f"unknown metric {col.metric!r}; metrics: "
-                                f"{', '.join([*self.spec.metrics, *COUNTS])}")
+                self.report(f"table.columns.{k}.metric", f"unknown metric {col.metric!r}; metrics: "
+                            f"{', '.join([*self.spec.metrics, *COUNTS])}")
             if m is not None and m.share is not None and m.share.by is not None:
-                raise self.fail(f"table.columns.{k}.metric", f"{col.metric!r} is a mapping per tag value, "
-                                "not a cell")
+                self.report(f"table.columns.{k}.metric", f"{col.metric!r} is a mapping per tag value, "
+                            "not a cell")
         for k, axis in enumerate(table.rows or ()):
             if axis not in self.spec.conditions:
-                raise self.fail(f"table.rows.{k}", f"unknown axis {axis!r}; axes: {', '.join(self.spec.conditions)}")
+                self.report(f"table.rows.{k}", f"unknown axis {axis!r}; axes: {', '.join(self.spec.conditions)}")
+        for k, b in enumerate(table.breakdowns):
+            m = self.spec.metrics.get(b.metric)
+            if m is None or m.share is None or m.share.by is None:
+                per_tag = [n for n, x in self.spec.metrics.items() if x.share is not None and x.share.by is not None]
+                self.report(f"table.breakdowns.{k}.metric", f"{b.metric!r} is not a metric declared with by; "
+                            f"those are: {', '.join(per_tag) or '(none)'}")
+
+    def check_figures(self) -> None:
+        """Figures name metrics of the file (or counts)."""
+        for k, f in enumerate(self.spec.figures or ()):
+            if f.metric not in self.spec.metrics and f.metric not in COUNTS:
+                self.report(f"figures.{k}.metric", f"unknown metric {f.metric!r}; metrics: "
+                            f"{', '.join([*self.spec.metrics, *COUNTS])}")
 
     def check_groups(self, items: Sequence[Item]) -> None:
         """Each tag value a metric selects occurs in ``items`` (``suite check``: a typo'd group is not
@@ -307,8 +379,8 @@ class Compiled:
                 seen = {str(it.tags.get(tag)) for it in items}
                 for v in [values] if isinstance(values, str) else values:
                     if v not in seen:
-                        raise self.fail(f"metrics.{name}.{m.kind}.where.{tag}",
-                                          f"no item has {tag} {v!r}; values: {', '.join(sorted(seen))}")
+                        self.report(f"metrics.{name}.{m.kind}.where.{tag}",
+                                      f"no item has {tag} {v!r}; values: {', '.join(sorted(seen))}")
 
     def check_data_specs(self) -> None:
         """Data specs are files of a known format or well-formed ``hf:`` specs."""
@@ -316,7 +388,7 @@ class Compiled:
         for where, spec in [("items.data", items.data),
                             *[(f"items.datasets.{k}.path", s.path) for k, s in items.datasets.items()]]:
             if problem := check_spec(spec):
-                raise self.fail(where, problem)
+                self.report(where, problem)
 
 
 def compile_file(path: Path, taken: Sequence[str] = ()) -> tuple[Compiled, list[Condition0], tuple[str, ...]]:
@@ -328,10 +400,11 @@ def compile_file(path: Path, taken: Sequence[str] = ()) -> tuple[Compiled, list[
     try:
         spec = SuiteFile.model_validate(data)
     except ValidationError as e:
-        raise suite_error(path, *_one_line(e)) from None
-    if spec.name in taken:
-        raise suite_error(path, "name", f"{spec.name!r} is a built-in suite's name; choose another")
+        lines = list(dict.fromkeys(str(suite_error(path, *_one_line(x))) for x in e.errors()))
+        raise (ConfigErrors(lines) if len(lines) > 1 else ConfigError(lines[0])) from None
     c = Compiled(path, raw, spec)
+    if spec.name in taken:
+        c.report("name", f"{spec.name!r} is a built-in suite's name; choose another")
     c.check_data_specs()
     c.check_templates()
     conditions = c.conditions()
@@ -339,4 +412,6 @@ def compile_file(path: Path, taken: Sequence[str] = ()) -> tuple[Compiled, list[
     labels = c.labels(conditions)
     c.check_metrics(conditions, labels)
     c.check_table()
+    c.check_figures()
+    c.problems.raise_any()
     return c, conditions, labels

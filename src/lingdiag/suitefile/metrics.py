@@ -9,6 +9,7 @@ from the same definitions.
 from __future__ import annotations
 
 import math
+from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -90,6 +91,18 @@ def correlation(spec: Correlation, records: Sequence[ItemRecord]) -> tuple[float
     return (math.nan, [math.nan, math.nan]) if rho is None else (rho.r, spearman_ci(xs, ys, [p[2] for p in pairs]))
 
 
+def group_intervals(s: Share, by: str, records: Sequence[ItemRecord]) -> dict[str, list[float] | None]:
+    """The Wilson interval of share ``s`` per value of tag ``by`` (the keys of ``grouped``'s mapping)."""
+    groups: dict[str, list[ItemRecord]] = defaultdict(list)
+    for r in records:
+        groups[str(r.tags.get(by))].append(r)
+    out: dict[str, list[float] | None] = {}
+    for value, members in sorted(groups.items()):
+        within = [r for r in members if s.within(r)]
+        out[value] = proportion_ci(within, s.hit) if within else None
+    return out
+
+
 @dataclass(frozen=True)
 class Metrics:
     """Every metric of a suite file, compiled (names already checked)."""
@@ -122,7 +135,9 @@ class Metrics:
         for name, spec in self.specs.items():
             subset = spec.share
             if subset is not None and subset.by is not None:
-                out[name] = grouped(self.share(name).count(), subset.by)(records)
+                s = self.share(name)
+                out[name] = grouped(s.count(), subset.by)(records)
+                out[f"{name}_ci95"] = group_intervals(s, subset.by, records)
             elif spec.correlation is not None:
                 out[name], ci = correlation(spec.correlation, records)
                 if ci is not None:

@@ -73,6 +73,9 @@ class Items(Strict):
     """Tag name → column (or ``{column, map}``): what metrics group items by."""
     gold: str | None = None
     """The column holding the gold label (none: the items have no gold)."""
+    delimiter: Literal[",", ";", "\t"] | None = None
+    """A CSV file's delimiter where the header line does not tell (``;``, as spreadsheets in
+    many locales save CSV); default: tab if the header has one, else comma."""
 
     @model_validator(mode="before")
     @classmethod
@@ -241,6 +244,18 @@ class Column(Strict):
     header: str | None = None
 
 
+class Breakdown(Strict):
+    """A metric declared with ``by: TAG`` shown as a table of its own below the main one, with intervals."""
+
+    metric: str
+    """An accuracy, rate or prediction of the file with ``by``."""
+    layout: Literal["rows", "columns"] = Field(default="columns", alias="as")
+    """``columns``: one column per tag value beside each condition and model; ``rows``: one row per
+    tag value, one column per condition and model."""
+    header: str | None = None
+    """The table's heading (default: the metric's name)."""
+
+
 class Table(Strict):
     """The markdown table of a run (``table.md``, ``lingdiag report``)."""
 
@@ -248,13 +263,26 @@ class Table(Strict):
     rows: list[str] | None = None
     """Axes that make the row labels (besides the model); default every axis."""
     columns: list[Column] = Field(min_length=1)
+    breakdowns: list[Breakdown] = Field(default_factory=list)
+    """Metrics per tag value, each a table below the main one (``by`` metrics are not cells)."""
 
     @model_validator(mode="before")
     @classmethod
     def _column_shorthand(cls, data: Any) -> Any:
-        if isinstance(data, dict) and isinstance(data.get("columns"), list):
-            data = {**data, "columns": [{"metric": c} if isinstance(c, str) else c for c in data["columns"]]}
+        if isinstance(data, dict):
+            for key in ("columns", "breakdowns"):
+                if isinstance(data.get(key), list):
+                    data = {**data, key: [{"metric": c} if isinstance(c, str) else c for c in data[key]]}
         return data
+
+
+class FigureSpec(Strict):
+    """A figure of the HTML report: a metric per condition and model with its intervals; a metric
+    declared with ``by`` per tag value (one panel per condition).
+    """
+
+    metric: str
+    title: str | None = None
 
 
 class SuiteFile(Strict):
@@ -271,3 +299,12 @@ class SuiteFile(Strict):
     files with ``sentences`` or ``regions`` conditions have the axis anyway (``lingdiag.scoring``)."""
     metrics: dict[str, MetricSpec] = Field(default_factory=dict)
     table: Table | None = None
+    figures: list[FigureSpec] | None = None
+    """The report's figures (default: the table's first metric column and each breakdown)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _figure_shorthand(cls, data: Any) -> Any:
+        if isinstance(data, dict) and isinstance(data.get("figures"), list):
+            data = {**data, "figures": [{"metric": f} if isinstance(f, str) else f for f in data["figures"]]}
+        return data

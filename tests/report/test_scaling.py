@@ -1,0 +1,60 @@
+"""The scaling figure for a built-in suite: its headline metric against the recorded parameter
+counts, one line per family (given, else from the model directory's config.json), with intervals."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from lingdiag import RunConfig, evaluate
+from lingdiag.errors import ConfigError
+from lingdiag.models.mock import MockBackend
+from lingdiag.records import GenerationRequest
+from lingdiag.report.html import render_html
+from lingdiag.report.scaling import parse_families, points, scaling_figure
+from lingdiag.report.tables import load_runs, tables
+
+
+class SizedMock(MockBackend):
+    """A mock backend recording a parameter count and a model directory, as the hf backend does."""
+
+    def __init__(self, name: str, n_params: int, path: Path) -> None:
+        super().__init__(self.answer, name=name)
+        self.n_params, self.path = n_params, path
+
+    @staticmethod
+    def answer(req: GenerationRequest) -> str:
+        return "True" if len(req.messages[-1].content) % 3 else "False"
+
+    @property
+    def identity(self) -> dict[str, str]:
+        return {**super().identity, "n_params": str(self.n_params), "path": str(self.path)}
+
+
+def test_a_built_in_suite_gets_the_scaling_figure(tmp_path: Path) -> None:
+    runs = []
+    for name, size, kind in (("a-small", 1e8, "llama"), ("a-large", 1e9, "llama"), ("b", 5e8, "gemma3_text")):
+        model_dir = tmp_path / f"{name}-weights"
+        model_dir.mkdir()
+        (model_dir / "config.json").write_text(json.dumps({"model_type": kind}))
+        evaluate(RunConfig(suite="imperfective", model=name, axes={"strategy": ["zero-shot"]}, limit=24),
+                 SizedMock(name, int(size), model_dir), tmp_path / name)
+        runs.append(tmp_path / name)
+    loaded = load_runs(runs)
+    found = points("imperfective", loaded, {})
+    assert sorted((p.family, p.n_params) for p in found) == [("gemma3_text", 5e8), ("llama", 1e8), ("llama", 1e9)]
+    assert {p.condition for p in found} == {"zero-shot"} and all(p.ci95 is not None for p in found)
+    assert scaling_figure("imperfective", loaded[:1], {}) is None  # one size: no figure
+    figure = scaling_figure("imperfective", loaded, {})
+    assert figure is not None and figure.png.startswith(b"\x89PNG") and "a-large 1B" in figure.caption
+    page = render_html(tables(loaded), loaded, {"b": "Gemma"})
+    assert "imperfective: tbr_C by model size" in page
+    assert {p.family for p in points("imperfective", loaded, {"b": "Gemma"})} == {"llama", "Gemma"}
+
+
+@pytest.mark.parametrize("option", ["smollm2", "=x", "a="])
+def test_a_family_option_is_model_equals_family(option: str) -> None:
+    with pytest.raises(ConfigError, match="expected MODEL=FAMILY"):
+        parse_families([option])
