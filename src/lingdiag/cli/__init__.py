@@ -5,6 +5,12 @@ Each suite's own commands (``Suite.cli``) are mounted as ``lingdiag <suite>`` an
 command (``Suite.score_cli``) as ``lingdiag score <suite>``, its reproduction
 (``Suite.reproduce_cli``) as ``lingdiag reproduce <suite>``. Nothing in the library imports
 this package.
+
+Modules, one per command or group: ``app`` (the typer app and its groups), ``options`` (the
+options every command shares), ``run``, ``cluster`` (``merge``, ``submit``), ``compare``
+(``compare``, ``competence``, ``mixed``), ``data`` (``data fetch|stats|build|audit``),
+``audit_view``, ``human``, ``cache``, ``score``, ``suite_file`` (``suite check|score``),
+``report``, ``inspect``, ``info`` (``list``, ``models``), ``env``, ``adapt``.
 """
 
 from __future__ import annotations

@@ -5,6 +5,8 @@ Two methods (BLiMP §3): ``simple`` scores both whole sentences; ``one-prefix`` 
 two critical words after their shared prefix (only the pairs BLiMP marks for it). Every
 request follows the condition's scoring policy (``--scoring-policy``, ``lingdiag.scoring``).
 A pair is right when the good text's log-probability is strictly higher (BLiMP's rule).
+
+Modules: ``files`` (BLiMP's official files and the loader), ``data`` (the JSONL as published).
 """
 
 from __future__ import annotations

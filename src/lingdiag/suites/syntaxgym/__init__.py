@@ -5,6 +5,8 @@ sentence (its regions joined by single spaces) scored token by token under the r
 scoring policy; a region's surprisal is the sum over its tokens (``lingdiag.prompts.regions``), and
 the suite's formulas (``lingdiag.prompts.formulas``) decide whether the item passes. Accuracy is the
 share of items where every prediction holds, per suite and per prediction.
+
+Modules: ``files`` (the official suites and the loader), ``data`` (the suite JSON as published).
 """
 
 from __future__ import annotations
