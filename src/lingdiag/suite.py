@@ -216,16 +216,6 @@ def lazy(module: str, name: str) -> Callable[[], Any]:
 SUITES: Registry[Suite] = Registry("suite")
 
 
-def suite_of_run(meta: Mapping[str, Any], run_dir: Path) -> Suite:
-    """The suite a run directory's records belong to: the copy of its suite file where the run
-    kept one (the file may have moved or changed since), else the registered name in its config.
-    """
-    copy = Path(run_dir) / SUITE_COPY
-    if meta.get("suite_file") and copy.is_file():
-        return SUITES.get(str(copy))
-    return SUITES.get(str(meta["config"]["suite"]))
-
-
 def register_suite(suite: Suite) -> Suite:
     """Register ``suite`` under its name."""
     SUITES.register(suite.name)(suite)

@@ -23,7 +23,7 @@ from lingdiag.errors import ConfigError, MissingDependency
 from lingdiag.metrics.permutation import PERMUTATION, PERMUTATIONS, sign_flip
 from lingdiag.records import ItemRecord
 from lingdiag.store import RunStore
-from lingdiag.suite import Suite, suite_of_run
+from lingdiag.suite import Suite
 
 BOOTSTRAP_SAMPLES = 2000
 METHODS = {"p": "exact McNemar (statsmodels)", "ci95": "paired bootstrap over items, percentile",
@@ -162,7 +162,7 @@ def permuted(suite: Suite, name: str, a: Sequence[ItemRecord], b: Sequence[ItemR
 
 
 def _suite(run: Path) -> Suite:
-    return suite_of_run(RunStore(run).read_meta().raw, run)
+    return RunStore(run).read_meta().suite_of(run)
 
 
 def _by_condition(run: Path) -> dict[str, list[ItemRecord]]:

@@ -48,13 +48,13 @@ def data_stats(
     ds = s.load(dataset or s.default_dataset)
     result = counts(ds.items, s.stat_tags)
     if as_json:
-        print(dumps(result, indent=2, sort_keys=True))
+        print(dumps(result.to_json(), indent=2, sort_keys=True))
         return
-    out.print(f"{suite} / {ds.name}: {result['n']} items")
-    for tag, table in result["by"].items():
-        t = Table(tag, "n", *result["labels"])
+    out.print(f"{suite} / {ds.name}: {result.n} items")
+    for tag, table in result.by.items():
+        t = Table(tag, "n", *result.labels)
         for value, row in table.items():
-            t.add_row(value, str(row["n"]), *(str(row["gold"].get(lab, 0)) for lab in result["labels"]))
+            t.add_row(value, str(row.n), *(str(row.gold.get(lab, 0)) for lab in result.labels))
         out.print(t)
 
 
