@@ -136,8 +136,9 @@ class Suite:
     load: Callable[[str], Dataset]
     """``load(spec)`` with spec ``builtin``, ``official`` or a path/URL."""
     conditions: Conditions
-    metrics: Callable[[Sequence[ItemRecord]], dict[str, Any]]
-    """Metrics of one condition's records; pure, so reports can be recomputed offline."""
+    metrics: Callable[[Sequence[ItemRecord]], Mapping[str, Any]]
+    """Metrics of one condition's records; pure, so reports can be recomputed offline. A built-in
+    suite returns its own TypedDict, so that a renamed key fails ``mypy`` in its tables."""
     table: Callable[[Sequence[ResultRow]], str]
     """Markdown tables in the paper's layout from the rows of one or more runs."""
     labels: tuple[str, ...] = ()

@@ -14,7 +14,7 @@ sweep over the coefficient α.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -212,7 +212,7 @@ def _parts(records: Sequence[ItemRecord], split: LemmaSplit | None) -> dict[str,
     return {p: rs for p, rs in parts.items() if rs or p != "unseen"}
 
 
-def _interval(metrics: dict[str, object], key: str) -> tuple[float, float] | None:
+def _interval(metrics: Mapping[str, object], key: str) -> tuple[float, float] | None:
     value = metrics.get(f"{key}_ci95")
     if isinstance(value, list | tuple) and len(value) == 2 and all(isinstance(v, int | float) for v in value):
         return float(value[0]), float(value[1])

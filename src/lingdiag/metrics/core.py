@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from typing import TypedDict
+from typing import Final, TypedDict
 
 from lingdiag.records import UNPARSED, ItemRecord
 
@@ -57,7 +57,7 @@ def proportion_ci(records: Sequence[ItemRecord], hit: Callable[[ItemRecord], boo
 WILSON = "Wilson score"
 BOOTSTRAP_SAMPLES = 2000
 BOOTSTRAP = f"percentile bootstrap over items ({BOOTSTRAP_SAMPLES} resamples, seed 0)"
-CI_METHODS = "ci95_methods"
+CI_METHODS: Final = "ci95_methods"
 """Metrics key: ``{interval key: method}`` for intervals that are not Wilson's (reports name the method)."""
 
 
