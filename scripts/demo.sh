@@ -20,7 +20,7 @@ fi
 if $LD data stats imperfective --dataset official --json >/dev/null 2>&1; then
   $LD run imperfective --config configs/demo-imperfective.yaml --batch-tokens 65536 --dataset official --out runs/demo/imperfective-official
 else
-  echo "official ImperfectiveNLI data not available (lingdiag fetch imperfective failed): skipped"
+  echo "official ImperfectiveNLI data not available (lingdiag data fetch imperfective failed): skipped"
 fi
 
 for extra in scripts/demo.d/*.sh; do

@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from lingdiag.analysis.sweep import AXIS as SCORING_POLICY_AXIS
 from lingdiag.config import RunConfig, redact_url_secrets
@@ -32,6 +32,8 @@ from lingdiag.records import (
 from lingdiag.scoring import LINGDIAG
 from lingdiag.store import SCHEMA_VERSION, ModelIdentity, RunMeta, RunStore
 from lingdiag.suite import SUITE_COPY, SUITES, Condition, Dataset, Suite
+
+T = TypeVar("T")
 
 RESUMABLE_CHANGES = ("batch_tokens",)
 """Config fields a resumed run may change: they group requests into batches, nothing more."""
@@ -68,8 +70,10 @@ def dispatch(backend: Backend, requests: Sequence[Request]) -> list[Response]:
     return [r for r in out if r is not None]
 
 
-def spread(items: Sequence[Item], limit: int | None) -> list[Item]:
-    """``limit`` items evenly spaced over ``items`` (every group of an ordered file is hit)."""
+def spread(items: Sequence[T], limit: int | None) -> list[T]:
+    """``limit`` items evenly spaced over ``items`` (every group of an ordered file is hit): what
+    ``--limit`` means on every command.
+    """
     if limit is None or limit >= len(items):
         return list(items)
     step = len(items) / limit

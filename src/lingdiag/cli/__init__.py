@@ -33,6 +33,7 @@ from lingdiag.cli import (  # noqa: F401  (registers the commands)
     suite_file,
 )
 from lingdiag.cli.app import app, err, reproduce_app, score_app
+from lingdiag.cli.options import SUITE_TOOLS
 from lingdiag.cli.score import label_score_command
 from lingdiag.errors import LingdiagError
 from lingdiag.io.terminal import plain
@@ -44,7 +45,7 @@ def mount_suites() -> None:
     for name in SUITES.names():
         suite = SUITES.get(name)
         if suite.cli is not None:
-            app.add_typer(suite.cli(), name=name)
+            app.add_typer(suite.cli(), name=name, rich_help_panel=SUITE_TOOLS)
         if suite.score_cli is not None:
             score_app.command(name)(suite.score_cli())
         elif suite.parse_answer is not None:

@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from lingdiag.cli.app import app
+from lingdiag.cli.options import RESULTS, Json
 from lingdiag.io.terminal import plain_lines
 from lingdiag.records import dumps
 from lingdiag.report.export import write_tables
@@ -14,13 +15,13 @@ from lingdiag.report.html import write_html
 from lingdiag.report.tables import load_runs, metrics_json, tables
 
 
-@app.command()
+@app.command(rich_help_panel=RESULTS)
 def report(
     runs: list[Path] = typer.Argument(..., help="Run directories to tabulate together."),
     html: Path = typer.Option(None, help="Also write an HTML report with figures here."),
     tables_dir: Path = typer.Option(None, "--tables", help="Also write each suite's tables as Markdown and LaTeX "
                                                          "(<suite>.md, <suite>.tex) into this directory."),
-    as_json: bool = typer.Option(False, "--json"),
+    as_json: Json = False,
 ) -> None:
     """Recompute metrics from the records of one or more runs (offline) and print the tables."""
     loaded = load_runs(runs)

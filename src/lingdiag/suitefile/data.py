@@ -94,7 +94,7 @@ def read_rows(spec: str, items: Items, base: Path) -> tuple[list[tuple[int, Any]
         return list(_hf_rows(source, base)), {source: ""}, source
     declared = items.datasets.get(spec)
     if not path.is_file():
-        hint = f"; run: lingdiag fetch {declared.fetch}" if declared and declared.fetch else ""
+        hint = f"; run: lingdiag data fetch {declared.fetch}" if declared and declared.fetch else ""
         raise DatasetError(f"no such data file{hint}", path=path)
     sha = sha256_file(path)
     if declared and declared.sha256 and sha != declared.sha256:

@@ -113,7 +113,7 @@ def _prompting(path: Path, task: Task, items: Sequence[Item]) -> list[Scored]:
 
 
 def score_all(results_dir: Path, items: Sequence[Item]) -> list[Scored]:
-    """Score every published file under ``results_dir`` (the layout of ``lingdiag fetch explica --results``).
+    """Score every published file under ``results_dir`` (the layout of ``lingdiag data fetch explica --results``).
 
     Raises:
         DatasetError: a file is unreadable, lacks its answer column, or does not score every item.
