@@ -15,7 +15,7 @@ from lingdiag.adapt.data import BUILDERS, SPLIT_FILE, split_file, write_split
 from lingdiag.adapt.examples import ContrastPair, chat_examples, contrast_pairs
 from lingdiag.adapt.training import BUILDER, TrainingPlan, TrainingSet, prepare
 from lingdiag.cli.app import app, err, out
-from lingdiag.cli.options import TREAT, Limit, Model, comma_list
+from lingdiag.cli.options import TREAT, Limit, Model, Seed, comma_list
 from lingdiag.errors import ConfigError, DatasetError
 from lingdiag.io.tabular import read_jsonl
 from lingdiag.io.terminal import plain
@@ -191,7 +191,7 @@ def report(
                                                                "sweep figures here.")] = None,
     split: Annotated[Path | None, typer.Option(help="The lemma split file (default: the one recorded beside "
                                                     "each adapter).")] = None,
-    seed: Annotated[int, typer.Option(help="Seeds the bootstrap intervals and the drawn permutations.")] = 0,
+    seed: Seed = 0,
 ) -> None:
     """Re-diagnose: adapted against base on the same items, paired tests, split by trained and held-out lemmas."""
     from lingdiag.adapt.rediagnosis import rediagnose

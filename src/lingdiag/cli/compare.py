@@ -14,7 +14,7 @@ from lingdiag.analysis import competence as competence_join
 from lingdiag.analysis.compare import METHODS, compare_conditions, compare_runs, permute_conditions, permute_runs
 from lingdiag.analysis.mixed import fit, load
 from lingdiag.cli.app import app
-from lingdiag.cli.options import RESULTS, Json
+from lingdiag.cli.options import RESULTS, Json, Seed
 from lingdiag.errors import ConfigError
 from lingdiag.io.markdown import markdown_table
 from lingdiag.io.terminal import plain, plain_lines
@@ -26,7 +26,7 @@ from lingdiag.suite import SUITES
 @app.command(rich_help_panel=RESULTS)
 def competence(
     runs: Annotated[list[Path], typer.Argument(help="Run directories with --scoring generate,loglik.")],
-    seed: Annotated[int, typer.Option(help="Seeds the bootstrap intervals.")] = 0,
+    seed: Seed = 0,
     as_json: Json = False,
 ) -> None:
     """Competence (label log-likelihood) against performance (generated label), paired per item."""
@@ -50,7 +50,7 @@ def competence(
 def compare(
     runs: Annotated[list[Path], typer.Argument(help="RUN_A RUN_B, or one RUN with --between.")],
     between: Annotated[tuple[str, str] | None, typer.Option(help="Two conditions of one run.")] = None,
-    seed: Annotated[int, typer.Option(help="Seeds the bootstrap intervals and the drawn permutations.")] = 0,
+    seed: Seed = 0,
     as_json: Json = False,
 ) -> None:
     """Paired tests on the same items: exact McNemar, bootstrap 95% interval of the accuracy

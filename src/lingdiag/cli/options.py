@@ -25,7 +25,7 @@ Dataset = Annotated[str | None, typer.Option(
 Limit = Annotated[int | None, typer.Option(
     min=1, help="Only N items, spread evenly over the data (every group of an ordered file is hit).")]
 Json = Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")]
-Seed = Annotated[int, typer.Option(help="Seeds whatever the command draws (shuffles, resamples, splits).")]
+Seed = Annotated[int, typer.Option(help="Seeds whatever the command draws (resamples, permutations, shuffles).")]
 
 # Help panels of `lingdiag --help`, in the order a study goes.
 RUN, RESULTS, DATA, TREAT, SUITE_TOOLS, SETUP = ("Run models", "Read results", "Data and people",
