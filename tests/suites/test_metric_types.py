@@ -11,6 +11,7 @@ from lingdiag.metrics.core import Counts
 from lingdiag.records import ItemRecord
 from lingdiag.suite import SUITES
 from lingdiag.suites import minimal_pairs, syntaxgym
+from lingdiag.suites.cxnli.metrics import CxnliMetrics
 from lingdiag.suites.imperfective.metrics import ImperfectiveMetrics
 
 
@@ -23,6 +24,7 @@ def _record(k: int, tags: dict[str, Any], detail: dict[str, Any] | None = None) 
 CASES = {
     "imperfective": ([_record(k, {"group": "ABCD"[k % 4], "verb_class": "accomplishment"}) for k in range(8)],
                      ImperfectiveMetrics),
+    "cxnli": ([_record(k, {"exp": "1", "construction": "comparative"}) for k in range(4)], CxnliMetrics),
     "minimal-pairs": ([_record(k, {"UID": "anaphor", "linguistics_term": "binding"}) for k in range(4)],
                       minimal_pairs.PairMetrics),
     "syntaxgym": ([_record(k, {"suite": "npi"}, {"predictions": [True, k % 2 == 0]}) for k in range(4)],

@@ -79,11 +79,11 @@ def difference_ci(a: Sequence[bool], b: Sequence[bool], seed: int = 0) -> list[f
     return [round(float(low), 4), round(float(high), 4)]
 
 
-N = "n"
+N: Final = "n"
 """Items of the condition (every suite's metrics hold the :class:`Counts` keys)."""
-N_UNPARSED = "n_unparsed"
-UNPARSED_RATE = "unparsed_rate"
-N_ERRORS = "n_errors"
+N_UNPARSED: Final = "n_unparsed"
+UNPARSED_RATE: Final = "unparsed_rate"
+N_ERRORS: Final = "n_errors"
 
 
 class Counts(TypedDict):
