@@ -13,14 +13,14 @@ $LD run imperfective --config configs/demo-imperfective.yaml --batch-tokens 6553
 # The official file is fetched from its pinned public URL; a local mirror (the reference
 # copy beside this repository) is used first when present, since this machine may be offline.
 if [ -d "$SHARED/imperfective_nli" ]; then
-  $LD fetch imperfective --from "$SHARED" || true
+  $LD data fetch imperfective --from "$SHARED" || true
 else
-  $LD fetch imperfective || true
+  $LD data fetch imperfective || true
 fi
 if $LD data stats imperfective --dataset official --json >/dev/null 2>&1; then
   $LD run imperfective --config configs/demo-imperfective.yaml --batch-tokens 65536 --dataset official --out runs/demo/imperfective-official
 else
-  echo "official ImperfectiveNLI data not available (lingdiag fetch imperfective failed): skipped"
+  echo "official ImperfectiveNLI data not available (lingdiag data fetch imperfective failed): skipped"
 fi
 
 for extra in scripts/demo.d/*.sh; do

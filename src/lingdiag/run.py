@@ -5,10 +5,10 @@ from __future__ import annotations
 import platform
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from lingdiag.analysis.sweep import AXIS as SCORING_POLICY_AXIS
 from lingdiag.config import RunConfig, redact_url_secrets
@@ -30,8 +30,10 @@ from lingdiag.records import (
     ResultRow,
 )
 from lingdiag.scoring import LINGDIAG
-from lingdiag.store import SCHEMA_VERSION, RunStore
+from lingdiag.store import SCHEMA_VERSION, ModelIdentity, RunMeta, RunStore
 from lingdiag.suite import SUITE_COPY, SUITES, Condition, Dataset, Suite
+
+T = TypeVar("T")
 
 RESUMABLE_CHANGES = ("batch_tokens",)
 """Config fields a resumed run may change: they group requests into batches, nothing more."""
@@ -68,8 +70,10 @@ def dispatch(backend: Backend, requests: Sequence[Request]) -> list[Response]:
     return [r for r in out if r is not None]
 
 
-def spread(items: Sequence[Item], limit: int | None) -> list[Item]:
-    """``limit`` items evenly spaced over ``items`` (every group of an ordered file is hit)."""
+def spread(items: Sequence[T], limit: int | None) -> list[T]:
+    """``limit`` items evenly spaced over ``items`` (every group of an ordered file is hit): what
+    ``--limit`` means on every command.
+    """
     if limit is None or limit >= len(items):
         return list(items)
     step = len(items) / limit
@@ -299,44 +303,48 @@ def _evaluate(config: RunConfig, backend: Backend, store: RunStore, progress: Pr
     done, earlier = store.prepare_resume(config.recorded(), ignore=RESUMABLE_CHANGES, dataset=sources,
                                          suite_file=suite_file)
     _check_axes(store, conditions)
-    meta: dict[str, Any] = {
-        "schema_version": SCHEMA_VERSION, "config": config.recorded(),
-        "model": backend.identity, "dataset": sources, "versions": _versions(), "lock": lock_status().recorded(),
-        "seed": config.seed, "timings": {}, "skipped": {},
-    }
+    timings: dict[str, float] = {}
+    skipped: dict[str, str] = {}
+    policies: dict[str, list[dict[str, Any]]] = {}
+    first = RunMeta(config=config.recorded(), identity=ModelIdentity(backend.identity), schema_version=SCHEMA_VERSION,
+                    checksums=sources, versions=_versions(), lock=lock_status().recorded(), seed=config.seed,
+                    timings={}, skipped={}, suite_file=suite_file)
+
+    def meta(usage: dict[str, int] | None = None) -> RunMeta:
+        return replace(first, timings=dict(timings), skipped=dict(skipped), scoring_policies=dict(policies) or None,
+                       usage=usage)
+
     if suite.source is not None:  # reports read the records with this copy, whatever becomes of the file
-        meta["suite_file"] = suite_file
         store.write_text(SUITE_COPY, suite.source.text)
-    store.write_json("meta.json", meta)
+    store.write_meta(meta())
     usage_before = backend.usage() if isinstance(backend, ReportsUsage) else {}
     order: list[tuple[str, str]] = []
     for condition in conditions:
         items = p.items[condition.name]
         order += [(condition.name, it.id) for it in items]
         rendered = {it.id: condition.strategy.render(it) for it in items}
-        policies = _policies([r for rs in rendered.values() for r in rs], SCORING_POLICY_AXIS in condition.axes)
-        if policies:
-            meta.setdefault("scoring_policies", {})[condition.name] = policies
+        named = _policies([r for rs in rendered.values() for r in rs], SCORING_POLICY_AXIS in condition.axes)
+        if named:
+            policies[condition.name] = named
         reason = _check(backend, _needs([r for rs in rendered.values() for r in rs]))
         if reason:
-            meta["skipped"][condition.name] = reason
+            skipped[condition.name] = reason
             continue
         pending = [it for it in items if (condition.name, it.id) not in done]
         start = time.perf_counter()
-        skipped = _run_chunks(condition, pending, len(items), rendered, backend, store, config.chunk_items, progress)
-        if skipped:
-            meta["skipped"][condition.name] = skipped
+        unserved = _run_chunks(condition, pending, len(items), rendered, backend, store, config.chunk_items, progress)
+        if unserved:
+            skipped[condition.name] = unserved
         # Seconds spent on the condition, summed over resumed sessions; written per condition
         # so that a run killed later keeps the timings of what it finished.
-        meta["timings"][condition.name] = round(earlier.get(condition.name, 0) + time.perf_counter() - start, 3)
-        store.write_json("meta.json", meta)
+        timings[condition.name] = round(earlier.get(condition.name, 0) + time.perf_counter() - start, 3)
+        store.write_meta(meta())
     model = backend.identity.get("model", config.model)
     metrics, table = finalize(store, order, suite, conditions, model, config.dataset)
-    if isinstance(backend, ReportsUsage):
-        meta["usage"] = {k: v - usage_before.get(k, 0) for k, v in backend.usage().items()}
-    store.write_json("meta.json", meta)
-    return RunResult(out=store.root, metrics=metrics, table=table, skipped=dict(meta["skipped"]),
-                     usage=dict(meta.get("usage", {})))
+    usage = ({k: v - usage_before.get(k, 0) for k, v in backend.usage().items()}
+             if isinstance(backend, ReportsUsage) else None)
+    store.write_meta(meta(usage))
+    return RunResult(out=store.root, metrics=metrics, table=table, skipped=dict(skipped), usage=usage or {})
 
 
 def load_model(config: RunConfig) -> Backend:

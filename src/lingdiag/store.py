@@ -20,12 +20,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
+from lingdiag.config import RunConfig
 from lingdiag.errors import RunError
 from lingdiag.io.atomic import SURROGATES, is_temporary, make_dir, write_atomic
 from lingdiag.records import UNPARSED, ItemRecord, ResultRow, dumps
-from lingdiag.suite import suite_of_run
+from lingdiag.suite import SUITE_COPY, SUITES, Suite
 
 SCHEMA_VERSION = 1
+META = "meta.json"
+
+
+def _write_json(path: Path, data: Any) -> None:
+    write_atomic(path, dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
 
 
 @contextmanager
@@ -48,6 +56,7 @@ class RunStore:
     def __init__(self, root: Path) -> None:
         self.root = Path(root)
         self.items_path = self.root / "items.jsonl"
+        self.meta_path = self.root / META
 
     @contextmanager
     def lock(self) -> Iterator[None]:
@@ -77,7 +86,7 @@ class RunStore:
         """Remove the directory if it holds only what a run writes before its first record
         (a run that failed to start leaves no empty run behind to be mistaken for one).
         """
-        ours = {".lock", "meta.json", "items.jsonl"}
+        ours = {".lock", META, "items.jsonl"}
         if not self.root.is_dir() or self.load_records():
             return
         names = {p.name for p in self.root.iterdir()}
@@ -110,18 +119,6 @@ class RunStore:
             records.append(record)
         return records
 
-    def _meta(self) -> dict[str, Any]:
-        """``meta.json``; damaged or empty is a ``RunError`` naming the line."""
-        path = self.root / "meta.json"
-        try:
-            meta = json.loads(path.read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError) as e:
-            where = f"line {e.lineno}: {e.msg}" if isinstance(e, json.JSONDecodeError) else str(e)
-            raise RunError(f"{path}, {where}: not a run's meta.json (damaged or empty)") from None
-        if not isinstance(meta, dict) or not isinstance(meta.get("config"), dict):
-            raise RunError(f"{path}: not a run's meta.json (no config object)")
-        return meta
-
     def prepare_resume(self, config: dict[str, Any], ignore: Sequence[str] = (),
                        dataset: Mapping[str, str] | None = None, suite_file: Mapping[str, str] | None = None,
                        ) -> tuple[set[tuple[str, str]], dict[str, float]]:
@@ -134,26 +131,25 @@ class RunStore:
         its path and SHA-256), as a changed file is a changed configuration.
         """
         self.root.mkdir(parents=True, exist_ok=True)
-        meta_path = self.root / "meta.json"
         timings: dict[str, float] = {}
-        if meta_path.exists():
-            meta = self._meta()
-            timings = meta.get("timings", {})
-            changed = config_changes(meta.get("config", {}), config, ignore)
+        if self.meta_path.exists():
+            meta = self.read_meta()
+            timings = dict(meta.timings or {})
+            changed = config_changes(meta.config, config, ignore)
             if changed:
                 raise RunError(f"{self.root} holds a run with a different configuration "
                                f"(differs in: {', '.join(changed)}); use another --out directory")
-            before = meta.get("dataset") or {}
+            before = meta.checksums or {}
             # An empty checksum (runs from before user files were hashed) cannot be compared.
             changed = sorted(k for k in set(before) | set(dataset or {})
                              if dataset is not None and before.get(k) != dataset.get(k) and before.get(k) != "")
             if changed:
                 raise RunError(f"{self.root} was run on other data: {', '.join(changed)} changed since "
                                "(SHA-256); use another --out directory")
-            old = (meta.get("suite_file") or {}).get("sha256")
+            old = (meta.suite_file or {}).get("sha256")
             if old != (suite_file or {}).get("sha256"):
                 raise RunError(f"{self.root} was run from another version of suite file "
-                               f"{(suite_file or meta.get('suite_file') or {}).get('path')} (SHA-256 changed); "
+                               f"{(suite_file or meta.suite_file or {}).get('path')} (SHA-256 changed); "
                                "use another --out directory")
         kept: dict[tuple[str, str], ItemRecord] = {}
         for r in self.load_records():
@@ -179,24 +175,20 @@ class RunStore:
         return records
 
     def write_json(self, name: str, data: Any) -> None:
-        """Write ``name`` (e.g. ``meta.json``) atomically."""
-        write_atomic(self.root / name, dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
-
-    def read_json(self, name: str) -> Any:
-        """Read ``name`` from the run directory."""
-        path = self.root / name
-        if not path.exists():
-            raise RunError(f"{path} does not exist; is {self.root} a lingdiag run directory?")
-        if name == "meta.json":
-            return self._meta()
-        try:
-            return json.loads(path.read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError) as e:
-            raise RunError(f"{path}: not JSON ({e})") from None
+        """Write ``name`` (``metrics.json``) atomically; ``meta.json`` goes through :meth:`write_meta`."""
+        if name == META:
+            raise ValueError("meta.json is written by RunStore.write_meta only")
+        _write_json(self.root / name, data)
 
     def read_meta(self) -> RunMeta:
         """``meta.json`` as a :class:`RunMeta`."""
-        return RunMeta.from_json(self.read_json("meta.json"), self.root / "meta.json")
+        if not self.meta_path.exists():
+            raise RunError(f"{self.meta_path} does not exist; is {self.root} a lingdiag run directory?")
+        return RunMeta.read(self.meta_path)
+
+    def write_meta(self, meta: RunMeta) -> None:
+        """Write ``meta.json`` atomically."""
+        _write_json(self.meta_path, meta.to_json())
 
     def write_text(self, name: str, text: str) -> None:
         """Write a text file (``table.md``) atomically."""
@@ -217,63 +209,195 @@ def write_imported(root: Path, *, suite: str, model: str, dataset: str, records:
         provenance: What was imported and how (file, SHA-256, columns, rules), kept in ``meta.json``.
     """
     store = RunStore(root)
-    if (store.root / "meta.json").exists():
+    if store.meta_path.exists():
         raise RunError(f"{root} already holds a run; use another --out directory")
     make_dir(store.root)
     write_atomic(store.items_path, "".join(r.to_json() + "\n" for r in records))
-    store.write_json("meta.json", {"config": {"suite": suite, "model": model, "dataset": dataset},
-                                   "model": {"model": model, "backend": "imported"}, "imported": dict(provenance)})
+    store.write_meta(RunMeta(config={"suite": suite, "model": model, "dataset": dataset},
+                             identity=ModelIdentity({"model": model, "backend": "imported"}),
+                             imported=dict(provenance)))
 
 
 @dataclass(frozen=True, slots=True)
-class RunMeta:
-    """A run's ``meta.json``, read once (:meth:`RunStore.read_meta`): the fields analyses, reports
-    and merges read, typed, instead of string keys at every use.
+class ModelIdentity:
+    """``meta.json``'s ``model``: the backend's identity (the cache key's model part), as recorded.
+
+    The entries are the backend's own (``backend``, ``model``, ``weights_sha256``, device and
+    adapter settings...), so they are kept whole; the ones every reader needs are typed here.
     """
 
-    suite: str
-    """``config.suite``."""
-    model: str
-    """The model's display name: what the backend called it, else the configured spec."""
-    dataset: str
-    """The dataset spec of the run (``config.dataset``: ``builtin``, ``official`` or a path)."""
-    config: Mapping[str, Any]
-    """The recorded run configuration."""
-    model_info: Mapping[str, Any] = field(default_factory=dict)
-    """What the backend recorded about the model (``backend``, ``weights_sha256``, ``n_params``...)."""
-    checksums: Mapping[str, str] = field(default_factory=dict)
-    """The dataset files' checksums (``meta.json``'s ``dataset``)."""
-    versions: Mapping[str, str] = field(default_factory=dict)
-    seed: int | None = None
-    skipped: Mapping[str, str] = field(default_factory=dict)
-    """Condition → why it was not run."""
-    timings: Mapping[str, float] = field(default_factory=dict)
-    usage: Mapping[str, Any] | None = None
-    """Tokens and requests a metered backend counted; None where it counted none."""
-    raw: Mapping[str, Any] = field(default_factory=dict)
-    """The whole ``meta.json``, for fields this class does not name (``shards``, ...)."""
+    fields: Mapping[str, Any]
+
+    @property
+    def backend(self) -> str:
+        """The backend's name (``hf``, ``openai``, ``mock``, ``imported``...)."""
+        return str(self.fields.get("backend", ""))
+
+    @property
+    def name(self) -> str | None:
+        """The model's display name as the backend gave it; None where it gave none."""
+        value = self.fields.get("model")
+        return None if value is None else str(value)
+
+    @property
+    def weights_sha256(self) -> str:
+        """The weights' SHA-256 (empty where the backend cannot see them)."""
+        return str(self.fields.get("weights_sha256", ""))
 
     @property
     def n_params(self) -> float | None:
         """The parameter count the backend recorded, if any."""
-        value = self.model_info.get("n_params")
+        value = self.fields.get("n_params")
         try:
             return float(value) if value not in (None, "") else None
         except (TypeError, ValueError):
             return None
 
+
+_JSON_TYPES: dict[str, tuple[type, str]] = {
+    "schema_version": (int, "an integer"), "config": (dict, "an object"), "model": (dict, "an object"),
+    "dataset": (dict, "an object"), "versions": (dict, "an object"), "lock": (dict, "an object"),
+    "seed": (int, "an integer"), "timings": (dict, "an object"), "skipped": (dict, "an object"),
+    "scoring_policies": (dict, "an object"), "suite_file": (dict, "an object"), "usage": (dict, "an object"),
+    "shards": (list, "a list"), "imported": (dict, "an object"),
+}
+"""Every key ``meta.json`` may hold, with its JSON type."""
+_REQUIRED = ("config", "model")
+"""What every run directory's ``meta.json`` holds (an imported run's holds little more)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunMeta:
+    """A run's ``meta.json``: the only writer (:meth:`to_json`, through :meth:`RunStore.write_meta`)
+    and the only reader (:meth:`read`) of it, so that every key is named once, here.
+
+    Optional parts are None where the file does not hold them (an imported run holds only
+    ``config``, ``model`` and ``imported``), so a file read and written back is unchanged.
+    """
+
+    config: Mapping[str, Any]
+    """The recorded run configuration (``RunConfig.recorded()``), compared field by field on resume;
+    :attr:`run_config` is its typed form."""
+    identity: ModelIdentity
+    """``model``: what the backend recorded about the model."""
+    schema_version: int | None = None
+    checksums: Mapping[str, str] | None = None
+    """``dataset``: each data file's SHA-256."""
+    versions: Mapping[str, str] | None = None
+    """Package versions (python, lingdiag, torch...)."""
+    lock: Mapping[str, Any] | None = None
+    """The installed environment beside the lock (``lingdiag.models.environment``)."""
+    seed: int | None = None
+    timings: Mapping[str, float] | None = None
+    """Condition → seconds spent, summed over resumed sessions (and over shards)."""
+    skipped: Mapping[str, str] | None = None
+    """Condition → why it was not run."""
+    scoring_policies: Mapping[str, Sequence[Mapping[str, Any]]] | None = None
+    """Condition → the scoring policies its requests carry, where not only the default."""
+    suite_file: Mapping[str, str] | None = None
+    """The suite file a run was read from: ``path`` and ``sha256``."""
+    usage: Mapping[str, int] | None = None
+    """Tokens and requests a metered backend counted; None where it counted none."""
+    shards: Sequence[Mapping[str, Any]] | None = None
+    """A merged run's shards (``shard``, ``dir`` and the server's ``base_url`` where each had one)."""
+    imported: Mapping[str, Any] | None = None
+    """Answers computed elsewhere: what was imported and how (``lingdiag score … --out``)."""
+    source: Path | None = field(default=None, compare=False)
+    """The file this was read from (named in errors); not part of ``meta.json``."""
+
+    @property
+    def suite(self) -> str:
+        """``config.suite``."""
+        return str(self.config["suite"])
+
+    @property
+    def model(self) -> str:
+        """The model's display name: what the backend called it, else the configured spec."""
+        return self.identity.name if self.identity.name is not None else str(self.config.get("model", ""))
+
+    @property
+    def dataset(self) -> str:
+        """The dataset spec of the run (``builtin``, ``official`` or a path)."""
+        return str(self.config.get("dataset", ""))
+
+    @property
+    def n_params(self) -> float | None:
+        """The parameter count the backend recorded, if any."""
+        return self.identity.n_params
+
+    @property
+    def run_config(self) -> RunConfig:
+        """The recorded configuration, validated.
+
+        Raises:
+            RunError: it is not a configuration this version reads (naming ``meta.json`` and the field).
+        """
+        try:
+            return RunConfig.model_validate(dict(self.config))
+        except ValidationError as e:
+            first = e.errors()[0]
+            where = ".".join(map(str, ("config", *first["loc"])))
+            raise RunError(f"{self.source or META}, field {where!r}: {first['msg']}") from None
+
+    def suite_of(self, run_dir: Path) -> Suite:
+        """The suite the run's records belong to: the copy of its suite file where the run kept
+        one (the file may have moved or changed since), else the registered name in its config.
+        """
+        copy = Path(run_dir) / SUITE_COPY
+        if self.suite_file and copy.is_file():
+            return SUITES.get(str(copy))
+        return SUITES.get(self.suite)
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``meta.json`` object: every part this run has, under its key."""
+        parts: dict[str, Any] = {
+            "schema_version": self.schema_version, "config": self.config, "model": self.identity.fields,
+            "dataset": self.checksums, "versions": self.versions, "lock": self.lock, "seed": self.seed,
+            "timings": self.timings, "skipped": self.skipped, "scoring_policies": self.scoring_policies,
+            "suite_file": self.suite_file, "usage": self.usage, "shards": self.shards, "imported": self.imported,
+        }
+        return {k: v for k, v in parts.items() if v is not None}
+
     @classmethod
-    def from_json(cls, meta: Mapping[str, Any], path: Path) -> RunMeta:
-        """The typed view of a parsed ``meta.json`` at ``path`` (named in a one-line error)."""
-        config = meta["config"]
-        if not isinstance(config.get("suite"), str):
+    def from_json(cls, meta: Any, path: Path) -> RunMeta:
+        """The typed view of a parsed ``meta.json`` at ``path``.
+
+        Raises:
+            RunError: one line naming ``path`` and the key that is unknown, missing or of the wrong type.
+        """
+        if not isinstance(meta, dict) or not isinstance(meta.get("config"), dict):
+            raise RunError(f"{path}: not a run's meta.json (no config object)")
+        if not isinstance(meta["config"].get("suite"), str):
             raise RunError(f"{path}, field 'config.suite': missing or not a string")
-        model = meta.get("model") or {}
-        return cls(suite=config["suite"], model=str(model.get("model", config.get("model", ""))),
-                   dataset=str(config.get("dataset", "")), config=config, model_info=model,
-                   checksums=meta.get("dataset") or {}, versions=meta.get("versions") or {}, seed=meta.get("seed"),
-                   skipped=meta.get("skipped") or {}, timings=meta.get("timings") or {}, usage=meta.get("usage"),
-                   raw=meta)
+        for key in meta:
+            if key not in _JSON_TYPES:
+                raise RunError(f"{path}: unknown key {key!r} (known: {', '.join(_JSON_TYPES)})")
+        for key in _REQUIRED:
+            if key not in meta:
+                raise RunError(f"{path}: missing key {key!r}")
+        for key, value in meta.items():
+            kind, what = _JSON_TYPES[key]
+            if value is not None and (not isinstance(value, kind) or isinstance(value, bool)):
+                raise RunError(f"{path}, field {key!r}: {type(value).__name__}, not {what}")
+        return cls(config=meta["config"], identity=ModelIdentity(meta["model"]),
+                   schema_version=meta.get("schema_version"), checksums=meta.get("dataset"),
+                   versions=meta.get("versions"), lock=meta.get("lock"), seed=meta.get("seed"),
+                   timings=meta.get("timings"), skipped=meta.get("skipped"),
+                   scoring_policies=meta.get("scoring_policies"), suite_file=meta.get("suite_file"),
+                   usage=meta.get("usage"), shards=meta.get("shards"), imported=meta.get("imported"),
+                   source=Path(path))
+
+    @classmethod
+    def read(cls, path: Path) -> RunMeta:
+        """Read ``meta.json`` at ``path``; damaged, empty or of another shape is a one-line ``RunError``."""
+        try:
+            meta = json.loads(Path(path).read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+            where = f"line {e.lineno}: {e.msg}" if isinstance(e, json.JSONDecodeError) else str(e)
+            raise RunError(f"{path}, {where}: not a run's meta.json (damaged or empty)") from None
+        except OSError as e:
+            raise RunError(f"cannot read {path}: {e.strerror or e}") from None
+        return cls.from_json(meta, path)
 
 
 @dataclass(frozen=True)
@@ -296,7 +420,7 @@ def load_run(run_dir: Path) -> LoadedRun:
     """Read ``run_dir`` and recompute every condition's metrics from its records."""
     store = RunStore(run_dir)
     meta = store.read_meta()
-    suite = suite_of_run(meta.raw, run_dir)
+    suite = meta.suite_of(run_dir)
     model = meta.model
     by_condition: dict[str, list[ItemRecord]] = defaultdict(list)
     for n, r in enumerate(store.load_records(), 1):

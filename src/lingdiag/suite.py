@@ -136,8 +136,9 @@ class Suite:
     load: Callable[[str], Dataset]
     """``load(spec)`` with spec ``builtin``, ``official`` or a path/URL."""
     conditions: Conditions
-    metrics: Callable[[Sequence[ItemRecord]], dict[str, Any]]
-    """Metrics of one condition's records; pure, so reports can be recomputed offline."""
+    metrics: Callable[[Sequence[ItemRecord]], Mapping[str, Any]]
+    """Metrics of one condition's records; pure, so reports can be recomputed offline. A built-in
+    suite returns its own TypedDict, so that a renamed key fails ``mypy`` in its tables."""
     table: Callable[[Sequence[ResultRow]], str]
     """Markdown tables in the paper's layout from the rows of one or more runs."""
     labels: tuple[str, ...] = ()
@@ -214,16 +215,6 @@ def lazy(module: str, name: str) -> Callable[[], Any]:
 
 
 SUITES: Registry[Suite] = Registry("suite")
-
-
-def suite_of_run(meta: Mapping[str, Any], run_dir: Path) -> Suite:
-    """The suite a run directory's records belong to: the copy of its suite file where the run
-    kept one (the file may have moved or changed since), else the registered name in its config.
-    """
-    copy = Path(run_dir) / SUITE_COPY
-    if meta.get("suite_file") and copy.is_file():
-        return SUITES.get(str(copy))
-    return SUITES.get(str(meta["config"]["suite"]))
 
 
 def register_suite(suite: Suite) -> Suite:

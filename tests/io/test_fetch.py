@@ -46,7 +46,7 @@ def test_unreachable_server_is_a_dataset_error() -> None:
 
 def test_official_spec_before_fetch_says_how() -> None:
     load_plugins()
-    with pytest.raises(DatasetError, match="run: lingdiag fetch imperfective"):
+    with pytest.raises(DatasetError, match="run: lingdiag data fetch imperfective"):
         fetch_mod.official_path("imperfective", "imperfective_nli/imperfectiveNLI.json")
 
 

@@ -14,7 +14,7 @@ sweep over the coefficient α.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,6 +23,7 @@ from lingdiag.analysis.compare import paired, permuted
 from lingdiag.errors import ConfigError, RunError
 from lingdiag.metrics.core import wilson
 from lingdiag.metrics.stats import holm_rows
+from lingdiag.models.hf.adapters import AdapterIdentity
 from lingdiag.records import ItemRecord
 from lingdiag.store import LoadedRun, load_run
 from lingdiag.suite import SUITES, Suite
@@ -35,24 +36,20 @@ SPLIT_PARTS = ("trained", "held-out", "unseen", ALL)
 
 @dataclass(frozen=True, slots=True)
 class AdapterInfo:
-    """What an adapted run's ``meta.json`` records about its adapter (the backend identity)."""
+    """An adapted run's adapter: as the run was given it, and as its ``meta.json`` records it."""
 
-    kind: str
-    """``lora`` or ``steer``."""
     spec: str
     """The adapter as the run was given it (``lora:DIR``, ``steer:FILE@α``)."""
-    sha256: str
-    rank: str = ""
-    targets: str = ""
-    layers: str = ""
-    alpha: float | None = None
+    identity: AdapterIdentity
+    """What the backend identity recorded (kind, hash, rank and targets or layers and α)."""
 
     @property
     def label(self) -> str:
         """The adapter in one line: kind, hash and the choices that make it (rank, targets, layers, α)."""
-        if self.kind == "lora":
-            return f"LoRA {self.sha256[:8]} (rank {self.rank}, targets {self.targets})"
-        return f"steering {self.sha256[:8]} (layers {self.layers}, α={self.alpha:g})"
+        a = self.identity
+        if a.kind == "lora":
+            return f"LoRA {a.sha256[:8]} (rank {'' if a.rank is None else a.rank}, targets {','.join(a.targets)})"
+        return f"steering {a.sha256[:8]} (layers {','.join(map(str, a.layers))}, α={a.alpha:g})"
 
 
 @dataclass(frozen=True)
@@ -128,16 +125,12 @@ class Rediagnosis:
 
 
 def _adapter(run: LoadedRun) -> AdapterInfo | None:
-    info = run.meta.model_info
-    kind = str(info.get("adapter", ""))
-    if not kind:
+    identity = AdapterIdentity.from_recorded(run.meta.identity.fields)
+    if identity is None:
         return None
-    spec = str(run.meta.config.get("model_options", {}).get("adapter", "")) or \
-        str(run.meta.config.get("model", "")).partition("+")[2]
-    alpha = info.get("steer_alpha")
-    return AdapterInfo(kind, spec, str(info.get("adapter_sha256", "")), str(info.get("lora_rank", "")),
-                       str(info.get("lora_targets", "")), str(info.get("steer_layers", "")),
-                       float(alpha) if alpha is not None else None)
+    config = run.meta.run_config
+    spec = str(config.model_options.get("adapter", "")) or config.model.partition("+")[2]
+    return AdapterInfo(spec, identity)
 
 
 def read_runs(paths: Sequence[Path]) -> list[LoadedRun]:
@@ -189,7 +182,7 @@ def pair_runs(base: LoadedRun, others: Sequence[LoadedRun], split: Path | None =
             raise ConfigError(f"{run.path} is a {run.suite} run and no base run of {run.suite} was given "
                               f"(base runs: {', '.join(f'{s} {b.path}' for s, b in bases.items())})")
         mate = bases[run.suite]
-        weights = run.meta.model_info.get("weights_sha256"), mate.meta.model_info.get("weights_sha256")
+        weights = run.meta.identity.weights_sha256, mate.meta.identity.weights_sha256
         if weights[0] != weights[1]:
             raise ConfigError(f"{run.path} adapts another model ({run.model}) than the base run {mate.path} "
                               f"({mate.model}): their weights differ")
@@ -220,7 +213,7 @@ def _parts(records: Sequence[ItemRecord], split: LemmaSplit | None) -> dict[str,
     return {p: rs for p, rs in parts.items() if rs or p != "unseen"}
 
 
-def _interval(metrics: dict[str, object], key: str) -> tuple[float, float] | None:
+def _interval(metrics: Mapping[str, object], key: str) -> tuple[float, float] | None:
     value = metrics.get(f"{key}_ci95")
     if isinstance(value, list | tuple) and len(value) == 2 and all(isinstance(v, int | float) for v in value):
         return float(value[0]), float(value[1])
@@ -267,11 +260,12 @@ def _point(suite: Suite, alpha: float, condition: str, records: Sequence[ItemRec
 def _sweep(pairings: Sequence[Pairing], headline: str) -> dict[str, list[SweepPoint]]:
     by_vector: dict[str, list[Pairing]] = {}
     for p in pairings:
-        if p.adapter.kind == "steer" and p.adapter.alpha is not None:
-            by_vector.setdefault(f"{p.adapter.sha256[:8]} layers {p.adapter.layers}", []).append(p)
+        a = p.adapter.identity
+        if a.kind == "steer" and a.alpha is not None:
+            by_vector.setdefault(f"{a.sha256[:8]} layers {','.join(map(str, a.layers))}", []).append(p)
     out = {}
     for vector, ps in by_vector.items():
-        runs = {float(p.adapter.alpha or 0.0): p.adapted for p in ps}
+        runs = {float(p.adapter.identity.alpha or 0.0): p.adapted for p in ps}
         # The base model is the vector at α=0 (byte-identical records): it anchors the sweep.
         runs.setdefault(0.0, ps[0].base)
         if len(runs) < 2:

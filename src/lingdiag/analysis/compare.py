@@ -24,7 +24,7 @@ from lingdiag.metrics.permutation import PERMUTATION, PERMUTATIONS, sign_flip
 from lingdiag.metrics.stats import BOOTSTRAP_SAMPLES, holm_rows, percentile_interval, resampled_means
 from lingdiag.records import ItemRecord
 from lingdiag.store import RunStore
-from lingdiag.suite import Suite, suite_of_run
+from lingdiag.suite import Suite
 
 METHODS = {"p": "exact McNemar (statsmodels)", "ci95": "paired bootstrap over items, percentile",
            "p_holm": "Holm over the table's rows", "permutation_p": PERMUTATION,
@@ -144,7 +144,7 @@ def permuted(suite: Suite, name: str, a: Sequence[ItemRecord], b: Sequence[ItemR
 
 
 def _suite(run: Path) -> Suite:
-    return suite_of_run(RunStore(run).read_meta().raw, run)
+    return RunStore(run).read_meta().suite_of(run)
 
 
 def _by_condition(run: Path) -> dict[str, list[ItemRecord]]:

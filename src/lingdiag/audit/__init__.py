@@ -1,6 +1,10 @@
 """Dataset audits, the checks a paper runs on its items before any model sees them (ExpliCa
 §3.1, §3.3): lexical association between the two halves of each item, frequency bins and the
 balance of classes across them, with tests between classes.
+
+Modules: ``association`` (corpus counts and association scores), ``frequency`` (frequency bins
+and class balance), ``lexical`` (item frequency from its words), ``lemmas`` (the lemmatizer
+registry), ``stats`` (tests between classes), ``report`` (one audit, typed).
 """
 
 from lingdiag.audit.association import Counts, association_scores, count_corpus, read_counts

@@ -5,6 +5,12 @@ Each suite's own commands (``Suite.cli``) are mounted as ``lingdiag <suite>`` an
 command (``Suite.score_cli``) as ``lingdiag score <suite>``, its reproduction
 (``Suite.reproduce_cli``) as ``lingdiag reproduce <suite>``. Nothing in the library imports
 this package.
+
+Modules, one per command or group: ``app`` (the typer app and its groups), ``options`` (the
+options every command shares), ``run``, ``cluster`` (``merge``, ``submit``), ``compare``
+(``compare``, ``competence``, ``mixed``), ``data`` (``data fetch|stats|build|audit``),
+``audit_view``, ``human``, ``cache``, ``score``, ``suite_file`` (``suite check|score``),
+``report``, ``inspect``, ``info`` (``list``, ``models``), ``env``, ``adapt``.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ from lingdiag.cli import (  # noqa: F401  (registers the commands)
     suite_file,
 )
 from lingdiag.cli.app import app, err, reproduce_app, score_app
+from lingdiag.cli.options import SUITE_TOOLS
 from lingdiag.cli.run import axes_help
 from lingdiag.cli.score import label_score_command
 from lingdiag.errors import ConfigErrors, LingdiagError
@@ -39,7 +46,7 @@ def mount_suites() -> None:
     for name in SUITES.names():
         suite = SUITES.get(name)
         if suite.cli is not None:
-            app.add_typer(suite.cli(), name=name)
+            app.add_typer(suite.cli(), name=name, rich_help_panel=SUITE_TOOLS)
         if suite.score_cli is not None:
             score_app.command(name)(suite.score_cli())
         elif suite.parse_answer is not None:

@@ -15,14 +15,16 @@ from lingdiag.adapt.data import BUILDERS, SPLIT_FILE, split_file, write_split
 from lingdiag.adapt.examples import ContrastPair, chat_examples, contrast_pairs
 from lingdiag.adapt.training import BUILDER, TrainingPlan, TrainingSet, prepare
 from lingdiag.cli.app import app, err, out
+from lingdiag.cli.options import TREAT, Limit, Model, Seed, comma_list
 from lingdiag.errors import ConfigError, DatasetError
 from lingdiag.io.tabular import read_jsonl
 from lingdiag.io.terminal import plain, progress_line
 from lingdiag.records import ChatMessage, GenerationRequest
+from lingdiag.run import spread
 
 adapt_app = typer.Typer(no_args_is_help=True,
                         help="Adapt a model (steering vectors, LoRA) on guarded generated data.")
-app.add_typer(adapt_app, name="adapt")
+app.add_typer(adapt_app, name="adapt", rich_help_panel=TREAT)
 
 EvalOpt = Annotated[str, typer.Option("--eval-dataset",
                                       help="The dataset of the re-diagnosis (the guards' reference).")]
@@ -82,11 +84,20 @@ def read_pairs(path: Path) -> list[ContrastPair]:
     return pairs
 
 
+def _layers(values: list[str]) -> list[int]:
+    """``--layers 10,20`` (or repeated) → the layer numbers."""
+    try:
+        return [int(v) for v in comma_list(values)]
+    except ValueError:
+        raise ConfigError(f"--layers {','.join(values)}: expected layer numbers, e.g. 10,20") from None
+
+
 @adapt_app.command()
 def steer(
     suite: Annotated[str, typer.Argument(help="Suite whose items give the contrast pairs.")],
-    model: Annotated[str, typer.Option(help="Base model (the transformers backend).")],
-    layers: Annotated[list[int], typer.Option("--layers", help="Decoder layers to steer (repeat the option).")],
+    model: Model,
+    layers: Annotated[list[str], typer.Option("--layers",
+                                              help="Decoder layers to steer, comma-separated (e.g. 10,20).")],
     out_file: Annotated[Path, typer.Option("--out", help="Where to write the vectors (safetensors).")],
     pairs: Annotated[str, typer.Option(help="'builder' (gold vs the suite's biased answer) or a JSONL file "
                                             "of prompt/positive/negative.")] = BUILDER,
@@ -94,7 +105,7 @@ def steer(
     eval_dataset: EvalOpt = "official",
     held_out: HeldOpt = 0.5,
     lemma_field: LemmaOpt = None,
-    limit: Annotated[int | None, typer.Option(help="Use at most this many pairs (the first ones).")] = None,
+    limit: Limit = None,
     seed: SeedOpt = 0,
 ) -> None:
     """Compute steering vectors (mean activation difference, correct − biased) per layer."""
@@ -113,11 +124,11 @@ def steer(
         source = f"builder:{suite}/{strategy}/seed={seed}/held_out={held_out}"
     else:
         contrast, source = read_pairs(Path(pairs)), pairs
-    contrast = contrast[:limit] if limit is not None else contrast
+    contrast = spread(contrast, limit)
     backend = load_backend(model)
     if not isinstance(backend, HFBackend):
         raise ConfigError(f"--model {model}: steering needs the transformers backend")
-    vectors = steering_vectors(backend, contrast, layers, eta_progress("pairs"))
+    vectors = steering_vectors(backend, contrast, _layers(layers), eta_progress("pairs"))
     save_vectors(out_file, vectors, {"model": backend.name, "weights_sha256": backend.identity["weights_sha256"],
                                      "pairs": str(len(contrast)), "source": source})
     split = split_file(f"steer:{out_file}@0")
@@ -130,7 +141,7 @@ def steer(
 @adapt_app.command()
 def lora(
     suite: Annotated[str, typer.Argument(help="Suite whose items train the adapter.")],
-    model: Annotated[str, typer.Option(help="Base model (the transformers backend).")],
+    model: Model,
     out_dir: Annotated[Path, typer.Option("--out", help="Adapter directory (resumed from its last checkpoint).")],
     steps: Annotated[int, typer.Option(min=1, help="Optimizer steps.")],
     train_data: Annotated[str, typer.Option("--train", help="'builder' or a dataset file the suite loads.")] = BUILDER,
@@ -178,7 +189,7 @@ def report(
                                                                "sweep figures here.")] = None,
     split: Annotated[Path | None, typer.Option(help="The lemma split file (default: the one recorded beside "
                                                     "each adapter).")] = None,
-    seed: Annotated[int, typer.Option(help="Seeds the bootstrap intervals and the drawn permutations.")] = 0,
+    seed: Seed = 0,
 ) -> None:
     """Re-diagnose: adapted against base on the same items, paired tests, split by trained and held-out lemmas."""
     from lingdiag.adapt.rediagnosis import rediagnose

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
 
 from lingdiag.cli.app import cache_app, out
@@ -17,7 +19,8 @@ def cache_stats() -> None:
 
 
 @cache_app.command("clear")
-def cache_clear(model: str = typer.Option(None, help="Only this model's entries.")) -> None:
+def cache_clear(model: Annotated[str | None, typer.Option(
+        "--model", "-m", help="Only this model's entries (its name as `cache stats` lists it).")] = None) -> None:
     """Delete cached responses."""
     n = ResponseCache(cache_dir() / "responses.sqlite").clear(model)
     out.print(f"deleted {n} cached responses")

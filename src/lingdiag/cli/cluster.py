@@ -8,6 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from lingdiag.cli.app import app, err
+from lingdiag.cli.options import RUN
 from lingdiag.cli.run import FAILED_ITEMS_EXIT, build_config
 from lingdiag.cluster import EXECUTORS, Resources, SubmitOptions, merge, submit
 from lingdiag.config import RunConfig
@@ -16,7 +17,7 @@ from lingdiag.io.terminal import markup_safe, plain_lines
 from lingdiag.run import default_out
 
 
-@app.command("merge")
+@app.command("merge", rich_help_panel=RUN)
 def merge_cmd(
     shards: Annotated[list[Path], typer.Argument(help="Every shard's run directory (lingdiag run --shard K/N).")],
     out: Annotated[Path, typer.Option("--out", help="The merged run directory.")],
@@ -46,7 +47,7 @@ def _base_urls(path: Path | None) -> tuple[str, ...]:
     return tuple(x.strip() for x in lines if x.strip() and not x.lstrip().startswith("#"))
 
 
-@app.command("submit", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+@app.command("submit", rich_help_panel=RUN, context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
 def submit_cmd(
     ctx: typer.Context,
     shards: Annotated[int, typer.Option("--shards", min=1, help="Split the run into N item shards.")],

@@ -15,6 +15,7 @@ from lingdiag.analysis.compare import METHODS, compare_conditions, compare_runs,
 from lingdiag.analysis.interpretable import not_interpretable
 from lingdiag.analysis.mixed import fit, load
 from lingdiag.cli.app import app
+from lingdiag.cli.options import RESULTS, Json, Seed
 from lingdiag.errors import ConfigError
 from lingdiag.io.markdown import markdown_table
 from lingdiag.io.terminal import plain, plain_lines
@@ -23,11 +24,11 @@ from lingdiag.store import load_run
 from lingdiag.suite import SUITES
 
 
-@app.command()
+@app.command(rich_help_panel=RESULTS)
 def competence(
     runs: Annotated[list[Path], typer.Argument(help="Run directories with --scoring generate,loglik.")],
-    seed: Annotated[int, typer.Option(help="Seeds the bootstrap intervals.")] = 0,
-    as_json: Annotated[bool, typer.Option("--json")] = False,
+    seed: Seed = 0,
+    as_json: Json = False,
 ) -> None:
     """Competence (label log-likelihood) against performance (generated label), paired per item."""
     by_suite: dict[str, list[competence_join.CompetenceJoin]] = {}
@@ -46,15 +47,15 @@ def competence(
     print(plain_lines("\n".join(competence_join.to_markdown(js, s) for s, js in by_suite.items() if js)))
 
 
-@app.command()
+@app.command(rich_help_panel=RESULTS)
 def compare(
     runs: Annotated[list[Path], typer.Argument(help="RUN_A RUN_B, or one RUN with --between.")],
     between: Annotated[tuple[str, str] | None, typer.Option(help="Two conditions of one run.")] = None,
-    seed: Annotated[int, typer.Option(help="Seeds the bootstrap intervals and the drawn permutations.")] = 0,
+    seed: Seed = 0,
     skip_uninterpretable: Annotated[bool, typer.Option(
         help="Leave conditions the report greys out as not interpretable (on either side) out of the tests "
              "and of Holm's correction.")] = False,
-    as_json: Annotated[bool, typer.Option("--json")] = False,
+    as_json: Json = False,
 ) -> None:
     """Paired tests on the same items: exact McNemar, bootstrap 95% interval of the accuracy
     difference, Holm over the table; the suite's rates and gaps by paired permutation, Holm over
@@ -117,11 +118,11 @@ def flagged(sides: dict[str, dict[str, str]]) -> dict[str, str]:
     return {c: "; ".join(parts) for c, parts in out.items()}
 
 
-@app.command()
+@app.command(rich_help_panel=RESULTS)
 def mixed(
     runs: Annotated[list[Path], typer.Argument(help="Runs of one suite (several models share its conditions).")],
     baseline: Annotated[str | None, typer.Option(help="Reference condition (default: the first).")] = None,
-    as_json: Annotated[bool, typer.Option("--json")] = False,
+    as_json: Json = False,
 ) -> None:
     """Mixed-effects logistic regression: correct ~ condition + (1 | item) + (1 | model)."""
     result = fit(load(runs), baseline)

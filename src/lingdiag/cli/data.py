@@ -1,4 +1,4 @@
-"""``lingdiag fetch`` and ``lingdiag data stats|build``."""
+"""``lingdiag data fetch|stats|build|audit`` (and ``lingdiag fetch``, a hidden alias of ``data fetch``)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from lingdiag.audit import AuditSources, audit
 from lingdiag.audit.frequency import balance_figure
 from lingdiag.cli.app import app, data_app, out
 from lingdiag.cli.audit_view import print_audit, write_item_scores
+from lingdiag.cli.options import Dataset, Json
 from lingdiag.errors import ConfigError
 from lingdiag.io.atomic import write_atomic
 from lingdiag.io.fetch import fetch as do_fetch
@@ -22,7 +23,7 @@ from lingdiag.registry import load_plugins
 from lingdiag.suite import SUITES
 
 
-@app.command()
+@data_app.command("fetch")
 def fetch(
     suite: str = typer.Argument(..., help="Suite whose official files to download."),
     mirror: str = typer.Option(None, "--from", help="A directory or base URL holding the files."),
@@ -37,24 +38,27 @@ def fetch(
         out.print(f"verified {path}")
 
 
+app.command("fetch", hidden=True, help="Alias of `lingdiag data fetch`.")(fetch)
+
+
 @data_app.command("stats")
 def data_stats(
     suite: str = typer.Argument(...),
-    dataset: str = typer.Option(None, help="builtin, official, or a path."),
-    as_json: bool = typer.Option(False, "--json"),
+    dataset: Dataset = None,
+    as_json: Json = False,
 ) -> None:
     """Item counts per tag (group, class, construction, ...) and gold label."""
     s = SUITES.get(suite)
     ds = s.load(dataset or s.default_dataset)
     result = counts(ds.items, s.stat_tags)
     if as_json:
-        print(dumps(result, indent=2, sort_keys=True))
+        print(dumps(result.to_json(), indent=2, sort_keys=True))
         return
-    out.print(f"{suite} / {ds.name}: {result['n']} items")
-    for tag, table in result["by"].items():
-        t = Table(tag, "n", *result["labels"])
+    out.print(f"{suite} / {ds.name}: {result.n} items")
+    for tag, table in result.by.items():
+        t = Table(tag, "n", *result.labels)
         for value, row in table.items():
-            t.add_row(value, str(row["n"]), *(str(row["gold"].get(lab, 0)) for lab in result["labels"]))
+            t.add_row(value, str(row.n), *(str(row.gold.get(lab, 0)) for lab in result.labels))
         out.print(t)
 
 
@@ -120,7 +124,7 @@ def data_audit(
     halves: str = typer.Option(None, help="The two item fields to associate, A,B (default: the suite's)."),
     items_out: Path = typer.Option(None, "--items-out", help="Write per-item scores to this CSV."),
     figure: Path = typer.Option(None, help="Write the class-per-bin bar chart (ExpliCa Fig. 2) to this PNG."),
-    as_json: bool = typer.Option(False, "--json"),
+    as_json: Json = False,
 ) -> None:
     """Audit a dataset: lexical association between item halves, frequency bins, class balance."""
     name, items, pair, class_by = _audit_items(target, dataset, halves, by)

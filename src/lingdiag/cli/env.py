@@ -9,6 +9,7 @@ import typer
 from rich.table import Table
 
 from lingdiag.cli.app import app, err, out, reproduce_app
+from lingdiag.cli.options import SETUP, Json
 from lingdiag.models.environment import TorchBuild, lock_status, pins, runtime_packages, torch_build, usable_cpus
 
 
@@ -27,10 +28,10 @@ def _reproduce() -> None:
     lock_line()
 
 
-@app.command("env")
+@app.command("env", rich_help_panel=SETUP)
 def env_cmd(
     show_all: bool = typer.Option(False, "--all", help="Also list the locked dev tools (tests, lint)."),
-    as_json: bool = typer.Option(False, "--json", help="Print the same as JSON."),
+    as_json: Json = False,
 ) -> None:
     """Installed versions of lingdiag's dependencies beside the lock, the torch build, devices, threads."""
     runtime = runtime_packages()

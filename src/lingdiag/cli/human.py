@@ -9,6 +9,7 @@ import typer
 from rich.table import Table
 
 from lingdiag.cli.app import human_app, out
+from lingdiag.cli.options import Dataset, Json, Limit
 from lingdiag.errors import ConfigError
 from lingdiag.human import STUDIES, Study, build_study, compare, export, gold_rule, import_study, read_responses
 from lingdiag.io.terminal import markup_safe
@@ -33,8 +34,8 @@ def _f(x: float | None) -> str:
 def human_export(
     suite: str = typer.Argument(..., help="Suite whose dataset to rate."),
     study: str = typer.Option("acceptability", help=f"Study type: {', '.join(sorted(STUDIES.names()))}."),
-    dataset: str = typer.Option(None, help="builtin, official, or a path."),
-    limit: int = typer.Option(None, help="Only N items, evenly spaced (as `lingdiag run --limit` picks them)."),
+    dataset: Dataset = None,
+    limit: Limit = None,
     per_list: int = typer.Option(40, "--per-list", help="Stimuli per rater list."),
     attention: int = typer.Option(2, help="Attention checks added to each list."),
     seed: int = typer.Option(0, help="Shuffles stimuli into lists (and, in the form, each rater's order)."),
@@ -62,7 +63,7 @@ def human_import(
     mean_below: float = typer.Option(None, "--mean-below", help="... and mean of means below this ..."),
     label: str = typer.Option("unrelated", help="... give this label."),
     out_file: Path = typer.Option(None, "--out", help="Dataset file to write (review table for quality studies)."),
-    as_json: bool = typer.Option(False, "--json"),
+    as_json: Json = False,
 ) -> None:
     """Read responses back: agreement, exclusions, and gold labels written as a dataset file."""
     load_plugins()
@@ -106,7 +107,7 @@ def human_compare(
     score_key: str = typer.Option(None, "--score-key", help="Prediction detail holding variant → model score "
                                   "(explica: ratings, perplexity) to correlate with the human means."),
     lower_is_better: bool = typer.Option(False, "--lower-is-better", help="The score is better when lower."),
-    as_json: bool = typer.Option(False, "--json"),
+    as_json: Json = False,
 ) -> None:
     """A run's answers against the raters: agreement with the gold, raters disagreeing, Spearman ρ."""
     load_plugins()

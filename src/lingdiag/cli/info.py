@@ -5,12 +5,13 @@ from __future__ import annotations
 from rich.table import Table
 
 from lingdiag.cli.app import app, out
+from lingdiag.cli.options import SETUP
 from lingdiag.models.embedded import EMBEDDED
 from lingdiag.models.providers import PROVIDERS
 from lingdiag.suite import SUITES
 
 
-@app.command("list")
+@app.command("list", rich_help_panel=SETUP)
 def list_cmd() -> None:
     """Suites with their axes, and model providers."""
     table = Table("suite", "axis", "values (default*)", "description")
@@ -24,7 +25,7 @@ def list_cmd() -> None:
               " and embedded names (lingdiag models)")
 
 
-@app.command()
+@app.command(rich_help_panel=SETUP)
 def models() -> None:
     """Embedded models and whether they are installed and converted."""
     table = Table("name", "description", "installed", "converted (cache)")

@@ -7,17 +7,18 @@ from pathlib import Path
 import typer
 
 from lingdiag.cli.app import app
+from lingdiag.cli.options import RESULTS, Json
 from lingdiag.errors import RunError
 from lingdiag.io.terminal import plain_lines
 from lingdiag.records import dumps
 from lingdiag.report.rules import parse_rules, rules_markdown
 
 
-@app.command()
+@app.command(rich_help_panel=RESULTS)
 def inspect(
     run_dir: Path = typer.Argument(..., help="A run directory."),
     examples: int = typer.Option(3, min=0, help="Example answers shown per rule."),
-    as_json: bool = typer.Option(False, "--json"),
+    as_json: Json = False,
 ) -> None:
     """Per condition, how many answers each parse rule took, with examples (to audit a parser)."""
     if not (run_dir / "items.jsonl").is_file():

@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from lingdiag.cli.app import app
+from lingdiag.cli.options import RESULTS, Json
 from lingdiag.io.terminal import plain_lines
 from lingdiag.records import dumps
 from lingdiag.report.export import write_tables
@@ -15,7 +16,7 @@ from lingdiag.report.scaling import parse_families
 from lingdiag.report.tables import load_runs, metrics_json, tables
 
 
-@app.command()
+@app.command(rich_help_panel=RESULTS)
 def report(
     runs: list[Path] = typer.Argument(..., help="Run directories to tabulate together."),
     html: Path = typer.Option(None, help="Also write an HTML report with figures here."),
@@ -23,7 +24,7 @@ def report(
                                                          "(<suite>.md, <suite>.tex) into this directory."),
     family: list[str] = typer.Option([], help="MODEL=FAMILY: the model's line in the scaling figure (default: "
                                               "the model_type of its config.json); repeatable."),
-    as_json: bool = typer.Option(False, "--json"),
+    as_json: Json = False,
 ) -> None:
     """Recompute metrics from the records of one or more runs (offline) and print the tables."""
     loaded = load_runs(runs)

@@ -5,13 +5,14 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from lingdiag.cli.app import app, err, key_values
 from lingdiag.cli.env import lock_line
+from lingdiag.cli.options import RUN, Dataset, Limit, OptionalModel
 from lingdiag.config import RunConfig
 from lingdiag.errors import ConfigError, LingdiagError
 from lingdiag.io.terminal import markup_safe, plain_lines, progress_line
@@ -67,13 +68,13 @@ FAILED_ITEMS_EXIT = 3
 """Exit code of a run that finished with failed items (2 is a usage or input error)."""
 
 
-@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+@app.command(rich_help_panel=RUN, context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
 def run(
     ctx: typer.Context,
     suite: str = typer.Argument(..., help="Suite name (see `lingdiag list`)."),
-    model: str = typer.Option(None, "--model", "-m", help="Model spec, e.g. smollm2-135m, hf:DIR, gguf:FILE."),
-    dataset: str = typer.Option(None, help="builtin, official, or a path."),
-    limit: int = typer.Option(None, help="Items per condition, spread evenly over the dataset."),
+    model: OptionalModel = None,
+    dataset: Dataset = None,
+    limit: Limit = None,
     out_dir: Path = typer.Option(None, "--out", help="Run directory (resumed if it exists)."),
     seed: int = typer.Option(None, help="Seed for shuffles (few-shot order, option order)."),
     option: list[str] = typer.Option([], "--option", "-o", help="Suite option key=value (repeatable)."),
@@ -88,7 +89,7 @@ def run(
                               "model's name. See bench/README.md for its price."),
     model_option: list[str] = typer.Option([], "--model-option", help="Model provider option key=value "
                                            "(repeatable), e.g. concurrency=32 for openai: models."),
-    as_json: bool = typer.Option(False, "--json", help="Print metrics.json instead of the table."),
+    as_json: Annotated[bool, typer.Option("--json", help="Print metrics.json instead of the table.")] = False,
     shard: str = typer.Option(None, "--shard", help="Run only shard K of N of the items (e.g. 2/3), into its "
                               "own --out; `lingdiag merge` joins the shards."),
 ) -> None:

@@ -9,13 +9,14 @@ from pathlib import Path
 import typer
 
 from lingdiag.cli.app import app, out
+from lingdiag.cli.options import SUITE_TOOLS
 from lingdiag.cli.score import label_score_command
 from lingdiag.errors import ConfigError
 from lingdiag.suitefile import load_suite
 from lingdiag.suitefile.check import check
 
 suite_app = typer.Typer(no_args_is_help=True, help="Suite files: a diagnostic in one YAML file (docs/suites.md).")
-app.add_typer(suite_app, name="suite")
+app.add_typer(suite_app, name="suite", rich_help_panel=SUITE_TOOLS)
 
 
 @suite_app.command("check")

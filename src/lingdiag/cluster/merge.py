@@ -54,7 +54,7 @@ class MergeResult:
 def read_shard(path: Path) -> ShardRun:
     """The shard run in ``path``; a run without ``--shard`` is refused."""
     meta = RunStore(path).read_meta()
-    config = RunConfig.model_validate(meta.config)
+    config = meta.run_config
     if config.shard is None:
         raise RunError(f"{path} is not a shard (it was run without --shard K/N)")
     return ShardRun(Path(path), config, config.shard, meta)
@@ -84,10 +84,11 @@ def check_shards(shards: Sequence[ShardRun]) -> None:
             raise RunError(f"{shards[0].path} and {s.path} are not shards of one run: "
                            f"their configurations differ in {', '.join(changed)}")
     _same(shards, "shard counts (N)", lambda s: s.shard.count)
-    _same(shards, "model identities", lambda s: {k: v for k, v in s.meta.model_info.items() if k not in PER_SERVER})
-    _same(shards, "dataset checksums", lambda s: s.meta.checksums)
-    _same(shards, "package versions", lambda s: s.meta.versions)
-    _same(shards, "lock status", lambda s: s.meta.raw.get("lock", {}))
+    _same(shards, "model identities",
+          lambda s: {k: v for k, v in s.meta.identity.fields.items() if k not in PER_SERVER})
+    _same(shards, "dataset checksums", lambda s: s.meta.checksums or {})
+    _same(shards, "package versions", lambda s: s.meta.versions or {})
+    _same(shards, "lock status", lambda s: s.meta.lock or {})
     by_index: dict[int, list[Path]] = defaultdict(list)
     for s in shards:
         by_index[s.shard.index].append(s.path)
@@ -120,14 +121,14 @@ def merge(paths: Sequence[Path], out: Path) -> MergeResult:
     check_shards(shards)
     whole = shards[0].config.unsharded()
     planned = plan(whole)
-    if checksums(planned.dataset.source) != shards[0].meta.checksums:
+    if checksums(planned.dataset.source) != (shards[0].meta.checksums or {}):
         raise RunError(f"the data of {whole.dataset!r} changed since the shards ran (SHA-256); run them again")
     skipped: dict[str, str] = {}
     records: list[ItemRecord] = []
     golds = {(c, it.id): it.gold for c, items in planned.items.items() for it in items}
     shards = sorted(shards, key=lambda s: s.shard.index)
     for s in shards:
-        skipped.update(s.meta.skipped)
+        skipped.update(s.meta.skipped or {})
         loaded = RunStore(s.path).load_records()
         check_records(RunStore(s.path).items_path, loaded, golds)
         got = {(r.condition, r.item_id): r for r in loaded}
@@ -142,7 +143,7 @@ def merge(paths: Sequence[Path], out: Path) -> MergeResult:
     write_atomic(store.items_path, "".join(r.to_json() + "\n" for r in records))
     model = shards[0].meta.model
     metrics, table = finalize(store, planned.order(), planned.suite, planned.conditions, model, whole.dataset)
-    store.write_json("meta.json", _merged_meta(whole, shards, skipped))
+    store.write_meta(_merged_meta(whole, shards, skipped))
     return MergeResult(out, metrics, table)
 
 
@@ -169,8 +170,8 @@ def check_records(items_path: Path, records: Sequence[ItemRecord],
 def _check_out(out: Path, shard_paths: Sequence[Path]) -> None:
     if Path(out).resolve() in {p.resolve() for p in shard_paths}:
         raise RunError(f"--out {out} is one of the shards; merge into another directory")
-    meta_path = Path(out) / "meta.json"
-    if meta_path.exists() and "shards" not in RunStore(out).read_meta().raw:
+    meta_path = RunStore(out).meta_path
+    if meta_path.exists() and RunStore(out).read_meta().shards is None:
         raise RunError(f"{out} already holds a run that is not a merge; use another --out directory")
     # Without a meta.json, files of the names merge writes are someone else's: never replace them.
     theirs = [name for name in MERGE_WRITES if not meta_path.exists() and (Path(out) / name).exists()]
@@ -179,27 +180,25 @@ def _check_out(out: Path, shard_paths: Sequence[Path]) -> None:
                        "merge into another directory")
 
 
-def _merged_meta(whole: RunConfig, shards: Sequence[ShardRun], skipped: Mapping[str, str]) -> dict[str, Any]:
+def _merged_meta(whole: RunConfig, shards: Sequence[ShardRun], skipped: Mapping[str, str]) -> RunMeta:
     first = shards[0].meta
     timings: dict[str, float] = defaultdict(float)
     usage: dict[str, int] = defaultdict(int)
     for s in shards:
-        for c, t in s.meta.timings.items():
+        for c, t in (s.meta.timings or {}).items():
             timings[c] += t
         for k, v in (s.meta.usage or {}).items():
             usage[k] += v
-    meta: dict[str, Any] = {
-        "schema_version": SCHEMA_VERSION, "config": whole.recorded(), "model": dict(first.model_info),
-        "dataset": dict(first.checksums), "versions": dict(first.versions),
-        "lock": dict(first.raw.get("lock", {})), "seed": whole.seed,
+    return RunMeta(
+        config=whole.recorded(), identity=first.identity, schema_version=SCHEMA_VERSION,
+        checksums=dict(first.checksums or {}), versions=dict(first.versions or {}), lock=dict(first.lock or {}),
+        seed=whole.seed,
         # Seconds summed over the shards (compute spent, not the wall time of the whole).
-        "timings": {c: round(t, 3) for c, t in timings.items()}, "skipped": dict(skipped),
-        "shards": [{"shard": str(s.shard), "dir": str(s.path.resolve()),
-                    **{k: s.meta.model_info[k] for k in PER_SERVER if k in s.meta.model_info}} for s in shards],
-    }
-    if any(s.meta.usage is not None for s in shards):
-        meta["usage"] = dict(usage)
-    return meta
+        timings={c: round(t, 3) for c, t in timings.items()}, skipped=dict(skipped),
+        shards=[{"shard": str(s.shard), "dir": str(s.path.resolve()),
+                 **{k: s.meta.identity.fields[k] for k in PER_SERVER if k in s.meta.identity.fields}} for s in shards],
+        usage=dict(usage) if any(s.meta.usage is not None for s in shards) else None,
+    )
 
 
 def finished(config: RunConfig, out: Path) -> bool:
@@ -209,7 +208,7 @@ def finished(config: RunConfig, out: Path) -> bool:
         RunError: ``out`` holds a run of another configuration.
     """
     store = RunStore(out)
-    if not store.root.joinpath("meta.json").exists():
+    if not store.meta_path.exists():
         return False
     meta = store.read_meta()
     changed = config_changes(meta.config, config.recorded(), RESUMABLE_CHANGES)
@@ -219,5 +218,5 @@ def finished(config: RunConfig, out: Path) -> bool:
     if not store.root.joinpath("metrics.json").exists():
         return False
     answered = {(r.condition, r.item_id) for r in store.load_records() if r.error is None}
-    skipped = meta.skipped
+    skipped = meta.skipped or {}
     return all(k in answered for k in plan(config).order() if k[0] not in skipped)

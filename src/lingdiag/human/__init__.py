@@ -1,5 +1,10 @@
 """Human judgments, both ways: export a rating study from any dataset (platform CSV, offline
 HTML form), import the responses, measure agreement and derive gold labels by a named rule.
+
+Modules: ``study`` (study types, the ``STUDIES`` registry), ``export`` (the study's files),
+``importing`` (response files read back), ``agreement`` (inter-rater agreement), ``gold`` (gold
+labels by a named rule, the ``GOLD_RULES`` registry), ``results`` (``lingdiag human import``
+end to end), ``compare`` (human ratings as the reference for a model's answers).
 """
 
 from lingdiag.human.agreement import Agreement, agreement

@@ -1,7 +1,7 @@
 """Download the papers' official data files at run time, pinned and checksummed.
 
 The files are never shipped with lingdiag. Each suite registers its official files
-(public URL at a pinned commit, local name, SHA-256); ``lingdiag fetch SUITE`` downloads
+(public URL at a pinned commit, local name, SHA-256); ``lingdiag data fetch SUITE`` downloads
 them into ``$LINGDIAG_CACHE/datasets``. ``--from`` takes a mirror (a directory or a base
 URL laid out like the local names), e.g. a copy of the authors' release.
 """
@@ -114,9 +114,9 @@ def official_path(suite: str, local: str) -> Path:
             path = datasets_dir() / f.local
             if not path.exists():
                 raise DatasetError(f"the official {suite} data is not downloaded yet; "
-                                   f"run: lingdiag fetch {suite}", path=path)
+                                   f"run: lingdiag data fetch {suite}", path=path)
             if not _verified(path, f):
-                raise DatasetError("cached file fails its SHA-256 check; run: lingdiag fetch " + suite, path=path)
+                raise DatasetError("cached file fails its SHA-256 check; run: lingdiag data fetch " + suite, path=path)
             return path
     raise DatasetError(f"no official file {local!r} registered for {suite}")
 

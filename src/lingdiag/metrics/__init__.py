@@ -1,0 +1,6 @@
+"""Metric building blocks: pure functions over scored records, no model.
+
+``core`` (accuracy, label rates, per-tag grouping, Wilson intervals, ``Counts`` and ``summary``),
+``counts`` (metrics as functions of per-item counts: rates, gaps, F1), ``permutation`` (paired
+sign-flip test of a count metric), ``correlation`` (bootstrap intervals of Spearman's ρ).
+"""

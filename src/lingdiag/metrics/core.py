@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from typing import TypedDict
+from typing import Final, TypedDict
 
 from lingdiag.metrics.stats import BOOTSTRAP_SAMPLES
 from lingdiag.records import UNPARSED, ItemRecord
@@ -57,15 +57,15 @@ def proportion_ci(records: Sequence[ItemRecord], hit: Callable[[ItemRecord], boo
 
 WILSON = "Wilson score"
 BOOTSTRAP = f"percentile bootstrap over items ({BOOTSTRAP_SAMPLES} resamples, seed 0)"
-CI_METHODS = "ci95_methods"
+CI_METHODS: Final = "ci95_methods"
 """Metrics key: ``{interval key: method}`` for intervals that are not Wilson's (reports name the method)."""
 
 
-N = "n"
+N: Final = "n"
 """Items of the condition (every suite's metrics hold the :class:`Counts` keys)."""
-N_UNPARSED = "n_unparsed"
-UNPARSED_RATE = "unparsed_rate"
-N_ERRORS = "n_errors"
+N_UNPARSED: Final = "n_unparsed"
+UNPARSED_RATE: Final = "unparsed_rate"
+N_ERRORS: Final = "n_errors"
 
 
 class Counts(TypedDict):

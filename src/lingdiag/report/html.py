@@ -279,10 +279,10 @@ def _provenance(runs: Sequence[LoadedRun]) -> str:
     rows = []
     for run in runs:
         meta = run.meta
-        rows.append([str(run.path), run.suite, run.model, meta.model_info.get("backend", ""),
-                     meta.model_info.get("weights_sha256", ""),
-                     ", ".join(f"{k} {v}" for k, v in meta.checksums.items()),
-                     ", ".join(f"{k} {v}" for k, v in meta.versions.items()), "" if meta.seed is None else meta.seed])
+        rows.append([str(run.path), run.suite, run.model, meta.identity.backend, meta.identity.weights_sha256,
+                     ", ".join(f"{k} {v}" for k, v in (meta.checksums or {}).items()),
+                     ", ".join(f"{k} {v}" for k, v in (meta.versions or {}).items()),
+                     "" if meta.seed is None else meta.seed])
     table = _table(["Run", "Suite", "Model", "Backend", "Weights SHA-256", "Dataset", "Versions", "Seed"], rows)
     configs = "".join(f"<h4>{escape(str(run.path))}</h4><pre>{escape(_json(run.meta.config))}</pre>"
                       for run in runs)

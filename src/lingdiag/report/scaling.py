@@ -43,7 +43,7 @@ def parse_families(given: Sequence[str]) -> dict[str, str]:
 
 def config_family(run: LoadedRun) -> str | None:
     """The ``model_type`` of the model directory's ``config.json`` the run recorded, if readable."""
-    path = run.meta.model_info.get("path")
+    path = run.meta.identity.fields.get("path")
     if not isinstance(path, str) or not path:
         return None
     config = Path(path) / "config.json" if Path(path).is_dir() else Path(path).parent / "config.json"

@@ -129,7 +129,7 @@ def read_rows(spec: str, items: Items, base: Path) -> tuple[list[tuple[int, Any]
     if path.is_dir() and not path.suffix:
         return list(_directory_rows(path)), {str(path): ""}, str(path)
     if not path.is_file():
-        hint = f"; run: lingdiag fetch {declared.fetch}" if declared and declared.fetch else ""
+        hint = f"; run: lingdiag data fetch {declared.fetch}" if declared and declared.fetch else ""
         raise DatasetError(f"no such data file{hint}", path=path)
     sha = sha256_file(path)
     if declared and declared.sha256 and sha != declared.sha256:

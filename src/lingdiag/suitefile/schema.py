@@ -42,11 +42,11 @@ class Source(Strict):
 
     path: str
     """A file relative to the suite file, ``cache:LOCAL`` (lingdiag's datasets cache, where
-    ``lingdiag fetch`` puts official files), or ``hf:owner/name[:split]``."""
+    ``lingdiag data fetch`` puts official files), or ``hf:owner/name[:split]``."""
     sha256: str | None = Field(default=None, pattern="^[0-9a-f]{64}$")
     """The file's SHA-256, checked on every load."""
     fetch: str | None = None
-    """The suite whose ``lingdiag fetch`` downloads a ``cache:`` file (named in the error when it is absent)."""
+    """The suite whose ``lingdiag data fetch`` downloads a ``cache:`` file (named in the error when it is absent)."""
 
 
 class TagSpec(Strict):

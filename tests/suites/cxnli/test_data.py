@@ -141,7 +141,7 @@ def test_load_a_directory_in_the_release_layout(shared_datasets: Path, where: st
 def test_official_before_fetch_says_how_to_fetch() -> None:
     from lingdiag.suites.cxnli import load
 
-    with pytest.raises(DatasetError, match="lingdiag fetch cxnli"):
+    with pytest.raises(DatasetError, match="lingdiag data fetch cxnli"):
         load("official")
 
 

@@ -3,6 +3,13 @@
 ``HFOptions`` are the provider options (``--batch-tokens``, ``--trust-remote-code`` and
 ``--model-option``); the three loaders below are what ``lingdiag.models.providers``
 registers for ``hf:``, ``gguf:`` and the embedded short names.
+
+Modules: ``backend`` (``HFBackend``), ``load`` (lazy model loading), ``placement`` (device,
+dtype and threads, resolved once), ``memory`` (batch budgets, out-of-memory back-off),
+``batching`` (batches and shared prefixes, no torch), ``forward`` and ``kv`` (shared-prefix
+forward passes and key/value caches), ``score`` and ``tokens`` (log-likelihood scoring),
+``decode`` (generation), ``constraints`` (constrained decoding via xgrammar), ``linear``
+(oneDNN-packed linear layers), ``adapters`` (steering vectors and LoRA).
 """
 
 from __future__ import annotations

@@ -18,14 +18,65 @@ import hashlib
 import json
 import re
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from lingdiag.errors import ConfigError
 from lingdiag.io.paths import sha256_file
+
+
+@dataclass(frozen=True, slots=True)
+class AdapterIdentity:
+    """What an adapter adds to the backend identity (so to cache keys and ``meta.json``'s
+    ``model``): written here, read back by ``lingdiag.adapt.rediagnosis``, one shape for both.
+    """
+
+    kind: Literal["lora", "steer"]
+    sha256: str
+    """SHA-256 of the steering file, or over the LoRA adapter's config and weights."""
+    rank: int | None = None
+    """LoRA only."""
+    targets: tuple[str, ...] = ()
+    """LoRA only: the adapted modules, sorted."""
+    layers: tuple[int, ...] = ()
+    """Steering only: the steered decoder layers."""
+    alpha: float | None = None
+    """Steering only: the coefficient."""
+
+    def recorded(self) -> dict[str, str]:
+        """The identity entries, as strings (the cache keys of existing adapted runs depend on them)."""
+        if self.kind == "steer":
+            return {"adapter": "steer", "adapter_sha256": self.sha256,
+                    "steer_layers": ",".join(map(str, self.layers)), "steer_alpha": repr(self.alpha)}
+        return {"adapter": "lora", "adapter_sha256": self.sha256, "lora_rank": str(self.rank),
+                "lora_targets": ",".join(self.targets)}
+
+    @classmethod
+    def from_recorded(cls, identity: Mapping[str, Any]) -> AdapterIdentity | None:
+        """The adapter a backend identity records; None for a model without one.
+
+        Raises:
+            ConfigError: the identity names an adapter kind this version does not know.
+        """
+        kind = identity.get("adapter")
+        if not kind:
+            return None
+        sha = str(identity.get("adapter_sha256", ""))
+        if kind == "steer":
+            alpha = identity.get("steer_alpha")
+            layers = str(identity.get("steer_layers", ""))
+            return cls("steer", sha, layers=tuple(int(v) for v in layers.split(",") if v),
+                       alpha=float(alpha) if alpha is not None else None)
+        if kind == "lora":
+            rank = str(identity.get("lora_rank", ""))
+            targets = str(identity.get("lora_targets", ""))
+            return cls("lora", sha, rank=int(rank) if rank.isdigit() else None,
+                       targets=tuple(t for t in targets.split(",") if t))
+        raise ConfigError(f"adapter kind {kind!r} in a model identity: expected lora or steer")
+
 
 _STEER = re.compile(r"^steer:(?P<path>.+)@(?P<alpha>[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?)$")
 
@@ -49,10 +100,9 @@ class Steering:
     alpha: float
 
     @property
-    def identity(self) -> dict[str, str]:
+    def identity(self) -> AdapterIdentity:
         """What the backend identity gains."""
-        return {"adapter": "steer", "adapter_sha256": self.sha256, "steer_layers": ",".join(map(str, self.layers)),
-                "steer_alpha": repr(self.alpha)}
+        return AdapterIdentity("steer", self.sha256, layers=self.layers, alpha=self.alpha)
 
     @property
     def suffix(self) -> str:
@@ -93,10 +143,9 @@ class Lora:
     targets: tuple[str, ...]
 
     @property
-    def identity(self) -> dict[str, str]:
+    def identity(self) -> AdapterIdentity:
         """What the backend identity gains."""
-        return {"adapter": "lora", "adapter_sha256": self.sha256, "lora_rank": str(self.rank),
-                "lora_targets": ",".join(self.targets)}
+        return AdapterIdentity("lora", self.sha256, rank=self.rank, targets=self.targets)
 
     @property
     def suffix(self) -> str:

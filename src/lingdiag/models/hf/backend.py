@@ -90,7 +90,7 @@ class HFBackend:
         self._identity |= placement.identity  # dtype and device, each only where not float32 and the CPU
         if adapter is not None:
             self.name += adapter.suffix
-            self._identity |= {"model": self.name, **adapter.identity}
+            self._identity |= {"model": self.name, **adapter.identity.recorded()}
         n_params = stored_param_count(model_path)
         if n_params:
             self._identity["n_params"] = str(n_params)

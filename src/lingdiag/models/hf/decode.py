@@ -25,7 +25,7 @@ from lingdiag.models.base import cut_at_stop
 from lingdiag.models.hf.batching import Budget, common_prefix_all, token_budget_batches
 from lingdiag.models.hf.forward import Forward, Rows
 from lingdiag.models.hf.load import on_device
-from lingdiag.records import Generation, GenerationRequest
+from lingdiag.records import Constraint, Generation, GenerationRequest
 
 if TYPE_CHECKING:
     import torch
@@ -181,7 +181,7 @@ class Decoder:
                 out[i] = g if renderings[i] is None else replace(g, rendering=renderings[i])
         return [g for g in out if g is not None]
 
-    def decode_group(self, prompts: list[list[int]], max_new: int, stop: tuple[str, ...], constraint: Any,
+    def decode_group(self, prompts: list[list[int]], max_new: int, stop: tuple[str, ...], constraint: Constraint | None,
                      budget: Budget) -> list[Generation]:
         """The answers to prompts that share ``max_new``, ``stop`` and ``constraint``, in order.
 
@@ -294,7 +294,7 @@ class Decoder:
         return [self._result(prompt, tokens[r], logprobs[r], eos_ids, stop) for r, prompt in enumerate(prompts)]
 
     def decode_batch(self, prompts: list[list[int]], max_new: int, stop: tuple[str, ...],
-                     constraint: Any, shared: SharedPrompt | None) -> list[Generation]:
+                     constraint: Constraint | None, shared: SharedPrompt | None) -> list[Generation]:
         """Greedy decoding of one batch, dropping finished rows as it goes.
 
         transformers' ``generate`` keeps a finished row in the batch until the longest one
@@ -409,7 +409,7 @@ class Decoder:
         text = cut_at_stop(self.lm.tokenizer.decode(content, skip_special_tokens=True), stop)
         return Generation(text=text, n_tokens=len(row), prompt_tokens=len(prompt), logprobs=tuple(logprobs))
 
-    def _constraint_processors(self, constraint: Any, batch: int) -> list[Any]:
+    def _constraint_processors(self, constraint: Constraint | None, batch: int) -> list[Any]:
         """The logits processor enforcing ``constraint`` on ``batch`` rows (none without one)."""
         if constraint is None:
             return []

@@ -9,6 +9,11 @@ Appendix E, user variants from a file, and chain-of-thought (Appendix F); by def
 texts, formatting and in-context examples of the authors' code (``-o prompt_source``). Metrics: accuracy
 overall, per construction (Figure 1) and per label with F1, and the Exp 1 vs Exp 2 table
 (Table 1) beside the human agreement of Table 7.
+
+Modules: ``files`` (official files, axis values, loader), ``data`` (the triples), ``templates``
+(templatic hypotheses from annotated premises), ``prompts`` (Appendix E/F prompts), ``authors``
+(the authors' prompts), ``parse`` (the answer's relation), ``metrics``, ``tables``, ``figures``
+and ``cli`` (``lingdiag cxnli generate``).
 """
 
 from __future__ import annotations

@@ -6,44 +6,80 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import Final, TypedDict, cast
 
 import numpy as np
 from numpy.typing import NDArray
 
-from lingdiag.metrics.core import accuracy, grouped, proportion_ci
+from lingdiag.metrics.core import Counts, accuracy, grouped, proportion_ci
 from lingdiag.metrics.counts import CountMetric, Sums, ratio
 from lingdiag.records import (
     UNPARSED,
     ItemRecord,
+    ResultRow,
 )
 from lingdiag.suites.cxnli import data
 
-ACCURACY = "accuracy"
-ACCURACY_CI = "accuracy_ci95"
-BY_CONSTRUCTION = "by_construction"
+ACCURACY: Final = "accuracy"
+ACCURACY_CI: Final = "accuracy_ci95"
+BY_CONSTRUCTION: Final = "by_construction"
 """Construction → accuracy (Figure 1)."""
-N_BY_CONSTRUCTION = "n_by_construction"
-BY_LABEL = "by_label"
+N_BY_CONSTRUCTION: Final = "n_by_construction"
+BY_LABEL: Final = "by_label"
 """Label → accuracy, precision, recall, F1 and n (Table 4)."""
-F1_MACRO = "macro_f1"
-PREDICTED = "predicted"
+F1_MACRO: Final = "macro_f1"
+PREDICTED: Final = "predicted"
 """Label (and unparsed) → share of the answers (Table 6)."""
-HUMAN = "human_agreement"
-MAJORITY = "majority_baseline"
+HUMAN: Final = "human_agreement"
+MAJORITY: Final = "majority_baseline"
 HEADLINE = ACCURACY
 """The paper's headline: accuracy (Exp 1 against Exp 2, Table 1)."""
 HUMAN_AGREEMENT = {"1": 0.90, "2": 0.83}
 """Inter-annotator agreement taken as human accuracy (Table 1, Table 7)."""
 
 
-def label_scores(records: Sequence[ItemRecord]) -> dict[str, dict[str, float]]:
+class LabelScore(TypedDict):
+    """One gold label's scores (Table 4)."""
+
+    n: int
+    """Items with this gold label."""
+    accuracy: float
+    """Recall; NaN without gold items."""
+    precision: float
+    f1: float
+
+
+class CxnliScores(TypedDict):
+    """What :func:`metrics` computes for one condition."""
+
+    accuracy: float
+    accuracy_ci95: list[float] | None
+    by_construction: dict[str, float]
+    n_by_construction: dict[str, int]
+    by_label: dict[str, LabelScore]
+    macro_f1: float
+    predicted: dict[str, float]
+    human_agreement: float | None
+    """Table 7's inter-annotator agreement of the items' experiment (None: items of both)."""
+    majority_baseline: float
+
+
+class CxnliMetrics(CxnliScores, Counts):
+    """One condition's metrics as ``metrics.json`` and result rows hold them."""
+
+
+def of(row: ResultRow) -> CxnliMetrics:
+    """``row``'s metrics, typed (a CxNLI row)."""
+    return cast(CxnliMetrics, row.metrics)
+
+
+def label_scores(records: Sequence[ItemRecord]) -> dict[str, LabelScore]:
     """Per gold label: n, accuracy (recall), precision and F1; unparsed answers count as wrong.
 
     A label never predicted has precision 0 (so F1 0) when it has gold items; a label with
     neither gold items nor predictions has NaN scores.
     """
-    out = {}
+    out: dict[str, LabelScore] = {}
     for lab in data.LABELS:
         tp = sum(r.gold == lab and r.label == lab for r in records)
         n_gold = sum(r.gold == lab for r in records)
@@ -81,7 +117,7 @@ PAIRED = {F1_MACRO: MACRO_F1}
 accuracy has McNemar's test."""
 
 
-def metrics(records: Sequence[ItemRecord]) -> dict[str, Any]:
+def metrics(records: Sequence[ItemRecord]) -> CxnliScores:
     """Accuracy overall, per construction and per label (with F1) of one condition."""
     by_label = label_scores(records)
     exps = {str(r.tags.get("exp")) for r in records}  # the items' experiment, imported or run

@@ -22,6 +22,7 @@ from lingdiag.suites.cxnli.metrics import (
     HUMAN_AGREEMENT,
     MAJORITY,
     PREDICTED,
+    of,
 )
 from lingdiag.suites.cxnli.prompts import VARIANTS
 
@@ -76,10 +77,10 @@ def table(rows: Sequence[ResultRow]) -> str:
     per_label = markdown_table(
         ["Model", "Condition", "Acc", "Acc E", "Acc N", "Acc C", "F1 E", "F1 N", "F1 C", "Macro-F1",
          "Pred E", "Pred N", "Pred C", "Unparsed", "N"],
-        [[r.model, r.condition if len(sources) == 1 else f"{_source(r.axes)}:{r.condition}", r.metrics[ACCURACY],
-          *(r.metrics[BY_LABEL][lab]["accuracy"] for lab in data.LABELS),
-          *(r.metrics[BY_LABEL][lab]["f1"] for lab in data.LABELS), r.metrics[F1_MACRO],
-          *(r.metrics[PREDICTED][lab] for lab in data.LABELS), r.metrics[PREDICTED][UNPARSED], r.metrics.get(N)]
+        [[r.model, r.condition if len(sources) == 1 else f"{_source(r.axes)}:{r.condition}", of(r)[ACCURACY],
+          *(of(r)[BY_LABEL][lab]["accuracy"] for lab in data.LABELS),
+          *(of(r)[BY_LABEL][lab]["f1"] for lab in data.LABELS), of(r)[F1_MACRO],
+          *(of(r)[PREDICTED][lab] for lab in data.LABELS), of(r)[PREDICTED][UNPARSED], of(r).get(N)]
          for r in ordered])
     schemas = [c.name for c in data.CONSTRUCTIONS.values() if c.exp == "1"]
     per_cxn = markdown_table(

@@ -26,6 +26,12 @@ Choices made where the paper is silent, all recorded per item in ``detail``:
 - Shuffles (few-shot example order, cloze choice order, MC option order) use
   ``random.Random(f"{seed}:{item id}:<what>")``: deterministic per seed and independent of
   ``--limit`` and item order.
+
+Modules: ``files`` (the official file, loader), ``data`` (items), ``options`` (``-o``),
+``prompts`` and ``tasks`` (the four tasks as strategies), ``parse`` (cloze answers), ``rules``
+(a connective from four scores), ``metrics``, ``tables``, ``figures``, ``analysis`` (competence
+vs performance), ``importing`` (outside answers as records), ``reproduce`` (published outputs
+re-scored) and ``cli`` (``lingdiag explica``, ``lingdiag score explica``).
 """
 
 from __future__ import annotations

@@ -25,8 +25,8 @@ from lingdiag.records import (
     dumps,
 )
 from lingdiag.run import cached, dispatch, spread
-from lingdiag.store import load_run, write_imported
-from lingdiag.suites.explica import analysis, data
+from lingdiag.store import write_imported
+from lingdiag.suites.explica import data
 from lingdiag.suites.explica.files import load
 from lingdiag.suites.explica.importing import ScoreColumns, Task, import_scores
 from lingdiag.suites.explica.metrics import metrics
@@ -164,15 +164,17 @@ def prompt_perplexities(backend: Backend, items: Sequence[Item], tasks: Sequence
 
 @app.command("select-prompt")
 def select_prompt_cmd(
-    model: Annotated[list[str], typer.Option("--model", "-m", help="Model spec; repeat to average over models.")],
+    model: Annotated[list[str], typer.Option("--model", "-m", help="Model specs, comma-separated (or repeated), "
+                                             "averaged over.")],
     limit: Annotated[int, typer.Option(help="Items whose sentences fill the prompts.")] = 20,
     task: Annotated[str, typer.Option(help="Tasks to rank (comma-separated).")] = ",".join(PROMPT_TASKS),
     prompts: Annotated[str | None, typer.Option(help="A YAML file with more variants (as -o prompts=FILE).")] = None,
     dataset: Annotated[str, typer.Option(help="builtin, official, or a path.")] = "builtin",
-    as_json: Annotated[bool, typer.Option("--json")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
 ) -> None:
     """Rank prompt variants by mean perplexity over models (the paper's selection, §4)."""
     tasks = [t for t in task.split(",") if t]
+    model = [m for value in model for m in value.split(",") if m]  # the CLI's lists: comma-separated
     bad = [t for t in tasks if t not in PROMPT_TASKS]
     if bad:
         raise ConfigError(f"unknown task(s) {', '.join(bad)}; valid: {', '.join(PROMPT_TASKS)}")
@@ -189,24 +191,6 @@ def select_prompt_cmd(
     print(markdown_table(["Task", "Variant", *model, "Avg", "Selected"],
                          [[t, name, *[per_model[m][t][name] for m in model], avg, "✓" if k == 0 else ""]
                           for t in tasks for k, (name, avg) in enumerate(ranking[t])]))
-
-
-@app.command("competence")
-def competence_cmd(
-    runs: Annotated[list[Path], typer.Argument(help="Run directories with the perplexity task and a prompting task.")],
-    seed: Annotated[int, typer.Option(help="Seeds the bootstrap intervals.")] = 0,
-    as_json: Annotated[bool, typer.Option("--json")] = False,
-) -> None:
-    """Competence (perplexity) against performance (prompting), paired per item (§5.2, Table 12)."""
-    joined = analysis.competence_performance([row for run in runs for row in load_run(run).rows], seed=seed)
-    if not joined:
-        raise ConfigError(f"{', '.join(map(str, runs))}: no run holds both the perplexity task and a prompting "
-                          "task (run with e.g. --task rating,perplexity)")
-    if as_json:
-        # aps and accuracy: the keys this command printed before the join shared its core.
-        print(dumps([{**asdict(j), "aps": j.aps, "accuracy": j.accuracy} for j in joined], indent=2, sort_keys=True))
-        return
-    print(analysis.to_markdown(joined))
 
 
 @app.command("write-builtin")

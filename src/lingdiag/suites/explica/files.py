@@ -28,7 +28,7 @@ FREQUENCY_FILE = OfficialFile(
 register_official("explica", (OFFICIAL_FILE, FREQUENCY_FILE))
 
 # The authors' published per-item outputs (data/res/ of the same release), TASK/SHOTS/FILE or
-# perplexity/FILE; TAB-separated even where named .csv. ``lingdiag fetch explica --results``.
+# perplexity/FILE; TAB-separated even where named .csv. ``lingdiag data fetch explica --results``.
 _RESULTS_COMMIT = "87f8706e3869ca2f2a85a0d7d077a61f729f2a63"
 _RESULTS_SHA256 = {
     "acceptability/fewshot/accept_res_outlines_gpt-4o-mini_few_cleaned.tsv":

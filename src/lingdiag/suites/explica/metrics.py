@@ -7,37 +7,71 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Final, Required, TypedDict, cast
 
 from lingdiag.metrics import stats
-from lingdiag.metrics.core import CI_METHODS, accuracy, proportion_ci
+from lingdiag.metrics.core import CI_METHODS, Counts, accuracy, proportion_ci
 from lingdiag.metrics.correlation import SPEARMAN_BOOTSTRAP, spearman_ci
 from lingdiag.metrics.counts import CountMetric, ratio
 from lingdiag.records import (
     ItemRecord,
+    ResultRow,
 )
 from lingdiag.suites.explica import data
 
-ACCURACY = "accuracy"
+ACCURACY: Final = "accuracy"
 HEADLINE = ACCURACY
 """The paper's headline: accuracy over all related pairs (Tables 6-8)."""
 """Accuracy over causal and temporal pairs (APS for perplexity; Tables 6-8)."""
-BY_CLASS = "by_class"
+BY_CLASS: Final = "by_class"
 """Accuracy per TYPE × ORDER class."""
-N_RELATED = "n_related"
-SPEARMAN = "spearman"
+N_RELATED: Final = "n_related"
+SPEARMAN: Final = "spearman"
 """``{class | "unrelated" | "all": {"rho", "p", "n", "rho_ci95"}}`` (Table 13); unreadable ratings
 (-1) are points, as in the authors' notebooks (plots_distribution_and_correlation.py). The
 interval resamples pairs with their four sentences (``SPEARMAN_BOOTSTRAP``)."""
-SPEARMAN_RATED = "spearman_rated"
+SPEARMAN_RATED: Final = "spearman_rated"
 """The same without the unreadable ratings (GPT-4o zero-shot greedy: ρ 0.46 with them, 0.78 without)."""
-BY_FREQUENCY_BIN = "by_frequency_bin"
+BY_FREQUENCY_BIN: Final = "by_frequency_bin"
 """Accuracy per frequency bin (Table 10), where the data has bins."""
-CONFUSION = "confusion"
+CONFUSION: Final = "confusion"
 """Gold connective → predicted connective → count, per class (Fig. 12)."""
-RATING_DISTRIBUTION = "rating_distribution"
+RATING_DISTRIBUTION: Final = "rating_distribution"
 """Model and human rating counts (Fig. 5)."""
-RATING_TIE_RATE = "rating_tie_rate"
+RATING_TIE_RATE: Final = "rating_tie_rate"
+
+
+class ExplicaScores(TypedDict, total=False):
+    """What :func:`metrics` computes for one condition; the correlation and rating parts only
+    where the condition has scores or ratings, the bins only where the data has bins.
+    """
+
+    accuracy: Required[float]
+    accuracy_ci95: Required[list[float] | None]
+    by_class: Required[dict[str, float]]
+    by_type: Required[dict[str, float]]
+    by_order: Required[dict[str, float]]
+    n_related: Required[int]
+    n_unrelated: Required[int]
+    n_by_class: Required[dict[str, int]]
+    confusion: Required[dict[str, dict[str, int]]]
+    predicted: Required[dict[str, int]]
+    by_frequency_bin: dict[str, float]
+    spearman: dict[str, dict[str, Any]]
+    ci95_methods: dict[str, str]
+    spearman_rated: dict[str, dict[str, Any]]
+    rating_missing_rate: float
+    rating_tie_rate: float
+    rating_distribution: dict[str, dict[str, dict[str, int]]]
+
+
+class ExplicaMetrics(ExplicaScores, Counts, total=False):
+    """One condition's metrics as ``metrics.json`` and result rows hold them."""
+
+
+def of(row: ResultRow) -> ExplicaMetrics:
+    """``row``'s metrics, typed (an ExpliCa row)."""
+    return cast(ExplicaMetrics, row.metrics)
 
 
 def _missing(r: ItemRecord) -> tuple[float, float]:
@@ -124,7 +158,7 @@ def _by_frequency_bin(related: Sequence[ItemRecord]) -> dict[str, float]:
         order.index(kv[0]) if kv[0] in order else len(order), kv[0]))}
 
 
-def metrics(records: Sequence[ItemRecord]) -> dict[str, Any]:
+def metrics(records: Sequence[ItemRecord]) -> ExplicaScores:
     """Accuracy (APS for perplexity) over causal/temporal pairs, per class, confusion
     matrix, per frequency bin; for ratings and perplexities also Spearman ρ and (ratings)
     the distributions. Pure: recomputed offline from ``items.jsonl``.
@@ -135,7 +169,7 @@ def metrics(records: Sequence[ItemRecord]) -> dict[str, Any]:
     for r in records:
         predicted = data.class_of(r.label) if r.label in data.RELATION else r.label
         confusion.setdefault(r.tags["relation"], Counter())[predicted] += 1
-    out: dict[str, Any] = {
+    out: ExplicaScores = {
         ACCURACY: accuracy(related),
         "accuracy_ci95": proportion_ci(related, lambda r: bool(r.correct)) if related else None,
         BY_CLASS: {c: accuracy(rs) for c, rs in by_class.items()},

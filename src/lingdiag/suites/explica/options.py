@@ -21,7 +21,7 @@ class Options(BaseModel):
     ``paper``: lingdiag's variants of ``prompts.yaml`` (the default when one is chosen)."""
     authors_prompts: str | None = None
     """A directory in the layout of ``explica_results/`` whose prompts are replayed (default: the
-    copy fetched by ``lingdiag fetch explica --results``, if any)."""
+    copy fetched by ``lingdiag data fetch explica --results``, if any)."""
     authors_model: str = AUTHORS_MODEL
     """Whose published prompts are replayed (the model part of the result file names)."""
     prompts: str | None = None

@@ -26,7 +26,7 @@ from lingdiag.io.tabular import read_text, sniff_delimiter
 from lingdiag.records import Item
 from lingdiag.suites.explica import data
 from lingdiag.suites.explica.importing import ImportResult, ScoreColumns, Task, import_scores
-from lingdiag.suites.explica.metrics import metrics
+from lingdiag.suites.explica.metrics import ExplicaScores, metrics
 
 TOLERANCE = 0.005
 CLASS_CELLS = ("All", *data.CLASSES)
@@ -66,7 +66,7 @@ class Scored:
     """``few``, ``zero`` or ``-`` (perplexity)."""
     decoding: str
     model: str
-    metrics: dict[str, Any]
+    metrics: ExplicaScores
 
 
 @cache
@@ -76,7 +76,7 @@ def published() -> dict[str, Any]:
     return loaded
 
 
-def _complete(path: Path, result: ImportResult, items: Sequence[Item], field: str) -> dict[str, Any]:
+def _complete(path: Path, result: ImportResult, items: Sequence[Item], field: str) -> ExplicaScores:
     """The metrics of a published file that scores every item; else a one-line ``DatasetError``.
 
     Every released file scores all the dataset's pairs, so a file that does not was cut short,
@@ -114,7 +114,7 @@ def _prompting(path: Path, task: Task, items: Sequence[Item]) -> list[Scored]:
 
 
 def score_all(results_dir: Path, items: Sequence[Item]) -> list[Scored]:
-    """Score every published file under ``results_dir`` (the layout of ``lingdiag fetch explica --results``).
+    """Score every published file under ``results_dir`` (the layout of ``lingdiag data fetch explica --results``).
 
     Raises:
         DatasetError: a file is unreadable, lacks its answer column, or does not score every item.
@@ -130,11 +130,11 @@ def score_all(results_dir: Path, items: Sequence[Item]) -> list[Scored]:
     return scored
 
 
-def _classes(m: dict[str, Any]) -> list[float]:
+def _classes(m: ExplicaScores) -> list[float]:
     return [m["accuracy"], *(m["by_class"][c] for c in data.CLASSES)]
 
 
-def _bins(m: dict[str, Any]) -> list[float]:
+def _bins(m: ExplicaScores) -> list[float]:
     bins = m.get("by_frequency_bin", {})
     return [m["accuracy"], *(bins.get(b, math.nan) for b in data.FREQUENCY_BINS.values())]
 

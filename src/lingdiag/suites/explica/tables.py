@@ -18,6 +18,7 @@ from lingdiag.suites.explica.metrics import (
     RATING_DISTRIBUTION,
     RATING_TIE_RATE,
     SPEARMAN,
+    of,
 )
 from lingdiag.suites.explica.prompts import TASKS
 
@@ -51,30 +52,30 @@ def table(rows: Sequence[ResultRow]) -> str:
         text += f"Rating rules: {'; '.join(rules)} (the authors': ties alphabetical, unreadable kept).\n\n"
     text += markdown_table(
         ["Task", "Shots", "Decoding", "Model", "All", *_CLASS_HEADERS, "Unparsed", "N"],
-        [[*_condition_cells(r), r.model, r.metrics[ACCURACY], *[r.metrics[BY_CLASS][k] for k in data.CLASSES],
-          r.metrics.get(UNPARSED_RATE), r.metrics[N_RELATED]] for r in rows])
-    corr = [r for r in rows if SPEARMAN in r.metrics]
+        [[*_condition_cells(r), r.model, of(r)[ACCURACY], *[of(r)[BY_CLASS][k] for k in data.CLASSES],
+          of(r).get(UNPARSED_RATE), of(r)[N_RELATED]] for r in rows])
+    corr = [r for r in rows if SPEARMAN in of(r)]
     if corr:
         text += "\n## Spearman ρ with human mean ratings (Table 13 layout; perplexity ρ is expected negative)\n\n"
         text += markdown_table(
             ["Task", "Shots", "Decoding", "Model", *_CLASS_HEADERS, "Unrel.", "All"],
             [[*_condition_cells(r), r.model,
-              *[r.metrics[SPEARMAN][k]["rho"] for k in (*data.CLASSES, data.UNRELATED, "all")]] for r in corr])
-    binned = [r for r in rows if BY_FREQUENCY_BIN in r.metrics]
+              *[of(r)[SPEARMAN][k]["rho"] for k in (*data.CLASSES, data.UNRELATED, "all")]] for r in corr])
+    binned = [r for r in rows if BY_FREQUENCY_BIN in of(r)]
     if binned:
-        bins = sorted({b for r in binned for b in r.metrics[BY_FREQUENCY_BIN]})
+        bins = sorted({b for r in binned for b in of(r)[BY_FREQUENCY_BIN]})
         text += "\n## Accuracy per frequency bin (Table 10 layout)\n\n"
         text += markdown_table(["Task", "Shots", "Decoding", "Model", "Overall", *bins],
-                               [[*_condition_cells(r), r.model, r.metrics[ACCURACY],
-                                 *[r.metrics[BY_FREQUENCY_BIN].get(b) for b in bins]] for r in binned])
-    rated = [r for r in rows if RATING_DISTRIBUTION in r.metrics]
+                               [[*_condition_cells(r), r.model, of(r)[ACCURACY],
+                                 *[of(r)[BY_FREQUENCY_BIN].get(b) for b in bins]] for r in binned])
+    rated = [r for r in rows if RATING_DISTRIBUTION in of(r)]
     if rated:
         keys = ["-1", *map(str, range(1, 11))]
         text += "\n## Rating distributions, model vs human means rounded (Fig. 5)\n\n"
         text += markdown_table(
             ["Condition", "Model", "Pairs", "Source", *keys, "Ties"],
             [[r.condition, r.model, subset, src,
-              *[r.metrics[RATING_DISTRIBUTION][subset][src].get(k, "–") for k in keys],
-              fmt(r.metrics[RATING_TIE_RATE]) if src == "model" else ""]
+              *[of(r)[RATING_DISTRIBUTION][subset][src].get(k, "–") for k in keys],
+              fmt(of(r)[RATING_TIE_RATE]) if src == "model" else ""]
              for r in rated for subset in ("related", "unrelated") for src in ("model", "human")])
     return text

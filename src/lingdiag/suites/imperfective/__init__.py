@@ -1,6 +1,7 @@
 """ImperfectiveNLI ("The Imperfective Paradox in Large Language Models").
 
-One package: ``data`` (loader and generator), ``prompts`` (§4.2 / Appendix B strategies),
+One package: ``files`` (the official file and the loader), ``data`` (the JSON and a
+generator), ``prompts`` (§4.2 / Appendix B strategies),
 ``metrics`` (§4.3 and Appendix E: group accuracy, TBR_C eq. 1, Δ_AA eq. 2, the "False"
 rate of Table 6, per telic verb class, Tables 7-18), ``tables``, ``figures``, ``analysis``
 (§5.2-5.3 and footnote 4), ``similarity`` (§5.4) and ``cli`` (``lingdiag imperfective``).

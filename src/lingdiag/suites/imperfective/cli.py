@@ -34,7 +34,7 @@ def analyze(
     size: Annotated[list[str] | None, typer.Option(
         "--size", help="MODEL=SIZE (e.g. 7B), overriding meta.json (repeatable).")] = None,
     strategy: Annotated[str, typer.Option(help="Condition for the model-scale and ANOVA parts.")] = "zero-shot",
-    as_json: Annotated[bool, typer.Option("--json")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
 ) -> None:
     """Prompt trade-off (§5.2), model scale (§5.3) and the verb-class ANOVA (footnote 4)."""
     rows, sizes = analysis.load_runs(runs)
@@ -69,7 +69,7 @@ def similarity(
     device: Annotated[str, typer.Option(help="cpu, cuda, cuda:N or auto (every visible GPU): where the "
                                              "encoder runs, in float32 (as the transformers backend's "
                                              "--model-option device).")] = "cpu",
-    as_json: Annotated[bool, typer.Option("--json")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
 ) -> None:
     """Cosine similarity of "was V-ing" and "V-ed" embeddings per verb class (§5.4, Figure 4)."""
     items = [it for it in load(dataset).items if it.tags.get("group") in ("C", "D")]

@@ -8,7 +8,16 @@ from lingdiag.io.markdown import markdown_table
 from lingdiag.metrics.core import UNPARSED_RATE, N
 from lingdiag.records import ResultRow
 from lingdiag.suites.imperfective.data import TELIC_CLASSES
-from lingdiag.suites.imperfective.metrics import ACC, BY_CLASS, CLASS_METRICS, DELTA_AA, FALSE_RATE_C, GROUPS, TBR_C
+from lingdiag.suites.imperfective.metrics import (
+    ACC,
+    BY_CLASS,
+    CLASS_METRICS,
+    DELTA_AA,
+    FALSE_RATE_C,
+    GROUPS,
+    TBR_C,
+    of,
+)
 from lingdiag.suites.imperfective.prompts import SOURCES, STRATEGIES
 
 
@@ -34,11 +43,11 @@ def table(rows: Sequence[ResultRow]) -> str:
     main = markdown_table(
         ["Prompt", "Model", "Acc A (↑)", "Acc B (↑)", "Acc C (↑)", "Acc D (↑)", "TBR_C (↓)", "Δ_AA (↑)",
          "\"False\" rate C", "Unparsed", "N"],
-        [[prompt(r), r.model, *(r.metrics[ACC[g]] for g in GROUPS), r.metrics[TBR_C], r.metrics[DELTA_AA],
-          r.metrics[FALSE_RATE_C], r.metrics.get(UNPARSED_RATE), r.metrics.get(N)] for r in rows])
+        [[prompt(r), r.model, *(of(r)[ACC[g]] for g in GROUPS), of(r)[TBR_C], of(r)[DELTA_AA],
+          of(r)[FALSE_RATE_C], of(r).get(UNPARSED_RATE), of(r).get(N)] for r in rows])
     per_class = markdown_table(
         ["Prompt", "Model", "Metric", *[k.replace("_", " ") for k in TELIC_CLASSES]],
-        [[prompt(r), r.model, key.replace("_", " "), *[r.metrics[BY_CLASS][key].get(k) for k in TELIC_CLASSES]]
+        [[prompt(r), r.model, key.replace("_", " "), *[of(r)[BY_CLASS][key].get(k) for k in TELIC_CLASSES]]
          for r in rows for key in CLASS_METRICS])
     named = ", ".join(f"{s} ({SOURCES.get(s, '?')})" for s in sources)
     return ("## ImperfectiveNLI (Table 3 layout)\n\n" + f"Prompts: {named}\n\n" + main +

@@ -5,6 +5,8 @@ Two methods (BLiMP §3): ``simple`` scores both whole sentences; ``one-prefix`` 
 two critical words after their shared prefix (only the pairs BLiMP marks for it). Every
 request follows the condition's scoring policy (``--scoring-policy``, ``lingdiag.scoring``).
 A pair is right when the good text's log-probability is strictly higher (BLiMP's rule).
+
+Modules: ``files`` (BLiMP's official files and the loader), ``data`` (the JSONL as published).
 """
 
 from __future__ import annotations
@@ -12,11 +14,11 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Final, Literal, TypedDict, cast
 
 from lingdiag.analysis import sweep
 from lingdiag.io.markdown import markdown_table
-from lingdiag.metrics.core import accuracy, grouped, proportion_ci
+from lingdiag.metrics.core import Counts, accuracy, grouped, proportion_ci
 from lingdiag.prompts.sentences import likeliest, sentence_requests
 from lingdiag.records import Item, ItemRecord, Prediction, Request, Response, ResultRow
 from lingdiag.scoring import ScoringPolicy, policy
@@ -26,7 +28,35 @@ from lingdiag.suites.minimal_pairs.files import FETCHED, load
 
 Method = Literal["simple", "one-prefix"]
 METHODS: tuple[Method, ...] = ("simple", "one-prefix")
-ACC, ACC_CI, BY_PARADIGM, BY_TERM, PUBLISHED = "accuracy", "accuracy_ci95", "by_paradigm", "by_term", "published"
+ACC: Final = "accuracy"
+ACC_CI: Final = "accuracy_ci95"
+BY_PARADIGM: Final = "by_paradigm"
+BY_TERM: Final = "by_term"
+PUBLISHED: Final = "published"
+
+
+class PairScores(TypedDict):
+    """What :func:`metrics` computes for one condition."""
+
+    accuracy: float
+    accuracy_ci95: list[float]
+    """Wilson 95% interval."""
+    by_paradigm: dict[str, float]
+    """Paradigm (UID) → accuracy."""
+    by_term: dict[str, float]
+    """Linguistics term → accuracy."""
+    published: dict[str, dict[str, float]]
+    """Paradigm → the published numbers the data gave (human agreement, the paper's models)."""
+    outcomes: dict[str, str]
+    """Per-item correctness for the policy sweep (``lingdiag.analysis.sweep.OUTCOMES``)."""
+
+
+class PairMetrics(PairScores, Counts):
+    """One condition's metrics as ``metrics.json`` and result rows hold them."""
+
+
+def _metrics(row: ResultRow) -> PairMetrics:
+    return cast(PairMetrics, row.metrics)
 
 
 @dataclass(frozen=True)
@@ -62,7 +92,7 @@ def conditions(dataset: Dataset, axes: Mapping[str, Sequence[str]], options: Any
     return out
 
 
-def metrics(records: Sequence[ItemRecord]) -> dict[str, Any]:
+def metrics(records: Sequence[ItemRecord]) -> PairScores:
     """Accuracy overall (Wilson interval), per paradigm and per linguistics term; the published
     numbers of each paradigm where the data gave them; the per-item outcomes for the policy sweep.
     """
@@ -73,7 +103,7 @@ def metrics(records: Sequence[ItemRecord]) -> dict[str, Any]:
             published[uid] = dict(r.fields["published"])
     return {ACC: accuracy(records), ACC_CI: proportion_ci(records, lambda r: bool(r.correct)),
             BY_PARADIGM: grouped(accuracy, "UID")(records), BY_TERM: grouped(accuracy, "linguistics_term")(records),
-            PUBLISHED: dict(sorted(published.items())), sweep.OUTCOMES: sweep.outcomes(records)}
+            PUBLISHED: dict(sorted(published.items())), "outcomes": sweep.outcomes(records)}
 
 
 def table(rows: Sequence[ResultRow]) -> str:
@@ -82,18 +112,18 @@ def table(rows: Sequence[ResultRow]) -> str:
     policies = sorted({str(r.axes.get(sweep.AXIS)) for r in rows})
     header = "\n".join("> " + policy(p).describe() for p in policies) + "\n\n"
     main = markdown_table(["Method", "Scoring policy", "Model", "Accuracy (↑)", "95% CI", "N"],
-                          [[r.axes.get("method"), r.axes.get(sweep.AXIS), r.model, r.metrics[ACC],
-                            "[" + ", ".join(f"{x:.3f}" for x in r.metrics[ACC_CI]) + "]", r.metrics.get("n")]
+                          [[r.axes.get("method"), r.axes.get(sweep.AXIS), r.model, _metrics(r)[ACC],
+                            "[" + ", ".join(f"{x:.3f}" for x in _metrics(r)[ACC_CI]) + "]", _metrics(r).get("n")]
                            for r in rows])
     published: dict[str, dict[str, float]] = defaultdict(dict)
     for r in rows:
-        for uid, ref in r.metrics.get(PUBLISHED, {}).items():
+        for uid, ref in _metrics(r).get(PUBLISHED, {}).items():
             published[uid].update(ref)
     refs = [k for k in ("human", *data.PUBLISHED_MODELS) if any(k in v for v in published.values())]
-    paradigms = sorted({uid for r in rows for uid in r.metrics[BY_PARADIGM]})
+    paradigms = sorted({uid for r in rows for uid in _metrics(r)[BY_PARADIGM]})
     cols = [f"{r.model} {r.axes.get('method')}/{r.axes.get(sweep.AXIS)}" for r in rows]
     per = markdown_table(["Paradigm", *cols, *(f"{k} (paper)" for k in refs)],
-                         [[uid, *(r.metrics[BY_PARADIGM].get(uid) for r in rows),
+                         [[uid, *(_metrics(r)[BY_PARADIGM].get(uid) for r in rows),
                            *(published.get(uid, {}).get(k) for k in refs)] for uid in paradigms])
     return (header + main + "\n**Accuracy per paradigm**" + (" (human agreement and the paper's models from "
             "the data's summary files)" if refs else "") + "\n\n" + per

@@ -57,7 +57,7 @@ OFFICIAL = tuple(
 register_official("blimp", OFFICIAL)
 
 FETCHED = "blimp"
-"""``--dataset blimp``: the paradigm files ``lingdiag fetch blimp`` downloaded."""
+"""``--dataset blimp``: the paradigm files ``lingdiag data fetch blimp`` downloaded."""
 
 
 def load(spec: str) -> Dataset:
@@ -69,7 +69,7 @@ def load(spec: str) -> Dataset:
     if spec == FETCHED:
         files = [p for p in fetched("blimp") if p.suffix == ".jsonl" and p.name != data.MODELS_FILE]
         if not files:
-            raise DatasetError("no BLiMP paradigm downloaded yet; run: lingdiag fetch blimp "
+            raise DatasetError("no BLiMP paradigm downloaded yet; run: lingdiag data fetch blimp "
                                "(or --only UID,... for some)", path=datasets_dir() / "blimp")
         folder = files[0].parent
     else:

@@ -36,7 +36,7 @@ register_official("syntaxgym", tuple(
     for s in SUITES))
 
 FETCHED = "syntaxgym"
-"""``--dataset syntaxgym``: the suites ``lingdiag fetch syntaxgym`` downloaded."""
+"""``--dataset syntaxgym``: the suites ``lingdiag data fetch syntaxgym`` downloaded."""
 
 
 def load(spec: str) -> Dataset:
@@ -44,7 +44,7 @@ def load(spec: str) -> Dataset:
     if spec == FETCHED:
         files = fetched("syntaxgym")
         if not files:
-            raise DatasetError("no SyntaxGym suite downloaded yet; run: lingdiag fetch syntaxgym "
+            raise DatasetError("no SyntaxGym suite downloaded yet; run: lingdiag data fetch syntaxgym "
                                "(or --only NAME,... for some)", path=datasets_dir() / "syntaxgym")
     else:
         path = Path(spec)

@@ -1,0 +1,37 @@
+"""The options every command shares, declared once so that each means the same everywhere.
+
+``-m/--model`` takes a model spec wherever a model is taken; ``--dataset`` defaults to the
+suite's own default dataset; ``--limit N`` spreads N items evenly over the data (as
+``lingdiag run`` picks them); ``--json`` prints JSON instead of tables; ``--seed`` seeds
+whatever the command draws; a list is comma-separated (``--layers 10,20``; a repeated option
+still adds to it). Only ``-o key=value`` options repeat by design.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Annotated
+
+import typer
+
+MODEL_HELP = "Model spec: an embedded name (smollm2-135m), hf:DIR|ID, gguf:FILE or openai:NAME[@URL]."
+
+Model = Annotated[str, typer.Option("--model", "-m", help=MODEL_HELP)]
+"""A required model."""
+OptionalModel = Annotated[str | None, typer.Option("--model", "-m", help=MODEL_HELP)]
+Models = Annotated[list[str], typer.Option("--model", "-m", help=MODEL_HELP + " Comma-separated for several.")]
+Dataset = Annotated[str | None, typer.Option(
+    help="builtin, official, a path, or a name the suite knows (default: the suite's default dataset).")]
+Limit = Annotated[int | None, typer.Option(
+    min=1, help="Only N items, spread evenly over the data (every group of an ordered file is hit).")]
+Json = Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")]
+Seed = Annotated[int, typer.Option(help="Seeds whatever the command draws (resamples, permutations, shuffles).")]
+
+# Help panels of `lingdiag --help`, in the order a study goes.
+RUN, RESULTS, DATA, TREAT, SUITE_TOOLS, SETUP = ("Run models", "Read results", "Data and people",
+                                            "Treat a model", "Suite tools", "Setup")
+
+
+def comma_list(values: Sequence[str] | None) -> list[str]:
+    """``["a,b", "c"]`` → ``["a", "b", "c"]``: a list option given comma-separated, repeated, or both."""
+    return [v.strip() for value in values or () for v in value.split(",") if v.strip()]
