@@ -1,6 +1,7 @@
 """Analyses over scored records: paired tests (:mod:`.compare`), mixed models (:mod:`.mixed`),
 competence against performance (:mod:`.competence`), the DataFrame loader (:mod:`.frames`) and
-the scoring-policy sweep (:mod:`.sweep`).
+the scoring-policy sweep (:mod:`.sweep`) and
+which conditions are not interpretable (:mod:`.interpretable`).
 
 Analyses read records and run metadata; they never import a model backend or the orchestrator.
 """

@@ -4,5 +4,6 @@
 log-likelihood under the generation prompt: competence), ``sentences`` (whole texts scored under
 a scoring policy: minimal pairs), ``surprisal`` (SyntaxGym's region surprisals and predictions),
 with ``regions`` (region surprisal from per-token log-probabilities) and ``formulas`` (SyntaxGym's
-prediction formulas, parsed by a grammar).
+prediction formulas, parsed by a grammar); ``morphology`` (the one home of inflection and
+lemmatisation, through lemminflect).
 """

@@ -3,5 +3,6 @@
 ``tables`` (each suite's tables over the rows of many runs), ``html`` (the self-contained HTML
 report), ``findings`` (what the report says first), ``browser`` (the item browser's data),
 ``markdown`` (suite markdown read into blocks), ``export`` (tables as Markdown and LaTeX files),
-``rules`` (which parse rule took each answer: ``lingdiag inspect``).
+``rules`` (which parse rule took each answer: ``lingdiag inspect``), ``scaling`` (a metric against
+parameter count, one line per model family).
 """
