@@ -28,6 +28,7 @@ from lingdiag.records import (
     Request,
     Response,
     ResultRow,
+    nonfinite,
 )
 from lingdiag.scoring import LINGDIAG
 from lingdiag.store import SCHEMA_VERSION, RunStore
@@ -104,11 +105,17 @@ def _output_json(r: Response) -> Any:
 
 def _score(condition: Condition, item: Item, requests: Sequence[Request], responses: Sequence[Response]) -> ItemRecord:
     errors = [r.error for r in responses if r.error is not None]
-    if errors:
-        label, detail = UNPARSED, {}
-    else:
+    broken = next((bad for r in responses if r.error is None for bad in [nonfinite(r)] if bad), None)
+    if broken:
+        errors.append(f"non-finite number from the backend ({broken})")
+    label, detail = UNPARSED, {}
+    if not errors:
         pred = condition.strategy.parse(item, responses)
-        label, detail = pred.label, dict(pred.detail)
+        bad = nonfinite(dict(pred.detail))
+        if bad:  # e.g. a sum of finite log-probs that overflowed: a broken score, never a win
+            errors.append(f"non-finite score ({bad})")
+        else:
+            label, detail = pred.label, dict(pred.detail)
     correct = None if item.gold is None or errors else label == item.gold  # a failed item is unanswered
     return ItemRecord(
         condition=condition.name, axes=dict(condition.axes), item_id=item.id, tags=dict(item.tags),

@@ -257,6 +257,13 @@ class _Echo:
         return width(self.text[:self.start]), width(self.text), width(self.text[:self.requested])
 
 
+def is_number(value: Any) -> bool:
+    """Whether a server's log-prob field holds a number (a text or a boolean is a server fault);
+    a NaN is a number here, refused later with every other non-finite score (``run``).
+    """
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
 EchoToken = tuple[str, float | None, dict[str, float], int]
 """``(token, logprob, top alternatives, character offset)`` of one echoed token."""
 
@@ -403,16 +410,24 @@ class OpenAIBackend:
             # next run), never parsed nor cached.
             return Generation(text="", error=f"malformed answer from {self.base_url}: its content is not text "
                                              f"but {type(text).__name__}")
+        from lingdiag.models.openai.client import token_count
+
         lp = choice.get("logprobs") or {}
-        values = [t.get("logprob") for t in lp.get("content") or []] if call.chat else lp.get("token_logprobs") or []
+        try:
+            values = ([t.get("logprob") for t in lp.get("content") or []] if call.chat
+                      else lp.get("token_logprobs") or [])
+            if not all(v is None or is_number(v) for v in values):
+                raise TypeError
+        except (AttributeError, TypeError):
+            return Generation(text="", error=f"malformed answer from {self.base_url}: a log-prob is not a number")
         logprobs = tuple(round(float(v), 6) for v in values if v is not None) or None
-        usage = answer.get("usage") or {}
+        usage = answer.get("usage") if isinstance(answer.get("usage"), dict) else {}
         # A server echoing the key inside an answer must not put it into records and the cache.
         text = self._redact_answer(_cut(_unwrap(text) if call.unwrap else text, request.stop))
         if request.constraint is not None and not satisfies(text, request.constraint):
             self._violations += 1
-        return Generation(text=text, n_tokens=int(usage.get("completion_tokens") or len(logprobs or ())),
-                          prompt_tokens=int(usage.get("prompt_tokens") or 0), logprobs=logprobs)
+        return Generation(text=text, n_tokens=token_count(usage.get("completion_tokens")) or len(logprobs or ()),
+                          prompt_tokens=token_count(usage.get("prompt_tokens")), logprobs=logprobs)
 
     # -- log-likelihood -------------------------------------------------------------------
     def _echo_body(self, text: str) -> dict[str, Any]:
@@ -511,6 +526,9 @@ class OpenAIBackend:
             span = span[1:]
         if not span or any(lp is None for _, lp, _, _ in span):
             return LogLikelihood(0.0, 0, False, error=f"no prompt log-probs in the echo answer from {self.base_url}")
+        if not all(is_number(lp) and all(is_number(v) for v in top.values()) for _, lp, top, _ in span):
+            return LogLikelihood(0.0, 0, False,
+                                 error=f"malformed echo answer from {self.base_url}: a log-prob is not a number")
         values = [float(lp) for _, lp, _, _ in span if lp is not None]
         greedy = all(lp is not None and (not top or lp >= max(top.values()) - 1e-6) for _, lp, top, _ in span)
         if not echo.per_token:

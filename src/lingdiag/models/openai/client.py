@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import math
 import random
 import time
 from collections import Counter
@@ -72,8 +73,17 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
         return pool.submit(asyncio.run, coro).result()
 
 
+def token_count(value: Any) -> int:
+    """A usage field's token count; 0 (unknown) for anything but a non-negative integer (a
+    server sending ``"five"`` or ``2.5`` must not cost the run).
+    """
+    return value if type(value) is int and value >= 0 else 0
+
+
 def retry_after(headers: Mapping[str, str]) -> float | None:
-    """Seconds to wait from ``retry-after-ms`` or ``Retry-After`` (seconds or an HTTP date)."""
+    """Seconds to wait from ``retry-after-ms`` or ``Retry-After`` (seconds or an HTTP date);
+    None for a value that is neither (``Retry-After: soon``): the computed backoff applies.
+    """
     if "retry-after-ms" in headers:
         try:
             return max(0.0, float(headers["retry-after-ms"]) / 1000)
@@ -83,10 +93,16 @@ def retry_after(headers: Mapping[str, str]) -> float | None:
     if value is None:
         return None
     try:
-        return max(0.0, float(value))
+        seconds = float(value)
     except ValueError:
-        parsed = email.utils.parsedate_to_datetime(value) if value.strip() else None
-        return None if parsed is None else max(0.0, parsed.timestamp() - time.time())
+        try:
+            parsed = email.utils.parsedate_to_datetime(value) if value.strip() else None
+        except (ValueError, TypeError, IndexError):
+            return None
+        if parsed is None:
+            return None
+        seconds = parsed.timestamp() - time.time()
+    return max(0.0, seconds) if math.isfinite(seconds) else None
 
 
 def _error_message(response: httpx.Response) -> str:
@@ -156,9 +172,10 @@ class ApiClient:
                 outcome = await self._attempt(client, path, body)
             if isinstance(outcome, dict):
                 self.counts["requests"] += 1
-                usage = outcome.get("usage") or {}
-                self.counts["prompt_tokens"] += int(usage.get("prompt_tokens") or 0)
-                self.counts["completion_tokens"] += int(usage.get("completion_tokens") or 0)
+                usage = outcome.get("usage")
+                usage = usage if isinstance(usage, dict) else {}
+                self.counts["prompt_tokens"] += token_count(usage.get("prompt_tokens"))
+                self.counts["completion_tokens"] += token_count(usage.get("completion_tokens"))
                 return outcome
             if not outcome.retryable or attempt >= self.policy.max_retries:
                 self.counts["errors"] += 1
