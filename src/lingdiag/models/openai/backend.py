@@ -421,7 +421,7 @@ class OpenAIBackend:
         except (AttributeError, TypeError):
             return Generation(text="", error=f"malformed answer from {self.base_url}: a log-prob is not a number")
         logprobs = tuple(round(float(v), 6) for v in values if v is not None) or None
-        usage = answer.get("usage") if isinstance(answer.get("usage"), dict) else {}
+        usage: dict[str, Any] = answer["usage"] if isinstance(answer.get("usage"), dict) else {}
         # A server echoing the key inside an answer must not put it into records and the cache.
         text = self._redact_answer(_cut(_unwrap(text) if call.unwrap else text, request.stop))
         if request.constraint is not None and not satisfies(text, request.constraint):
