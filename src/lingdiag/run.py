@@ -136,6 +136,9 @@ def resolve_axes(suite: Suite, selection: dict[str, list[str]]) -> dict[str, lis
         if a.name in selection and not selection[a.name]:
             raise ConfigError(f"--{a.name} names no value; valid: {', '.join(a.values)}")
         values = selection.get(a.name) or list(a.default)
+        repeated = sorted({v for v in values if values.count(v) > 1})
+        if repeated:  # the same condition twice would record every item twice and double N
+            raise ConfigError(f"--{a.name} names {', '.join(map(repr, repeated))} more than once")
         bad = [v for v in values if v not in a.values]
         if bad:
             raise ConfigError(f"unknown {a.name} {', '.join(map(repr, bad))} for suite {suite.name!r}; "
