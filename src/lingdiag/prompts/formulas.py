@@ -101,7 +101,8 @@ def _shown(token: _Token) -> str:
 
 
 def _tokens(formula: str) -> list[_Token]:
-    out, pos = [], 0
+    out: list[_Token] = []
+    pos = 0
     while pos < len(formula) and len(out) <= MAX_TOKENS:  # the parser refuses more; no need to read on
         if formula[pos:].strip() == "":
             break

@@ -5,6 +5,7 @@ metric and table references), every problem one line naming the file and the key
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,6 +13,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from lingdiag.errors import ConfigError
+from lingdiag.io.limits import MAX_CONDITIONS
 from lingdiag.metrics.core import summary
 from lingdiag.prompts.formulas import ALL_REGIONS, Formula, FormulaError, parse
 from lingdiag.prompts.surprisal import LABELS as REGION_LABELS
@@ -170,6 +172,9 @@ class Compiled:
                 if d not in axis.values:
                     raise self.fail(f"conditions.{a}.default", f"{d!r} is not a value of the axis; "
                                     f"values: {', '.join(axis.values)}")
+        count = math.prod(len(axis.values) for axis in axes.values())
+        if count > MAX_CONDITIONS.value:  # 40 two-valued axes are 2^40 conditions: refused before any is built
+            raise self.fail("conditions", f"the axes expand to {count:,} conditions; {MAX_CONDITIONS.how_to_raise()}")
         out = []
         for combo in itertools.product(*[list(axis.values.items()) for axis in axes.values()]):
             merged = self.spec.defaults.model_dump(exclude_unset=True)
