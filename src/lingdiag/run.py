@@ -206,7 +206,7 @@ def plan(config: RunConfig) -> Plan:
     suite = SUITES.get(config.suite)
     axes = resolve_axes(suite, config.axes)
     options = suite.parse_options(config.options)
-    dataset = suite.load(config.dataset)
+    dataset = suite.load(config.dataset).require_items()
     conditions = suite.conditions(dataset, axes, options, config.seed)
     items = {c.name: spread(c.items, config.limit) for c in conditions}
     if config.shard is not None:  # after --limit, so that the shards together are the unsharded run

@@ -92,3 +92,46 @@ def test_shot_sampling_is_linear_and_draws_as_before() -> None:
     for item in pool:
         draw.examples(item)
     assert time.monotonic() - start < 10  # a copy of the pool per item: about 30,000 x 30,000 steps
+
+
+def test_an_empty_dataset_is_an_error_not_ok(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    path = write(tmp_path, GOOD)
+    (tmp_path / "items.csv").write_text("id,premise,hypothesis,label\n")
+    for args in (["suite", "check", str(path)], ["run", str(path), "--model", "mock", "--out", str(tmp_path / "r")]):
+        proc = subprocess.run([sys.executable, "-m", "lingdiag", *args], capture_output=True, text=True, timeout=300,
+                              env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(Path("src").resolve())})
+        assert proc.returncode == 2, proc.stdout + proc.stderr
+        assert f"{tmp_path / 'items.csv'}: no items: the dataset is empty" in proc.stderr
+        assert "Traceback" not in proc.stderr and "ok" not in proc.stdout
+    assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize("spec", ["cache:../../outside.csv", "cache:/etc/hostname.csv"])
+def test_cache_paths_cannot_leave_the_datasets_cache(tmp_path: Path, spec: str) -> None:
+    from lingdiag.errors import DatasetError
+
+    path = write(tmp_path, {**GOOD, "items": {**GOOD["items"], "data": spec}})  # type: ignore[dict-item]
+    with pytest.raises(DatasetError, match="leads outside the datasets cache"):
+        check(path)
+
+
+def test_a_tampered_fetched_paradigm_is_an_error_not_left_out(tmp_path: Path, shared_datasets: Path) -> None:
+    import shutil
+
+    from lingdiag.errors import DatasetError
+    from lingdiag.io.fetch import datasets_dir
+    from lingdiag.suites.minimal_pairs.files import load
+
+    folder = datasets_dir() / "blimp"
+    folder.mkdir(parents=True)
+    for name in ("wh_island.jsonl", "npi_present_1.jsonl"):
+        shutil.copy(shared_datasets / "blimp" / name, folder / name)
+    assert len(load("blimp").items) == 2000
+    with (folder / "npi_present_1.jsonl").open("a") as f:
+        f.write("\n")
+    with pytest.raises(DatasetError, match="npi_present_1.jsonl: SHA-256 mismatch.*lingdiag fetch blimp --only "
+                                           "npi_present_1"):
+        load("blimp")

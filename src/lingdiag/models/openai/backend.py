@@ -73,6 +73,10 @@ class OpenAIOptions(BaseModel):
     timeout: float = Field(default=120.0, gt=0)
     """Seconds without an answer before an attempt is retried."""
     connect_timeout: float = Field(default=10.0, gt=0)
+    deadline: float = Field(default=600.0, gt=0)
+    """Seconds one attempt may take in all, however steadily the server trickles bytes."""
+    max_response_bytes: int = Field(default=64 * 2**20, ge=1024)
+    """Bytes one answer may have (an API answer is kilobytes); a longer one is a failed attempt."""
     max_retries: int = Field(default=6, ge=0)
     backoff: float = Field(default=1.0, ge=0)
     """First retry wait in seconds, doubled per retry (with jitter)."""
@@ -307,7 +311,8 @@ class OpenAIBackend:
         self._redact = _redactor(key)
         # Answers lose only the key itself: a pattern would also eat model text ("bearer bonds").
         self._redact_answer = _redactor(key, patterns=False)
-        policy = RetryPolicy(timeout=opts.timeout, connect_timeout=opts.connect_timeout,
+        policy = RetryPolicy(timeout=opts.timeout, connect_timeout=opts.connect_timeout, deadline=opts.deadline,
+                             max_response_bytes=opts.max_response_bytes,
                              max_retries=opts.max_retries, backoff=opts.backoff, max_backoff=opts.max_backoff)
         self.client: ApiClient = ApiClient(base_url, {"Authorization": f"Bearer {key}"} if key else {},
                                            concurrency=opts.concurrency, policy=policy, redact=self._redact)

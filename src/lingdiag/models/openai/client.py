@@ -39,6 +39,11 @@ class RetryPolicy:
     timeout: float = 120.0
     """Seconds without a byte from the server before an attempt is abandoned."""
     connect_timeout: float = 10.0
+    deadline: float = 600.0
+    """Seconds one attempt may take in all (``timeout`` bounds only the gap between two bytes,
+    so a server sending a byte a second would otherwise hold a request forever)."""
+    max_response_bytes: int = 64 * 2**20
+    """Bytes one answer may have; a longer body is abandoned unread, not held in memory."""
     max_retries: int = 6
     """Retries after the first attempt; the request is recorded as failed after that."""
     backoff: float = 1.0
@@ -187,6 +192,25 @@ class ApiClient:
             # Sleep outside the gate so other requests use the slot meanwhile.
             await asyncio.sleep(self.delay(attempt, outcome.retry_after))
 
+    async def _read(self, client: httpx.AsyncClient, url: str, body: dict[str, Any]) -> httpx.Response | None:
+        """The response with its body read, or None once the body passes ``max_response_bytes``."""
+        limit = self.policy.max_response_bytes
+        async with client.stream("POST", url, json=body) as response:
+            declared = response.headers.get("content-length", "")
+            if declared.isdigit() and int(declared) > limit:
+                return None
+            chunks, size = [], 0
+            async for chunk in response.aiter_bytes():
+                size += len(chunk)
+                if size > limit:
+                    return None
+                chunks.append(chunk)
+        # The body is decoded already: the new response must not decode it again.
+        headers = [(k, v) for k, v in response.headers.items()
+                   if k.lower() not in ("content-encoding", "content-length", "transfer-encoding")]
+        return httpx.Response(response.status_code, headers=headers, content=b"".join(chunks),
+                              request=response.request)
+
     def delay(self, attempt: int, server_wait: float | None) -> float:
         """Seconds before retry number ``attempt`` (1-based).
 
@@ -204,13 +228,17 @@ class ApiClient:
     async def _attempt(self, client: httpx.AsyncClient, path: str, body: dict[str, Any]) -> dict[str, Any] | ApiFailure:
         url = f"{self.base_url}/{path.lstrip('/')}"
         try:
-            response = await client.post(url, json=body)
-        except httpx.TimeoutException as e:
-            return ApiFailure(f"no answer from {url} within the timeout ({type(e).__name__})",
-                              retryable=True, reason="timeout")
+            response = await asyncio.wait_for(self._read(client, url, body), self.policy.deadline)
+        except (TimeoutError, httpx.TimeoutException) as e:
+            why = f"within the {self.policy.deadline:g} s deadline" if isinstance(e, TimeoutError) else \
+                f"within the timeout ({type(e).__name__})"
+            return ApiFailure(f"no answer from {url} {why}", retryable=True, reason="timeout")
         except httpx.TransportError as e:
             return ApiFailure(self._redact(f"connection to {url} failed: {type(e).__name__}: {e}"),
                               retryable=True, reason="connection")
+        if response is None:
+            return ApiFailure(f"answer from {url} passes {self.policy.max_response_bytes:,} bytes; abandoned "
+                              "(raise the max_response_bytes option if the server means it)", reason="too_large")
         code = response.status_code
         if code >= 400:
             retry = code in RETRY_STATUS or code >= 500
