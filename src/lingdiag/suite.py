@@ -10,6 +10,7 @@ know nothing suite-specific.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import import_module
@@ -19,8 +20,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 from pydantic import BaseModel
 
 from lingdiag.config import NoOptions, validate_options
-from lingdiag.errors import DatasetError
+from lingdiag.errors import DatasetError, RunError
 from lingdiag.figures import Figure
+from lingdiag.io.paths import sha256_file
 from lingdiag.metrics.core import summary
 from lingdiag.records import Item, ItemRecord, Prediction, Request, Response, ResultRow
 from lingdiag.registry import Registry
@@ -230,7 +232,15 @@ def suite_of_run(meta: Mapping[str, Any], run_dir: Path) -> Suite:
     kept one (the file may have moved or changed since), else the registered name in its config.
     """
     copy = Path(run_dir) / SUITE_COPY
-    if meta.get("suite_file") and copy.is_file():
+    recorded = meta.get("suite_file")
+    if recorded and copy.is_file():
+        expected = recorded.get("sha256") if isinstance(recorded, Mapping) else None
+        actual = sha256_file(copy)
+        # The copy is the file's text, so a file that began with a byte-order mark lost it.
+        with_bom = hashlib.sha256(b"\xef\xbb\xbf" + copy.read_bytes()).hexdigest()
+        if expected not in (actual, with_bom):  # an edited copy would change the metrics read from the records
+            raise RunError(f"{copy}: SHA-256 {actual} is not the {expected} meta.json records for the suite file "
+                           "the run used; restore the copy (or the file it came from) before reading this run")
         return SUITES.get(str(copy))
     return SUITES.get(str(meta["config"]["suite"]))
 
