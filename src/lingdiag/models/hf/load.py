@@ -206,6 +206,12 @@ class LoadedModel:
         return int(window) if window else None
 
     @cached_property
+    def context_length(self) -> int | None:
+        """The most positions the model was trained on (``max_position_embeddings``), if its config says."""
+        n = self.model.config.get_text_config().to_dict().get("max_position_embeddings")
+        return int(n) if isinstance(n, int) and n > 0 else None
+
+    @cached_property
     def softcap(self) -> float | None:
         """The cap on the final logits (Gemma-family configs; None for other architectures)."""
         cap = self.model.config.get_text_config().to_dict().get("final_logit_softcapping")
