@@ -111,10 +111,17 @@ class LoadedModel:
             self.placement.before_torch()
             from transformers import AutoTokenizer
 
+            # False, not absent: absent, transformers asks on the terminal whether to run the code.
+            kwargs = {"trust_remote_code": False, **self.load_kwargs}
             try:
-                tokenizer = AutoTokenizer.from_pretrained(self.path, **self.load_kwargs)
+                tokenizer = AutoTokenizer.from_pretrained(self.path, **kwargs)
             except OSError as e:
                 raise BackendError(f"cannot load the tokenizer of {self.path!r}: {e}") from e
+            except ValueError as e:
+                if "trust_remote_code" not in str(e):
+                    raise
+                raise ConfigError(f"the tokenizer of {self.path!r} asks to run its own code (auto_map); lingdiag "
+                                  "runs none unless told to with --trust-remote-code") from None
             if tokenizer.pad_token_id is None:
                 tokenizer.pad_token = tokenizer.eos_token
             self._tokenizer = tokenizer
