@@ -23,7 +23,7 @@ from typing import Any
 from lingdiag.errors import RunError
 from lingdiag.io.atomic import SURROGATES, is_temporary, make_dir, write_atomic
 from lingdiag.records import UNPARSED, ItemRecord, ResultRow, dumps
-from lingdiag.suite import suite_of_run
+from lingdiag.suite import SUITE_COPY, SuiteSource, suite_of_run
 
 SCHEMA_VERSION = 1
 
@@ -204,7 +204,7 @@ class RunStore:
 
 
 def write_imported(root: Path, *, suite: str, model: str, dataset: str, records: Sequence[ItemRecord],
-                   provenance: Mapping[str, Any]) -> None:
+                   provenance: Mapping[str, Any], source: SuiteSource | None = None) -> None:
     """A run directory for answers computed elsewhere (``lingdiag score … --out``), readable by
     ``lingdiag report`` and the cross-run analyses like any run's.
 
@@ -215,14 +215,20 @@ def write_imported(root: Path, *, suite: str, model: str, dataset: str, records:
         dataset: The dataset the answers were matched to.
         records: The imported records.
         provenance: What was imported and how (file, SHA-256, columns, rules), kept in ``meta.json``.
+        source: The suite file the suite was read from, if any: kept beside the records with its
+            SHA-256 in ``meta.json``, as a run keeps it, for reports to read them with.
     """
     store = RunStore(root)
     if (store.root / "meta.json").exists():
         raise RunError(f"{root} already holds a run; use another --out directory")
     make_dir(store.root)
     write_atomic(store.items_path, "".join(r.to_json() + "\n" for r in records))
-    store.write_json("meta.json", {"config": {"suite": suite, "model": model, "dataset": dataset},
-                                   "model": {"model": model, "backend": "imported"}, "imported": dict(provenance)})
+    meta: dict[str, Any] = {"config": {"suite": source.path if source else suite, "model": model, "dataset": dataset},
+                            "model": {"model": model, "backend": "imported"}, "imported": dict(provenance)}
+    if source is not None:
+        meta["suite_file"] = {"path": source.path, "sha256": source.sha256}
+        store.write_text(SUITE_COPY, source.text)
+    store.write_json("meta.json", meta)
 
 
 @dataclass(frozen=True, slots=True)
