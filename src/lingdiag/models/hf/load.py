@@ -100,7 +100,8 @@ class LoadedModel:
         self.placement = placement
         self.system_turn = system_turn
         self.adapter = adapter
-        self.load_kwargs = load_kwargs
+        # trust_remote_code False, not absent: absent, transformers asks on the terminal whether to run the code.
+        self.load_kwargs = {"trust_remote_code": False, **load_kwargs}
         self._tokenizer: Any = None
         self._model: Any = None
 
@@ -111,10 +112,8 @@ class LoadedModel:
             self.placement.before_torch()
             from transformers import AutoTokenizer
 
-            # False, not absent: absent, transformers asks on the terminal whether to run the code.
-            kwargs = {"trust_remote_code": False, **self.load_kwargs}
             try:
-                tokenizer = AutoTokenizer.from_pretrained(self.path, **kwargs)
+                tokenizer = AutoTokenizer.from_pretrained(self.path, **self.load_kwargs)
             except OSError as e:
                 raise BackendError(f"cannot load the tokenizer of {self.path!r}: {e}") from e
             except ValueError as e:
