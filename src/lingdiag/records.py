@@ -198,18 +198,48 @@ def _numbers(kind: str, name: str, values: Any) -> tuple[float, ...]:
     return tuple(values)
 
 
+def nonfinite(value: Any, where: str = "") -> str | None:
+    """Where ``value`` (a response, a prediction's detail, or any nest of them) holds a NaN or an
+    infinity, as ``"logprob = nan"``; None when every number is finite.
+
+    The one test of "is this score a number": a NaN compares false both ways, so left in it
+    hands a pair to whichever sentence a comparison favours by default (the expected one, under
+    BLiMP's rule) and reports a broken model as perfect. ``run`` makes such an item failed and
+    the cache never stores nor serves such a response.
+    """
+    if isinstance(value, float):
+        return None if math.isfinite(value) else f"{where or 'value'} = {value}"
+    if isinstance(value, Generation | LogLikelihood):
+        value = asdict(value)
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            found = nonfinite(v, str(k) if not where else f"{where}.{k}")
+            if found:
+                return found
+    elif isinstance(value, list | tuple):
+        for k, v in enumerate(value):
+            found = nonfinite(v, f"{where}[{k}]")
+            if found:
+                return found
+    return None
+
+
 def response_from_json(d: Mapping[str, Any]) -> Response:
     """Inverse of :func:`response_to_json`.
 
     Raises:
-        ValueError: ``d`` is not a response of the right shape (e.g. a list for ``text``): a
-            stored value is untrusted, and a wrong type would fail far away, in a parser.
+        ValueError: ``d`` is not a response of the right shape (e.g. a list for ``text``) or
+            holds a NaN or infinity: a stored value is untrusted, and a wrong type would fail
+            far away, in a parser.
     """
     kind = d.get("type")
     types = _FIELD_TYPES.get(kind) if isinstance(kind, str) else None
     body = {k: v for k, v in d.items() if k != "type"}
     if types is None or not set(body) <= set(types):
         raise ValueError(f"not a response: type {kind!r}, fields {sorted(body)}")
+    bad = nonfinite(body)
+    if bad:
+        raise ValueError(f"{kind} holds a non-finite number ({bad})")
     for name, value in body.items():
         if not isinstance(value, types[name]) or (isinstance(value, bool) and bool not in types[name]):
             raise ValueError(f"{kind} field {name!r} is {type(value).__name__}, not {types[name][0].__name__}")

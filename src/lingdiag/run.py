@@ -28,6 +28,7 @@ from lingdiag.records import (
     Request,
     Response,
     ResultRow,
+    nonfinite,
 )
 from lingdiag.scoring import LINGDIAG
 from lingdiag.store import SCHEMA_VERSION, ModelIdentity, RunMeta, RunStore
@@ -108,11 +109,17 @@ def _output_json(r: Response) -> Any:
 
 def _score(condition: Condition, item: Item, requests: Sequence[Request], responses: Sequence[Response]) -> ItemRecord:
     errors = [r.error for r in responses if r.error is not None]
-    if errors:
-        label, detail = UNPARSED, {}
-    else:
+    broken = next((bad for r in responses if r.error is None for bad in [nonfinite(r)] if bad), None)
+    if broken:
+        errors.append(f"non-finite number from the backend ({broken})")
+    label, detail = UNPARSED, {}
+    if not errors:
         pred = condition.strategy.parse(item, responses)
-        label, detail = pred.label, dict(pred.detail)
+        bad = nonfinite(dict(pred.detail))
+        if bad:  # e.g. a sum of finite log-probs that overflowed: a broken score, never a win
+            errors.append(f"non-finite score ({bad})")
+        else:
+            label, detail = pred.label, dict(pred.detail)
     correct = None if item.gold is None or errors else label == item.gold  # a failed item is unanswered
     return ItemRecord(
         condition=condition.name, axes=dict(condition.axes), item_id=item.id, tags=dict(item.tags),
@@ -133,6 +140,9 @@ def resolve_axes(suite: Suite, selection: dict[str, list[str]]) -> dict[str, lis
         if a.name in selection and not selection[a.name]:
             raise ConfigError(f"--{a.name} names no value; valid: {', '.join(a.values)}")
         values = selection.get(a.name) or list(a.default)
+        repeated = sorted({v for v in values if values.count(v) > 1})
+        if repeated:  # the same condition twice would record every item twice and double N
+            raise ConfigError(f"--{a.name} names {', '.join(map(repr, repeated))} more than once")
         bad = [v for v in values if v not in a.values]
         if bad:
             raise ConfigError(f"unknown {a.name} {', '.join(map(repr, bad))} for suite {suite.name!r}; "
@@ -200,7 +210,7 @@ def plan(config: RunConfig) -> Plan:
     suite = SUITES.get(config.suite)
     axes = resolve_axes(suite, config.axes)
     options = suite.parse_options(config.options)
-    dataset = suite.load(config.dataset)
+    dataset = suite.load(config.dataset).require_items()
     conditions = suite.conditions(dataset, axes, options, config.seed)
     items = {c.name: spread(c.items, config.limit) for c in conditions}
     if config.shard is not None:  # after --limit, so that the shards together are the unsharded run

@@ -11,6 +11,7 @@ the same configuration gives a byte-identical file however often it was interrup
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import json
 import os
 from collections import defaultdict
@@ -25,8 +26,9 @@ from pydantic import ValidationError
 from lingdiag.config import RunConfig
 from lingdiag.errors import RunError
 from lingdiag.io.atomic import SURROGATES, is_temporary, make_dir, write_atomic
+from lingdiag.io.paths import sha256_file
 from lingdiag.records import UNPARSED, ItemRecord, ResultRow, dumps
-from lingdiag.suite import SUITE_COPY, SUITES, Suite
+from lingdiag.suite import SUITE_COPY, SUITES, Suite, SuiteSource
 
 SCHEMA_VERSION = 1
 META = "meta.json"
@@ -196,7 +198,7 @@ class RunStore:
 
 
 def write_imported(root: Path, *, suite: str, model: str, dataset: str, records: Sequence[ItemRecord],
-                   provenance: Mapping[str, Any]) -> None:
+                   provenance: Mapping[str, Any], source: SuiteSource | None = None) -> None:
     """A run directory for answers computed elsewhere (``lingdiag score … --out``), readable by
     ``lingdiag report`` and the cross-run analyses like any run's.
 
@@ -207,14 +209,19 @@ def write_imported(root: Path, *, suite: str, model: str, dataset: str, records:
         dataset: The dataset the answers were matched to.
         records: The imported records.
         provenance: What was imported and how (file, SHA-256, columns, rules), kept in ``meta.json``.
+        source: The suite file the suite was read from, if any: kept beside the records with its
+            SHA-256 in ``meta.json``, as a run keeps it, for reports to read them with.
     """
     store = RunStore(root)
     if store.meta_path.exists():
         raise RunError(f"{root} already holds a run; use another --out directory")
     make_dir(store.root)
     write_atomic(store.items_path, "".join(r.to_json() + "\n" for r in records))
-    store.write_meta(RunMeta(config={"suite": suite, "model": model, "dataset": dataset},
+    if source is not None:
+        store.write_text(SUITE_COPY, source.text)
+    store.write_meta(RunMeta(config={"suite": source.path if source else suite, "model": model, "dataset": dataset},
                              identity=ModelIdentity({"model": model, "backend": "imported"}),
+                             suite_file={"path": source.path, "sha256": source.sha256} if source else None,
                              imported=dict(provenance)))
 
 
@@ -345,6 +352,13 @@ class RunMeta:
         """
         copy = Path(run_dir) / SUITE_COPY
         if self.suite_file and copy.is_file():
+            expected = self.suite_file.get("sha256")
+            actual = sha256_file(copy)
+            # The copy is the file's text, so a file that began with a byte-order mark lost it.
+            with_bom = hashlib.sha256(b"\xef\xbb\xbf" + copy.read_bytes()).hexdigest()
+            if expected not in (actual, with_bom):  # an edited copy would change the metrics read from the records
+                raise RunError(f"{copy}: SHA-256 {actual} is not the {expected} meta.json records for the suite file "
+                               "the run used; restore the copy (or the file it came from) before reading this run")
             return SUITES.get(str(copy))
         return SUITES.get(self.suite)
 

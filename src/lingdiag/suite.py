@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from pydantic import BaseModel
 
 from lingdiag.config import NoOptions, validate_options
+from lingdiag.errors import DatasetError
 from lingdiag.figures import Figure
 from lingdiag.metrics.core import summary
 from lingdiag.records import Item, ItemRecord, Prediction, Request, Response, ResultRow
@@ -75,6 +76,14 @@ class Dataset:
     """E.g. pools of in-context examples."""
     source: Mapping[str, str] = field(default_factory=dict)
     """Files read and their SHA-256, for ``meta.json``."""
+
+    def require_items(self) -> Dataset:
+        """``self``, or a one-line ``DatasetError`` when it holds no item (a run over nothing
+        would report "ok" and metrics over zero items).
+        """
+        if not self.items:
+            raise DatasetError("no items: the dataset is empty", path=", ".join(self.source) or self.name)
+        return self
 
 
 @dataclass(frozen=True, slots=True)

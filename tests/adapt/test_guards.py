@@ -80,3 +80,24 @@ def test_cli_prints_the_licence_refusal_in_one_line(shared_datasets: Path, tmp_p
         f"error: {explica}: its licence (CC BY-NC-SA 4.0, not for training models) forbids training models on it; "
         "choose a builder or another dataset"]
     assert not (tmp_path / "a").exists()
+
+
+@pytest.mark.parametrize("disguise", [
+    lambda s: s.replace(" ", "\u00a0"),  # no-break spaces
+    lambda s: s.replace(" ", " \u200b"),  # zero-width spaces
+    lambda s: s.rstrip("."),  # the full stop dropped
+    lambda s: s.rstrip(".") + " .",  # the full stop spaced
+    lambda s: "\ufeff" + s.upper(),
+])
+def test_disguised_overlap_is_refused(shared_datasets: Path, tmp_path: Path, disguise: object) -> None:
+    """Issue 35: a training sentence differing from an evaluation one only by invisible marks leaked."""
+    official = _official(shared_datasets)
+    rows = json.loads(Path(official).read_text(encoding="utf-8"))
+    split = split_lemmas(load_json(Path(official)), "verb", 0.5, 0)
+    trained = next(r for r in rows if r["verb"] in split.trained)
+    crafted = tmp_path / "train.json"
+    premise = disguise(trained["premise"])  # type: ignore[operator]
+    assert premise != trained["premise"]
+    crafted.write_text(json.dumps([{**trained, "premise": premise, "hypothesis": "Something else entirely."}]))
+    with pytest.raises(DatasetError, match=r"shares 1 sentence\(s\)"):
+        prepare(TrainingPlan("imperfective", str(crafted), eval_dataset=official, seed=0))

@@ -3,7 +3,6 @@ its error recorded, never a cached answer nor a traceback (real HTTP server on 1
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sqlite3
 import subprocess
@@ -54,7 +53,7 @@ def test_poisoned_cache_entry_is_rejected_on_read(fake_api: Any, tmp_path: Path)
     value = json.dumps({**response_to_json(backend.generate([request])[0]), "text": ["True"]}, sort_keys=True)
     columns = [row[1] for row in cache.db.execute("PRAGMA table_info(responses)")]
     row = {"key": key, "model": "m", "kind": "Generation", "value": value,
-           "sha256": hashlib.sha256(value.encode()).hexdigest()}
+           "sha256": cache.checksum(key, value)}
     cache.db.execute(f"INSERT INTO responses VALUES ({','.join('?' * len(columns))})", [row[c] for c in columns])
     fake_api.content = "False"
     served = CachedBackend(backend, cache)

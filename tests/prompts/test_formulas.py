@@ -51,3 +51,13 @@ def test_every_shared_suite_formula_parses(shared_datasets: Path) -> None:
     assert len(formulas) >= 6
     for text in formulas:
         assert parse(text).regions
+
+
+@pytest.mark.parametrize(("formula", "message"), [
+    ("[" * 100 + "(1;%a%)" + "]" * 100 + " > 0", "brackets nest more than 32 deep"),
+    (" + ".join(["(1;%a%)"] * 1500) + " > 0", "more than 400 tokens"),
+])
+def test_deep_or_long_formulas_are_one_line_errors_not_recursion(formula: str, message: str) -> None:
+    """A 200-deep formula was a RecursionError (issue 35)."""
+    with pytest.raises(FormulaError, match=message):
+        parse(formula)

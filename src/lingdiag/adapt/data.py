@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import random
+import re
+import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -143,9 +145,20 @@ def split_lemmas(evaluation: Sequence[Item], field: str, held_out: float, seed: 
     return LemmaSplit(field, frozenset(lemmas[n:]), frozenset(lemmas[:n]))
 
 
+def guard_form(text: str) -> str:
+    """``text`` as the sentence guard compares it: Unicode-compatibility folded (NBSP and other
+    space variants become spaces), invisible format characters (zero-width spaces and joiners, soft
+    hyphens) dropped, whitespace collapsed, case-folded, no space before punctuation and no final
+    full stop, so that a training item differing from an evaluation item only by such marks is caught.
+    """
+    text = "".join(c for c in unicodedata.normalize("NFKC", text) if unicodedata.category(c) != "Cf")
+    text = re.sub(r"\s+([.,;:!?])", r"\1", " ".join(text.split()).casefold())
+    return text.rstrip(". ")
+
+
 def sentences(item: Item) -> set[str]:
-    """The item's texts, whitespace-normalised and case-folded, as the sentence guard compares them."""
-    return {" ".join(v.split()).casefold() for v in item.fields.values() if isinstance(v, str) and v.strip()}
+    """The item's texts in their ``guard_form``, as the sentence guard compares them."""
+    return {form for v in item.fields.values() if isinstance(v, str) for form in [guard_form(v)] if form}
 
 
 def builder_items(suite: str, evaluation: Sequence[Item], split: LemmaSplit, seed: int) -> tuple[list[Item], int]:

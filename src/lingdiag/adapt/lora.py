@@ -20,8 +20,9 @@ from typing import TYPE_CHECKING, Any
 
 from lingdiag.adapt.examples import Example
 from lingdiag.errors import ConfigError, MissingDependency, RunError
-from lingdiag.io.atomic import make_dir, write_atomic
+from lingdiag.io.atomic import write_atomic, write_error
 from lingdiag.models.hf.adapters import quiet_peft
+from lingdiag.store import RunStore
 
 if TYPE_CHECKING:
     from lingdiag.models.hf.load import LoadedModel
@@ -73,8 +74,12 @@ def _checkpoint(out: Path, step: int, model: Any, optimizer: Any) -> None:
 
     target = out / f"checkpoint-{step}"
     shutil.rmtree(target, ignore_errors=True)  # a half-written one from a killed run
-    model.save_pretrained(str(target))
-    torch.save(optimizer.state_dict(), target / "optimizer.pt")
+    try:
+        model.save_pretrained(str(target))
+        torch.save(optimizer.state_dict(), target / "optimizer.pt")
+    except (OSError, RuntimeError) as e:  # a full disk: torch says "file write failed" as a RuntimeError
+        shutil.rmtree(target, ignore_errors=True)
+        raise write_error(target, e if isinstance(e, OSError) else OSError(str(e).splitlines()[0])) from None
     previous = _latest(out)
     write_atomic(out / CHECKPOINT, json.dumps({"step": step, "dir": target.name}) + "\n")
     if previous is not None and previous[1] != target:
@@ -82,11 +87,31 @@ def _checkpoint(out: Path, step: int, model: Any, optimizer: Any) -> None:
 
 
 def _latest(out: Path) -> tuple[int, Path] | None:
+    """The last checkpoint's step and directory: always ``out/checkpoint-<step>``, whatever the
+    file says otherwise (a ``dir`` elsewhere would be resumed from, then deleted).
+    """
     path = out / CHECKPOINT
     if not path.is_file():
         return None
-    data = json.loads(path.read_text(encoding="utf-8"))
-    return int(data["step"]), out / str(data["dir"])
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        step = data["step"]
+        ok = type(step) is int and step >= 1 and data["dir"] == f"checkpoint-{step}"
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError):
+        ok = False
+    if not ok:
+        raise RunError(f"{path}: not a checkpoint record lingdiag wrote (step N, dir checkpoint-N); "
+                       "choose another --out")
+    return step, out / f"checkpoint-{step}"
+
+
+def _own(out: Path) -> None:
+    """Refuse an existing, non-empty ``out`` that is not an adapter directory lingdiag made
+    (no ``plan.json``): training deletes and overwrites checkpoints and adapter files there.
+    """
+    if out.is_dir() and any(p.name != ".lock" for p in out.iterdir()) and not (out / "plan.json").is_file():
+        raise RunError(f"{out} exists and is not an adapter directory lingdiag made (no plan.json); "
+                       "choose a new or empty --out")
 
 
 def train(lm: LoadedModel, examples: Sequence[Example], plan: LoraPlan, out: Path,
@@ -105,21 +130,32 @@ def train(lm: LoadedModel, examples: Sequence[Example], plan: LoraPlan, out: Pat
         ``out``.
     """
     try:
-        from peft import LoraConfig, get_peft_model, set_peft_model_state_dict
-        from peft.utils import load_peft_weights
+        import peft  # noqa: F401
     except ImportError as e:
         raise MissingDependency("LoRA adapters", "adapt", ["peft"]) from e
     import hashlib
-
-    import torch
-    from transformers import AutoModelForCausalLM
 
     if not examples:
         raise ConfigError("no training examples")
     rows = encode(lm, examples)
     digest = hashlib.sha256(json.dumps(rows).encode()).hexdigest()
     plan = LoraPlan(**{**asdict(plan), "targets": tuple(plan.targets), "data_sha256": digest})
-    make_dir(out)
+    if out.exists() and not out.is_dir():
+        raise RunError(f"--out {out}: a file, not an adapter directory")
+    _own(out)
+    with RunStore(out).lock():  # a second training on the same --out is refused, not interleaved
+        _own(out)
+        return _train(lm, rows, plan, out, progress)
+
+
+def _train(lm: LoadedModel, rows: list[tuple[list[int], list[int]]], plan: LoraPlan, out: Path,
+           progress: Callable[[int, int], None] | None) -> Path:
+    """``train`` in a locked, owned ``out``."""
+    import torch
+    from peft import LoraConfig, get_peft_model, set_peft_model_state_dict
+    from peft.utils import load_peft_weights
+    from transformers import AutoModelForCausalLM
+
     recorded = json.dumps(asdict(plan), indent=1, sort_keys=True) + "\n"
     plan_file = out / "plan.json"
     if plan_file.is_file() and plan_file.read_text(encoding="utf-8") != recorded:

@@ -43,7 +43,7 @@ def label_score_command(suite: Suite) -> Callable[..., None]:
         if out is not None and result.records:
             write_imported(out, suite=suite.name, model=scores.stem, dataset=dataset, records=result.records,
                            provenance={"file": str(scores), "sha256": sha256_file(scores), "score_col": score_col,
-                                       "id_col": id_col})
+                                       "id_col": id_col}, source=suite.source)
         if as_json:
             print(dumps({"metrics": m, "matched_items": len(result.records), "unmatched": result.unmatched,
                               "missing_items": result.missing, "repeated_rows": result.repeated},

@@ -122,5 +122,19 @@ def official_path(suite: str, local: str) -> Path:
 
 
 def fetched(suite: str) -> list[Path]:
-    """The official files of ``suite`` already downloaded and verified, in registration order."""
-    return [datasets_dir() / f.local for f in OFFICIAL.get(suite, ()) if _verified(datasets_dir() / f.local, f)]
+    """The official files of ``suite`` already downloaded and verified, in registration order.
+
+    Raises:
+        DatasetError: a downloaded file fails its checksum (changed since): leaving it out would
+            report a result over fewer paradigms than asked, under the same name.
+    """
+    out = []
+    for f in OFFICIAL.get(suite, ()):
+        path = datasets_dir() / f.local
+        if not path.exists():
+            continue
+        if not _verified(path, f):
+            raise DatasetError(f"SHA-256 mismatch: the file changed since it was fetched; run: lingdiag fetch "
+                               f"{suite} --only {Path(f.local).stem}", path=path)
+        out.append(path)
+    return out

@@ -49,8 +49,9 @@ DAMAGE = frozenset({"SQLITE_CORRUPT", "SQLITE_NOTADB"})
 class ResponseCache:
     """The SQLite store behind ``CachedBackend``.
 
-    Each entry carries the SHA-256 of its stored value, checked on every read together with
-    the value's shape: a changed or poisoned entry is a miss (re-sent and overwritten), never
+    Each entry carries the SHA-256 of its key and stored value, checked on every read together
+    with the value's shape (a non-finite number is a wrong shape): a changed, moved or poisoned
+    entry is a miss (re-sent and overwritten), never
     an answer. A damaged file is renamed to ``<name>.damaged-<UTC time>`` and a fresh one
     started; a cache that cannot be written is switched off for the run. Both print one
     warning line, and neither stops a run nor loses an answer.
@@ -75,7 +76,8 @@ class ResponseCache:
             db.execute("CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, model TEXT, "
                        "kind TEXT, value TEXT NOT NULL, sha256 TEXT)")
             if "sha256" not in [row[1] for row in db.execute("PRAGMA table_info(responses)")]:
-                # Entries from before checksums have none: they are misses, re-sent once.
+                # Entries from before checksums have none: they are misses, re-sent once (as are
+                # those checksummed over the value alone, before the key was part of it).
                 db.execute("ALTER TABLE responses ADD COLUMN sha256 TEXT")
             # A cache that cannot take this run's answers is off from the start, not mid-run:
             # this small write fails on a read-only file.
@@ -134,9 +136,16 @@ class ResponseCache:
         blob = json.dumps({"model": identity, "request": request.key()}, sort_keys=True, ensure_ascii=False)
         return hashlib.sha256(blob.encode()).hexdigest()
 
-    def _read(self, value: str, checksum: str | None) -> Response | None:
-        """The entry's response, or None if its checksum or its shape is wrong."""
-        if checksum != hashlib.sha256(value.encode()).hexdigest():
+    @staticmethod
+    def checksum(key: str, value: str) -> str:
+        """An entry's checksum: over its key and its value, so that a value moved under another
+        key (two rows with values and checksums swapped) fails it like a changed value does.
+        """
+        return hashlib.sha256(f"{key}\n{value}".encode()).hexdigest()
+
+    def _read(self, key: str, value: str, checksum: str | None) -> Response | None:
+        """The entry's response, or None if its checksum (over key and value) or its shape is wrong."""
+        if checksum != self.checksum(key, value):
             return None
         try:
             return response_from_json(json.loads(value))
@@ -153,7 +162,7 @@ class ResponseCache:
                 part = list(keys[k:k + 500])
                 q = f"SELECT key, value, sha256 FROM responses WHERE key IN ({','.join('?' * len(part))})"
                 for key, value, checksum in self.db.execute(q, part):
-                    response = self._read(value, checksum)
+                    response = self._read(key, value, checksum)
                     if response is None:
                         self.rejected += 1
                     else:
@@ -173,8 +182,8 @@ class ResponseCache:
         data = []
         for k, m, r in rows:
             value = json.dumps(response_to_json(r), sort_keys=True)
-            checksum = hashlib.sha256(value.encode()).hexdigest()
-            if self._read(value, checksum) is not None:
+            checksum = self.checksum(k, value)
+            if self._read(k, value, checksum) is not None:  # a NaN or a wrong shape is never stored
                 data.append((k, m, type(r).__name__, value, checksum))
 
         def write() -> None:

@@ -29,6 +29,12 @@ EQUALITY_ATOL = 1e-3
 
 ALL_REGIONS = "*"
 
+MAX_TOKENS = 400
+"""Tokens a formula may have (SyntaxGym's longest has about 40): bounds the tree's depth, which
+parsing, type checking and evaluation walk recursively."""
+MAX_NESTING = 32
+"""Brackets a formula may nest (SyntaxGym's deepest nests 2)."""
+
 Surprisals = Mapping[tuple[str, str], float]
 """``(region number or "*", condition name)`` → surprisal."""
 
@@ -95,8 +101,9 @@ def _shown(token: _Token) -> str:
 
 
 def _tokens(formula: str) -> list[_Token]:
-    out, pos = [], 0
-    while pos < len(formula):
+    out: list[_Token] = []
+    pos = 0
+    while pos < len(formula) and len(out) <= MAX_TOKENS:  # the parser refuses more; no need to read on
         if formula[pos:].strip() == "":
             break
         m = _TOKEN.match(formula, pos)
@@ -121,6 +128,10 @@ class _Parser:
 
     def __init__(self, formula: str) -> None:
         self.text, self.tokens, self.k = formula, _tokens(formula), 0
+        self.nesting = 0
+        if len(self.tokens) > MAX_TOKENS:
+            raise FormulaError(formula, self.tokens[MAX_TOKENS].position,
+                               f"more than {MAX_TOKENS} tokens; split the prediction into several")
 
     def peek(self) -> _Token:
         return self.tokens[self.k]
@@ -151,7 +162,11 @@ class _Parser:
         if token.node is not None:
             return token.node
         if token.text == "[":
+            self.nesting += 1
+            if self.nesting > MAX_NESTING:
+                raise FormulaError(self.text, token.position, f"brackets nest more than {MAX_NESTING} deep")
             node = self.formula()
+            self.nesting -= 1
             close = self.take()
             if close.text != "]":
                 raise FormulaError(self.text, close.position, f"expected ']' to close the '[' at character "

@@ -4,8 +4,8 @@
 ``.yaml``/``.yml``: the suite registry resolves it here (``load_suite``) into an ordinary
 ``Suite``. Modules: ``source`` (safe YAML), ``schema`` (the format), ``templates`` (sandboxed
 jinja2), ``data`` (items), ``parsers``, ``prompt`` (generation), ``choice`` (log-likelihood),
-``metrics``, ``figures`` (declared figures and breakdown tables), ``load`` (checks), ``check`` (``lingdiag suite check``) and ``build`` (the
-``Suite``). ``docs/suites.md`` is the reference.
+``metrics``, ``figures`` (declared figures and breakdown tables), ``load`` (checks),
+``check`` (``lingdiag suite check``) and ``build`` (the ``Suite``). ``docs/suites.md`` is the reference.
 """
 
 from __future__ import annotations

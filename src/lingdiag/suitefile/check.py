@@ -32,7 +32,7 @@ def check(path: Path, dataset: str = "builtin") -> CheckReport:
     from lingdiag.suitefile import load_compiled
 
     compiled, suite = load_compiled(path)
-    data = suite.load(dataset)
+    data = suite.load(dataset).require_items()
     compiled.check_groups(data.items)
     compiled.problems.raise_any()
     conditions = suite.conditions(data, {a.name: list(a.values) for a in suite.axes}, suite.parse_options({}), 0)

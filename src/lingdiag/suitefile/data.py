@@ -106,7 +106,11 @@ def resolve(spec: str, items: Items, base: Path) -> tuple[str, Path | None]:
     if source.startswith((HF, PREFIX)):
         return source, None
     if source.startswith(CACHE):
-        return source, datasets_dir() / source[len(CACHE):]
+        root = datasets_dir().resolve()
+        path = (root / source[len(CACHE):]).resolve()
+        if not path.is_relative_to(root):  # cache:../../x or cache:/etc/x reads outside the datasets cache
+            raise DatasetError(f"{source!r} leads outside the datasets cache {root}", path=source)
+        return source, path
     return source, rel / source
 
 

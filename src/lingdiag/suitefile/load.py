@@ -5,6 +5,7 @@ metric and table references), every problem one line naming the file and the key
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -14,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic_core import ErrorDetails
 
 from lingdiag.errors import ConfigError, ConfigErrors
+from lingdiag.io.limits import MAX_CONDITIONS
 from lingdiag.metrics.core import summary
 from lingdiag.prompts.formulas import ALL_REGIONS, Formula, FormulaError, parse
 from lingdiag.prompts.surprisal import LABELS as REGION_LABELS
@@ -217,6 +219,9 @@ class Compiled:
                 if d not in axis.values:
                     self.report(f"conditions.{a}.default", f"{d!r} is not a value of the axis; "
                                 f"values: {', '.join(axis.values)}")
+        count = math.prod(len(axis.values) for axis in axes.values())
+        if count > MAX_CONDITIONS.value:  # 40 two-valued axes are 2^40 conditions: refused before any is built
+            raise self.fail("conditions", f"the axes expand to {count:,} conditions; {MAX_CONDITIONS.how_to_raise()}")
         out = []
         for combo in itertools.product(*[list(axis.values.items()) for axis in axes.values()]):
             with self.problems.gather():

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import random
 from collections.abc import Mapping, Sequence
+from collections.abc import Sequence as SequenceABC
 from dataclasses import dataclass
-from typing import Any
+from functools import cached_property
+from typing import Any, overload
 
 from lingdiag.errors import ConfigError
 from lingdiag.records import ChatMessage, Generation, GenerationRequest, Item, Prediction, Request, Response
@@ -32,10 +34,49 @@ class ShotDraw:
     seed: int
     answer: Template
 
+    @cached_property
+    def _positions(self) -> dict[str, list[int]]:
+        where: dict[str, list[int]] = {}
+        for k, p in enumerate(self.pool):
+            where.setdefault(p.id, []).append(k)
+        return where
+
     def examples(self, item: Item) -> list[Item]:
-        """The item's examples, in drawn order."""
-        candidates = [p for p in self.pool if p.id != item.id]
+        """The item's examples, in drawn order.
+
+        The pool without the item is a view, not a copy: drawing for every item of a large
+        pool stays linear (a copy per item made a 2-shot condition quadratic), and ``sample``
+        draws the same examples from it as from the copy.
+        """
+        candidates = _Without(self.pool, self._positions.get(item.id, []))
         return random.Random(f"{self.seed}/{item.id}").sample(candidates, min(self.n, len(candidates)))
+
+
+class _Without(SequenceABC[Item]):
+    """``pool`` without the items at ``skip`` (sorted positions), as a read-only sequence."""
+
+    def __init__(self, pool: Sequence[Item], skip: list[int]) -> None:
+        self.pool, self.skip = pool, skip
+
+    def __len__(self) -> int:
+        return len(self.pool) - len(self.skip)
+
+    @overload
+    def __getitem__(self, index: int) -> Item: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Item]: ...
+
+    def __getitem__(self, index: int | slice) -> Item | Sequence[Item]:
+        if isinstance(index, slice):
+            return [self[k] for k in range(*index.indices(len(self)))]
+        if not -len(self) <= index < len(self):
+            raise IndexError(index)
+        k = index % len(self)
+        for s in self.skip:  # one or none in practice: ids are unique
+            if s <= k:
+                k += 1
+        return self.pool[k]
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,7 @@
 """Reading a suite file: UTF-8 YAML through the safe loader, with aliases that expand too far refused
-(a "billion laughs" file is a few lines that would become billions of nodes once validated).
+(a "billion laughs" file is a few lines that would become billions of nodes once validated), nesting
+deeper than any suite needs refused before anything recursive walks it, and a key given twice in
+one mapping refused (YAML's loaders keep the last silently, dropping a definition).
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ from lingdiag.errors import ConfigError
 
 MAX_NODES = 100_000
 """More YAML nodes than this once aliases are expanded is refused (no real suite file comes near)."""
+MAX_DEPTH = 50
+"""Mappings and lists nested deeper than this are refused (a suite file nests about 8)."""
 
 
 def suite_error(path: Path | str, where: str, message: str) -> ConfigError:
@@ -35,11 +39,52 @@ def _expanded_size(node: yaml.Node, memo: dict[int, int]) -> int:
     return memo[key]
 
 
+def _check_depth(path: Path | str, text: str) -> None:
+    """Refuse nesting past ``MAX_DEPTH`` from the event stream (the parser is not recursive; the
+    composer, the alias count and validation are).
+    """
+    depth = 0
+    for event in yaml.parse(text, Loader=yaml.SafeLoader):
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_DEPTH:
+                mark = event.start_mark
+                where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+                raise suite_error(path, where,
+                                  f"nested more than {MAX_DEPTH} levels deep; refused")
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
+
+
+def _check_unique_keys(path: Path | str, root: yaml.Node) -> None:
+    """Refuse a mapping that gives one key twice, naming the line of the second."""
+    seen: set[int] = set()
+    todo = [root]
+    while todo:
+        node = todo.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            keys: dict[str, int] = {}
+            for key, value in node.value:
+                if isinstance(key, yaml.ScalarNode) and key.tag != "tag:yaml.org,2002:merge":
+                    if key.value in keys:
+                        raise suite_error(path, f"line {key.start_mark.line + 1}",
+                                          f"key {key.value!r} given twice in one mapping (first on line "
+                                          f"{keys[key.value]}); a later one would silently replace the first")
+                    keys[key.value] = key.start_mark.line + 1
+                todo += [key, value]
+        elif isinstance(node, yaml.SequenceNode):
+            todo += node.value
+
+
 def read_yaml(path: Path) -> tuple[Any, bytes]:
     """The parsed document of ``path`` and its bytes (for the checksum).
 
     Raises:
-        ConfigError: unreadable, not UTF-8, not YAML, or aliases expanding past ``MAX_NODES``.
+        ConfigError: unreadable, not UTF-8, not YAML, nested past ``MAX_DEPTH``, a key twice in
+            one mapping, or aliases expanding past ``MAX_NODES``.
     """
     try:
         raw = Path(path).read_bytes()
@@ -51,9 +96,11 @@ def read_yaml(path: Path) -> tuple[Any, bytes]:
         raise suite_error(path, "", f"not UTF-8 text ({e.reason} at byte {e.start})") from None
     loader = yaml.SafeLoader(text)
     try:
+        _check_depth(path, text)
         node = loader.get_single_node()
         if node is None:
             raise suite_error(path, "", "empty file; expected a mapping with name, items, conditions, metrics")
+        _check_unique_keys(path, node)
         if _expanded_size(node, {}) > MAX_NODES:
             raise suite_error(path, "", f"aliases expand to more than {MAX_NODES:,} nodes; refused "
                               "(write the values out, or use fewer nested aliases)")

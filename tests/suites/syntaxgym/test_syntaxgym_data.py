@@ -44,6 +44,13 @@ def _suite(formula: str = "(2;%a%) > (2;%b%)") -> dict[str, object]:
     (lambda d: d["predictions"][0].update(formula="(9;%a%) > 1"), "reads region 9 of 'a', which item 1 lacks"),
     (lambda d: d["items"][0]["conditions"][0]["regions"][0].pop("content"),
      r"field 'items\[0\].conditions\[0\].regions\[0\].content': missing"),
+    # Each of these scored 100% or silently replaced a definition before (issue 35).
+    (lambda d: d.update(predictions=[]), "field 'predictions': empty: a suite needs at least one prediction"),
+    (lambda d: d["items"][0]["conditions"].append({"condition_name": "a", "regions": []}),
+     r"field 'items\[0\].conditions\[2\].condition_name': condition 'a' appears twice in item 1"),
+    (lambda d: d["items"][0]["conditions"][0].update(
+        regions=[{"region_number": 2, "content": "x"}, {"region_number": 2, "content": "sat"}]),
+     r"field 'items\[0\].conditions\[0\].regions\[1\].region_number': region 2 appears twice"),
 ])
 def test_errors(tmp_path: Path, change: object, message: str) -> None:
     doc = _suite()

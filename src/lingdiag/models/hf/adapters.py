@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 import warnings
 from collections.abc import Iterator, Mapping
@@ -115,6 +116,13 @@ class Steering:
 
         vectors = load_file(self.path)
         layers = decoder_layers(model)
+        width = getattr(model.config, "hidden_size", None)
+        for index in self.layers:
+            if index >= len(layers):
+                raise ConfigError(f"{self.path}: a vector for layer {index}, but the model has {len(layers)} layers")
+            if width is not None and vectors[f"layer.{index}"].numel() != width:
+                raise ConfigError(f"{self.path}: layer.{index} has {vectors[f'layer.{index}'].numel()} values, "
+                                  f"but the model's hidden size is {width}")
         for index in self.layers:
             layer = layers[index]
             weight = next(layer.parameters())
@@ -182,13 +190,29 @@ def read_steering(spec: str) -> Steering:
     path = Path(m["path"]).expanduser()
     if not path.is_file():
         raise ConfigError(f"adapter {spec!r}: no such steering file {path}")
-    from safetensors import safe_open
+    from safetensors import SafetensorError, safe_open
 
-    with safe_open(str(path), "pt") as f:
-        layers = tuple(sorted(int(k.partition(".")[2]) for k in f.keys() if k.startswith("layer.")))
+    alpha = float(m["alpha"])
+    if not math.isfinite(alpha):  # 1e309 parses as infinity: every score NaN
+        raise ConfigError(f"adapter {spec!r}: the coefficient {m['alpha']} is not a finite number")
+    try:
+        with safe_open(str(path), "pt") as f:
+            keys = list(f.keys())
+            bad = [k for k in keys if not re.fullmatch(r"layer\.\d+", k)]
+            if bad:
+                raise ConfigError(f"{path}: tensor {bad[0]!r} is not named layer.N; build it with lingdiag adapt steer")
+            for k in keys:
+                vector = f.get_tensor(k)
+                if vector.dim() != 1 or vector.numel() == 0:
+                    raise ConfigError(f"{path}: tensor {k!r} has shape {tuple(vector.shape)}, not one vector")
+                if not bool(vector.float().isfinite().all()):
+                    raise ConfigError(f"{path}: tensor {k!r} holds a NaN or an infinity")
+    except (OSError, SafetensorError) as e:
+        raise ConfigError(f"{path}: not a readable safetensors file ({e})") from e
+    layers = tuple(sorted(int(k.partition(".")[2]) for k in keys))
     if not layers:
         raise ConfigError(f"{path}: no layer.N tensors; build it with lingdiag adapt steer")
-    return Steering(str(path), sha256_file(path), layers, float(m["alpha"]))
+    return Steering(str(path), sha256_file(path), layers, alpha)
 
 
 def read_lora(spec: str) -> Lora:
@@ -197,10 +221,59 @@ def read_lora(spec: str) -> Lora:
     missing = [f for f in LORA_FILES if not (path / f).is_file()]
     if missing:
         raise ConfigError(f"adapter {spec!r}: {path} lacks {', '.join(missing)}; train it with lingdiag adapt lora")
-    config = json.loads((path / LORA_FILES[0]).read_text(encoding="utf-8"))
+    rank, targets = _lora_config(path / LORA_FILES[0])
+    _check_lora_tensors(path / LORA_FILES[1], rank, targets)
     digest = hashlib.sha256("".join(f"{f}:{sha256_file(path / f)}\n" for f in LORA_FILES).encode()).hexdigest()
-    targets = config.get("target_modules") or []
-    return Lora(str(path), digest, int(config.get("r", 0)), tuple(sorted(targets)))
+    return Lora(str(path), digest, rank, tuple(sorted(targets)))
+
+
+def _lora_config(file: Path) -> tuple[int, list[str]]:
+    """The rank and target modules of an ``adapter_config.json``, checked before peft reads it."""
+    try:
+        config = json.loads(file.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ConfigError(f"{file}: not a readable JSON adapter config ({e})") from e
+    if not isinstance(config, dict):
+        raise ConfigError(f"{file}: not a JSON object")
+    rank, targets = config.get("r"), config.get("target_modules")
+    if type(rank) is not int or rank < 1:
+        raise ConfigError(f"{file}: field 'r' is {rank!r}, not a positive integer")
+    if isinstance(targets, str):
+        targets = [targets]
+    if not isinstance(targets, list) or not targets or not all(isinstance(t, str) and t for t in targets):
+        raise ConfigError(f"{file}: field 'target_modules' is {targets!r}, not a list of module names")
+    return rank, targets
+
+
+def _check_lora_tensors(file: Path, rank: int, targets: list[str]) -> None:
+    """Refuse a weights file that is not the adapter its config claims, before peft allocates
+    anything from the config: every target module has its ``lora_A`` and ``lora_B`` tensors of
+    the config's rank, and every value is finite (a file without them would run the base model
+    under the adapter's name; a rank of 10^9 in the config alone would allocate hundreds of GB).
+    """
+    from safetensors import SafetensorError, safe_open
+
+    found: dict[str, set[str]] = {t: set() for t in targets}
+    try:
+        with safe_open(str(file), "pt") as f:
+            for key in f.keys():
+                m = re.search(r"\.([^.]+)\.(lora_[AB])\.weight$", key)
+                if m is None:
+                    continue
+                module, part = m.groups()
+                shape = tuple(f.get_slice(key).get_shape())
+                if len(shape) != 2 or shape[0 if part == "lora_A" else 1] != rank:
+                    raise ConfigError(f"{file}: tensor {key!r} has shape {shape}, not that of rank {rank} "
+                                      "(adapter_config.json 'r')")
+                if not bool(f.get_tensor(key).float().isfinite().all()):
+                    raise ConfigError(f"{file}: tensor {key!r} holds a NaN or an infinity")
+                found.setdefault(module, set()).add(part)
+    except (OSError, SafetensorError) as e:
+        raise ConfigError(f"{file}: not a readable safetensors file ({e})") from e
+    missing = [t for t in targets if found.get(t) != {"lora_A", "lora_B"}]
+    if missing:
+        raise ConfigError(f"{file}: no lora_A/lora_B tensors for target module(s) {', '.join(missing)}; "
+                          "not the adapter its config names")
 
 
 def parse_adapter(spec: str) -> Adapter:

@@ -100,7 +100,8 @@ class LoadedModel:
         self.placement = placement
         self.system_turn = system_turn
         self.adapter = adapter
-        self.load_kwargs = load_kwargs
+        # trust_remote_code False, not absent: absent, transformers asks on the terminal whether to run the code.
+        self.load_kwargs = {"trust_remote_code": False, **load_kwargs}
         self._tokenizer: Any = None
         self._model: Any = None
 
@@ -115,6 +116,11 @@ class LoadedModel:
                 tokenizer = AutoTokenizer.from_pretrained(self.path, **self.load_kwargs)
             except OSError as e:
                 raise BackendError(f"cannot load the tokenizer of {self.path!r}: {e}") from e
+            except ValueError as e:
+                if "trust_remote_code" not in str(e):
+                    raise
+                raise ConfigError(f"the tokenizer of {self.path!r} asks to run its own code (auto_map); lingdiag "
+                                  "runs none unless told to with --trust-remote-code") from None
             if tokenizer.pad_token_id is None:
                 tokenizer.pad_token = tokenizer.eos_token
             self._tokenizer = tokenizer
@@ -204,6 +210,12 @@ class LoadedModel:
         """
         window = self.model.config.get_text_config().to_dict().get("sliding_window")
         return int(window) if window else None
+
+    @cached_property
+    def context_length(self) -> int | None:
+        """The most positions the model was trained on (``max_position_embeddings``), if its config says."""
+        n = self.model.config.get_text_config().to_dict().get("max_position_embeddings")
+        return int(n) if isinstance(n, int) and n > 0 else None
 
     @cached_property
     def softcap(self) -> float | None:

@@ -137,8 +137,13 @@ class Scorer:
             if not s.cont:
                 raise BackendError(f"log-likelihood request with an empty continuation: {r!r}")
         out: list[LogLikelihood | None] = [None] * len(requests)
+        context = self.lm.context_length
         for i, (r, s) in enumerate(zip(requests, split, strict=True)):
-            if s.scored == 0 and not r.policy.whitespace_correction:  # one token, nothing before it: none scored
+            if context is not None and len(s.ctx) + len(s.cont) > context:
+                # Past its positions a model scores garbage, silently: the item is failed, counted, shown.
+                out[i] = LogLikelihood(0.0, 0, False, error=f"text of {len(s.ctx) + len(s.cont)} tokens is longer "
+                                       f"than the model's context of {context} tokens")
+            elif s.scored == 0 and not r.policy.whitespace_correction:  # one token, nothing before it: none scored
                 none: tuple[()] | None = () if r.per_token else None
                 out[i] = LogLikelihood(logprob=0.0, n_tokens=0, is_greedy=True, token_logprobs=none, token_spans=none)
         per_token = [i for i, r in enumerate(requests) if r.per_token and out[i] is None]

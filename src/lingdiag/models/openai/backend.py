@@ -73,6 +73,10 @@ class OpenAIOptions(BaseModel):
     timeout: float = Field(default=120.0, gt=0)
     """Seconds without an answer before an attempt is retried."""
     connect_timeout: float = Field(default=10.0, gt=0)
+    deadline: float = Field(default=600.0, gt=0)
+    """Seconds one attempt may take in all, however steadily the server trickles bytes."""
+    max_response_bytes: int = Field(default=64 * 2**20, ge=1024)
+    """Bytes one answer may have (an API answer is kilobytes); a longer one is a failed attempt."""
     max_retries: int = Field(default=6, ge=0)
     backoff: float = Field(default=1.0, ge=0)
     """First retry wait in seconds, doubled per retry (with jitter)."""
@@ -250,6 +254,13 @@ class _Echo:
         return width(self.text[:self.start]), width(self.text), width(self.text[:self.requested])
 
 
+def is_number(value: Any) -> bool:
+    """Whether a server's log-prob field holds a number (a text or a boolean is a server fault);
+    a NaN is a number here, refused later with every other non-finite score (``run``).
+    """
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
 EchoToken = tuple[str, float | None, dict[str, float], int]
 """``(token, logprob, top alternatives, character offset)`` of one echoed token."""
 
@@ -293,7 +304,8 @@ class OpenAIBackend:
         self._redact = _redactor(key)
         # Answers lose only the key itself: a pattern would also eat model text ("bearer bonds").
         self._redact_answer = _redactor(key, patterns=False)
-        policy = RetryPolicy(timeout=opts.timeout, connect_timeout=opts.connect_timeout,
+        policy = RetryPolicy(timeout=opts.timeout, connect_timeout=opts.connect_timeout, deadline=opts.deadline,
+                             max_response_bytes=opts.max_response_bytes,
                              max_retries=opts.max_retries, backoff=opts.backoff, max_backoff=opts.max_backoff)
         self.client: ApiClient = ApiClient(base_url, {"Authorization": f"Bearer {key}"} if key else {},
                                            concurrency=opts.concurrency, policy=policy, redact=self._redact)
@@ -396,16 +408,24 @@ class OpenAIBackend:
             # next run), never parsed nor cached.
             return Generation(text="", error=f"malformed answer from {self.base_url}: its content is not text "
                                              f"but {type(text).__name__}")
+        from lingdiag.models.openai.client import token_count
+
         lp = choice.get("logprobs") or {}
-        values = [t.get("logprob") for t in lp.get("content") or []] if call.chat else lp.get("token_logprobs") or []
+        try:
+            values = ([t.get("logprob") for t in lp.get("content") or []] if call.chat
+                      else lp.get("token_logprobs") or [])
+            if not all(v is None or is_number(v) for v in values):
+                raise TypeError
+        except (AttributeError, TypeError):
+            return Generation(text="", error=f"malformed answer from {self.base_url}: a log-prob is not a number")
         logprobs = tuple(round(float(v), 6) for v in values if v is not None) or None
-        usage = answer.get("usage") or {}
+        usage: dict[str, Any] = answer["usage"] if isinstance(answer.get("usage"), dict) else {}
         # A server echoing the key inside an answer must not put it into records and the cache.
         text = self._redact_answer(cut_at_stop(_unwrap(text) if call.unwrap else text, request.stop))
         if request.constraint is not None and not satisfies(text, request.constraint):
             self._violations += 1
-        return Generation(text=text, n_tokens=int(usage.get("completion_tokens") or len(logprobs or ())),
-                          prompt_tokens=int(usage.get("prompt_tokens") or 0), logprobs=logprobs)
+        return Generation(text=text, n_tokens=token_count(usage.get("completion_tokens")) or len(logprobs or ()),
+                          prompt_tokens=token_count(usage.get("prompt_tokens")), logprobs=logprobs)
 
     # -- log-likelihood -------------------------------------------------------------------
     def _echo_body(self, text: str) -> dict[str, Any]:
@@ -504,6 +524,9 @@ class OpenAIBackend:
             span = span[1:]
         if not span or any(lp is None for _, lp, _, _ in span):
             return LogLikelihood(0.0, 0, False, error=f"no prompt log-probs in the echo answer from {self.base_url}")
+        if not all(is_number(lp) and all(is_number(v) for v in top.values()) for _, lp, top, _ in span):
+            return LogLikelihood(0.0, 0, False,
+                                 error=f"malformed echo answer from {self.base_url}: a log-prob is not a number")
         values = [float(lp) for _, lp, _, _ in span if lp is not None]
         greedy = all(lp is not None and (not top or lp >= max(top.values()) - 1e-6) for _, lp, top, _ in span)
         if not echo.per_token:

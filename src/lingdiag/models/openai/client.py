@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import math
 import random
 import time
 from collections import Counter
@@ -38,6 +39,11 @@ class RetryPolicy:
     timeout: float = 120.0
     """Seconds without a byte from the server before an attempt is abandoned."""
     connect_timeout: float = 10.0
+    deadline: float = 600.0
+    """Seconds one attempt may take in all (``timeout`` bounds only the gap between two bytes,
+    so a server sending a byte a second would otherwise hold a request forever)."""
+    max_response_bytes: int = 64 * 2**20
+    """Bytes one answer may have; a longer body is abandoned unread, not held in memory."""
     max_retries: int = 6
     """Retries after the first attempt; the request is recorded as failed after that."""
     backoff: float = 1.0
@@ -72,8 +78,17 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
         return pool.submit(asyncio.run, coro).result()
 
 
+def token_count(value: Any) -> int:
+    """A usage field's token count; 0 (unknown) for anything but a non-negative integer (a
+    server sending ``"five"`` or ``2.5`` must not cost the run).
+    """
+    return value if type(value) is int and value >= 0 else 0
+
+
 def retry_after(headers: Mapping[str, str]) -> float | None:
-    """Seconds to wait from ``retry-after-ms`` or ``Retry-After`` (seconds or an HTTP date)."""
+    """Seconds to wait from ``retry-after-ms`` or ``Retry-After`` (seconds or an HTTP date);
+    None for a value that is neither (``Retry-After: soon``): the computed backoff applies.
+    """
     if "retry-after-ms" in headers:
         try:
             return max(0.0, float(headers["retry-after-ms"]) / 1000)
@@ -83,10 +98,16 @@ def retry_after(headers: Mapping[str, str]) -> float | None:
     if value is None:
         return None
     try:
-        return max(0.0, float(value))
+        seconds = float(value)
     except ValueError:
-        parsed = email.utils.parsedate_to_datetime(value) if value.strip() else None
-        return None if parsed is None else max(0.0, parsed.timestamp() - time.time())
+        try:
+            parsed = email.utils.parsedate_to_datetime(value) if value.strip() else None
+        except (ValueError, TypeError, IndexError):
+            return None
+        if parsed is None:
+            return None
+        seconds = parsed.timestamp() - time.time()
+    return max(0.0, seconds) if math.isfinite(seconds) else None
 
 
 def _error_message(response: httpx.Response) -> str:
@@ -156,9 +177,10 @@ class ApiClient:
                 outcome = await self._attempt(client, path, body)
             if isinstance(outcome, dict):
                 self.counts["requests"] += 1
-                usage = outcome.get("usage") or {}
-                self.counts["prompt_tokens"] += int(usage.get("prompt_tokens") or 0)
-                self.counts["completion_tokens"] += int(usage.get("completion_tokens") or 0)
+                usage = outcome.get("usage")
+                usage = usage if isinstance(usage, dict) else {}
+                self.counts["prompt_tokens"] += token_count(usage.get("prompt_tokens"))
+                self.counts["completion_tokens"] += token_count(usage.get("completion_tokens"))
                 return outcome
             if not outcome.retryable or attempt >= self.policy.max_retries:
                 self.counts["errors"] += 1
@@ -169,6 +191,25 @@ class ApiClient:
             self.counts[f"retried_{outcome.reason}"] += 1
             # Sleep outside the gate so other requests use the slot meanwhile.
             await asyncio.sleep(self.delay(attempt, outcome.retry_after))
+
+    async def _read(self, client: httpx.AsyncClient, url: str, body: dict[str, Any]) -> httpx.Response | None:
+        """The response with its body read, or None once the body passes ``max_response_bytes``."""
+        limit = self.policy.max_response_bytes
+        async with client.stream("POST", url, json=body) as response:
+            declared = response.headers.get("content-length", "")
+            if declared.isdigit() and int(declared) > limit:
+                return None
+            chunks, size = [], 0
+            async for chunk in response.aiter_bytes():
+                size += len(chunk)
+                if size > limit:
+                    return None
+                chunks.append(chunk)
+        # The body is decoded already: the new response must not decode it again.
+        headers = [(k, v) for k, v in response.headers.items()
+                   if k.lower() not in ("content-encoding", "content-length", "transfer-encoding")]
+        return httpx.Response(response.status_code, headers=headers, content=b"".join(chunks),
+                              request=response.request)
 
     def delay(self, attempt: int, server_wait: float | None) -> float:
         """Seconds before retry number ``attempt`` (1-based).
@@ -187,13 +228,17 @@ class ApiClient:
     async def _attempt(self, client: httpx.AsyncClient, path: str, body: dict[str, Any]) -> dict[str, Any] | ApiFailure:
         url = f"{self.base_url}/{path.lstrip('/')}"
         try:
-            response = await client.post(url, json=body)
-        except httpx.TimeoutException as e:
-            return ApiFailure(f"no answer from {url} within the timeout ({type(e).__name__})",
-                              retryable=True, reason="timeout")
+            response = await asyncio.wait_for(self._read(client, url, body), self.policy.deadline)
+        except (TimeoutError, httpx.TimeoutException) as e:
+            why = f"within the {self.policy.deadline:g} s deadline" if isinstance(e, TimeoutError) else \
+                f"within the timeout ({type(e).__name__})"
+            return ApiFailure(f"no answer from {url} {why}", retryable=True, reason="timeout")
         except httpx.TransportError as e:
             return ApiFailure(self._redact(f"connection to {url} failed: {type(e).__name__}: {e}"),
                               retryable=True, reason="connection")
+        if response is None:
+            return ApiFailure(f"answer from {url} passes {self.policy.max_response_bytes:,} bytes; abandoned "
+                              "(raise the max_response_bytes option if the server means it)", reason="too_large")
         code = response.status_code
         if code >= 400:
             retry = code in RETRY_STATUS or code >= 500

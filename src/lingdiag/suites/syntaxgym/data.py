@@ -32,7 +32,10 @@ def read_suite(path: Path) -> list[Item]:
     doc = read_json(path)
     name = str(_need(_need(doc, "meta", dict, path, ""), "name", str, path, "meta"))
     formulas = []
-    for k, pred in enumerate(_need(doc, "predictions", list, path, "")):
+    predictions = _need(doc, "predictions", list, path, "")
+    if not predictions:  # nothing to test: every item would pass vacuously
+        raise DatasetError("empty: a suite needs at least one prediction", path=path, field="predictions")
+    for k, pred in enumerate(predictions):
         text = _need(pred, "formula", str, path, f"predictions[{k}]")
         try:
             formulas.append(parse(text))
@@ -46,10 +49,17 @@ def read_suite(path: Path) -> list[Item]:
         for c, cond in enumerate(_need(raw, "conditions", list, path, where)):
             cw = f"{where}.conditions[{c}]"
             cname = _need(cond, "condition_name", str, path, cw)
-            regions = {}
+            if cname in conditions:  # a second one would silently replace the first
+                raise DatasetError(f"condition {cname!r} appears twice in item {number}", path=path,
+                                   field=f"{cw}.condition_name")
+            regions: dict[str, str] = {}
             for r, region in enumerate(_need(cond, "regions", list, path, cw)):
                 rw = f"{cw}.regions[{r}]"
-                regions[str(_need(region, "region_number", int, path, rw))] = _need(region, "content", str, path, rw)
+                region_number = str(_need(region, "region_number", int, path, rw))
+                if region_number in regions:
+                    raise DatasetError(f"region {region_number} appears twice in condition {cname!r}", path=path,
+                                       field=f"{rw}.region_number")
+                regions[region_number] = _need(region, "content", str, path, rw)
             conditions[cname] = regions
         for k, formula in enumerate(formulas):
             for ref in formula.regions:

@@ -1,0 +1,51 @@
+"""The bounds on work a small untrusted file can ask for, in one place, each raisable from the
+environment by a user who means it (``docs/suites.md``, "Limits").
+
+A suite file, a template or a server is someone else's text: a few lines can ask for 2^40
+conditions, a template can write gigabytes or loop for hours, a server can send a body without
+end or a byte a second. Each bound below is far above anything a real suite or server needs;
+passing one is a one-line error that names the bound and the variable that raises it.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from lingdiag.errors import ConfigError
+
+
+@dataclass(frozen=True, slots=True)
+class Limit:
+    """One bound: its default and the environment variable that overrides it."""
+
+    variable: str
+    default: float
+    what: str
+    """What is counted, for the message (``conditions``, ``characters of template output``)."""
+
+    @property
+    def value(self) -> float:
+        """The bound in force: the variable's value if set, else the default."""
+        raw = os.environ.get(self.variable)
+        if raw is None or raw.strip() == "":
+            return self.default
+        try:
+            value = float(raw)
+        except ValueError:
+            value = -1.0
+        if not value > 0 or value == float("inf"):
+            raise ConfigError(f"{self.variable}={raw!r}: expected a positive number")
+        return value
+
+    def how_to_raise(self) -> str:
+        """The sentence that ends each refusal."""
+        return f"the limit is {self.value:g} {self.what}; raise it with {self.variable}=N if you mean it"
+
+
+MAX_CONDITIONS = Limit("LINGDIAG_MAX_CONDITIONS", 1000, "conditions")
+"""Conditions one suite file may expand to (the product of its axes' value counts)."""
+TEMPLATE_CHARS = Limit("LINGDIAG_TEMPLATE_MAX_CHARS", 1_000_000, "characters of template output")
+"""Characters one rendering of a suite-file or chat template may write."""
+TEMPLATE_SECONDS = Limit("LINGDIAG_TEMPLATE_SECONDS", 5, "seconds per template rendering")
+"""Seconds one template may take to compile or render."""
