@@ -22,7 +22,7 @@ from typing import Any
 
 from lingdiag.errors import RunError
 from lingdiag.io.atomic import SURROGATES, is_temporary, make_dir, write_atomic
-from lingdiag.records import UNPARSED, ItemRecord, ResultRow, dumps
+from lingdiag.records import UNFINISHED, UNPARSED, ItemRecord, ResultRow, dumps
 from lingdiag.suite import suite_of_run
 
 SCHEMA_VERSION = 1
@@ -300,7 +300,7 @@ def load_run(run_dir: Path) -> LoadedRun:
     model = meta.model
     by_condition: dict[str, list[ItemRecord]] = defaultdict(list)
     for n, r in enumerate(store.load_records(), 1):
-        if suite.labels and r.label not in (*suite.labels, UNPARSED):
+        if suite.labels and r.label not in (*suite.labels, UNPARSED, UNFINISHED):
             raise RunError(f"{store.items_path}, line {n}, field 'label': {r.label!r} is not a {suite.name} label "
                            f"({', '.join(suite.labels)} or {UNPARSED})")
         by_condition[r.condition].append(r)
