@@ -18,6 +18,7 @@ from lingdiag.io.paths import sha256_file
 from lingdiag.metrics.core import N_ERRORS, N_UNFINISHED
 from lingdiag.models.base import Backend, ReportsUsage
 from lingdiag.models.environment import lock_status
+from lingdiag.parse.thinking import separate
 from lingdiag.records import (
     UNFINISHED,
     UNPARSED,
@@ -34,7 +35,7 @@ from lingdiag.records import (
 from lingdiag.scoring import LINGDIAG
 from lingdiag.store import SCHEMA_VERSION, RunStore
 from lingdiag.suite import SUITE_COPY, SUITES, Condition, Dataset, Suite
-from lingdiag.thinking import DEFAULT_TAGS, Thinking, ThinkTags, separate
+from lingdiag.thinking import DEFAULT_TAGS, Thinking, ThinkTags
 
 RESUMABLE_CHANGES = ("batch_tokens",)
 """Config fields a resumed run may change: they group requests into batches, nothing more."""

@@ -4,9 +4,10 @@ A reasoning model writes a trace before its answer: inline between tags (``<thin
 only the closing tag when the chat template opened the block), in a separate server field
 (vLLM and SGLang's ``reasoning`` or older ``reasoning_content``), in gpt-oss's channels
 (``<|channel|>analysis<|message|>…<|end|>…<|channel|>final<|message|>…``), or not at all
-(hosted models that bill reasoning tokens but never show them). :func:`separate` splits every
-generation the same way, once, before any parser runs: parsers, constraints and metrics see
-the answer only, and a trace that never closed is the outcome ``unfinished``, never an answer.
+(hosted models that bill reasoning tokens but never show them). The run splits every
+generation the same way (``lingdiag.parse.thinking.separate``), once, before any parser runs:
+parsers, constraints and metrics see the answer only, and a trace that never closed is the
+outcome ``unfinished``, never an answer.
 
 The ``--thinking`` axis (``off``, ``on``, ``budget:N``, ``effort:low|medium|high``) makes each
 setting a condition; the setting travels with every ``GenerationRequest`` (so cache keys tell
@@ -16,14 +17,10 @@ server's ``chat_template_kwargs`` and ``reasoning_effort``).
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Literal
+from dataclasses import dataclass
+from typing import Any, Literal
 
 from lingdiag.errors import ConfigError
-
-if TYPE_CHECKING:
-    from lingdiag.records import Generation
 
 OPEN, CLOSE = "<think>", "</think>"
 """The default tags: DeepSeek-R1, Qwen3 and their distills."""
@@ -33,8 +30,6 @@ generation is cut and recorded ``unfinished``; the answer keeps its own ``max_ne
 EFFORTS = ("low", "medium", "high")
 Mode = Literal["off", "on", "budget", "effort"]
 
-_CHANNEL = re.compile(r"<\|channel\|>(\w+)(?:\s[^<]*)?<\|message\|>")
-_CHANNEL_END = re.compile(r"<\|(?:end|return|call)\|>")
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,54 +97,3 @@ class Thinking:
             return cls("effort", effort=arg, tags=tags)
         raise ConfigError(f"--thinking {value!r}: valid settings are off, on, on:N (thinking capped at N tokens), "
                           f"budget:N (closed after N tokens) and effort:{'|'.join(EFFORTS)}")
-
-
-def separate(g: Generation, tags: ThinkTags | None = DEFAULT_TAGS) -> Generation:
-    """``g`` with its trace split from its answer: ``text`` becomes the answer alone.
-
-    A generation a backend already split (a server field, the transformers backend's thinking
-    path) is returned as it is. Else gpt-oss's channels, then the inline ``tags``: a closing tag
-    ends the trace (an opening tag before it is optional: the template may have opened the
-    block); an opening tag at the start with no closing tag is a trace that never closed, so
-    the generation is ``unfinished`` with an empty answer (nothing inside a trace is ever parsed
-    as the answer). ``tags`` None: no inline separation (the raw text is the answer).
-    """
-    if g.error is not None or g.reasoning is not None or g.unfinished:
-        return g
-    text = g.text
-    if "<|channel|>" in text:
-        return _channels(g)
-    if tags is None:
-        return g
-    if tags.close in text:
-        before, _, after = text.partition(tags.close)
-        head, opened, trace = before.partition(tags.open)
-        return replace(g, text=after.strip(), reasoning=(trace if opened else head).strip())
-    stripped = text.lstrip()
-    if stripped.startswith(tags.open):
-        return replace(g, text="", reasoning=stripped[len(tags.open):].strip(), unfinished=True,
-                       reasoning_tokens=g.reasoning_tokens or g.n_tokens)
-    return g
-
-
-def _channels(g: Generation) -> Generation:
-    """gpt-oss's harmony format: the ``analysis`` channel is the trace, ``final`` the answer.
-
-    Raises:
-        ConfigError: a channel other than analysis and final (tool calls: ``commentary``).
-    """
-    parts: dict[str, str] = {}
-    found = list(_CHANNEL.finditer(g.text))
-    for k, m in enumerate(found):
-        end = found[k + 1].start() if k + 1 < len(found) else len(g.text)
-        body = g.text[m.end():end]
-        stop = _CHANNEL_END.search(body)
-        parts[m.group(1)] = parts.get(m.group(1), "") + (body[:stop.start()] if stop else body)
-    other = sorted(set(parts) - {"analysis", "final"})
-    if other:
-        raise ConfigError(f"gpt-oss channel {other[0]!r} is not supported (lingdiag reads the analysis and final "
-                          "channels; tool calls have no place in a diagnostic answer)")
-    if "final" not in parts:
-        return replace(g, text="", reasoning=parts.get("analysis", "").strip(), unfinished=True,
-                       reasoning_tokens=g.reasoning_tokens or g.n_tokens)
-    return replace(g, text=parts["final"].strip(), reasoning=parts.get("analysis", "").strip())
