@@ -222,3 +222,18 @@ def test_a_bad_setting_is_one_line(reasoner: Reasoner, tmp_path: Path) -> None:
         env=env)
     assert proc.returncode == 2
     assert "budget:lots" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_suite_files_take_the_axis_too(reasoner: Reasoner, tmp_path: Path) -> None:
+    """A suite file's generated condition runs under each setting with no code in the file."""
+    reasoner.style, reasoner.answer = "inline", "A"
+    reasoner.thinking = "B) for an hour? No: a loaf is bounded, so A"
+    suite = Path(__file__).resolve().parents[1] / "examples" / "suites" / "telicity-adverbials.yaml"
+    cfg = RunConfig(suite=str(suite), model=f"openai:m@{reasoner.url}", limit=2,
+                    axes={"format": ["choice"], "thinking": ["off", "on"]})
+    run(cfg, tmp_path / "run", cache=False)
+    records = [json.loads(line) for line in (tmp_path / "run" / "items.jsonl").read_text().splitlines()]
+    assert [(r["condition"], r["label"]) for r in records] == [
+        ("choice/thinking-off", "in"), ("choice/thinking-off", "in"), ("choice/thinking-on", "in"),
+        ("choice/thinking-on", "in")]
+    assert all(r["outputs"][0]["reasoning"] == reasoner.thinking for r in records)
