@@ -136,3 +136,13 @@ def test_browser_shows_thinking_collapsed_above_the_answer_and_finds_it(page: tu
     assert HOSTILE in pg.locator("#items-body tr.more:not([hidden]) details.thinking pre").inner_text()
     assert pg.evaluate("window.pwned") is None
     assert errors == []
+
+
+def test_the_dataframe_holds_unfinished_and_thinking_length(thinking_run: Path) -> None:
+    import lingdiag
+
+    frame = lingdiag.load(thinking_run)
+    on = frame[frame["axis.thinking"] == "on"]
+    assert on["unfinished"].sum() == (on["label"] == "unfinished").sum() > 0
+    assert on.loc[~on["unfinished"], "reasoning_tokens"].notna().all()
+    assert frame.loc[frame["axis.thinking"] == "off", "reasoning_tokens"].isna().all()

@@ -7,7 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from lingdiag.records import UNPARSED, record_text
+from lingdiag.metrics.core import reasoning_tokens
+from lingdiag.records import UNFINISHED, UNPARSED, record_text
 from lingdiag.store import RunStore
 
 if TYPE_CHECKING:
@@ -17,7 +18,9 @@ if TYPE_CHECKING:
 def load(*runs: str | Path) -> pd.DataFrame:
     """One row per item record of every run: run, suite, model, dataset, condition, one
     ``axis.<name>`` column per axis, item id, one ``tag.<name>`` column per item tag, label, gold,
-    correct, unparsed, error, and the record's prompts and raw outputs as text
+    correct, unparsed, unfinished (thinking that never closed), reasoning_tokens (None where the
+    model thought nothing or the backend did not count), error, and the record's prompts and raw
+    outputs as text
     (:func:`lingdiag.records.as_text`; several requests of one item, such as the log-likelihood of each
     option, separated by ``---`` lines).
     """
@@ -33,6 +36,7 @@ def load(*runs: str | Path) -> pd.DataFrame:
                          "item_id": r.item_id,
                          **{f"tag.{k}": v for k, v in r.tags.items() if not isinstance(v, dict | list)},
                          "label": r.label, "gold": r.gold, "correct": r.correct, "unparsed": r.label == UNPARSED,
+                         "unfinished": r.label == UNFINISHED, "reasoning_tokens": reasoning_tokens(r),
                          "error": r.error, "prompt": record_text(r.prompts),
                          "output": record_text(r.outputs)})
     return pd.DataFrame(rows)
