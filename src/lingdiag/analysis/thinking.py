@@ -101,8 +101,8 @@ def paired_rows(suite: Suite, records: Sequence[ItemRecord]) -> tuple[list[Compa
     return holm(tests), holm(permutations)
 
 
-def _length_rows(records: Sequence[ItemRecord]) -> list[list[Any]]:
-    """Accuracy, the predicted-label shares and unfinished rate per thinking-length quartile."""
+def _length_rows(suite: Suite, records: Sequence[ItemRecord]) -> list[list[Any]]:
+    """Accuracy, unfinished rate and the suite's paired rates and gaps per thinking-length quartile."""
     counted = sorted(((t, r) for r in records if r.error is None and (t := reasoning_tokens(r)) is not None),
                      key=lambda p: p[0])
     rows: list[list[Any]] = []
@@ -113,7 +113,8 @@ def _length_rows(records: Sequence[ItemRecord]) -> list[list[Any]]:
         scored = [r for _, r in part if r.correct is not None]
         rows.append([f"Q{q + 1}", f"{part[0][0]}–{part[-1][0]}", len(part),
                      sum(bool(r.correct) for r in scored) / len(scored) if scored else None,
-                     sum(r.label == UNFINISHED for _, r in part) / len(part)])
+                     sum(r.label == UNFINISHED for _, r in part) / len(part),
+                     *(metric([r for _, r in part]) for metric in suite.paired_metrics.values())])
     return rows
 
 
@@ -155,9 +156,10 @@ def section(suite: Suite, records: Sequence[ItemRecord], model: str = "") -> str
                       "Mean per item"], per_setting))
     for rest, by_setting in groups.items():
         for setting, rs in by_setting.items():
-            rows = _length_rows(rs)
+            rows = _length_rows(suite, rs)
             if rows:
                 parts.append(f"Accuracy by thinking length ({_where(rest)}, {setting}; quartiles of thinking "
                              "tokens):\n\n" + markdown_table(
-                                 ["Quartile", "Thinking tokens", "n", "Accuracy", "Unfinished rate"], rows))
+                                 ["Quartile", "Thinking tokens", "n", "Accuracy", "Unfinished rate",
+                                  *suite.paired_metrics], rows))
     return "\n\n".join(parts) + "\n"
