@@ -251,22 +251,23 @@ class LoadedModel:
     def thinking_switch(self, thinking: Thinking | None) -> dict[str, Any]:
         """The chat-template variables that ask for ``thinking``, found in the template itself.
 
-        ``enable_thinking`` (Qwen3, SmolLM3, Granite), ``thinking`` (DeepSeek-V3.1, GLM) and
-        ``reasoning_effort`` (gpt-oss). ``off`` on a template without a switch renders as usual.
+        ``enable_thinking`` (Qwen3, SmolLM3, Granite) or ``thinking`` (DeepSeek-V3.1, GLM). ``off`` on
+        a template without a switch renders as usual.
 
         Raises:
-            ConfigError: thinking asked of a template that has no switch for it.
+            ConfigError: thinking asked of a template that has no switch for it, or an effort (a
+                server's ``reasoning_effort``: gpt-oss's channels are special tokens this backend's
+                decoding drops, so gpt-oss is read from servers only).
         """
         if thinking is None:
             return {}
+        if thinking.mode == "effort":
+            raise ConfigError(f"{self.path}: --thinking {thinking.name} is a server setting (reasoning_effort); "
+                              "on the transformers backend use on, on:N or budget:N (serve gpt-oss with vLLM or "
+                              "SGLang to read its channels)")
         template = self.tokenizer.chat_template or ""
         source = template if isinstance(template, str) else " ".join(map(str, template.values()))
         names = [n for n in ("enable_thinking", "thinking") if re.search(rf"\b{n}\b", source)]
-        if thinking.mode == "effort":
-            if "reasoning_effort" not in source:
-                raise ConfigError(f"{self.path}: --thinking {thinking.name}: its chat template takes no "
-                                  "reasoning_effort (gpt-oss's do); use on or budget:N")
-            return {"reasoning_effort": thinking.effort}
         if not names:
             if thinking.thinks:
                 raise ConfigError(f"{self.path}: --thinking {thinking.name}: its chat template has no thinking "
