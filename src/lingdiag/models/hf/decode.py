@@ -196,7 +196,7 @@ class Decoder:
         Phase one opens the thinking block (unless the chat template did) and decodes until the
         closing tag, EOS, or the setting's budget. Under ``budget:N`` the block is then closed
         after exactly the tokens spent (at most N) and the model answers from there; under ``on``
-        (or an effort) a trace that used its whole cap is ``unfinished``, with no answer. Phase two
+        a trace that used its whole cap is ``unfinished``, with no answer. Phase two
         decodes the answer with the request's own ``max_new_tokens``, stop strings and constraint.
         Unlike s1 nothing is appended to make a model think longer ("Wait"), and the answer
         follows the closing tag alone (s1 appends "Final Answer:").
