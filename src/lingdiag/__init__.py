@@ -13,6 +13,7 @@ from lingdiag.errors import (
     UnknownNameError,
 )
 from lingdiag.records import (
+    UNFINISHED,
     UNPARSED,
     ChatMessage,
     Constraint,
@@ -29,6 +30,7 @@ from lingdiag.run import Plan, RunResult, evaluate, plan, run
 from lingdiag.suite import Axis, Condition, Dataset, Strategy, Suite, register_suite
 
 __all__ = [
+    "UNFINISHED",
     "UNPARSED",
     "Axis",
     "BackendError",

@@ -162,6 +162,17 @@ class RunConfig(BaseModel):
     shard_base_urls: list[str] = Field(default_factory=list)
     """One server per shard for an ``openai:`` model: shard K sends to the K-th URL. (A
     ``{shard}`` in ``model`` is the other way: it is replaced by K.)"""
+    think_tags: str | None = None
+    """The tags around an inline thinking trace, ``OPEN,CLOSE``, or ``none`` to read the raw text
+    as the answer; None: ``<think>,</think>`` (``lingdiag.thinking``)."""
+
+    @model_validator(mode="after")
+    def _think_tags(self) -> RunConfig:
+        if self.think_tags is not None:
+            from lingdiag.thinking import ThinkTags
+
+            ThinkTags.parse(self.think_tags)
+        return self
 
     @field_validator("dataset", mode="before")
     @classmethod
@@ -201,6 +212,8 @@ class RunConfig(BaseModel):
         data = self.model_dump(mode="json")
         data["model"] = redact_url_secrets(self.model)
         data["shard_base_urls"] = [redact_url_secrets(u) for u in self.shard_base_urls]
+        if self.think_tags is None:
+            del data["think_tags"]  # configs of runs that never name tags stay as they were
         return data
 
     @classmethod

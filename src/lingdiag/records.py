@@ -15,9 +15,13 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from lingdiag.scoring import LINGDIAG, ScoringPolicy
+from lingdiag.thinking import Thinking
 
 UNPARSED = "unparsed"
 """The label recorded when a model answer cannot be parsed; counted, never mapped to a label."""
+UNFINISHED = "unfinished"
+"""The label recorded when a model's thinking never closed (cut by its token cap): there is no
+answer to parse, and the trace is never read as one; counted apart from ``UNPARSED``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +73,9 @@ class GenerationRequest:
     stop: tuple[str, ...] = ()
     """Generation ends at the first of these strings, which is not part of the text."""
     constraint: Constraint | None = None
+    thinking: Thinking | None = None
+    """The thinking setting (``--thinking``); None: the model's own default, nothing asked.
+    ``max_new_tokens`` is then the answer's budget, the thinking's is ``thinking.budget``."""
 
     def __post_init__(self) -> None:
         if bool(self.messages) == (self.prompt is not None):
@@ -79,6 +86,10 @@ class GenerationRequest:
         key = {"kind": "generate", **asdict(self)}
         if key["constraint"] is not None and key["constraint"]["sample_seed"] is None:
             del key["constraint"]["sample_seed"]  # greedy keys stay as they were before sampling existed
+        if self.thinking is None:
+            del key["thinking"]  # keys stay as they were before thinking settings existed
+        else:
+            key["thinking"] = self.thinking.recorded()
         return key
 
 
@@ -147,6 +158,13 @@ class Generation:
     """How the chat turns became the prompt when not by the model's chat template as given:
     ``plain-fallback`` (the template refused the system turn; plain ``system + blank line + user``)
     or ``folded`` (the system turn folded into the first user turn); None otherwise."""
+    reasoning: str | None = None
+    """The model's thinking, apart from its answer (``text``); None where it showed none."""
+    reasoning_tokens: int | None = None
+    """Tokens the thinking took, where known (hosted models that hide their thinking report its
+    length alone); where it was cut for an ``unfinished`` generation."""
+    unfinished: bool = False
+    """The thinking never closed (cut by its token cap): there is no answer (``text`` is empty)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,15 +195,19 @@ def response_to_json(r: Response) -> dict[str, Any]:
     """Serialise a response (for the cache)."""
     kind = "generation" if isinstance(r, Generation) else "loglikelihood"
     body = asdict(r)
-    for optional in ("rendering", "token_logprobs", "token_spans", "word_start_logprobs"):
+    for optional in ("rendering", "token_logprobs", "token_spans", "word_start_logprobs", "reasoning",
+                     "reasoning_tokens"):
         if optional in body and body[optional] is None:
             del body[optional]  # entries stay as they were before the field existed
+    if body.get("unfinished") is False:
+        del body["unfinished"]
     return {"type": kind, **body}
 
 
 _FIELD_TYPES: dict[str, dict[str, tuple[type, ...]]] = {
     "generation": {"text": (str,), "n_tokens": (int,), "prompt_tokens": (int,), "logprobs": (list, type(None)),
-                   "error": (str, type(None)), "rendering": (str, type(None))},
+                   "error": (str, type(None)), "rendering": (str, type(None)), "reasoning": (str, type(None)),
+                   "reasoning_tokens": (int, type(None)), "unfinished": (bool,)},
     "loglikelihood": {"logprob": (int, float), "n_tokens": (int,), "is_greedy": (bool,), "error": (str, type(None)),
                       "token_logprobs": (list, type(None)), "token_spans": (list, type(None)),
                       "word_start_logprobs": (list, type(None))},
@@ -333,8 +355,23 @@ def as_text(value: Any) -> str:
             return f"[error]\n{value['error']}"
         if "text" in value:
             rendering = value.get("rendering")
-            return str(value["text"]) + (f"\n\n[rendering]\n{rendering}" if rendering else "")
+            return _thinking_text(value) + str(value["text"]) + (f"\n\n[rendering]\n{rendering}" if rendering else "")
     return json.dumps(value, indent=2, ensure_ascii=False)
+
+
+def _thinking_text(output: Mapping[str, Any]) -> str:
+    """The thinking part of a generation's output, as ``as_text`` shows it before the answer."""
+    if output.get("reasoning") is None and output.get("reasoning_tokens") is None:
+        return ""
+    tokens = output.get("reasoning_tokens")
+    head = "[thinking" + (f", {tokens} tokens" if tokens is not None else "") \
+        + (", unfinished" if output.get("unfinished") else "") + "]"
+    return f"{head}\n{output.get('reasoning') or '(hidden by the server)'}\n\n[answer]\n"
+
+
+def thought(output: Any) -> bool:
+    """Whether one output of a record (``ItemRecord.outputs``) carries thinking."""
+    return isinstance(output, dict) and ("reasoning" in output or "reasoning_tokens" in output)
 
 
 def record_text(values: list[Any]) -> str:

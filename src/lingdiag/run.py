@@ -10,14 +10,17 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any, TypeVar
 
+from lingdiag.analysis import thinking as thinking_axis
 from lingdiag.analysis.sweep import AXIS as SCORING_POLICY_AXIS
 from lingdiag.config import RunConfig, redact_url_secrets
 from lingdiag.errors import CapabilityError, ConfigError, RunError
 from lingdiag.io.paths import sha256_file
-from lingdiag.metrics.core import N_ERRORS
+from lingdiag.metrics.core import N_ERRORS, N_UNFINISHED
 from lingdiag.models.base import Backend, ReportsUsage
 from lingdiag.models.environment import lock_status
+from lingdiag.parse.thinking import separate
 from lingdiag.records import (
+    UNFINISHED,
     UNPARSED,
     ChatMessage,
     Generation,
@@ -33,6 +36,7 @@ from lingdiag.records import (
 from lingdiag.scoring import LINGDIAG
 from lingdiag.store import SCHEMA_VERSION, ModelIdentity, RunMeta, RunStore
 from lingdiag.suite import SUITE_COPY, SUITES, Condition, Dataset, Suite
+from lingdiag.thinking import DEFAULT_TAGS, Thinking, ThinkTags
 
 T = TypeVar("T")
 
@@ -102,18 +106,28 @@ def _output_json(r: Response) -> Any:
     if isinstance(r, Generation):
         if r.error is not None:
             return {"error": r.error}
-        # A prompt not rendered by the chat template as given says so beside its answer.
-        return r.text if r.rendering is None else {"text": r.text, "rendering": r.rendering}
+        # A prompt not rendered by the chat template as given says so beside its answer, and a
+        # model that thought keeps its thinking beside it; other answers stay plain text.
+        extra: dict[str, Any] = {"rendering": r.rendering, "reasoning": r.reasoning,
+                                 "reasoning_tokens": r.reasoning_tokens, "unfinished": r.unfinished or None}
+        extra = {k: v for k, v in extra.items() if v is not None}
+        return {"text": r.text, **extra} if extra else r.text
     return {"logprob": r.logprob, "n_tokens": r.n_tokens, "is_greedy": r.is_greedy}
 
 
-def _score(condition: Condition, item: Item, requests: Sequence[Request], responses: Sequence[Response]) -> ItemRecord:
+def _score(condition: Condition, item: Item, requests: Sequence[Request], responses: Sequence[Response],
+           tags: ThinkTags | None = DEFAULT_TAGS) -> ItemRecord:
+    # The one place thinking is split from answers: parsers below see answers only.
+    responses = [separate(r, tags) if isinstance(r, Generation) else r for r in responses]
     errors = [r.error for r in responses if r.error is not None]
     broken = next((bad for r in responses if r.error is None for bad in [nonfinite(r)] if bad), None)
     if broken:
         errors.append(f"non-finite number from the backend ({broken})")
+    unfinished = [r for r in responses if isinstance(r, Generation) and r.unfinished]
     label, detail = UNPARSED, {}
-    if not errors:
+    if unfinished and not errors:  # no answer to parse: the trace is never read as one
+        label = UNFINISHED
+    elif not errors:
         pred = condition.strategy.parse(item, responses)
         bad = nonfinite(dict(pred.detail))
         if bad:  # e.g. a sum of finite log-probs that overflowed: a broken score, never a win
@@ -208,15 +222,24 @@ class Plan:
 def plan(config: RunConfig) -> Plan:
     """Load the dataset and build the conditions of ``config``; options are validated here."""
     suite = SUITES.get(config.suite)
-    axes = resolve_axes(suite, config.axes)
+    # Every suite takes the thinking axis: the run wraps its conditions, the suite knows nothing of it.
+    thinking = config.axes.get(thinking_axis.AXIS)
+    axes = resolve_axes(suite, {k: v for k, v in config.axes.items() if k != thinking_axis.AXIS})
     options = suite.parse_options(config.options)
     dataset = suite.load(config.dataset).require_items()
     conditions = suite.conditions(dataset, axes, options, config.seed)
+    if thinking is not None:
+        conditions = thinking_axis.expand(conditions, thinking_axis.settings(thinking, think_tags(config)))
     items = {c.name: spread(c.items, config.limit) for c in conditions}
     if config.shard is not None:  # after --limit, so that the shards together are the unsharded run
         shard = config.shard
         items = {name: [it for it in chosen if shard.holds(it.id)] for name, chosen in items.items()}
     return Plan(suite, dataset, conditions, items)
+
+
+def think_tags(config: RunConfig) -> ThinkTags | None:
+    """The inline thinking tags of ``config`` (None: no inline separation)."""
+    return DEFAULT_TAGS if config.think_tags is None else ThinkTags.parse(config.think_tags)
 
 
 def default_out(config: RunConfig) -> Path:
@@ -227,7 +250,8 @@ def default_out(config: RunConfig) -> Path:
 
 
 def _run_chunks(condition: Condition, pending: Sequence[Item], total: int, rendered: dict[str, Sequence[Request]],
-                backend: Backend, store: RunStore, chunk_items: int, progress: Progress | None) -> str | None:
+                backend: Backend, store: RunStore, chunk_items: int, progress: Progress | None,
+                tags: ThinkTags | None = DEFAULT_TAGS) -> str | None:
     """Send ``pending`` items chunk by chunk and append their records; the reason if the
     backend turns out not to serve the condition's requests.
     """
@@ -243,7 +267,7 @@ def _run_chunks(condition: Condition, pending: Sequence[Item], total: int, rende
         records, pos = [], 0
         for it in chunk:
             n = len(rendered[it.id])
-            records.append(_score(condition, it, rendered[it.id], responses[pos:pos + n]))
+            records.append(_score(condition, it, rendered[it.id], responses[pos:pos + n], tags))
             pos += n
         store.append(records)
         if progress:
@@ -264,6 +288,10 @@ def finalize(store: RunStore, order: Sequence[tuple[str, str]], suite: Suite, co
             metrics[condition.name] = suite.condition_metrics(rs)
     table = suite.table([ResultRow(model, c.name, dict(c.axes), metrics[c.name], str(store.root), dataset)
                          for c in conditions if c.name in metrics])
+    unfinished = {c: m[N_UNFINISHED] for c, m in metrics.items() if m.get(N_UNFINISHED)}
+    if unfinished:  # beside unparsed, never folded into it: the thinking ran out of tokens
+        table = ("**Unfinished thinking** (the trace never closed; no answer was read): "
+                 + "; ".join(f"{c}: {k} of {metrics[c]['n']}" for c, k in unfinished.items()) + "\n\n" + table)
     failed = {c: m[N_ERRORS] for c, m in metrics.items() if m.get(N_ERRORS)}
     if failed:  # never let an outage pass for a result
         table = ("**Failed items** (backend errors; every metric is over the answered items only): "
@@ -315,6 +343,7 @@ def _evaluate(config: RunConfig, backend: Backend, store: RunStore, progress: Pr
     _check_axes(store, conditions)
     timings: dict[str, float] = {}
     skipped: dict[str, str] = {}
+    thinking: dict[str, Any] = {}
     policies: dict[str, list[dict[str, Any]]] = {}
     first = RunMeta(config=config.recorded(), identity=ModelIdentity(backend.identity), schema_version=SCHEMA_VERSION,
                     checksums=sources, versions=_versions(), lock=lock_status().recorded(), seed=config.seed,
@@ -322,7 +351,7 @@ def _evaluate(config: RunConfig, backend: Backend, store: RunStore, progress: Pr
 
     def meta(usage: dict[str, int] | None = None) -> RunMeta:
         return replace(first, timings=dict(timings), skipped=dict(skipped), scoring_policies=dict(policies) or None,
-                       usage=usage)
+                       thinking=dict(thinking) or None, usage=usage)
 
     if suite.source is not None:  # reports read the records with this copy, whatever becomes of the file
         store.write_text(SUITE_COPY, suite.source.text)
@@ -342,7 +371,11 @@ def _evaluate(config: RunConfig, backend: Backend, store: RunStore, progress: Pr
             continue
         pending = [it for it in items if (condition.name, it.id) not in done]
         start = time.perf_counter()
-        unserved = _run_chunks(condition, pending, len(items), rendered, backend, store, config.chunk_items, progress)
+        setting = thinking_setting(condition)
+        if setting is not None:
+            thinking[condition.name] = setting.recorded()
+        unserved = _run_chunks(condition, pending, len(items), rendered, backend, store, config.chunk_items, progress,
+                               think_tags(config))
         if unserved:
             skipped[condition.name] = unserved
         # Seconds spent on the condition, summed over resumed sessions; written per condition
@@ -355,6 +388,12 @@ def _evaluate(config: RunConfig, backend: Backend, store: RunStore, progress: Pr
              if isinstance(backend, ReportsUsage) else None)
     store.write_meta(meta(usage))
     return RunResult(out=store.root, metrics=metrics, table=table, skipped=dict(skipped), usage=usage or {})
+
+
+def thinking_setting(condition: Condition) -> Thinking | None:
+    """The thinking setting of a condition on the thinking axis, else None."""
+    strategy = condition.strategy
+    return strategy.setting if isinstance(strategy, thinking_axis.ThinkingStrategy) else None
 
 
 def load_model(config: RunConfig) -> Backend:

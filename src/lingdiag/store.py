@@ -27,7 +27,7 @@ from lingdiag.config import RunConfig
 from lingdiag.errors import RunError
 from lingdiag.io.atomic import SURROGATES, is_temporary, make_dir, write_atomic
 from lingdiag.io.paths import sha256_file
-from lingdiag.records import UNPARSED, ItemRecord, ResultRow, dumps
+from lingdiag.records import UNFINISHED, UNPARSED, ItemRecord, ResultRow, dumps
 from lingdiag.suite import SUITE_COPY, SUITES, Suite, SuiteSource
 
 SCHEMA_VERSION = 1
@@ -265,7 +265,8 @@ _JSON_TYPES: dict[str, tuple[type, str]] = {
     "schema_version": (int, "an integer"), "config": (dict, "an object"), "model": (dict, "an object"),
     "dataset": (dict, "an object"), "versions": (dict, "an object"), "lock": (dict, "an object"),
     "seed": (int, "an integer"), "timings": (dict, "an object"), "skipped": (dict, "an object"),
-    "scoring_policies": (dict, "an object"), "suite_file": (dict, "an object"), "usage": (dict, "an object"),
+    "scoring_policies": (dict, "an object"), "suite_file": (dict, "an object"), "thinking": (dict, "an object"),
+    "usage": (dict, "an object"),
     "shards": (list, "a list"), "imported": (dict, "an object"),
 }
 """Every key ``meta.json`` may hold, with its JSON type."""
@@ -303,6 +304,8 @@ class RunMeta:
     """Condition → the scoring policies its requests carry, where not only the default."""
     suite_file: Mapping[str, str] | None = None
     """The suite file a run was read from: ``path`` and ``sha256``."""
+    thinking: Mapping[str, Any] | None = None
+    """Condition → the thinking setting it ran under (``--thinking``), where the axis was given."""
     usage: Mapping[str, int] | None = None
     """Tokens and requests a metered backend counted; None where it counted none."""
     shards: Sequence[Mapping[str, Any]] | None = None
@@ -368,7 +371,8 @@ class RunMeta:
             "schema_version": self.schema_version, "config": self.config, "model": self.identity.fields,
             "dataset": self.checksums, "versions": self.versions, "lock": self.lock, "seed": self.seed,
             "timings": self.timings, "skipped": self.skipped, "scoring_policies": self.scoring_policies,
-            "suite_file": self.suite_file, "usage": self.usage, "shards": self.shards, "imported": self.imported,
+            "suite_file": self.suite_file, "thinking": self.thinking, "usage": self.usage, "shards": self.shards,
+            "imported": self.imported,
         }
         return {k: v for k, v in parts.items() if v is not None}
 
@@ -398,7 +402,8 @@ class RunMeta:
                    versions=meta.get("versions"), lock=meta.get("lock"), seed=meta.get("seed"),
                    timings=meta.get("timings"), skipped=meta.get("skipped"),
                    scoring_policies=meta.get("scoring_policies"), suite_file=meta.get("suite_file"),
-                   usage=meta.get("usage"), shards=meta.get("shards"), imported=meta.get("imported"),
+                   thinking=meta.get("thinking"), usage=meta.get("usage"), shards=meta.get("shards"),
+                   imported=meta.get("imported"),
                    source=Path(path))
 
     @classmethod
@@ -438,7 +443,7 @@ def load_run(run_dir: Path) -> LoadedRun:
     model = meta.model
     by_condition: dict[str, list[ItemRecord]] = defaultdict(list)
     for n, r in enumerate(store.load_records(), 1):
-        if suite.labels and r.label not in (*suite.labels, UNPARSED):
+        if suite.labels and r.label not in (*suite.labels, UNPARSED, UNFINISHED):
             raise RunError(f"{store.items_path}, line {n}, field 'label': {r.label!r} is not a {suite.name} label "
                            f"({', '.join(suite.labels)} or {UNPARSED})")
         by_condition[r.condition].append(r)

@@ -1,7 +1,8 @@
 """Analyses over scored records: paired tests (:mod:`.compare`), mixed models (:mod:`.mixed`),
 competence against performance (:mod:`.competence`), the DataFrame loader (:mod:`.frames`) and
 the scoring-policy sweep (:mod:`.sweep`) and
-which conditions are not interpretable (:mod:`.interpretable`).
+which conditions are not interpretable (:mod:`.interpretable`), and what thinking did to a
+reasoning model's answers (:mod:`.thinking`).
 
 Analyses read records and run metadata; they never import a model backend or the orchestrator.
 """

@@ -8,7 +8,8 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lingdiag.records import UNPARSED, record_text
+from lingdiag.metrics.core import reasoning_tokens
+from lingdiag.records import UNFINISHED, UNPARSED, record_text
 from lingdiag.store import RunStore
 
 if TYPE_CHECKING:
@@ -24,7 +25,9 @@ def load(*runs: str | Path) -> pd.DataFrame:
     """One row per item record of every run: run, suite, model, dataset, condition, one
     ``axis.<name>`` column per axis, item id, one ``tag.<name>`` column per item tag, one
     ``field.<name>`` column per item field (the premise, the sentence...), label, gold, correct,
-    unparsed, error, one ``detail.<name>`` column per key of the records' ``detail`` (the parse rule,
+    unparsed, unfinished (thinking that never closed), reasoning_tokens (None where the model
+    thought nothing or the backend did not count), error, one ``detail.<name>`` column per key of
+    the records' ``detail`` (the parse rule,
     log-probabilities, surprisals...; a nested value as JSON text), and the record's prompts and raw
     outputs as text (:func:`lingdiag.records.as_text`; several requests of one item, such as the
     log-likelihood of each option, separated by ``---`` lines).
@@ -42,6 +45,7 @@ def load(*runs: str | Path) -> pd.DataFrame:
                          **{f"tag.{k}": v for k, v in r.tags.items() if not isinstance(v, dict | list)},
                          **{f"field.{k}": _cell(v) for k, v in r.fields.items()},
                          "label": r.label, "gold": r.gold, "correct": r.correct, "unparsed": r.label == UNPARSED,
+                         "unfinished": r.label == UNFINISHED, "reasoning_tokens": reasoning_tokens(r),
                          "error": r.error, **{f"detail.{k}": _cell(v) for k, v in r.detail.items()},
                          "prompt": record_text(r.prompts), "output": record_text(r.outputs)})
     return pd.DataFrame(rows)

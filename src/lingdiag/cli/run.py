@@ -92,6 +92,9 @@ def run(
     as_json: Annotated[bool, typer.Option("--json", help="Print metrics.json instead of the table.")] = False,
     shard: str = typer.Option(None, "--shard", help="Run only shard K of N of the items (e.g. 2/3), into its "
                               "own --out; `lingdiag merge` joins the shards."),
+    think_tags: str = typer.Option(None, "--think-tags", help="Tags around an inline thinking trace, OPEN,CLOSE "
+                                   "(default <think>,</think>), or none to read the raw text as the answer. "
+                                   "The thinking axis: --thinking off,on,budget:N,effort:low (docs/reasoning.md)."),
 ) -> None:
     """Run a suite's conditions on a model; axes are options (e.g. --strategy zero-shot,cot)."""
     config = build_config(ctx.params, list(ctx.args))
@@ -144,7 +147,7 @@ def build_config(params: Mapping[str, Any], extra: list[str]) -> RunConfig:
     config_file = params.get("config_file")
     base: dict[str, Any] = RunConfig.from_yaml(config_file).model_dump() if config_file else {}
     fields: dict[str, Any] = {**base, "suite": params["suite"]}
-    for key in ("model", "dataset", "limit", "seed", "batch_tokens", "shard"):
+    for key in ("model", "dataset", "limit", "seed", "batch_tokens", "shard", "think_tags"):
         if params.get(key) is not None:
             fields[key] = params[key]
     fields["axes"] = {**base.get("axes", {}), **_parse_extra(extra)}

@@ -5,10 +5,10 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from typing import Final, TypedDict
+from typing import Final, NotRequired, TypedDict
 
 from lingdiag.metrics.stats import BOOTSTRAP_SAMPLES
-from lingdiag.records import UNPARSED, ItemRecord
+from lingdiag.records import UNFINISHED, UNPARSED, ItemRecord, thought
 
 Metric = Callable[[Sequence[ItemRecord]], float]
 
@@ -66,6 +66,9 @@ N: Final = "n"
 N_UNPARSED: Final = "n_unparsed"
 UNPARSED_RATE: Final = "unparsed_rate"
 N_ERRORS: Final = "n_errors"
+N_UNFINISHED: Final = "n_unfinished"
+UNFINISHED_RATE: Final = "unfinished_rate"
+REASONING_TOKENS: Final = "reasoning_tokens_mean"
 
 
 class Counts(TypedDict):
@@ -77,11 +80,32 @@ class Counts(TypedDict):
     unparsed_rate: float
     n_errors: int
     """Items whose request failed at the backend."""
+    n_unfinished: NotRequired[int]
+    """Generations whose thinking never closed (only where a record of the condition thought)."""
+    unfinished_rate: NotRequired[float]
+    reasoning_tokens_mean: NotRequired[float | None]
+    """Mean thinking tokens per item where the backend counted them."""
 
 
 def summary(records: Sequence[ItemRecord]) -> Counts:
-    """Counts every condition reports: items, unparsed answers and backend errors."""
+    """Counts every condition reports: items, unparsed answers and backend errors; where a record
+    of the condition thought, also unfinished thinking (beside unparsed, never in it) and its length.
+    """
     n = len(records)
     unparsed = sum(r.label == UNPARSED and r.error is None for r in records)
     errors = sum(r.error is not None for r in records)
-    return Counts(n=n, n_unparsed=unparsed, unparsed_rate=unparsed / n if n else 0.0, n_errors=errors)
+    counts = Counts(n=n, n_unparsed=unparsed, unparsed_rate=unparsed / n if n else 0.0, n_errors=errors)
+    if any(thought(o) for r in records for o in r.outputs):  # metrics of runs without thinking stay as they were
+        unfinished = sum(r.label == UNFINISHED for r in records)
+        lengths = [t for r in records if (t := reasoning_tokens(r)) is not None]
+        counts["n_unfinished"] = unfinished
+        counts["unfinished_rate"] = unfinished / n if n else 0.0
+        counts["reasoning_tokens_mean"] = sum(lengths) / len(lengths) if lengths else None
+    return counts
+
+
+def reasoning_tokens(record: ItemRecord) -> int | None:
+    """The thinking tokens of a record's generations, summed (None: none counted)."""
+    counts = [o["reasoning_tokens"] for o in record.outputs
+              if isinstance(o, dict) and isinstance(o.get("reasoning_tokens"), int)]
+    return sum(counts) if counts else None

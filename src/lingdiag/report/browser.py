@@ -15,26 +15,28 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from lingdiag.records import UNPARSED, ItemRecord, record_text
+from lingdiag.records import REQUEST_SEPARATOR, UNFINISHED, UNPARSED, ItemRecord, record_text, thought
 from lingdiag.store import LoadedRun
 from lingdiag.suite import SUITES
 
 COLUMNS = ("suite", "model", "run", "condition", "item", "tags", "outcome", "gold", "label", "prompt", "output",
-           "error")
+           "error", "thinking")
 """The fields of one browser row, in the order the data block stores them."""
 
 PAGE_SIZE = 200
 """Rows drawn at once; "show more" draws the next page (a full grid holds tens of thousands)."""
 
-OUTCOMES = ("correct", "wrong", "unparsed", "failed", "no gold")
+OUTCOMES = ("correct", "wrong", "unparsed", "unfinished", "failed", "no gold")
 
 
 def outcome(r: ItemRecord) -> str:
-    """How a record counts: a failed request, an unparsed answer, right, wrong, or no gold label."""
+    """How a record counts: a failed request, an unparsed answer, thinking that never closed, right,
+    wrong, or no gold label.
+    """
     if r.error is not None:
         return "failed"
-    if r.label == UNPARSED:
-        return "unparsed"
+    if r.label in (UNPARSED, UNFINISHED):
+        return r.label
     if r.correct is None:
         return "no gold"
     return "correct" if r.correct else "wrong"
@@ -59,6 +61,24 @@ def _tags(r: ItemRecord, names: Sequence[str]) -> str:
     return "\n".join(f"{k}={r.tags[k]}" for k in names if k in r.tags and isinstance(r.tags[k], str | int | float))
 
 
+def thinking_text(r: ItemRecord) -> str:
+    """The record's thinking (every generation's, in order), or empty where it thought none."""
+    parts = []
+    for o in r.outputs:
+        if thought(o):
+            tokens = o.get("reasoning_tokens")
+            head = (f"{tokens} tokens" if tokens is not None else "tokens not counted") \
+                + (", unfinished" if o.get("unfinished") else "")
+            parts.append(f"[{head}]\n{o.get('reasoning') or '(hidden by the server: only its length is known)'}")
+    return REQUEST_SEPARATOR.join(parts)
+
+
+def _answers(r: ItemRecord) -> list[Any]:
+    """The record's outputs without their thinking (the browser shows it apart, above them)."""
+    return [{k: v for k, v in o.items() if k not in ("reasoning", "reasoning_tokens", "unfinished")}
+            if thought(o) else o for o in r.outputs]
+
+
 def records_data(runs: Sequence[LoadedRun]) -> dict[str, Any]:
     """The data block: ``{"columns", "strings", "rows"}``, each row a list of string indices."""
     strings = _Strings()
@@ -67,7 +87,8 @@ def records_data(runs: Sequence[LoadedRun]) -> dict[str, Any]:
         tag_names = SUITES.get(run.suite).stat_tags
         for r in run.records:
             values = (run.suite, run.model, str(run.path), r.condition, r.item_id, _tags(r, tag_names), outcome(r),
-                      r.gold or "", r.label, record_text(r.prompts), record_text(r.outputs), r.error or "")
+                      r.gold or "", r.label, record_text(r.prompts), record_text(_answers(r)), r.error or "",
+                      thinking_text(r))
             rows.append([strings(v) for v in values])
     return {"columns": list(COLUMNS), "strings": strings.values, "rows": rows}
 
@@ -102,7 +123,8 @@ function matches(r, q) {
     if (filters[k].value && r[k] !== filters[k].value) return false;
   }
   if (filters.tag.value && !r.tags.split("\\n").includes(filters.tag.value)) return false;
-  return !q || [r.item, r.label, r.gold, r.prompt, r.output, r.error].some(t => t.toLowerCase().includes(q));
+  return !q || [r.item, r.label, r.gold, r.prompt, r.output, r.error, r.thinking]
+    .some(t => t.toLowerCase().includes(q));
 }
 function cell(tr, text) { const td = document.createElement("td"); td.textContent = text; tr.appendChild(td); }
 function line(parent, text) { const p = document.createElement("p"); p.textContent = text; parent.appendChild(p); }
@@ -120,7 +142,14 @@ function draw(n) {
     tr.addEventListener("click", () => {
       if (!td.firstChild) {
         line(td, "Run: " + r.run + " (" + r.suite + ")");
-        block(td, "Prompt", r.prompt); block(td, "Raw output", r.output);
+        block(td, "Prompt", r.prompt);
+        if (r.thinking) {
+          const d = document.createElement("details"); d.className = "thinking";
+          const s = document.createElement("summary"); s.textContent = "Thinking"; d.appendChild(s);
+          const pre = document.createElement("pre"); pre.textContent = r.thinking; d.appendChild(pre);
+          td.appendChild(d);
+        }
+        block(td, "Raw output", r.output);
         if (r.error) block(td, "Error", r.error);
       }
       more.hidden = !more.hidden;
@@ -163,8 +192,8 @@ def section(runs: Sequence[LoadedRun]) -> str:
     """The browser: filters, the record table, the data block and the script."""
     controls = " ".join([_select("suite", "Suite"), _select("model", "Model"), _select("condition", "Condition"),
                          _select("tag", "Group/class"), _select("outcome", "Outcome"),
-                         '<label>Search <input id="f-text" type="search" placeholder="text in prompt or output">'
-                         "</label>"])
+                         '<label>Search <input id="f-text" type="search" '
+                         'placeholder="text in prompt, thinking or output"></label>'])
     head = "".join(f"<th>{h}</th>" for h in ("Model", "Condition", "Item", "Tags", "Gold", "Predicted", "Outcome"))
     return "\n".join([
         f'<div class="filters">{controls}</div>', '<p id="items-count"></p>',

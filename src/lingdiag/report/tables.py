@@ -12,6 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from lingdiag.analysis import thinking
 from lingdiag.records import ResultRow
 from lingdiag.store import LoadedRun, load_run
 from lingdiag.suite import SUITES
@@ -65,7 +66,13 @@ def tables(runs: Sequence[LoadedRun]) -> str:
 def suite_tables(runs: Sequence[LoadedRun]) -> dict[str, str]:
     """Suite name → its markdown section (:func:`tables` joins them; the HTML page lays them out)."""
     return {s: _item_set_warning([r for r in runs if r.suite == s]) + SUITES.get(s).table(rows)
-            for s, rows in rows_by_suite(runs).items()}
+            + _thinking([r for r in runs if r.suite == s]) for s, rows in rows_by_suite(runs).items()}
+
+
+def _thinking(runs: Sequence[LoadedRun]) -> str:
+    """The thinking sections of the runs that have the thinking axis (empty for the others)."""
+    found = [s for r in runs if (s := thinking.section(SUITES.get(r.suite), r.records, r.model))]
+    return "\n" + "\n".join(found) if found else ""
 
 
 def _item_set_warning(runs: Sequence[LoadedRun]) -> str:

@@ -169,7 +169,73 @@ class Decoder:
         self.forward, self.lm, self.usage = forward, forward.lm, forward.usage
 
     def generate(self, requests: Sequence[GenerationRequest], budget: Budget) -> list[Generation]:
-        """Greedy generation, batched by ``budget``; see ``Backend.generate``."""
+        """Greedy generation, batched by ``budget``; see ``Backend.generate``. Requests that ask the
+        model to think go through :meth:`think` first.
+        """
+        thinking = [i for i, r in enumerate(requests) if r.thinking is not None and r.thinking.thinks]
+        if not thinking:
+            return self.answer(requests, budget)
+        out: list[Generation | None] = [None] * len(requests)
+        rest = [i for i in range(len(requests)) if i not in set(thinking)]
+        for idx, answers in ((rest, self.answer([requests[i] for i in rest], budget) if rest else []),
+                             (thinking, self.think([requests[i] for i in thinking], budget))):
+            for i, g in zip(idx, answers, strict=True):
+                out[i] = g
+        return [g for g in out if g is not None]
+
+    def think(self, requests: Sequence[GenerationRequest], budget: Budget) -> list[Generation]:
+        """Thinking, then the answer: budget forcing (Muennighoff et al. 2025, "s1"), greedy.
+
+        Phase one opens the thinking block (unless the chat template did) and decodes until the
+        closing tag, EOS, or the setting's budget. Under ``budget:N`` the block is then closed
+        after exactly the tokens spent (at most N) and the model answers from there; under ``on``
+        a trace that used its whole cap is ``unfinished``, with no answer. Phase two
+        decodes the answer with the request's own ``max_new_tokens``, stop strings and constraint.
+        Unlike s1 nothing is appended to make a model think longer ("Wait"), and the answer
+        follows the closing tag alone (s1 appends "Final Answer:").
+        """
+        tokenizer = self.lm.tokenizer
+        firsts: list[tuple[list[int], str | None]] = []
+        for r in requests:
+            assert r.thinking is not None
+            ids, rendering = self.lm.encode(r)
+            if not self.lm.render(r).rstrip().endswith(r.thinking.tags.open):
+                ids = ids + list(tokenizer(r.thinking.tags.open + "\n", add_special_tokens=False)["input_ids"])
+            firsts.append((ids, rendering))
+        traces: list[Generation | None] = [None] * len(requests)
+        groups: dict[tuple[int, str], list[int]] = defaultdict(list)
+        for i, r in enumerate(requests):
+            assert r.thinking is not None
+            groups[(r.thinking.budget, r.thinking.tags.close)].append(i)
+        for (cap, close), idx in groups.items():
+            for i, g in zip(idx, self.decode_group([firsts[i][0] for i in idx], cap, (close,), None, budget),
+                            strict=True):
+                traces[i] = g
+        out: list[Generation | None] = [None] * len(requests)
+        seconds: dict[tuple[Any, ...], list[tuple[int, list[int]]]] = defaultdict(list)
+        for i, (r, trace) in enumerate(zip(requests, traces, strict=True)):
+            assert r.thinking is not None and trace is not None
+            cut = trace.n_tokens >= r.thinking.budget
+            spent = trace.n_tokens if cut else len(tokenizer(trace.text, add_special_tokens=False)["input_ids"])
+            base = Generation(text="", n_tokens=trace.n_tokens, prompt_tokens=len(firsts[i][0]),
+                              reasoning=trace.text.strip(), reasoning_tokens=spent, rendering=firsts[i][1])
+            if cut and r.thinking.mode != "budget":
+                out[i] = replace(base, unfinished=True)
+                continue
+            closing = ("\n" if cut else "") + r.thinking.tags.close + "\n\n"
+            ids = firsts[i][0] + list(tokenizer(trace.text + closing, add_special_tokens=False)["input_ids"])
+            seconds[(r.max_new_tokens, r.stop, r.constraint)].append((i, ids))
+            out[i] = base
+        for (max_new, stop, constraint), rows in seconds.items():
+            answers = self.decode_group([ids for _, ids in rows], max_new, stop, constraint, budget)
+            for (i, _), g in zip(rows, answers, strict=True):
+                first = out[i]
+                assert first is not None
+                out[i] = replace(first, text=g.text, n_tokens=first.n_tokens + g.n_tokens, logprobs=g.logprobs)
+        return [g for g in out if g is not None]
+
+    def answer(self, requests: Sequence[GenerationRequest], budget: Budget) -> list[Generation]:
+        """Greedy generation of the answers themselves (no thinking phase), batched by ``budget``."""
         out: list[Generation | None] = [None] * len(requests)
         groups: dict[tuple[Any, ...], list[int]] = defaultdict(list)
         for i, r in enumerate(requests):

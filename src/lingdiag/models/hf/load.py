@@ -7,6 +7,7 @@ transformers are imported, and the weights loaded, on the first use of ``tokeniz
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from functools import cached_property
 from pathlib import Path
@@ -16,6 +17,7 @@ from lingdiag.errors import BackendError, ConfigError
 from lingdiag.models.hf.adapters import Adapter
 from lingdiag.models.hf.placement import Placement
 from lingdiag.records import ChatMessage, GenerationRequest
+from lingdiag.thinking import Thinking
 
 if TYPE_CHECKING:
     import torch
@@ -242,19 +244,48 @@ class LoadedModel:
             return fallback_chat(request.messages), None
         from jinja2.exceptions import TemplateError
 
+        switch = self.thinking_switch(request.thinking)
         try:
-            return self._apply_template(request.messages), None
+            return self._apply_template(request.messages, switch), None
         except TemplateError:
             if not any(m.role == "system" for m in request.messages):
                 raise
         if self.system_turn == "fold":
-            return self._apply_template(fold_system(request.messages)), "folded"
+            return self._apply_template(fold_system(request.messages), switch), "folded"
         # With few-shot turns, every turn's content in order, each after a blank line.
         return "\n\n".join(m.content for m in request.messages), "plain-fallback"
 
-    def _apply_template(self, messages: Sequence[ChatMessage]) -> str:
+    def _apply_template(self, messages: Sequence[ChatMessage], switch: dict[str, Any] | None = None) -> str:
         msgs = [{"role": m.role, "content": m.content} for m in messages]
-        return str(self.tokenizer.apply_chat_template(msgs, add_generation_prompt=True, tokenize=False))
+        return str(self.tokenizer.apply_chat_template(msgs, add_generation_prompt=True, tokenize=False,
+                                                      **(switch or {})))
+
+    def thinking_switch(self, thinking: Thinking | None) -> dict[str, Any]:
+        """The chat-template variables that ask for ``thinking``, found in the template itself.
+
+        ``enable_thinking`` (Qwen3, SmolLM3, Granite) or ``thinking`` (DeepSeek-V3.1, GLM). ``off`` on
+        a template without a switch renders as usual.
+
+        Raises:
+            ConfigError: thinking asked of a template that has no switch for it, or an effort (a
+                server's ``reasoning_effort``: gpt-oss's channels are special tokens this backend's
+                decoding drops, so gpt-oss is read from servers only).
+        """
+        if thinking is None:
+            return {}
+        if thinking.mode == "effort":
+            raise ConfigError(f"{self.path}: --thinking {thinking.name} is a server setting (reasoning_effort); "
+                              "on the transformers backend use on, on:N or budget:N (serve gpt-oss with vLLM or "
+                              "SGLang to read its channels)")
+        template = self.tokenizer.chat_template or ""
+        source = template if isinstance(template, str) else " ".join(map(str, template.values()))
+        names = [n for n in ("enable_thinking", "thinking") if re.search(rf"\b{n}\b", source)]
+        if not names:
+            if thinking.thinks:
+                raise ConfigError(f"{self.path}: --thinking {thinking.name}: its chat template has no thinking "
+                                  "switch (enable_thinking or thinking); it cannot be asked to think")
+            return {}
+        return {names[0]: thinking.thinks}
 
     def encode_prompt(self, request: GenerationRequest) -> list[int]:
         """The prompt tokens of ``request``."""

@@ -219,6 +219,27 @@ def satisfies(text: str, constraint: Constraint) -> bool:
         return False
 
 
+def _reasoning(message: Any, usage: Mapping[str, Any]) -> tuple[str | None, int | None]:
+    """The thinking a chat answer carries apart from its content, and its length in tokens.
+
+    vLLM and SGLang put it in ``message.reasoning`` (older versions: ``reasoning_content``);
+    ``usage.completion_tokens_details.reasoning_tokens`` counts it, and is all a hosted model
+    that hides its thinking reports.
+    """
+    reasoning = None
+    if isinstance(message, Mapping):
+        for key in ("reasoning", "reasoning_content"):
+            if isinstance(message.get(key), str):
+                reasoning = message[key]
+                break
+    details = usage.get("completion_tokens_details")
+    count = details.get("reasoning_tokens") if isinstance(details, Mapping) else None
+    tokens = count if isinstance(count, int) and not isinstance(count, bool) and count >= 0 else None
+    if tokens == 0 and reasoning is None:
+        tokens = None  # servers report 0 for models that never think: nothing to record
+    return reasoning, tokens
+
+
 @dataclass(frozen=True, slots=True)
 class _Echo:
     """A log-likelihood request as the text sent with ``echo`` and what of it is scored."""
@@ -378,7 +399,28 @@ class OpenAIBackend:
         if r.constraint is not None:
             extra, unwrap = constraint_fields(r.constraint, self.options.structured_output, chat)
             fields.update(extra)
+        if r.thinking is not None:
+            fields.update(self._thinking_fields(r, chat))
         return _Call("chat/completions" if chat else "completions", self._body(fields), chat, unwrap)
+
+    def _thinking_fields(self, r: GenerationRequest, chat: bool) -> dict[str, Any]:
+        """Body fields asking for ``r.thinking``: the chat template's switch (vLLM, SGLang), the
+        effort (OpenAI, gpt-oss servers) and one length cap for thinking and answer together (a
+        server cannot be told to close a trace: ``budget:N`` caps it, and the generation is
+        ``unfinished`` when the trace used the cap).
+        """
+        setting = r.thinking
+        assert setting is not None
+        fields: dict[str, Any] = {}
+        if setting.thinks:
+            fields[self.max_tokens_field if chat else "max_tokens"] = setting.budget + r.max_new_tokens
+        if setting.mode == "effort":
+            fields["reasoning_effort"] = setting.effort
+        elif not self.hosted and chat:  # OpenAI refuses unknown fields; its models think by effort alone
+            fields["chat_template_kwargs"] = {"enable_thinking": setting.thinks}
+        elif self.hosted and setting.mode != "off":
+            fields["reasoning_effort"] = "medium"
+        return fields
 
     # -- generation -----------------------------------------------------------------------
     def generate(self, requests: Sequence[GenerationRequest]) -> list[Generation]:
@@ -403,6 +445,10 @@ class OpenAIBackend:
             text = choice["message"]["content"] if call.chat else choice["text"]
         except (KeyError, IndexError, TypeError):
             return Generation(text="", error=f"malformed answer from {self.base_url}: no choices[0] text")
+        usage: dict[str, Any] = answer["usage"] if isinstance(answer.get("usage"), dict) else {}
+        reasoning, reasoning_tokens = _reasoning(choice.get("message") if call.chat else None, usage)
+        if text is None and (reasoning is not None or reasoning_tokens is not None):
+            text = ""  # all of it went to thinking (the cap came first, or the answer is empty)
         if not isinstance(text, str):
             # A list, number or null in place of text is a server fault: failed (retried by the
             # next run), never parsed nor cached.
@@ -419,13 +465,19 @@ class OpenAIBackend:
         except (AttributeError, TypeError):
             return Generation(text="", error=f"malformed answer from {self.base_url}: a log-prob is not a number")
         logprobs = tuple(round(float(v), 6) for v in values if v is not None) or None
-        usage: dict[str, Any] = answer["usage"] if isinstance(answer.get("usage"), dict) else {}
         # A server echoing the key inside an answer must not put it into records and the cache.
         text = self._redact_answer(cut_at_stop(_unwrap(text) if call.unwrap else text, request.stop))
         if request.constraint is not None and not satisfies(text, request.constraint):
             self._violations += 1
-        return Generation(text=text, n_tokens=token_count(usage.get("completion_tokens")) or len(logprobs or ()),
-                          prompt_tokens=token_count(usage.get("prompt_tokens")), logprobs=logprobs)
+        n_tokens = token_count(usage.get("completion_tokens")) or len(logprobs or ())
+        # The cap came before any answer: the thinking never closed.
+        unfinished = (reasoning is not None or bool(reasoning_tokens)) and not text.strip() \
+            and choice.get("finish_reason") == "length"
+        if unfinished and reasoning_tokens is None:
+            reasoning_tokens = n_tokens
+        return Generation(text=text, n_tokens=n_tokens, prompt_tokens=token_count(usage.get("prompt_tokens")),
+                          logprobs=logprobs, reasoning=None if reasoning is None else self._redact_answer(reasoning),
+                          reasoning_tokens=reasoning_tokens, unfinished=unfinished)
 
     # -- log-likelihood -------------------------------------------------------------------
     def _echo_body(self, text: str) -> dict[str, Any]:

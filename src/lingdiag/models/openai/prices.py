@@ -66,16 +66,19 @@ def price_for(model: str, table: dict[str, Price]) -> Price | None:
 
 
 def request_tokens(request: Request) -> tuple[int, int]:
-    """``(input tokens ≈ characters/4, most output tokens)`` of one request."""
+    """``(input tokens ≈ characters/4, most output tokens)`` of one request; a request that asks the
+    model to think may spend its thinking budget as output tokens besides its answer's.
+    """
     def count(text: str) -> int:
         return math.ceil(len(text) / CHARS_PER_TOKEN)
 
     if not isinstance(request, GenerationRequest):
         chat = sum(count(m.content) + MESSAGE_OVERHEAD for m in request.messages)
         return chat + count(request.context + request.continuation), 1
+    thinking = request.thinking.budget if request.thinking is not None and request.thinking.thinks else 0
     if request.messages:
-        return sum(count(m.content) + MESSAGE_OVERHEAD for m in request.messages), request.max_new_tokens
-    return count(request.prompt or ""), request.max_new_tokens
+        return sum(count(m.content) + MESSAGE_OVERHEAD for m in request.messages), request.max_new_tokens + thinking
+    return count(request.prompt or ""), request.max_new_tokens + thinking
 
 
 def dollars(amount: float) -> str:
