@@ -58,7 +58,7 @@ def test_typed_parts_read_what_the_file_holds(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("change", "message"), [
-    (lambda m: m | {"thinking": True}, r"meta.json: unknown key 'thinking' \(known: "),
+    (lambda m: m | {"pondering": True}, r"meta.json: unknown key 'pondering' \(known: "),
     (lambda m: {k: v for k, v in m.items() if k != "model"}, r"meta.json: missing key 'model'$"),
     (lambda m: m | {"timings": [1.0]}, r"meta.json, field 'timings': list, not an object$"),
     (lambda m: m | {"seed": "0"}, r"meta.json, field 'seed': str, not an integer$"),
