@@ -134,9 +134,11 @@ class Placement:
     def tokens(self, kind: BatchKind, model: Callable[[], Any]) -> int:
         """The padded-token budget of a ``kind`` batch.
 
-        The user's ``batch_tokens``; else on the CPU the measured constants; else on CUDA sized
-        now from the free memory of the device holding the LM head and what a token costs the
-        model (``memory.budget_tokens``; the tree keeps room for a head chunk's logits).
+        The user's ``batch_tokens``; else, when the LM head computes on the CPU (a CPU placement,
+        or ``device_map="auto"`` offloading the last layers there), the CPU's measured constants;
+        else sized now from the free memory of the GPU holding the head and what a token costs the
+        model (``memory.budget_tokens``; the tree keeps room for a head chunk's logits). The head's
+        device, not the placement's kind, decides: a CPU head has no CUDA memory to query.
 
         Args:
             kind: What the batch runs.
@@ -144,12 +146,15 @@ class Placement:
         """
         if self.batch_tokens is not None:
             return self.batch_tokens
+        cpu_budget = GEN_BATCH_TOKENS if kind == "generate" else LOGLIK_BATCH_TOKENS
         if not self.sized_from_memory:
-            return GEN_BATCH_TOKENS if kind == "generate" else LOGLIK_BATCH_TOKENS
+            return cpu_budget
         from lingdiag.models.hf import memory
 
         loaded = model()
         head = loaded.get_output_embeddings().weight
+        if head.device.type != "cuda":
+            return cpu_budget
         cost = memory.token_cost(loaded.config, head.element_size())
         reserve = 3 * self.head_chunk * head.shape[0] * 4 if kind == "loglik" else 0
         return memory.budget_tokens(memory.free_bytes(head.device), cost, kind, reserve)
