@@ -5,7 +5,7 @@ from __future__ import annotations
 import platform
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
@@ -14,8 +14,9 @@ from lingdiag.analysis.sweep import AXIS as SCORING_POLICY_AXIS
 from lingdiag.config import RunConfig, redact_url_secrets
 from lingdiag.errors import CapabilityError, ConfigError, RunError
 from lingdiag.io.paths import sha256_file
+from lingdiag.metrics import fragile
 from lingdiag.metrics.core import N_ERRORS
-from lingdiag.models.base import Backend, ReportsUsage
+from lingdiag.models.base import Backend, Precision, ReducedPrecision, ReportsUsage
 from lingdiag.models.environment import lock_status
 from lingdiag.records import (
     UNPARSED,
@@ -24,6 +25,7 @@ from lingdiag.records import (
     GenerationRequest,
     Item,
     ItemRecord,
+    LogLikelihood,
     LoglikelihoodRequest,
     Request,
     Response,
@@ -116,6 +118,35 @@ def _score(condition: Condition, item: Item, requests: Sequence[Request], respon
         outputs=[_output_json(r) for r in responses], label=label, detail=detail,
         gold=item.gold, correct=correct, error="; ".join(errors) if errors else None,
     )
+
+
+def _labeller(condition: Condition, item: Item) -> Callable[[Sequence[LogLikelihood]], str]:
+    """The label ``condition`` predicts for ``item`` from given log-likelihoods."""
+    return lambda responses: condition.strategy.parse(item, responses).label
+
+
+def _settle(condition: Condition, chunk: Sequence[Item], rendered: dict[str, Sequence[Request]],
+            responses: Sequence[Sequence[Response]], precision: Precision) -> list[ItemRecord]:
+    """A reduced-precision chunk's records, each log-likelihood decision with its margin and fragility;
+    with ``precision.rescore``, the fragile items' requests scored again in float32 (one call for the
+    chunk) and those items decided on float32's log-probs.
+    """
+    decisions = [fragile.decide(_labeller(condition, it), rs, precision.per_token)
+                 for it, rs in zip(chunk, responses, strict=True)]
+    answers = [list(rs) for rs in responses]
+    again = [k for k, d in enumerate(decisions) if d is not None and d.fragile] if precision.rescore else []
+    if again and precision.rescore is not None:
+        requests = [r for k in again for r in rendered[chunk[k].id] if isinstance(r, LoglikelihoodRequest)]
+        fresh = iter(precision.rescore(requests))
+        for k in again:
+            answers[k] = [next(fresh) if isinstance(r, LogLikelihood) else r for r in answers[k]]
+            redone = fragile.decide(_labeller(condition, chunk[k]), answers[k], precision.per_token)
+            decisions[k] = redone and replace(redone, fragile=True, rescored=True)
+    records = []
+    for it, rs, d in zip(chunk, answers, decisions, strict=True):
+        record = _score(condition, it, rendered[it.id], rs)
+        records.append(record if d is None else replace(record, decision=d.recorded()))
+    return records
 
 
 def resolve_axes(suite: Suite, selection: dict[str, list[str]]) -> dict[str, list[str]]:
@@ -213,9 +244,11 @@ def default_out(config: RunConfig) -> Path:
 
 
 def _run_chunks(condition: Condition, pending: Sequence[Item], total: int, rendered: dict[str, Sequence[Request]],
-                backend: Backend, store: RunStore, chunk_items: int, progress: Progress | None) -> str | None:
+                backend: Backend, store: RunStore, chunk_items: int, progress: Progress | None,
+                precision: Precision | None = None) -> str | None:
     """Send ``pending`` items chunk by chunk and append their records; the reason if the
-    backend turns out not to serve the condition's requests.
+    backend turns out not to serve the condition's requests. With a reduced ``precision``, each
+    log-likelihood decision is recorded with its margin and fragility (``_settle``).
     """
     if progress and pending:  # where this session starts (resumed items are not its work)
         progress(condition.name, total - len(pending), total)
@@ -226,11 +259,13 @@ def _run_chunks(condition: Condition, pending: Sequence[Item], total: int, rende
             responses = dispatch(backend, requests)
         except CapabilityError as e:
             return str(e)
-        records, pos = [], 0
+        per_item, pos = [], 0
         for it in chunk:
             n = len(rendered[it.id])
-            records.append(_score(condition, it, rendered[it.id], responses[pos:pos + n]))
+            per_item.append(responses[pos:pos + n])
             pos += n
+        records = (_settle(condition, chunk, rendered, per_item, precision) if precision is not None else
+                   [_score(condition, it, rendered[it.id], rs) for it, rs in zip(chunk, per_item, strict=True)])
         store.append(records)
         if progress:
             progress(condition.name, total - len(pending) + k + len(chunk), total)
@@ -247,13 +282,15 @@ def finalize(store: RunStore, order: Sequence[tuple[str, str]], suite: Suite, co
     for condition in conditions:
         rs = [r for r in records if r.condition == condition.name]
         if rs:
-            metrics[condition.name] = suite.condition_metrics(rs)
+            # Fragile counts exist only where records carry decisions (reduced-precision runs).
+            metrics[condition.name] = suite.condition_metrics(rs) | fragile.counts([r.decision for r in rs])
     table = suite.table([ResultRow(model, c.name, dict(c.axes), metrics[c.name], str(store.root), dataset)
                          for c in conditions if c.name in metrics])
     failed = {c: m[N_ERRORS] for c, m in metrics.items() if m.get(N_ERRORS)}
     if failed:  # never let an outage pass for a result
         table = ("**Failed items** (backend errors; every metric is over the answered items only): "
                  + "; ".join(f"{c}: {k} of {metrics[c]['n']}" for c, k in failed.items()) + "\n\n" + table)
+    table = fragile.table_note(metrics) + table
     store.write_json("metrics.json", metrics)
     store.write_text("table.md", table)
     return metrics, table
@@ -307,6 +344,10 @@ def _evaluate(config: RunConfig, backend: Backend, store: RunStore, progress: Pr
     if suite.source is not None:  # reports read the records with this copy, whatever becomes of the file
         meta["suite_file"] = suite_file
         store.write_text(SUITE_COPY, suite.source.text)
+    precision = backend.precision() if isinstance(backend, ReducedPrecision) else None
+    if precision is not None:
+        meta["precision"] = {"dtype": precision.dtype, "per_token_noise": precision.per_token,
+                             "rescore_fragile": "float32" if precision.rescore else None}
     store.write_json("meta.json", meta)
     usage_before = backend.usage() if isinstance(backend, ReportsUsage) else {}
     order: list[tuple[str, str]] = []
@@ -323,7 +364,8 @@ def _evaluate(config: RunConfig, backend: Backend, store: RunStore, progress: Pr
             continue
         pending = [it for it in items if (condition.name, it.id) not in done]
         start = time.perf_counter()
-        skipped = _run_chunks(condition, pending, len(items), rendered, backend, store, config.chunk_items, progress)
+        skipped = _run_chunks(condition, pending, len(items), rendered, backend, store, config.chunk_items, progress,
+                              precision)
         if skipped:
             meta["skipped"][condition.name] = skipped
         # Seconds spent on the condition, summed over resumed sessions; written per condition

@@ -33,6 +33,9 @@ float32 is the CPU's: on a CPU without native bf16/f16 dot products (AVX2 only) 
 run several times slower, with them (AVX512-BF16, AMX) about twice as fast, and on any CPU they
 move log-probs and, sometimes, decisions; ``make bench`` measures both on the machine at hand."""
 
+NOISE_PER_TOKEN: dict[Dtype, float] = {"bfloat16": 0.0, "bfloat16-mixed": 0.0, "float16": 0.0}
+"""CALIBRATE"""
+
 DtypeOption = Dtype | Literal["auto"]
 """``auto``: float32 on the CPU, bfloat16 on CUDA (float16 on GPUs without bf16), as lm-eval's
 ``dtype="auto"`` gives GPU users."""
