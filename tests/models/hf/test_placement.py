@@ -142,6 +142,16 @@ def test_max_memory_needs_device_auto_and_reaches_from_pretrained() -> None:
     assert p.load_kwargs() == {"device_map": "auto", "max_memory": {0: "20GiB", "cpu": "64GiB"}}
 
 
+def test_max_memory_in_bytes_reaches_accelerate_in_a_format_it_accepts() -> None:
+    """Issue 39: a bare number string (``"26347776"``) made accelerate refuse the cap; bytes travel as an int."""
+    from accelerate.utils import convert_file_size_to_int
+
+    p = resolve(device="auto", max_memory={"0": "26347776", "cpu": "8GiB"}, machine=TWO_OLD_GPUS)
+    caps = p.load_kwargs()["max_memory"]
+    assert caps == {0: 26347776, "cpu": "8GiB"}
+    assert [convert_file_size_to_int(v) for v in caps.values()] == [26347776, 8 * 2**30]
+
+
 @pytest.mark.slow
 def test_a_device_map_gives_the_results_of_one_device() -> None:
     """``device_map="auto"`` and ``max_memory`` through ``from_pretrained`` and accelerate: the same

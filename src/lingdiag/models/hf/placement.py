@@ -33,7 +33,7 @@ float32 is the CPU's: on a CPU without native bf16/f16 dot products (AVX2 only) 
 run several times slower, with them (AVX512-BF16, AMX) about twice as fast, and on any CPU they
 move log-probs and, sometimes, decisions; ``make bench`` measures both on the machine at hand."""
 
-NOISE_PER_TOKEN: dict[Dtype, float] = {"bfloat16": 0.0, "bfloat16-mixed": 0.0, "float16": 0.0}
+NOISE_PER_TOKEN: dict[Dtype, float] = {"bfloat16": 0.1, "bfloat16-mixed": 0.1, "float16": 0.1}
 """CALIBRATE"""
 
 DtypeOption = Dtype | Literal["auto"]
@@ -205,7 +205,8 @@ class Placement:
         """``from_pretrained``'s placement arguments: none on the CPU, ``device_map`` (and ``max_memory``) on CUDA."""
         if self.device_map is None:
             return {}
-        caps = {int(k) if k.isdigit() else k: v for k, v in self.max_memory}
+        # accelerate takes an int of bytes or a size with a unit ("70GiB"), and refuses a bare number string.
+        caps = {int(k) if k.isdigit() else k: int(v) if v.isdigit() else v for k, v in self.max_memory}
         return {"device_map": self.device_map} | ({"max_memory": caps} if caps else {})
 
 
