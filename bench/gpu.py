@@ -180,10 +180,10 @@ def plain_loop(model: Any, tokenizer: Any, requests: Sequence[LoglikelihoodReque
 
 
 def best_of(run: Callable[[], Any], repeats: int) -> tuple[Any, float]:
-    """``run()``'s answers and its fastest wall seconds over ``repeats`` timed calls after a warm-up call."""
-    out, _ = timed(run)
-    seconds = min(timed(run)[1] for _ in range(repeats))
-    return out, seconds
+    """``run()``'s answers and its fastest wall seconds over ``repeats`` timed calls after a warm-up call
+    (``repeats`` 0: the warm-up call's, for answers only)."""
+    out, first = timed(run)
+    return out, min((timed(run)[1] for _ in range(repeats)), default=first)
 
 
 def lm_eval_available() -> bool:
