@@ -70,7 +70,8 @@ class HFOptions(BaseModel):
     rescore_fragile: Literal["float32"] | None = None
     """In bfloat16/float16: score the requests of fragile decisions (margin within the dtype's
     measured noise, ``lingdiag.metrics.fragile``) again in float32 on the same device, so those
-    decisions are float32's; the records say which (``decision.rescored``). Named in the identity."""
+    decisions are float32's; the records say which (``decision.rescored``), meta.json names it
+    (``precision``). Nothing to do in float32."""
 
     def placement(self) -> Placement:
         """Where the model runs, resolved from these options and the machine."""

@@ -76,7 +76,7 @@ class HFBackend:
             adapter: A steering vector or LoRA adapter applied at load (``adapters``); named
                 in the model's name and identity.
             rescore_fragile: ``float32``: in a reduced dtype, fragile decisions' requests are scored
-                again by the same weights in float32 on the same device (``precision``); named in the identity.
+                again by the same weights in float32 on the same device (``precision``).
         """
         missing = [p for p in ("torch", "transformers") if find_spec(p) is None]
         if missing:
@@ -95,9 +95,9 @@ class HFBackend:
         if adapter is not None:
             self.name += adapter.suffix
             self._identity |= {"model": self.name, **adapter.identity}
+        # Not in the identity: the answers the cache keeps are the reduced dtype's either way (re-scored
+        # ones bypass it); meta.json names the option under ``precision``, the table line counts its work.
         self._rescore = rescore_fragile if placement.dtype != "float32" else None
-        if self._rescore:  # it changes the fragile decisions' log-probs and labels
-            self._identity["rescore_fragile"] = self._rescore
         self._twin_args: dict[str, Any] = {"name": name, "weights_hash": weights_hash,
                                            "trust_remote_code": trust_remote_code, "prefix_reuse": prefix_reuse,
                                            "system_turn": system_turn, "adapter": adapter}
