@@ -8,8 +8,11 @@ CPU three times in one command: float32 (the baseline and the truth), bfloat16, 
 - the requests re-scored in float32 (count and share);
 - the decisions that differ from float32's (bf16 alone, and with re-scoring: which should be 0)
   and how many were marked fragile;
-- the noise measurement: the largest |log p(bf16) - log p(float32)| per scored token over every
-  request, against the bound ``NOISE_PER_TOKEN`` uses (``lingdiag.models.hf.placement``).
+- the noise measurement: what flips a decision is how far two of its texts move *relative to each
+  other*, so the figure the bound is checked against is the largest |Δ_i - Δ_j| / (n_i + n_j) over
+  the pairs of texts of one item (Δ: log p(bf16) - log p(float32) of a text, n: its scored tokens),
+  beside the largest per-request |Δ| / n (larger: a shared prefix moves every text of an item alike),
+  against the bound ``NOISE_PER_TOKEN`` uses (``lingdiag.models.hf.placement``).
 
 Nothing is asserted; the figures go to stdout and ``--out`` (JSON).
 """
@@ -22,6 +25,7 @@ import shutil
 import sys
 import tempfile
 import time
+from itertools import combinations
 from pathlib import Path
 from typing import Any
 
@@ -82,6 +86,10 @@ def main() -> None:
             gaps = [abs(a["logprob"] - b["logprob"]) / a["n_tokens"]
                     for x, y in zip(got["bfloat16"], truth, strict=True)
                     for a, b in zip(x["outputs"], y["outputs"], strict=True)]
+            pair_gaps = [abs(a[0] - b[0]) / (a[1] + b[1])
+                         for x, y in zip(got["bfloat16"], truth, strict=True)
+                         for a, b in combinations([(p["logprob"] - q["logprob"], p["n_tokens"])
+                                                   for p, q in zip(x["outputs"], y["outputs"], strict=True)], 2)]
             figures[suite] = {
                 "items": len(truth), "requests": requests,
                 "seconds": {k: round(v, 2) for k, v in seconds.items()},
@@ -92,6 +100,9 @@ def main() -> None:
                 "flips_rescored": sum(x["label"] != y["label"]
                                       for x, y in zip(got["bfloat16+rescore"], truth, strict=True)),
                 "max_gap_per_token": round(max(gaps), 5), "mean_gap_per_token": round(sum(gaps) / len(gaps), 5),
+                "max_pair_gap_per_token": round(max(pair_gaps), 5),
+                "flips_not_fragile": sum(x["label"] != y["label"] and not x.get("decision", {}).get("fragile")
+                                         for x, y in zip(got["bfloat16"], truth, strict=True)),
             }
             print(suite, json.dumps(figures[suite]), flush=True)
         figures["total_ratio_to_float32"] = {k: round(v / totals["float32"], 2) for k, v in totals.items()}

@@ -34,7 +34,15 @@ run several times slower, with them (AVX512-BF16, AMX) about twice as fast, and 
 move log-probs and, sometimes, decisions; ``make bench`` measures both on the machine at hand."""
 
 NOISE_PER_TOKEN: dict[Dtype, float] = {"bfloat16": 0.1, "bfloat16-mixed": 0.1, "float16": 0.1}
-"""CALIBRATE"""
+"""Bound, in nats per scored token, on how far two texts of one decision move relative to each other
+in this dtype against float32: a pair of texts of ``n_i + n_j`` scored tokens moves apart by at most
+``0.1 × (n_i + n_j)`` (``lingdiag.metrics.fragile``). Measured with ``bench/fragile.py`` on
+SmolLM2-135M on the CPU (bf16 against the same weights in float32, 2026-11-26): over the pairs of
+ExpliCa perplexity texts of 16 and 24 items, |Δ_i − Δ_j| / (n_i + n_j) was at most 0.017 and 0.013
+(|Δ_i − Δ_j| at most 0.59 nat), so 0.1 leaves about 6× headroom. A single text moves much more (up to
+4.2 nats, 0.25 per token) but its shared prefix moves every text of the item alike, which no decision
+sees. float16 (3 more mantissa bits) and bfloat16-mixed (float32 outside the body's products) round
+less than bf16: they take its bound, unmeasured."""
 
 DtypeOption = Dtype | Literal["auto"]
 """``auto``: float32 on the CPU, bfloat16 on CUDA (float16 on GPUs without bf16), as lm-eval's
