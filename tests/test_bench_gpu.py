@@ -42,8 +42,8 @@ def test_a_failing_check_keeps_the_figures_of_the_others(tmp_path: Path) -> None
     figures = Figures(out, device="cpu")
     figures.guard("first", lambda: {"a": 1})
     figures.guard("broken", lambda: {"b": 1 // 0})
-    assert json.loads(out.read_text()) == {"device": "cpu", "a": 1,
-                                           "errors": {"broken": "ZeroDivisionError: integer division or modulo by zero"}}
+    broken = "ZeroDivisionError: integer division or modulo by zero"
+    assert json.loads(out.read_text()) == {"device": "cpu", "a": 1, "errors": {"broken": broken}}
     figures.guard("after", lambda: {"c": 3})
     assert json.loads(out.read_text())["c"] == 3
 
