@@ -14,11 +14,19 @@
 7. throughput: scored tokens/s (log-likelihood, prefix tree) and generated tokens/s, each as a
    share of the card's bf16 peak (``--peak-tflops``, default from the card's name), against a
    plain transformers loop scoring the same requests as lm-eval's ``HFLM`` does (right-padded
-   batches of 16, logits at every position, a log-softmax per request).
+   batches of 16, logits at every position, a log-softmax per request);
+8. lm-eval's ``HFLM`` on the same in-memory model, where lm-eval is importable: ImperfectiveNLI
+   zero-shot prompts × " True"/" False"/" Unknown" and ExpliCa's perplexity sentences (the better
+   of batch 16 and 64), and generation against its ``generate_until``;
+9. the same weights in float32 as the truth: log-prob gaps, decisions that flip in bf16 (lingdiag
+   and lm-eval), and how many of lingdiag's decisions are marked fragile (``lingdiag.metrics.fragile``),
+   with the flips outside them (which the noise bound should make zero).
 
+Each check is guarded: one that fails records its one-line error under ``errors`` and the others
+still run; the figures are written (atomically) after every check, so a crash keeps what passed.
 ``--cpu-smoke`` runs the tiny-model parts on the CPU (1, 3, 4, 6 with a simulated out-of-memory
-error) in about a minute: CI runs it (``tests/test_bench_gpu.py``). Figures go to ``--out``
-(JSON) and stdout; nothing is asserted on speed.
+error, 8 if lm-eval is importable, 9 on a bf16 copy) in a few minutes: CI runs it
+(``tests/test_bench_gpu.py``). Figures go to ``--out`` (JSON) and stdout; nothing is asserted on speed.
 """
 
 from __future__ import annotations
@@ -29,16 +37,19 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import torch
 
+from lingdiag.io.atomic import write_atomic
+from lingdiag.metrics.fragile import decide
 from lingdiag.models.embedded import ensure_converted
 from lingdiag.models.hf import HFBackend
 from lingdiag.models.hf.memory import small_device
-from lingdiag.models.hf.placement import Placement, resolve
-from lingdiag.records import Constraint, GenerationRequest, LoglikelihoodRequest
+from lingdiag.models.hf.placement import NOISE_PER_TOKEN, Placement, resolve
+from lingdiag.records import Constraint, GenerationRequest, LogLikelihood, LoglikelihoodRequest
 
 PEAK_TFLOPS = {"H100": 989.0, "H200": 989.0, "A100": 312.0, "L40S": 362.0, "A10": 125.0}
 """Dense bf16 peak (TFLOP/s) by card name, from the vendors' data sheets (SXM parts)."""
@@ -46,6 +57,34 @@ EIGHT_B = {"hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 
            "intermediate_size": 14336}
 TINY = {"hidden_size": 128, "num_hidden_layers": 4, "num_attention_heads": 4, "num_key_value_heads": 2,
         "intermediate_size": 256}
+
+
+LABELS = (" True", " False", " Unknown")
+"""The continuations of the ImperfectiveNLI log-likelihood workload."""
+
+
+class Figures:
+    """The figures by name, written atomically to ``out`` after every check; a failing check records its error."""
+
+    def __init__(self, out: Path, **first: Any) -> None:
+        """Start the file at ``out`` with ``first``."""
+        self.out, self.data = out, dict(first)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        self.write()
+
+    def write(self) -> None:
+        """The figures so far, replacing the file at once."""
+        write_atomic(self.out, json.dumps(self.data, indent=2) + "\n")
+
+    def guard(self, name: str, check: Callable[[], dict[str, Any] | None]) -> None:
+        """Run ``check``; merge its figures, or record its error in one line under ``errors``; then write."""
+        try:
+            self.data |= check() or {}
+        except Exception as e:  # noqa: BLE001 - every check's failure is a figure, and the next check runs
+            first = str(e).splitlines()[0] if str(e) else ""
+            self.data.setdefault("errors", {})[name] = f"{type(e).__name__}: {first}"
+            print(f"bench/gpu.py: {name} failed: {type(e).__name__}: {first}", file=sys.stderr)
+        self.write()
 
 
 def random_llama(shape: dict[str, int], vocab: int, dtype: torch.dtype, device: str, seed: int = 0) -> Any:
@@ -67,8 +106,35 @@ def workload(n_items: int) -> tuple[list[LoglikelihoodRequest], list[GenerationR
 
     scored = [r for it in explica_items()[:n_items] for r in PerplexityTask().render(it)]
     prompt = strategy("zero-shot", max_new_tokens=16)
-    generated = [prompt.render(it)[0] for it in imperfective_items()[:n_items]]
+    generated = [prompt.render(it)[0] for it in imperfective_items()[:2 * n_items]]
     return scored, generated  # type: ignore[return-value]
+
+
+def nli_requests(backend: HFBackend, prompts: Sequence[GenerationRequest]) -> list[LoglikelihoodRequest]:
+    """Each prompt, rendered by the chat template, followed by each of ``LABELS``."""
+    return [LoglikelihoodRequest(backend.render(p), label) for p in prompts for label in LABELS]
+
+
+def choices(logprobs: Sequence[float], width: int) -> list[int]:
+    """The argmax of each consecutive group of ``width`` log-probs (a label, a connective)."""
+    return [max(range(width), key=lambda k: logprobs[i + k]) for i in range(0, len(logprobs), width)]
+
+
+def fragile_and_flips(low: Sequence[LogLikelihood], truth: Sequence[LogLikelihood], width: int,
+                      dtype: str) -> dict[str, Any]:
+    """Against float32: log-prob gaps, flipped decisions, fragile ones (lingdiag's bound) and flips not marked."""
+    flips = [a != b for a, b in zip(choices([x.logprob for x in low], width),
+                                    choices([x.logprob for x in truth], width), strict=True)]
+
+    def label(rs: Sequence[LogLikelihood]) -> str:
+        return str(choices([r.logprob for r in rs], width)[0])
+
+    marked = [bool((d := decide(label, low[i:i + width], NOISE_PER_TOKEN[dtype])) and d.fragile)  # type: ignore[index]
+              for i in range(0, len(low), width)]
+    gaps = [abs(x.logprob - y.logprob) for x, y in zip(low, truth, strict=True)]
+    return {"decisions": len(flips), "flips": sum(flips), "fragile": sum(marked),
+            "flips_not_fragile": sum(f and not m for f, m in zip(flips, marked, strict=True)),
+            "max_abs_gap": round(max(gaps), 4), "mean_abs_gap": round(sum(gaps) / len(gaps), 4)}
 
 
 def per_token_gap(a: Sequence[Any], b: Sequence[Any]) -> dict[str, float]:
@@ -113,8 +179,45 @@ def plain_loop(model: Any, tokenizer: Any, requests: Sequence[LoglikelihoodReque
     return out
 
 
-def check(cpu_smoke: bool, n_items: int, peak_tflops: float | None) -> dict[str, Any]:
-    """Every check this machine can run; figures by name."""
+def best_of(run: Callable[[], Any], repeats: int) -> tuple[Any, float]:
+    """``run()``'s answers and its fastest wall seconds over ``repeats`` timed calls after a warm-up call
+    (``repeats`` 0: the warm-up call's, for answers only)."""
+    out, first = timed(run)
+    return out, min((timed(run)[1] for _ in range(repeats)), default=first)
+
+
+def lm_eval_available() -> bool:
+    """Whether lm-eval's ``HFLM`` can be imported here."""
+    from importlib.util import find_spec
+
+    return find_spec("lm_eval") is not None
+
+
+def lm_eval_loglik(model: Any, tokenizer: Any, requests: Sequence[LoglikelihoodRequest], batch: int,
+                   repeats: int) -> tuple[list[LogLikelihood], float]:
+    """lm-eval's ``HFLM`` on the in-memory ``model``: its answers (one token each: it reports no count) and seconds."""
+    from lm_eval.api.instance import Instance
+    from lm_eval.models.huggingface import HFLM
+
+    lm = HFLM(pretrained=model, tokenizer=tokenizer, batch_size=batch)
+    instances = [Instance("loglikelihood", {}, (r.context, r.continuation), i) for i, r in enumerate(requests)]
+    answers, seconds = best_of(lambda: lm.loglikelihood(instances, disable_tqdm=True), repeats)
+    return [LogLikelihood(logprob=float(lp), n_tokens=1, is_greedy=bool(g)) for lp, g in answers], seconds
+
+
+def lm_eval_generate(model: Any, tokenizer: Any, prompts: Sequence[str], max_new: int, repeats: int) -> float:
+    """Seconds of lm-eval's ``generate_until`` (greedy, ``max_new`` tokens, batch 64) on ``prompts``."""
+    from lm_eval.api.instance import Instance
+    from lm_eval.models.huggingface import HFLM
+
+    lm = HFLM(pretrained=model, tokenizer=tokenizer, batch_size=64)
+    kwargs = {"until": [], "max_gen_toks": max_new, "do_sample": False}
+    instances = [Instance("generate_until", {}, (p, dict(kwargs)), i) for i, p in enumerate(prompts)]
+    return best_of(lambda: lm.generate_until(instances, disable_tqdm=True), repeats)[1]
+
+
+def check(cpu_smoke: bool, n_items: int, peak_tflops: float | None, out: Path) -> dict[str, Any]:
+    """Every check this machine can run, each guarded; figures by name, written after each check."""
     tokenizer_dir = str(ensure_converted("smollm2-135m")[0])
     from transformers import AutoTokenizer
 
@@ -122,63 +225,121 @@ def check(cpu_smoke: bool, n_items: int, peak_tflops: float | None) -> dict[str,
     vocab = len(tokenizer)
     scored, generated = workload(n_items)
     cuda = torch.cuda.is_available() and not cpu_smoke
-    figures: dict[str, Any] = {"device": torch.cuda.get_device_name() if cuda else "cpu",
-                               "torch": torch.__version__}
+    figures = Figures(out, device=torch.cuda.get_device_name() if cuda else "cpu", torch=torch.__version__)
     device = "cuda" if cuda else "cpu"
     shape, dtype = (EIGHT_B, torch.bfloat16) if cuda else (TINY, torch.float32)
     placement = resolve(device=device, packed_linears=False)
+    repeats = 3 if cuda else 1
 
     def backend(model: Any, where: Placement = placement, **options: Any) -> HFBackend:
         return HFBackend.from_model(model, tokenizer_dir, where, name="random-llama", **options)
 
     model = random_llama(shape, vocab, dtype, device)
     n_params = sum(p.numel() for p in model.parameters())
-    figures["model"] = {"params": n_params, "dtype": str(dtype).removeprefix("torch."), **shape}
+    figures.data["model"] = {"params": n_params, "dtype": str(dtype).removeprefix("torch."), **shape}
     tree, plain = backend(model), backend(model, prefix_reuse=False)
+    nli = nli_requests(tree, generated)
+    state: dict[str, Any] = {}
 
-    # 1. Prefix tree against plain log-probs (and the throughput of scoring, after a warm-up call
-    # that pays for the head check and the kernels' first launches).
-    tree.loglikelihood(scored[:8])
-    ours, seconds = timed(lambda: tree.loglikelihood(scored))
-    figures["tree_vs_plain"] = per_token_gap(ours, plain.loglikelihood(scored))
-    n_scored = sum(a.n_tokens for a in ours)
-    figures["scored_tokens_per_s"] = round(n_scored / seconds, 1)
-    # 3. Continuous against fixed batching.
-    pooled, gen_seconds = timed(lambda: tree.generate(generated))
-    fixed = backend(model, continuous_batching=False).generate(generated)
-    figures["continuous_equals_fixed"] = [g.text for g in pooled] == [g.text for g in fixed]
-    figures["generated_tokens_per_s"] = round(sum(g.n_tokens for g in pooled) / gen_seconds, 1)
-    # 4. Constrained decoding.
-    from lingdiag.models.hf import constraints
+    def tree_vs_plain() -> dict[str, Any]:
+        # After a warm-up call that pays for the head check and the kernels' first launches.
+        tree.loglikelihood(scored[:8])
+        ours, seconds = timed(lambda: tree.loglikelihood(scored))
+        state.update(ours=ours, seconds=seconds, n_scored=sum(a.n_tokens for a in ours))
+        return {"tree_vs_plain": per_token_gap(ours, plain.loglikelihood(scored)),
+                "scored_tokens_per_s": round(state["n_scored"] / seconds, 1)}
 
-    if constraints.available():
-        choices = ("True", "False", "Unknown")
-        constraint = Constraint("choice", choices=choices)
-        constrained = [replace(r, max_new_tokens=8, constraint=constraint) for r in generated]
-        figures["constrained_in_choices"] = all(g.text in choices for g in tree.generate(constrained))
-    # 6. Out-of-memory back-off.
-    if cuda:
-        huge = backend(model, replace(placement, batch_tokens=1 << 24))
-        figures["oom_back_off"] = per_token_gap(ours, huge.loglikelihood(scored))
-    else:
+    def batching() -> dict[str, Any]:
+        pooled, gen_seconds = timed(lambda: tree.generate(generated))
+        state["gen_seconds"] = gen_seconds
+        fixed = backend(model, continuous_batching=False).generate(generated)
+        return {"continuous_equals_fixed": [g.text for g in pooled] == [g.text for g in fixed],
+                "generated_tokens_per_s": round(sum(g.n_tokens for g in pooled) / gen_seconds, 1)}
+
+    def constrained() -> dict[str, Any] | None:
+        from lingdiag.models.hf import constraints
+
+        if not constraints.available():
+            return None
+        options = ("True", "False", "Unknown")
+        asked = [replace(r, max_new_tokens=8, constraint=Constraint("choice", choices=options)) for r in generated]
+        return {"constrained_in_choices": all(g.text in options for g in tree.generate(asked))}
+
+    def back_off() -> dict[str, Any]:
+        if cuda:
+            huge = backend(model, replace(placement, batch_tokens=1 << 24))
+            return {"oom_back_off": per_token_gap(state["ours"], huge.loglikelihood(scored))}
         with small_device(tree.model, 96) as refused:
             retried = tree.loglikelihood(scored)
-        figures["oom_back_off"] = per_token_gap(ours, retried) | {"refused_batches": len(refused)}
-    # Throughput against a plain transformers loop, as lm-eval scores.
-    _, loop_seconds = timed(lambda: plain_loop(model, tokenizer, scored))
-    figures["plain_loop_scored_tokens_per_s"] = round(n_scored / loop_seconds, 1)
-    figures["speedup_over_plain_loop"] = round(loop_seconds / seconds, 2)
+        return {"oom_back_off": per_token_gap(state["ours"], retried) | {"refused_batches": len(refused)}}
+
+    def against_plain_loop() -> dict[str, Any]:
+        _, loop_seconds = timed(lambda: plain_loop(model, tokenizer, scored))
+        out: dict[str, Any] = {"plain_loop_scored_tokens_per_s": round(state["n_scored"] / loop_seconds, 1),
+                               "speedup_over_plain_loop": round(loop_seconds / state["seconds"], 2)}
+        if cuda:
+            name = torch.cuda.get_device_name()
+            peak = peak_tflops or next((v for k, v in PEAK_TFLOPS.items() if k in name), None)
+            if peak:
+                for key in ("scored_tokens_per_s", "generated_tokens_per_s"):
+                    if key in figures.data:
+                        share = 2 * n_params * figures.data[key] / (peak * 1e12)
+                        out[key.replace("_per_s", "_share_of_peak")] = round(share, 4)
+            out["peak_gpu_mb"] = tree.usage().get("peak_gpu_mb")
+        return out
+
+    def against_lm_eval() -> dict[str, Any] | None:
+        if not lm_eval_available():
+            return {"lm_eval": "not importable here: skipped"}
+        out: dict[str, Any] = {}
+        for work, requests in (("nli", nli), ("sentences", scored)):
+            _, ours = best_of(partial(tree.loglikelihood, requests), repeats)
+            theirs = {b: lm_eval_loglik(model, tokenizer, requests, b, repeats)[1] for b in (16, 64)}
+            out[f"lm_eval_{work}"] = {"requests": len(requests), "lingdiag_s": round(ours, 3),
+                                      **{f"lm_eval_batch{b}_s": round(t, 3) for b, t in theirs.items()},
+                                      "ratio": round(min(theirs.values()) / ours, 2)}
+        _, ours_gen = best_of(lambda: tree.generate(generated), repeats)
+        theirs_gen = lm_eval_generate(model, tokenizer, [tree.render(g) for g in generated],
+                                      generated[0].max_new_tokens, repeats)
+        out["lm_eval_generate"] = {"prompts": len(generated), "lingdiag_s": round(ours_gen, 3),
+                                   "lm_eval_generate_until_s": round(theirs_gen, 3),
+                                   "ratio": round(theirs_gen / ours_gen, 2)}
+        return out
+
+    def against_float32() -> dict[str, Any]:
+        # The truth: the same weights in float32 (bf16 values are exact in float32). The CPU smoke's
+        # float32 model is first rounded to bf16, which then are the weights compared.
+        model.to(torch.bfloat16)
+        low = replace(placement, dtype="bfloat16")
+        answers = {"bf16": {w: backend(model, low).loglikelihood(r) for w, r in (("nli", nli), ("sentences", scored))}}
+        theirs: dict[str, dict[str, list[LogLikelihood]]] = {}
+        if lm_eval_available():
+            theirs["bf16"] = {w: lm_eval_loglik(model, tokenizer, r, 64, 0)[0] for w, r in (("nli", nli),
+                                                                                          ("sentences", scored))}
+        model.float()
+        high = replace(placement, dtype="float32")
+        answers["fp32"] = {w: backend(model, high).loglikelihood(r) for w, r in (("nli", nli), ("sentences", scored))}
+        if theirs:
+            theirs["fp32"] = {w: lm_eval_loglik(model, tokenizer, r, 64, 0)[0] for w, r in (("nli", nli),
+                                                                                           ("sentences", scored))}
+        out: dict[str, Any] = {}
+        for work, width in (("nli", len(LABELS)), ("sentences", 4)):
+            out[f"bf16_vs_fp32_{work}"] = fragile_and_flips(answers["bf16"][work], answers["fp32"][work], width,
+                                                            "bfloat16")
+            if theirs:
+                lm = fragile_and_flips(theirs["bf16"][work], theirs["fp32"][work], width, "bfloat16")
+                out[f"lm_eval_bf16_vs_fp32_{work}"] = {k: v for k, v in lm.items() if "fragile" not in k}
+        return out
+
+    for name, run in (("tree_vs_plain", tree_vs_plain), ("batching", batching), ("constrained", constrained),
+                      ("back_off", back_off), ("plain_loop", against_plain_loop), ("lm_eval", against_lm_eval),
+                      ("float32_truth", against_float32)):
+        figures.guard(name, run)
     if cuda:
-        name = torch.cuda.get_device_name()
-        peak = peak_tflops or next((v for k, v in PEAK_TFLOPS.items() if k in name), None)
-        if peak:
-            for key in ("scored_tokens_per_s", "generated_tokens_per_s"):
-                figures[key.replace("_per_s", "_share_of_peak")] = round(2 * n_params * figures[key] / (peak * 1e12), 4)
-        figures["peak_gpu_mb"] = tree.usage().get("peak_gpu_mb")
         del model, tree, plain
         torch.cuda.empty_cache()
-        figures |= tiny_on_devices(tokenizer_dir, vocab, scored[:40], generated[:8])
-    return figures
+        figures.guard("tiny_on_devices", lambda: tiny_on_devices(tokenizer_dir, vocab, scored[:40], generated[:8]))
+    return figures.data
 
 
 def tiny_on_devices(tokenizer_dir: str, vocab: int, scored: list[LoglikelihoodRequest],
@@ -188,7 +349,7 @@ def tiny_on_devices(tokenizer_dir: str, vocab: int, scored: list[LoglikelihoodRe
     size = sum(p.numel() * 4 for p in random_llama(TINY, vocab, torch.float32, "cpu").parameters())
     placements = {"cpu": resolve(packed_linears=False), "cuda": resolve(device="cuda", dtype="float32"),
                   "split": replace(resolve(device="cuda", dtype="float32"), device_map="auto",
-                                   max_memory=(("0", str(size // 2)), ("cpu", "8GiB")))}
+                                   max_memory=(("0", f"{size // 2 >> 10}KiB"), ("cpu", "8GiB")))}
     for name, placement in placements.items():
         model = random_llama(TINY, vocab, torch.float32, "cpu")
         if placement.device_map == "auto":
@@ -218,11 +379,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if not args.cpu_smoke and not torch.cuda.is_available():
         sys.exit("bench/gpu.py: no CUDA device here (run with --cpu-smoke for the CPU parts)")
-    figures = check(args.cpu_smoke, args.items or (6 if args.cpu_smoke else 200), args.peak_tflops)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = args.out.with_name(f".{args.out.name}.{time.time_ns()}.tmp")
-    tmp.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
-    tmp.replace(args.out)
+    figures = check(args.cpu_smoke, args.items or (6 if args.cpu_smoke else 200), args.peak_tflops, args.out)
     print(json.dumps(figures, indent=2))
 
 

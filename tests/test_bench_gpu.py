@@ -26,6 +26,27 @@ def test_gpu_check_runs_its_cpu_parts(tmp_path: Path) -> None:
     back_off = figures["oom_back_off"]
     assert back_off["refused_batches"] > 0 and back_off["max_nat_per_token"] < 1e-4
     assert figures["scored_tokens_per_s"] > 0 and figures["generated_tokens_per_s"] > 0
+    assert "errors" not in figures  # every guarded check ran through
+    truth = figures["bf16_vs_fp32_nli"]  # the same weights in float32 as the truth, with lingdiag's fragile marks
+    assert truth["decisions"] == 4 * 2 and {"flips", "fragile", "flips_not_fragile", "max_abs_gap"} <= truth.keys()
+    assert figures["bf16_vs_fp32_sentences"]["decisions"] == 4
+
+
+def test_a_failing_check_keeps_the_figures_of_the_others(tmp_path: Path) -> None:
+    """Issue 39: the figures were written only at the end, so one crash lost every check that had passed."""
+    sys.path.insert(0, str(REPO / "bench"))
+    try:
+        from gpu import Figures  # type: ignore[import-not-found]
+    finally:
+        sys.path.remove(str(REPO / "bench"))
+    out = tmp_path / "gpu.json"
+    figures = Figures(out, device="cpu")
+    figures.guard("first", lambda: {"a": 1})
+    figures.guard("broken", lambda: {"b": 1 // 0})
+    broken = "ZeroDivisionError: integer division or modulo by zero"
+    assert json.loads(out.read_text()) == {"device": "cpu", "a": 1, "errors": {"broken": broken}}
+    figures.guard("after", lambda: {"c": 3})
+    assert json.loads(out.read_text())["c"] == 3
 
 
 def test_gpu_check_without_cuda_says_so_in_one_line() -> None:

@@ -314,10 +314,18 @@ class ItemRecord:
     """None when the item has no gold label."""
     error: str | None = None
     """Backend error text when a request of this item failed; the item is retried on resume."""
+    decision: Mapping[str, Any] | None = None
+    """In a reduced-precision run, a log-likelihood decision's margin, noise bound, ``fragile`` and
+    ``rescored`` (``lingdiag.metrics.fragile.Decision``); absent otherwise."""
 
     def to_json(self) -> str:
-        """One deterministic JSON line (sorted keys, no timestamps)."""
-        return dumps(asdict(self), sort_keys=True, ensure_ascii=False)
+        """One deterministic JSON line (sorted keys, no timestamps; no ``decision`` key when there is none,
+        so records of float32 runs stay as they were before decisions knew their noise).
+        """
+        body = asdict(self)
+        if body["decision"] is None:
+            del body["decision"]
+        return dumps(body, sort_keys=True, ensure_ascii=False)
 
     @classmethod
     def from_json(cls, line: str) -> ItemRecord:

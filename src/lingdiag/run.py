@@ -15,8 +15,9 @@ from lingdiag.analysis.sweep import AXIS as SCORING_POLICY_AXIS
 from lingdiag.config import RunConfig, redact_url_secrets
 from lingdiag.errors import CapabilityError, ConfigError, RunError
 from lingdiag.io.paths import sha256_file
+from lingdiag.metrics import fragile
 from lingdiag.metrics.core import N_ERRORS, N_UNFINISHED
-from lingdiag.models.base import Backend, ReportsUsage
+from lingdiag.models.base import Backend, Precision, ReducedPrecision, ReportsUsage
 from lingdiag.models.environment import lock_status
 from lingdiag.parse.thinking import separate
 from lingdiag.records import (
@@ -27,6 +28,7 @@ from lingdiag.records import (
     GenerationRequest,
     Item,
     ItemRecord,
+    LogLikelihood,
     LoglikelihoodRequest,
     Request,
     Response,
@@ -143,6 +145,36 @@ def _score(condition: Condition, item: Item, requests: Sequence[Request], respon
     )
 
 
+def _labeller(condition: Condition, item: Item) -> Callable[[Sequence[LogLikelihood]], str]:
+    """The label ``condition`` predicts for ``item`` from given log-likelihoods."""
+    return lambda responses: condition.strategy.parse(item, responses).label
+
+
+def _settle(condition: Condition, chunk: Sequence[Item], rendered: dict[str, Sequence[Request]],
+            responses: Sequence[Sequence[Response]], precision: Precision,
+            tags: ThinkTags | None = DEFAULT_TAGS) -> list[ItemRecord]:
+    """A reduced-precision chunk's records, each log-likelihood decision with its margin and fragility;
+    with ``precision.rescore``, the fragile items' requests scored again in float32 (one call for the
+    chunk) and those items decided on float32's log-probs.
+    """
+    decisions = [fragile.decide(_labeller(condition, it), rs, precision.per_token)
+                 for it, rs in zip(chunk, responses, strict=True)]
+    answers = [list(rs) for rs in responses]
+    again = [k for k, d in enumerate(decisions) if d is not None and d.fragile] if precision.rescore else []
+    if again and precision.rescore is not None:
+        requests = [r for k in again for r in rendered[chunk[k].id] if isinstance(r, LoglikelihoodRequest)]
+        fresh = iter(precision.rescore(requests))
+        for k in again:
+            answers[k] = [next(fresh) if isinstance(r, LogLikelihood) else r for r in answers[k]]
+            redone = fragile.decide(_labeller(condition, chunk[k]), answers[k], precision.per_token)
+            decisions[k] = redone and replace(redone, fragile=True, rescored=True)
+    records = []
+    for it, rs, d in zip(chunk, answers, decisions, strict=True):
+        record = _score(condition, it, rendered[it.id], rs, tags)
+        records.append(record if d is None else replace(record, decision=d.recorded()))
+    return records
+
+
 def resolve_axes(suite: Suite, selection: dict[str, list[str]]) -> dict[str, list[str]]:
     """Fill defaults and validate every axis value against the suite."""
     names = {a.name for a in suite.axes}
@@ -251,9 +283,10 @@ def default_out(config: RunConfig) -> Path:
 
 def _run_chunks(condition: Condition, pending: Sequence[Item], total: int, rendered: dict[str, Sequence[Request]],
                 backend: Backend, store: RunStore, chunk_items: int, progress: Progress | None,
-                tags: ThinkTags | None = DEFAULT_TAGS) -> str | None:
+                tags: ThinkTags | None = DEFAULT_TAGS, precision: Precision | None = None) -> str | None:
     """Send ``pending`` items chunk by chunk and append their records; the reason if the
-    backend turns out not to serve the condition's requests.
+    backend turns out not to serve the condition's requests. With a reduced ``precision``, each
+    log-likelihood decision is recorded with its margin and fragility (``_settle``).
     """
     if progress and pending:  # where this session starts (resumed items are not its work)
         progress(condition.name, total - len(pending), total)
@@ -264,11 +297,13 @@ def _run_chunks(condition: Condition, pending: Sequence[Item], total: int, rende
             responses = dispatch(backend, requests)
         except CapabilityError as e:
             return str(e)
-        records, pos = [], 0
+        per_item, pos = [], 0
         for it in chunk:
             n = len(rendered[it.id])
-            records.append(_score(condition, it, rendered[it.id], responses[pos:pos + n], tags))
+            per_item.append(responses[pos:pos + n])
             pos += n
+        records = (_settle(condition, chunk, rendered, per_item, precision, tags) if precision is not None else
+                   [_score(condition, it, rendered[it.id], rs, tags) for it, rs in zip(chunk, per_item, strict=True)])
         store.append(records)
         if progress:
             progress(condition.name, total - len(pending) + k + len(chunk), total)
@@ -285,7 +320,8 @@ def finalize(store: RunStore, order: Sequence[tuple[str, str]], suite: Suite, co
     for condition in conditions:
         rs = [r for r in records if r.condition == condition.name]
         if rs:
-            metrics[condition.name] = suite.condition_metrics(rs)
+            # Fragile counts exist only where records carry decisions (reduced-precision runs).
+            metrics[condition.name] = suite.condition_metrics(rs) | fragile.counts([r.decision for r in rs])
     table = suite.table([ResultRow(model, c.name, dict(c.axes), metrics[c.name], str(store.root), dataset)
                          for c in conditions if c.name in metrics])
     unfinished = {c: m[N_UNFINISHED] for c, m in metrics.items() if m.get(N_UNFINISHED)}
@@ -296,6 +332,7 @@ def finalize(store: RunStore, order: Sequence[tuple[str, str]], suite: Suite, co
     if failed:  # never let an outage pass for a result
         table = ("**Failed items** (backend errors; every metric is over the answered items only): "
                  + "; ".join(f"{c}: {k} of {metrics[c]['n']}" for c, k in failed.items()) + "\n\n" + table)
+    table = fragile.table_note(metrics) + table
     store.write_json("metrics.json", metrics)
     store.write_text("table.md", table)
     return metrics, table
@@ -355,6 +392,10 @@ def _evaluate(config: RunConfig, backend: Backend, store: RunStore, progress: Pr
 
     if suite.source is not None:  # reports read the records with this copy, whatever becomes of the file
         store.write_text(SUITE_COPY, suite.source.text)
+    precision = backend.precision() if isinstance(backend, ReducedPrecision) else None
+    if precision is not None:
+        first = replace(first, precision={"dtype": precision.dtype, "per_token_noise": precision.per_token,
+                                          "rescore_fragile": "float32" if precision.rescore else None})
     store.write_meta(meta())
     usage_before = backend.usage() if isinstance(backend, ReportsUsage) else {}
     order: list[tuple[str, str]] = []
@@ -375,7 +416,7 @@ def _evaluate(config: RunConfig, backend: Backend, store: RunStore, progress: Pr
         if setting is not None:
             thinking[condition.name] = setting.recorded()
         unserved = _run_chunks(condition, pending, len(items), rendered, backend, store, config.chunk_items, progress,
-                               think_tags(config))
+                               think_tags(config), precision)
         if unserved:
             skipped[condition.name] = unserved
         # Seconds spent on the condition, summed over resumed sessions; written per condition

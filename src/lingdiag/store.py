@@ -266,6 +266,7 @@ _JSON_TYPES: dict[str, tuple[type, str]] = {
     "dataset": (dict, "an object"), "versions": (dict, "an object"), "lock": (dict, "an object"),
     "seed": (int, "an integer"), "timings": (dict, "an object"), "skipped": (dict, "an object"),
     "scoring_policies": (dict, "an object"), "suite_file": (dict, "an object"), "thinking": (dict, "an object"),
+    "precision": (dict, "an object"),
     "usage": (dict, "an object"),
     "shards": (list, "a list"), "imported": (dict, "an object"),
 }
@@ -306,6 +307,9 @@ class RunMeta:
     """The suite file a run was read from: ``path`` and ``sha256``."""
     thinking: Mapping[str, Any] | None = None
     """Condition → the thinking setting it ran under (``--thinking``), where the axis was given."""
+    precision: Mapping[str, Any] | None = None
+    """A reduced-precision run's dtype, the per-token noise bound its fragile decisions are marked
+    against and whether they were re-scored (``rescore_fragile``); None in float32."""
     usage: Mapping[str, int] | None = None
     """Tokens and requests a metered backend counted; None where it counted none."""
     shards: Sequence[Mapping[str, Any]] | None = None
@@ -371,8 +375,8 @@ class RunMeta:
             "schema_version": self.schema_version, "config": self.config, "model": self.identity.fields,
             "dataset": self.checksums, "versions": self.versions, "lock": self.lock, "seed": self.seed,
             "timings": self.timings, "skipped": self.skipped, "scoring_policies": self.scoring_policies,
-            "suite_file": self.suite_file, "thinking": self.thinking, "usage": self.usage, "shards": self.shards,
-            "imported": self.imported,
+            "suite_file": self.suite_file, "thinking": self.thinking, "precision": self.precision,
+            "usage": self.usage, "shards": self.shards, "imported": self.imported,
         }
         return {k: v for k, v in parts.items() if v is not None}
 
@@ -402,8 +406,8 @@ class RunMeta:
                    versions=meta.get("versions"), lock=meta.get("lock"), seed=meta.get("seed"),
                    timings=meta.get("timings"), skipped=meta.get("skipped"),
                    scoring_policies=meta.get("scoring_policies"), suite_file=meta.get("suite_file"),
-                   thinking=meta.get("thinking"), usage=meta.get("usage"), shards=meta.get("shards"),
-                   imported=meta.get("imported"),
+                   thinking=meta.get("thinking"), precision=meta.get("precision"), usage=meta.get("usage"),
+                   shards=meta.get("shards"), imported=meta.get("imported"),
                    source=Path(path))
 
     @classmethod

@@ -179,7 +179,9 @@ def _train(lm: LoadedModel, rows: list[tuple[list[int], list[int]]], plan: LoraP
         start, directory = latest
         set_peft_model_state_dict(model, load_peft_weights(str(directory)))
         optimizer.load_state_dict(torch.load(directory / "optimizer.pt"))
-    device = next(model.parameters()).device  # where the placement put the weights
+    # Where the inputs are read: the input embedding's device (under device_map="auto" the first
+    # parameter may be another layer's).
+    device = model.get_input_embeddings().weight.device
     model.train()
     for step in range(start + 1, plan.steps + 1):
         batch = {k: v.to(device) for k, v in _batch(rows, plan, step, lm.tokenizer.pad_token_id).items()}

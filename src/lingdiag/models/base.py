@@ -89,6 +89,33 @@ class ReportsUsage(Protocol):
         ...
 
 
+@dataclass(frozen=True, slots=True)
+class Precision:
+    """How far a reduced-precision backend's log-probs may be from float32's, and how to ask float32.
+
+    A decision between two texts can only change if their log-probs moved apart by more than its
+    margin; ``per_token`` bounds how far one scored token's log-prob moves (measured against the same
+    weights in float32), so a margin above the two texts' bounds summed cannot flip
+    (``lingdiag.metrics.fragile``).
+    """
+
+    dtype: str
+    """The reduced dtype (``bfloat16``, ``float16``, ``bfloat16-mixed``)."""
+    per_token: float
+    """Bound, in nats, on how far one scored token's log-prob is from float32's."""
+    rescore: Callable[[Sequence[LoglikelihoodRequest]], list[LogLikelihood]] | None = None
+    """Scores requests again in float32 on the same device (``rescore_fragile=float32``); None: not asked."""
+
+
+@runtime_checkable
+class ReducedPrecision(Protocol):
+    """A backend that may compute in less than float32 and knows its noise."""
+
+    def precision(self) -> Precision | None:
+        """Its noise and float32 re-scoring; None when it computes in float32."""
+        ...
+
+
 @dataclass(frozen=True)
 class Loader:
     """What a provider module exports: its options and how to build a backend from a spec."""

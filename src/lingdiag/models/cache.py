@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from lingdiag.errors import CacheError
-from lingdiag.models.base import Backend, Capabilities, ReportsUsage
+from lingdiag.models.base import Backend, Capabilities, Precision, ReducedPrecision, ReportsUsage
 from lingdiag.records import (
     Generation,
     GenerationRequest,
@@ -271,6 +271,10 @@ class CachedBackend:
         """Cache hits and misses, plus the wrapped backend's counters where it keeps any."""
         inner = self.inner.usage() if isinstance(self.inner, ReportsUsage) else {}
         return {"cache_hits": self.hits, "cache_misses": self.misses, **inner}
+
+    def precision(self) -> Precision | None:
+        """The wrapped backend's precision (re-scoring bypasses the cache: it is asked only for fragile decisions)."""
+        return self.inner.precision() if isinstance(self.inner, ReducedPrecision) else None
 
     def generate(self, requests: Sequence[GenerationRequest]) -> list[Generation]:
         """Cached ``generate``."""

@@ -142,6 +142,16 @@ def test_max_memory_needs_device_auto_and_reaches_from_pretrained() -> None:
     assert p.load_kwargs() == {"device_map": "auto", "max_memory": {0: "20GiB", "cpu": "64GiB"}}
 
 
+def test_max_memory_in_bytes_reaches_accelerate_in_a_format_it_accepts() -> None:
+    """Issue 39: a bare number string (``"26347776"``) made accelerate refuse the cap; bytes travel as an int."""
+    from accelerate.utils import convert_file_size_to_int
+
+    p = resolve(device="auto", max_memory={"0": "26347776", "cpu": "8GiB"}, machine=TWO_OLD_GPUS)
+    caps = p.load_kwargs()["max_memory"]
+    assert caps == {0: 26347776, "cpu": "8GiB"}
+    assert [convert_file_size_to_int(v) for v in caps.values()] == [26347776, 8 * 2**30]
+
+
 @pytest.mark.slow
 def test_a_device_map_gives_the_results_of_one_device() -> None:
     """``device_map="auto"`` and ``max_memory`` through ``from_pretrained`` and accelerate: the same
@@ -181,3 +191,28 @@ def test_cpu_usage_has_no_gpu_memory(smollm2: object) -> None:
 
     smollm2.loglikelihood([LoglikelihoodRequest("The cat", " sat")])  # type: ignore[attr-defined]
     assert "peak_gpu_mb" not in smollm2.usage()  # type: ignore[attr-defined]
+
+
+def _tiny_cpu_model() -> object:
+    """A two-layer random Llama, every weight (the LM head included) on the CPU."""
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    torch.manual_seed(0)
+    return LlamaForCausalLM(LlamaConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                                        num_key_value_heads=2, intermediate_size=64, vocab_size=128)).eval()
+
+
+@pytest.mark.parametrize("kind", ["loglik", "generate", "plain"])
+def test_a_cpu_head_under_a_cuda_placement_is_sized_as_the_cpu(kind: str) -> None:
+    """Crash 1 of issue 39: ``device_map="auto"`` with the LM head offloaded to the CPU sized the batch
+    with CUDA's memory query on the CPU device (``ValueError: Expected a cuda device, but got: cpu``).
+    The budget follows the device that holds the head: the CPU's measured constants."""
+    from dataclasses import replace
+
+    from lingdiag.models.hf.placement import GEN_BATCH_TOKENS, LOGLIK_BATCH_TOKENS
+
+    model = _tiny_cpu_model()
+    placement = replace(resolve(), kind="cuda", device_map="auto")
+    assert placement.tokens(kind, lambda: model) == (GEN_BATCH_TOKENS if kind == "generate"  # type: ignore[arg-type]
+                                                     else LOGLIK_BATCH_TOKENS)

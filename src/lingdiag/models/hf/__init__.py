@@ -74,6 +74,12 @@ class HFOptions(BaseModel):
     (``--model BASE+steer:…`` says the same; ``lingdiag.models.hf.adapters``). Named in the
     model's name and identity, with its files' SHA-256."""
 
+    rescore_fragile: Literal["float32"] | None = None
+    """In bfloat16/float16: score the requests of fragile decisions (margin within the dtype's
+    measured noise, ``lingdiag.metrics.fragile``) again in float32 on the same device, so those
+    decisions are float32's; the records say which (``decision.rescored``), meta.json names it
+    (``precision``). Nothing to do in float32."""
+
     def placement(self) -> Placement:
         """Where the model runs, resolved from these options and the machine."""
         return resolve(device=self.device, dtype=self.dtype, threads=self.threads, batch_tokens=self.batch_tokens,
@@ -84,7 +90,8 @@ def _backend(path: str, options: HFOptions, *, weights_hash: str, name: str | No
     return HFBackend(path, options.placement(), name=name, weights_hash=weights_hash,
                      trust_remote_code=options.trust_remote_code, prefix_reuse=options.prefix_reuse,
                      system_turn=options.system_turn, continuous_batching=options.continuous_batching,
-                     adapter=parse_adapter(options.adapter) if options.adapter else None)
+                     adapter=parse_adapter(options.adapter) if options.adapter else None,
+                     rescore_fragile=options.rescore_fragile)
 
 
 def load_embedded(name: str, options: HFOptions) -> Backend:

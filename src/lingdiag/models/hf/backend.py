@@ -23,17 +23,18 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import replace
 from importlib.util import find_spec
 from typing import Any, Literal
 
 from lingdiag.errors import MissingDependency
-from lingdiag.models.base import Capabilities
+from lingdiag.models.base import Capabilities, Precision
 from lingdiag.models.hf.adapters import Adapter
 from lingdiag.models.hf.batching import Budget
 from lingdiag.models.hf.decode import Decoder
 from lingdiag.models.hf.forward import Forward
 from lingdiag.models.hf.load import LoadedModel, stored_param_count
-from lingdiag.models.hf.placement import Placement, resolve
+from lingdiag.models.hf.placement import NOISE_PER_TOKEN, Placement, resolve
 from lingdiag.models.hf.score import Scorer
 from lingdiag.records import Generation, GenerationRequest, LogLikelihood, LoglikelihoodRequest
 
@@ -53,6 +54,7 @@ class HFBackend:
         system_turn: Literal["plain", "fold"] = "plain",
         continuous_batching: bool = True,
         adapter: Adapter | None = None,
+        rescore_fragile: Literal["float32"] | None = None,
     ) -> None:
         """Describe ``model_path`` (a hub id or a directory).
 
@@ -73,6 +75,8 @@ class HFBackend:
                 (see ``decode``); off, batches are fixed and thin out as answers end.
             adapter: A steering vector or LoRA adapter applied at load (``adapters``); named
                 in the model's name and identity.
+            rescore_fragile: ``float32``: in a reduced dtype, fragile decisions' requests are scored
+                again by the same weights in float32 on the same device (``precision``).
         """
         missing = [p for p in ("torch", "transformers") if find_spec(p) is None]
         if missing:
@@ -91,6 +95,13 @@ class HFBackend:
         if adapter is not None:
             self.name += adapter.suffix
             self._identity |= {"model": self.name, **adapter.identity.recorded()}
+        # Not in the identity: the answers the cache keeps are the reduced dtype's either way (re-scored
+        # ones bypass it); meta.json names the option under ``precision``, the table line counts its work.
+        self._rescore = rescore_fragile if placement.dtype != "float32" else None
+        self._twin_args: dict[str, Any] = {"name": name, "weights_hash": weights_hash,
+                                           "trust_remote_code": trust_remote_code, "prefix_reuse": prefix_reuse,
+                                           "system_turn": system_turn, "adapter": adapter}
+        self._float32: HFBackend | None = None
         n_params = stored_param_count(model_path)
         if n_params:
             self._identity["n_params"] = str(n_params)
@@ -134,7 +145,7 @@ class HFBackend:
             memory torch allocated at once on the GPUs since the process started (summed over devices).
         """
         work = {k: self._usage[k] for k in ("forward_tokens", "padded_tokens", "head_positions", "refilled_rows")}
-        work |= {k: v for k, v in self._usage.items() if k.startswith("rendered_")}
+        work |= {k: v for k, v in self._usage.items() if k.startswith("rendered_") or k == "rescored_requests"}
         if self.placement.kind == "cuda" and self._lm.is_loaded:
             import torch
 
@@ -184,6 +195,23 @@ class HFBackend:
         tokens = placement.tokens("generate", lambda: self._lm.model)
         return self._decoder.generate(requests, Budget(tokens, placement.max_batch, self.prefix_reuse,
                                                        self.continuous_batching))
+
+    def precision(self) -> Precision | None:
+        """The dtype's noise bound (``NOISE_PER_TOKEN``) and, with ``rescore_fragile``, float32 re-scoring;
+        None in float32.
+        """
+        if self.placement.dtype == "float32":
+            return None
+        return Precision(self.placement.dtype, NOISE_PER_TOKEN[self.placement.dtype],
+                         self._rescored if self._rescore else None)
+
+    def _rescored(self, requests: Sequence[LoglikelihoodRequest]) -> list[LogLikelihood]:
+        """``requests`` scored by the same weights in float32 on the same device (loaded on first use)."""
+        if self._float32 is None:
+            self._float32 = HFBackend(self._lm.path, replace(self.placement, dtype="float32"), **self._twin_args)
+        answers = self._float32.loglikelihood(requests)
+        self._usage["rescored_requests"] += len(requests)
+        return answers
 
     def loglikelihood(self, requests: Sequence[LoglikelihoodRequest]) -> list[LogLikelihood]:
         """Summed continuation log-probs, batched by a token budget; see ``Backend.loglikelihood``."""

@@ -86,11 +86,14 @@ def free_bytes(device: torch.device) -> int:
     return int(free + torch.cuda.memory_reserved(device) - torch.cuda.memory_allocated(device))
 
 
-def release(device: torch.device) -> None:
-    """Give a failed batch's memory back before its halves run."""
+def release() -> None:
+    """Give a failed batch's memory back before its halves run.
+
+    Every GPU's cache, whatever device the failing batch was read on: under ``device_map="auto"``
+    the inputs or the LM head may be on the CPU while a GPU layer is the one that ran out.
+    """
     gc.collect()
-    if device.type == "cuda":
-        torch.cuda.empty_cache()
+    torch.cuda.empty_cache()  # a no-op where CUDA was never initialised
 
 
 def too_large(device: torch.device, error: torch.OutOfMemoryError) -> BackendError:
@@ -116,7 +119,7 @@ def split_on_oom(run: Callable[[Sequence[T]], None], batch: Sequence[T], device:
         if len(batch) == 1:
             raise too_large(device, e) from None
     # Outside the handler: the traceback's frames (and the batch's tensors) are gone by now.
-    release(device)
+    release()
     half = len(batch) // 2
     split_on_oom(run, batch[:half], device)
     split_on_oom(run, batch[half:], device)
@@ -138,7 +141,7 @@ def shrink_on_oom(run: Callable[[int], T], tokens: int, floor: int, device: torc
         except torch.OutOfMemoryError as e:
             if tokens < floor:
                 raise too_large(device, e) from None
-        release(device)
+        release()
         tokens //= 2
 
 

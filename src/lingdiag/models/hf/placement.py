@@ -33,6 +33,17 @@ float32 is the CPU's: on a CPU without native bf16/f16 dot products (AVX2 only) 
 run several times slower, with them (AVX512-BF16, AMX) about twice as fast, and on any CPU they
 move log-probs and, sometimes, decisions; ``make bench`` measures both on the machine at hand."""
 
+NOISE_PER_TOKEN: dict[Dtype, float] = {"bfloat16": 0.1, "bfloat16-mixed": 0.1, "float16": 0.1}
+"""Bound, in nats per scored token, on how far two texts of one decision move relative to each other
+in this dtype against float32: a pair of texts of ``n_i + n_j`` scored tokens moves apart by at most
+``0.1 × (n_i + n_j)`` (``lingdiag.metrics.fragile``). Measured with ``bench/fragile.py`` on
+SmolLM2-135M on the CPU (bf16 against the same weights in float32, 2026-11-26): over the pairs of
+ExpliCa perplexity texts of 16 and 24 items, |Δ_i − Δ_j| / (n_i + n_j) was at most 0.017 and 0.013
+(|Δ_i − Δ_j| at most 0.59 nat), so 0.1 leaves about 6× headroom. A single text moves much more (up to
+4.2 nats, 0.25 per token) but its shared prefix moves every text of the item alike, which no decision
+sees. float16 (3 more mantissa bits) and bfloat16-mixed (float32 outside the body's products) round
+less than bf16: they take its bound, unmeasured."""
+
 DtypeOption = Dtype | Literal["auto"]
 """``auto``: float32 on the CPU, bfloat16 on CUDA (float16 on GPUs without bf16), as lm-eval's
 ``dtype="auto"`` gives GPU users."""
@@ -134,9 +145,11 @@ class Placement:
     def tokens(self, kind: BatchKind, model: Callable[[], Any]) -> int:
         """The padded-token budget of a ``kind`` batch.
 
-        The user's ``batch_tokens``; else on the CPU the measured constants; else on CUDA sized
-        now from the free memory of the device holding the LM head and what a token costs the
-        model (``memory.budget_tokens``; the tree keeps room for a head chunk's logits).
+        The user's ``batch_tokens``; else, when the LM head computes on the CPU (a CPU placement,
+        or ``device_map="auto"`` offloading the last layers there), the CPU's measured constants;
+        else sized now from the free memory of the GPU holding the head and what a token costs the
+        model (``memory.budget_tokens``; the tree keeps room for a head chunk's logits). The head's
+        device, not the placement's kind, decides: a CPU head has no CUDA memory to query.
 
         Args:
             kind: What the batch runs.
@@ -144,12 +157,15 @@ class Placement:
         """
         if self.batch_tokens is not None:
             return self.batch_tokens
+        cpu_budget = GEN_BATCH_TOKENS if kind == "generate" else LOGLIK_BATCH_TOKENS
         if not self.sized_from_memory:
-            return GEN_BATCH_TOKENS if kind == "generate" else LOGLIK_BATCH_TOKENS
+            return cpu_budget
         from lingdiag.models.hf import memory
 
         loaded = model()
         head = loaded.get_output_embeddings().weight
+        if head.device.type != "cuda":
+            return cpu_budget
         cost = memory.token_cost(loaded.config, head.element_size())
         reserve = 3 * self.head_chunk * head.shape[0] * 4 if kind == "loglik" else 0
         return memory.budget_tokens(memory.free_bytes(head.device), cost, kind, reserve)
@@ -197,7 +213,8 @@ class Placement:
         """``from_pretrained``'s placement arguments: none on the CPU, ``device_map`` (and ``max_memory``) on CUDA."""
         if self.device_map is None:
             return {}
-        caps = {int(k) if k.isdigit() else k: v for k, v in self.max_memory}
+        # accelerate takes an int of bytes or a size with a unit ("70GiB"), and refuses a bare number string.
+        caps = {int(k) if k.isdigit() else k: int(v) if v.isdigit() else v for k, v in self.max_memory}
         return {"device_map": self.device_map} | ({"max_memory": caps} if caps else {})
 
 
