@@ -31,7 +31,7 @@ from lingdiag.records import (
 )
 from lingdiag.scoring import LINGDIAG
 from lingdiag.store import SCHEMA_VERSION, RunStore
-from lingdiag.suite import SUITE_COPY, SUITES, Condition, Dataset, Suite
+from lingdiag.suite import SUITE_COPY, SUITES, Condition, Dataset, Excluded, Suite
 
 RESUMABLE_CHANGES = ("batch_tokens",)
 """Config fields a resumed run may change: they group requests into batches, nothing more."""
@@ -237,10 +237,21 @@ def _run_chunks(condition: Condition, pending: Sequence[Item], total: int, rende
     return None
 
 
+def excluded_note(excluded: Sequence[Excluded]) -> str:
+    """The table's note on the items of the data left out as not interpretable (empty if none)."""
+    if not excluded:
+        return ""
+    by_reason: dict[str, list[str]] = {}
+    for e in excluded:
+        by_reason.setdefault(e.reason, []).append(e.item_id)
+    return (f"**Excluded items** (not interpretable, never scored): {len(excluded)}; "
+            + "; ".join(f"{reason}: {len(ids)} ({', '.join(ids)})" for reason, ids in by_reason.items()) + "\n\n")
+
+
 def finalize(store: RunStore, order: Sequence[tuple[str, str]], suite: Suite, conditions: Sequence[Condition],
-             model: str, dataset: str) -> tuple[dict[str, Any], str]:
+             model: str, dataset: str, excluded: Sequence[Excluded] = ()) -> tuple[dict[str, Any], str]:
     """Rewrite the records in canonical ``order`` (condition, item id); write ``metrics.json`` and
-    ``table.md``. A run's end, and ``lingdiag merge``'s.
+    ``table.md`` (noting the ``excluded`` items of the data). A run's end, and ``lingdiag merge``'s.
     """
     records = store.finalize(order)
     metrics: dict[str, Any] = {}
@@ -254,6 +265,7 @@ def finalize(store: RunStore, order: Sequence[tuple[str, str]], suite: Suite, co
     if failed:  # never let an outage pass for a result
         table = ("**Failed items** (backend errors; every metric is over the answered items only): "
                  + "; ".join(f"{c}: {k} of {metrics[c]['n']}" for c, k in failed.items()) + "\n\n" + table)
+    table = excluded_note(excluded) + table
     store.write_json("metrics.json", metrics)
     store.write_text("table.md", table)
     return metrics, table
@@ -304,6 +316,8 @@ def _evaluate(config: RunConfig, backend: Backend, store: RunStore, progress: Pr
         "model": backend.identity, "dataset": sources, "versions": _versions(), "lock": lock_status().recorded(),
         "seed": config.seed, "timings": {}, "skipped": {},
     }
+    if dataset.excluded:  # only where the data has such items, so other runs' meta.json stays as it was
+        meta["excluded"] = [{"item_id": e.item_id, "reason": e.reason} for e in dataset.excluded]
     if suite.source is not None:  # reports read the records with this copy, whatever becomes of the file
         meta["suite_file"] = suite_file
         store.write_text(SUITE_COPY, suite.source.text)
@@ -331,7 +345,7 @@ def _evaluate(config: RunConfig, backend: Backend, store: RunStore, progress: Pr
         meta["timings"][condition.name] = round(earlier.get(condition.name, 0) + time.perf_counter() - start, 3)
         store.write_json("meta.json", meta)
     model = backend.identity.get("model", config.model)
-    metrics, table = finalize(store, order, suite, conditions, model, config.dataset)
+    metrics, table = finalize(store, order, suite, conditions, model, config.dataset, dataset.excluded)
     if isinstance(backend, ReportsUsage):
         meta["usage"] = {k: v - usage_before.get(k, 0) for k, v in backend.usage().items()}
     store.write_json("meta.json", meta)

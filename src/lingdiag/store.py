@@ -23,7 +23,7 @@ from typing import Any
 from lingdiag.errors import RunError
 from lingdiag.io.atomic import SURROGATES, is_temporary, make_dir, write_atomic
 from lingdiag.records import UNPARSED, ItemRecord, ResultRow, dumps
-from lingdiag.suite import suite_of_run
+from lingdiag.suite import Excluded, suite_of_run
 
 SCHEMA_VERSION = 1
 
@@ -250,6 +250,8 @@ class RunMeta:
     timings: Mapping[str, float] = field(default_factory=dict)
     usage: Mapping[str, Any] | None = None
     """Tokens and requests a metered backend counted; None where it counted none."""
+    excluded: tuple[Excluded, ...] = ()
+    """Items of the data left out as not interpretable (``meta.json``'s ``excluded``)."""
     raw: Mapping[str, Any] = field(default_factory=dict)
     """The whole ``meta.json``, for fields this class does not name (``shards``, ...)."""
 
@@ -273,6 +275,8 @@ class RunMeta:
                    dataset=str(config.get("dataset", "")), config=config, model_info=model,
                    checksums=meta.get("dataset") or {}, versions=meta.get("versions") or {}, seed=meta.get("seed"),
                    skipped=meta.get("skipped") or {}, timings=meta.get("timings") or {}, usage=meta.get("usage"),
+                   excluded=tuple(Excluded(str(e.get("item_id", "")), str(e.get("reason", "")))
+                                  for e in meta.get("excluded") or () if isinstance(e, Mapping)),
                    raw=meta)
 
 

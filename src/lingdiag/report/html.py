@@ -255,6 +255,11 @@ def _summary(runs: Sequence[LoadedRun], suites: Sequence[_Suite], flagged: Seque
     parts.append("<ul>" + "".join(f"<li>{escape(d.suite)}: {escape(d.model)}, {escape(d.condition)}: "
                                   f"{escape(d.reason)}</li>" for d in flagged) + "</ul>" if flagged else
                  "<p>Every condition is interpretable (under 50% unparsed or failed, more than one label).</p>")
+    excluded = [(run, e) for run in runs for e in run.meta.excluded]
+    if excluded:  # items of the data itself that no model could be scored on
+        parts.append(f"<p>Items of the data excluded, never scored ({len(excluded)}):</p><ul>"
+                     + "".join(f'<li dir="auto">{escape(run.suite)} ({escape(str(run.path))}): '
+                               f"{escape(e.item_id)}: {escape(e.reason)}</li>" for run, e in excluded) + "</ul>")
     for s in suites:
         figure = _figure(s.figures[0], s.flags) if s.figures else s.note
         parts.append(f'<div class="side" data-suite="{escape(s.name)}"><div>{s.html(s.headline)}</div>'

@@ -1,6 +1,8 @@
-"""Minimal pairs (BLiMP and any file in its format): the good sentence should be the likelier one.
+"""Minimal pairs (BLiMP, SLING, CLAMS as published): the good sentence should be the likelier one.
 
-``lingdiag run minimal-pairs --dataset PATH|DIR|blimp`` reads BLiMP's JSONL as published.
+``lingdiag run minimal-pairs --dataset PATH|DIR|FORMAT:PATH|blimp|sling|clams`` reads the files as
+published (``formats``: the one field mapping); pairs with identical or empty sentences are
+excluded, counted and listed, never scored.
 Two methods (BLiMP §3): ``simple`` scores both whole sentences; ``one-prefix`` scores the
 two critical words after their shared prefix (only the pairs BLiMP marks for it). Every
 request follows the condition's scoring policy (``--scoring-policy``, ``lingdiag.scoring``).
@@ -27,6 +29,8 @@ from lingdiag.suites.minimal_pairs.files import FETCHED, load
 Method = Literal["simple", "one-prefix"]
 METHODS: tuple[Method, ...] = ("simple", "one-prefix")
 ACC, ACC_CI, BY_PARADIGM, BY_TERM, PUBLISHED = "accuracy", "accuracy_ci95", "by_paradigm", "by_term", "published"
+BY_LANGUAGE = "by_language"
+LANGUAGE = "language"
 
 
 @dataclass(frozen=True)
@@ -63,17 +67,39 @@ def conditions(dataset: Dataset, axes: Mapping[str, Sequence[str]], options: Any
 
 
 def metrics(records: Sequence[ItemRecord]) -> dict[str, Any]:
-    """Accuracy overall (Wilson interval), per paradigm and per linguistics term; the published
-    numbers of each paradigm where the data gave them; the per-item outcomes for the policy sweep.
+    """Accuracy overall (Wilson interval), per paradigm and per linguistics term (per language,
+    with a Wilson interval each, where the items are tagged with one); the published numbers of
+    each paradigm where the data gave them; the per-item outcomes for the policy sweep.
     """
     published: dict[str, Any] = {}
     for r in records:
         uid = str(r.tags.get("UID"))
         if uid not in published and isinstance(r.fields.get("published"), Mapping):
             published[uid] = dict(r.fields["published"])
-    return {ACC: accuracy(records), ACC_CI: proportion_ci(records, lambda r: bool(r.correct)),
-            BY_PARADIGM: grouped(accuracy, "UID")(records), BY_TERM: grouped(accuracy, "linguistics_term")(records),
-            PUBLISHED: dict(sorted(published.items())), sweep.OUTCOMES: sweep.outcomes(records)}
+    out = {ACC: accuracy(records), ACC_CI: proportion_ci(records, lambda r: bool(r.correct)),
+           BY_PARADIGM: grouped(accuracy, "UID")(records), BY_TERM: grouped(accuracy, "linguistics_term")(records),
+           PUBLISHED: dict(sorted(published.items())), sweep.OUTCOMES: sweep.outcomes(records)}
+    if any(LANGUAGE in r.tags for r in records):  # BLiMP's records have no language tag; its metrics stay as they were
+        languages = sorted({str(r.tags.get(LANGUAGE, "")) for r in records})
+        out[BY_LANGUAGE] = {lang: {ACC: accuracy(rs), ACC_CI: proportion_ci(rs, lambda r: bool(r.correct)),
+                                   "n": len(rs)}
+                            for lang in languages
+                            for rs in [[r for r in records if str(r.tags.get(LANGUAGE, "")) == lang]]}
+    return out
+
+
+def _ci(interval: Sequence[float]) -> str:
+    return "[" + ", ".join(f"{x:.3f}" for x in interval) + "]"
+
+
+def _by_language(rows: Sequence[ResultRow]) -> str:
+    """Accuracy per language with its interval, one row per language and condition (empty if untagged)."""
+    body = [[lang, r.model, f"{r.axes.get('method')}/{r.axes.get(sweep.AXIS)}", m[ACC], _ci(m[ACC_CI]), m["n"]]
+            for r in rows for lang, m in sorted(r.metrics.get(BY_LANGUAGE, {}).items())]
+    if not body:
+        return ""
+    return ("\n**Accuracy per language** (Wilson 95% intervals)\n\n"
+            + markdown_table(["Language", "Model", "Condition", "Accuracy (↑)", "95% CI", "N"], body))
 
 
 def table(rows: Sequence[ResultRow]) -> str:
@@ -83,7 +109,7 @@ def table(rows: Sequence[ResultRow]) -> str:
     header = "\n".join("> " + policy(p).describe() for p in policies) + "\n\n"
     main = markdown_table(["Method", "Scoring policy", "Model", "Accuracy (↑)", "95% CI", "N"],
                           [[r.axes.get("method"), r.axes.get(sweep.AXIS), r.model, r.metrics[ACC],
-                            "[" + ", ".join(f"{x:.3f}" for x in r.metrics[ACC_CI]) + "]", r.metrics.get("n")]
+                            _ci(r.metrics[ACC_CI]), r.metrics.get("n")]
                            for r in rows])
     published: dict[str, dict[str, float]] = defaultdict(dict)
     for r in rows:
@@ -95,14 +121,15 @@ def table(rows: Sequence[ResultRow]) -> str:
     per = markdown_table(["Paradigm", *cols, *(f"{k} (paper)" for k in refs)],
                          [[uid, *(r.metrics[BY_PARADIGM].get(uid) for r in rows),
                            *(published.get(uid, {}).get(k) for k in refs)] for uid in paradigms])
-    return (header + main + "\n**Accuracy per paradigm**" + (" (human agreement and the paper's models from "
-            "the data's summary files)" if refs else "") + "\n\n" + per
+    return (header + main + _by_language(rows) + "\n**Accuracy per paradigm**"
+            + (" (human agreement and the paper's models from the data's summary files)" if refs else "") + "\n\n" + per
             + ("\n" + sweep.section(rows, ACC, "accuracy") if len(policies) > 1 else ""))
 
 
 SUITE = register_suite(Suite(
     name="minimal-pairs",
-    description="Minimal pairs (BLiMP's JSONL): is the good sentence likelier, per paradigm and scoring policy",
+    description="Minimal pairs (BLiMP, SLING, CLAMS as published): is the good sentence likelier, per paradigm, "
+                "language and scoring policy",
     axes=(Axis("method", METHODS, ("simple",), "simple: whole sentences; one-prefix: the critical words "
                "after their shared prefix (BLiMP §3)"), sweep.axis()),
     load=load,
