@@ -90,9 +90,9 @@ def _block_html(block: markdown.Block, flagged: Sequence[Degenerate] = ()) -> st
 
 def _row_html(cells: Sequence[str], flag: Degenerate | None) -> str:
     if flag is None:
-        return "<tr>" + "".join(f"<td>{escape(c)}</td>" for c in cells) + "</tr>"
+        return "<tr>" + "".join(f'<td dir="auto">{escape(c)}</td>' for c in cells) + "</tr>"
     note = f'<br><span class="flag">not interpretable: {escape(flag.reason)}</span>'
-    tds = [f"<td>{escape(c)}{note if k == 0 else ''}</td>" for k, c in enumerate(cells)]
+    tds = [f'<td dir="auto">{escape(c)}{note if k == 0 else ""}</td>' for k, c in enumerate(cells)]
     return f'<tr class="degenerate" title="not interpretable: {escape(flag.reason)}">' + "".join(tds) + "</tr>"
 
 
@@ -125,7 +125,7 @@ def _flag_of(cells: Sequence[str], table: Sequence[Sequence[str]], flagged: Sequ
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     head = "".join(f"<th>{escape(str(h))}</th>" for h in header)
-    body = "".join("<tr>" + "".join(f"<td>{escape(str(c))}</td>" for c in r) + "</tr>" for r in rows)
+    body = "".join("<tr>" + "".join(f'<td dir="auto">{escape(str(c))}</td>' for c in r) + "</tr>" for r in rows)
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from lingdiag.analysis import sweep
 from lingdiag.io.markdown import markdown_table
+from lingdiag.parse.labels import ENGLISH
 from lingdiag.prompts.formulas import parse
 from lingdiag.records import Item, ItemRecord, ResultRow
 from lingdiag.scoring import LINGDIAG, ScoringPolicy, policy, policy_names
@@ -25,13 +26,16 @@ from lingdiag.suitefile.templates import Template
 
 Strategy = TemplatePrompt | ContinuationChoice | SentenceChoice | RegionPredictions
 POOLS = "pools"
+LANGUAGE = "language"
+"""The item tag of an item's language, where a file holds aligned translations."""
 """``Dataset.extras`` key: shot pool file → its items."""
 
 
 def answer_format(f: Formulation) -> tuple[str, AnswerFormat]:
     """The parser a condition names and what it reads answers with."""
     return f.parser or "free-text", AnswerFormat(tuple(f.labels or ()), tuple(sorted((f.aliases or {}).items())),
-                                                 f.json_key or "label", tuple((f.options or {}).items()))
+                                                 f.json_key or "label", tuple((f.options or {}).items()),
+                                                 f.language or ENGLISH.code, tuple(f.cues or ()))
 
 
 class FileSuite:
@@ -116,6 +120,9 @@ class FileSuite:
             gold = implied_gold(c.spec)
             items = dataset.items if gold is None or self.c.spec.items.gold is not None else \
                 [replace(it, gold=gold) for it in dataset.items]
+            if c.spec.language is not None and any(LANGUAGE in it.tags for it in items):
+                # Aligned translations: a condition in one language runs that language's items.
+                items = [it for it in items if it.tags.get(LANGUAGE) == c.spec.language]
             if not self.policy_axis:
                 out.append(Condition(c.name, c.axes, self.strategy(c, dataset, options, seed, LINGDIAG), items))
                 continue

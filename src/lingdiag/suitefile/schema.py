@@ -11,6 +11,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic_core import PydanticCustomError
 
 ParserName = Literal["nli-label", "rating", "choice-letter", "free-text"]
+AnswerLanguageCode = Literal["en", "de", "es", "fr", "zh", "ja"]
+"""The answer languages of ``lingdiag.parse.labels.LANGUAGES`` (a test keeps the two alike)."""
 """lingdiag's answer parsers a generation condition can choose (``lingdiag.suitefile.parsers``)."""
 
 
@@ -136,6 +138,12 @@ class Formulation(Strict):
     """``nli-label``: the key holding the label in a JSON answer (default ``label``)."""
     options: dict[str, str] | None = None
     """``choice-letter``: letter → label, as the prompt lists them."""
+    language: AnswerLanguageCode | None = None
+    """``nli-label``: the language of the prompt and its answers (``lingdiag.parse.labels``): its
+    answer cue words and copulas, labels found in unsegmented scripts, NFKC normalisation (default
+    ``en``, English as always). The label words in that language go in ``aliases``."""
+    cues: list[Annotated[str, Field(min_length=1)]] | None = None
+    """``nli-label``: more words that introduce the answer (``Urteil``), beside the language's own."""
     max_new_tokens: int | None = Field(default=None, ge=1)
     shots: Shots | None = None
     loglik: Loglik | None = None
