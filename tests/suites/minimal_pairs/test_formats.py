@@ -101,6 +101,7 @@ def test_run_excludes_counts_and_reports_them(tmp_path: Path) -> None:
     assert result.table.startswith("**Excluded items** (not interpretable, never scored): 1; "
                                    "good and bad sentences identical: 1 (zai_le/1)")
     assert "**Accuracy per language**" in result.table and "| he |" in result.table
+    assert "> scoring policy `lingdiag` in a script without spaces: scores the text as written (zh)" in result.table
     meta = json.loads((result.out / "meta.json").read_text())
     assert meta["excluded"] == [{"item_id": "zai_le/1", "reason": IDENTICAL}]
     items = (result.out / "items.jsonl").read_text(encoding="utf-8")

@@ -21,7 +21,7 @@ from lingdiag.io.markdown import markdown_table
 from lingdiag.metrics.core import accuracy, grouped, proportion_ci
 from lingdiag.prompts.sentences import likeliest, sentence_requests
 from lingdiag.records import Item, ItemRecord, Prediction, Request, Response, ResultRow
-from lingdiag.scoring import ScoringPolicy, policy
+from lingdiag.scoring import UNSPACED_LANGUAGES, ScoringPolicy, policy
 from lingdiag.suite import Axis, Condition, Dataset, Suite, register_suite
 from lingdiag.suites.minimal_pairs import data
 from lingdiag.suites.minimal_pairs.files import FETCHED, load
@@ -107,6 +107,9 @@ def table(rows: Sequence[ResultRow]) -> str:
     rows = sorted(rows, key=lambda r: (r.axes.get("method", ""), r.model))
     policies = sorted({str(r.axes.get(sweep.AXIS)) for r in rows})
     header = "\n".join("> " + policy(p).describe() for p in policies) + "\n\n"
+    unspaced = sorted({lang for r in rows for lang in r.metrics.get(BY_LANGUAGE, {}) if lang in UNSPACED_LANGUAGES})
+    if unspaced:  # what each policy means for items written without spaces
+        header += "\n".join(f"> {policy(p).unspaced()} ({', '.join(unspaced)})" for p in policies) + "\n\n"
     main = markdown_table(["Method", "Scoring policy", "Model", "Accuracy (↑)", "95% CI", "N"],
                           [[r.axes.get("method"), r.axes.get(sweep.AXIS), r.model, r.metrics[ACC],
                             _ci(r.metrics[ACC_CI]), r.metrics.get("n")]
