@@ -14,7 +14,7 @@ from lingdiag.io.markdown import markdown_table
 from lingdiag.parse.labels import ENGLISH
 from lingdiag.prompts.formulas import parse
 from lingdiag.records import Item, ItemRecord, ResultRow
-from lingdiag.scoring import LINGDIAG, ScoringPolicy, policy, policy_names
+from lingdiag.scoring import LINGDIAG, UNSPACED_LANGUAGES, ScoringPolicy, policy, policy_names
 from lingdiag.suite import Axis, Condition, Dataset, Suite, SuiteSource
 from lingdiag.suitefile.choice import ContinuationChoice, RegionPredictions, SentenceChoice
 from lingdiag.suitefile.data import read_rows, to_items
@@ -73,7 +73,8 @@ class FileSuite:
             return RegionPredictions(
                 {cond: tuple(self._template(c, f"regions.conditions.{cond}.{k}") for k in range(len(contents)))
                  for cond, contents in layout.conditions.items()},
-                tuple(parse(text) for text in layout.predictions), scoring)
+                tuple(parse(text) for text in layout.predictions), scoring,
+                "" if f.language in UNSPACED_LANGUAGES else " ")
         prompt = None
         if f.user is not None:
             shots = None

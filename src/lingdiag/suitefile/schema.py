@@ -139,9 +139,10 @@ class Formulation(Strict):
     options: dict[str, str] | None = None
     """``choice-letter``: letter → label, as the prompt lists them."""
     language: AnswerLanguageCode | None = None
-    """``nli-label``: the language of the prompt and its answers (``lingdiag.parse.labels``): its
+    """The language of the prompt and its answers. ``nli-label`` (``lingdiag.parse.labels``): its
     answer cue words and copulas, labels found in unsegmented scripts, NFKC normalisation (default
-    ``en``, English as always). The label words in that language go in ``aliases``."""
+    ``en``, English as always). The label words in that language go in ``aliases``. ``regions`` in
+    a script without spaces (``zh``, ``ja``): the regions are joined by nothing, not by spaces."""
     cues: list[Annotated[str, Field(min_length=1)]] | None = None
     """``nli-label``: more words that introduce the answer (``Urteil``), beside the language's own."""
     max_new_tokens: int | None = Field(default=None, ge=1)
