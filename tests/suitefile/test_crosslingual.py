@@ -70,3 +70,18 @@ def test_languages_run_apart_and_compare_paired(tmp_path: Path) -> None:
 def test_schema_languages_are_the_parsers() -> None:
     assert set(AnswerLanguageCode.__args__) == set(LANGUAGES)  # type: ignore[attr-defined]
     json.dumps(sorted(LANGUAGES))
+
+
+def test_items_export_for_native_speaker_review(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from lingdiag.cli import app
+
+    result = CliRunner().invoke(app, ["human", "export", str(EXAMPLE), "--study", "quality", "--out",
+                                      str(tmp_path / "study"), "--per-list", "48"])
+    assert result.exit_code == 0, result.output
+    study = json.loads((tmp_path / "study" / "study.json").read_text(encoding="utf-8"))
+    texts = {s["text"] for s in study["stimuli"]}
+    assert {"在建一座房子", "建了一座房子", "baute gerade ein Haus", "hat ein Haus gebaut"} <= texts
+    assert len([s for s in study["stimuli"] if s["item_id"].startswith("zh-")]) == 48
+    assert "在建一座房子" in (tmp_path / "study" / "platform.csv").read_text(encoding="utf-8")

@@ -15,7 +15,7 @@ from lingdiag.parse.labels import ENGLISH
 from lingdiag.prompts.formulas import parse
 from lingdiag.records import Item, ItemRecord, ResultRow
 from lingdiag.scoring import LINGDIAG, UNSPACED_LANGUAGES, ScoringPolicy, policy, policy_names
-from lingdiag.suite import Axis, Condition, Dataset, Suite, SuiteSource
+from lingdiag.suite import Axis, Condition, Dataset, ItemView, Suite, SuiteSource
 from lingdiag.suitefile.choice import ContinuationChoice, RegionPredictions, SentenceChoice
 from lingdiag.suitefile.data import read_rows, to_items
 from lingdiag.suitefile.load import COUNTS, SCORINGS, Compiled, Condition0, Options, has_policy_axis, implied_gold
@@ -181,6 +181,7 @@ def suite_of(compiled: Compiled, conditions: Sequence[Condition0], labels: tuple
         load=fs.load, conditions=fs.conditions, metrics=fs.metrics, table=fs.table, labels=labels,
         options=Options, stat_tags=tuple(spec.items.tags), default_dataset="builtin",
         paired_metrics=compiled.metrics.paired(), source=source,
+        view=ItemView(halves=(spec.items.review[0], spec.items.review[1])) if spec.items.review else None,
         # Answers produced elsewhere are read as the conditions read theirs, where all read them alike.
         parse_answer=fs.parse_answer(),
     )

@@ -75,6 +75,17 @@ class Items(Strict):
     """Tag name → column (or ``{column, map}``): what metrics group items by."""
     gold: str | None = None
     """The column holding the gold label (none: the items have no gold)."""
+    review: list[str] | None = Field(default=None, min_length=2, max_length=2)
+    """Two of ``fields`` a human study shows raters (``lingdiag human export FILE --study quality``:
+    native speakers checking the items)."""
+
+    @model_validator(mode="after")
+    def _review_is_fields(self) -> Items:
+        for f in self.review or ():
+            if f not in self.fields:
+                raise PydanticCustomError("review", "review names {f!r}, not one of fields: {fields}",
+                                          {"f": f, "fields": ", ".join(self.fields)})
+        return self
 
     @model_validator(mode="before")
     @classmethod
