@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from itertools import combinations
 
 from lingdiag.analysis.compare import Comparison, holm, paired
+from lingdiag.errors import ConfigError
 from lingdiag.io.markdown import markdown_table
 from lingdiag.metrics.core import accuracy, proportion_ci
 from lingdiag.records import ItemRecord
@@ -74,8 +75,11 @@ def paired_languages(records: Sequence[ItemRecord], *, seed: int = 0) -> list[Co
         ra, rb = by_condition[a], by_condition[b]
         if _rest(ra[0]) != _rest(rb[0]) or _language(ra) == _language(rb):
             continue
-        rows.append(paired(f"{a} ({_language(ra)}) vs {b} ({_language(rb)})", ra, rb, seed=seed,
-                           key=lambda r: str(r.tags[ALIGN])))
+        try:
+            rows.append(paired(f"{a} ({_language(ra)}) vs {b} ({_language(rb)})", ra, rb, seed=seed,
+                               key=lambda r: str(r.tags[ALIGN])))
+        except ConfigError:  # no aligned item answered on both sides (e.g. --limit picked others): no row
+            continue
     return holm(rows)
 
 
