@@ -64,7 +64,7 @@ def test_languages_run_apart_and_compare_paired(tmp_path: Path) -> None:
     assert cells[2] == "24" and cells[7:9] == ["0", "12"]  # zh alone right on the 12 accomplishments
     assert float(cells[9]) < 0.001
     page = render_html(text, runs)
-    assert "Across languages" in page and 'dir="auto"' in page
+    assert "Across languages" in page and "unicode-bidi:plaintext" in page
 
 
 def test_schema_languages_are_the_parsers() -> None:
