@@ -37,7 +37,7 @@ from lingdiag.records import (
 )
 from lingdiag.scoring import LINGDIAG
 from lingdiag.store import SCHEMA_VERSION, ModelIdentity, RunMeta, RunStore
-from lingdiag.suite import SUITE_COPY, SUITES, Condition, Dataset, Suite
+from lingdiag.suite import SUITE_COPY, SUITES, Condition, Dataset, Excluded, Suite
 from lingdiag.thinking import DEFAULT_TAGS, Thinking, ThinkTags
 
 T = TypeVar("T")
@@ -310,10 +310,21 @@ def _run_chunks(condition: Condition, pending: Sequence[Item], total: int, rende
     return None
 
 
+def excluded_note(excluded: Sequence[Excluded]) -> str:
+    """The table's note on the items of the data left out as not interpretable (empty if none)."""
+    if not excluded:
+        return ""
+    by_reason: dict[str, list[str]] = {}
+    for e in excluded:
+        by_reason.setdefault(e.reason, []).append(e.item_id)
+    return (f"**Excluded items** (not interpretable, never scored): {len(excluded)}; "
+            + "; ".join(f"{reason}: {len(ids)} ({', '.join(ids)})" for reason, ids in by_reason.items()) + "\n\n")
+
+
 def finalize(store: RunStore, order: Sequence[tuple[str, str]], suite: Suite, conditions: Sequence[Condition],
-             model: str, dataset: str) -> tuple[dict[str, Any], str]:
+             model: str, dataset: str, excluded: Sequence[Excluded] = ()) -> tuple[dict[str, Any], str]:
     """Rewrite the records in canonical ``order`` (condition, item id); write ``metrics.json`` and
-    ``table.md``. A run's end, and ``lingdiag merge``'s.
+    ``table.md`` (noting the ``excluded`` items of the data). A run's end, and ``lingdiag merge``'s.
     """
     records = store.finalize(order)
     metrics: dict[str, Any] = {}
@@ -332,7 +343,7 @@ def finalize(store: RunStore, order: Sequence[tuple[str, str]], suite: Suite, co
     if failed:  # never let an outage pass for a result
         table = ("**Failed items** (backend errors; every metric is over the answered items only): "
                  + "; ".join(f"{c}: {k} of {metrics[c]['n']}" for c, k in failed.items()) + "\n\n" + table)
-    table = fragile.table_note(metrics) + table
+    table = excluded_note(excluded) + fragile.table_note(metrics) + table
     store.write_json("metrics.json", metrics)
     store.write_text("table.md", table)
     return metrics, table
@@ -384,7 +395,8 @@ def _evaluate(config: RunConfig, backend: Backend, store: RunStore, progress: Pr
     policies: dict[str, list[dict[str, Any]]] = {}
     first = RunMeta(config=config.recorded(), identity=ModelIdentity(backend.identity), schema_version=SCHEMA_VERSION,
                     checksums=sources, versions=_versions(), lock=lock_status().recorded(), seed=config.seed,
-                    timings={}, skipped={}, suite_file=suite_file)
+                    timings={}, skipped={}, suite_file=suite_file,
+                    excluded=tuple(dataset.excluded) or None)
 
     def meta(usage: dict[str, int] | None = None) -> RunMeta:
         return replace(first, timings=dict(timings), skipped=dict(skipped), scoring_policies=dict(policies) or None,
@@ -424,7 +436,7 @@ def _evaluate(config: RunConfig, backend: Backend, store: RunStore, progress: Pr
         timings[condition.name] = round(earlier.get(condition.name, 0) + time.perf_counter() - start, 3)
         store.write_meta(meta())
     model = backend.identity.get("model", config.model)
-    metrics, table = finalize(store, order, suite, conditions, model, config.dataset)
+    metrics, table = finalize(store, order, suite, conditions, model, config.dataset, dataset.excluded)
     usage = ({k: v - usage_before.get(k, 0) for k, v in backend.usage().items()}
              if isinstance(backend, ReportsUsage) else None)
     store.write_meta(meta(usage))

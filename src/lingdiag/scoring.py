@@ -19,6 +19,13 @@ bos        BOS (else EOS), always       no           scored      lm-eval's ``log
 lm-eval    BOS (else EOS), always       yes          scored      lm-eval's BLiMP task (``" " + sentence``)
 minicons   nothing                      no           not scored  minicons' ``sequence_score`` default
 ========== ============================ ============ =========== =========================================
+
+Where the script has no spaces between words (Chinese, Japanese, Thai: ``UNSPACED_LANGUAGES``),
+each policy says what it does (:meth:`ScoringPolicy.unspaced`; a table of such items prints it):
+``lingdiag``, ``bos`` and ``minicons`` score the text as written; ``lm-eval`` still puts a space
+before it, which no sentence of such a script begins with (kept: it is what lm-eval does); the
+``+ws`` correction finds no word boundaries (no token starts with a space) and means nothing there.
+Regions are assigned by character offsets in every script (``lingdiag.prompts.regions``).
 """
 
 from __future__ import annotations
@@ -84,6 +91,18 @@ class ScoringPolicy:
                 f"first token: {'scored' if self.score_first_token else 'not scored'}"
                 + ("; leading-whitespace correction: on" if self.whitespace_correction else ""))
 
+
+    def unspaced(self) -> str:
+        """What this policy does where the script has no spaces between words (one line for a table)."""
+        space = ("puts a space before the text as in English, a character no sentence of such a script "
+                 "begins with (lm-eval does the same)") if self.leading_space else "scores the text as written"
+        correction = ("; the leading-whitespace correction finds no word boundaries there (no token starts "
+                      "with a space) and is not meaningful") if self.whitespace_correction else ""
+        return f"scoring policy `{self.name}` in a script without spaces: {space}{correction}"
+
+
+UNSPACED_LANGUAGES = frozenset({"zh", "ja", "th", "lo", "km", "my", "bo"})
+"""Languages written without spaces between words (BCP 47 primary tags)."""
 
 LINGDIAG = ScoringPolicy("lingdiag", prefix_scope="empty-context")
 """The default: exactly what lingdiag did before policies (an empty context gets BOS, else

@@ -28,7 +28,7 @@ from lingdiag.errors import RunError
 from lingdiag.io.atomic import SURROGATES, is_temporary, make_dir, write_atomic
 from lingdiag.io.paths import sha256_file
 from lingdiag.records import UNFINISHED, UNPARSED, ItemRecord, ResultRow, dumps
-from lingdiag.suite import SUITE_COPY, SUITES, Suite, SuiteSource
+from lingdiag.suite import SUITE_COPY, SUITES, Excluded, Suite, SuiteSource
 
 SCHEMA_VERSION = 1
 META = "meta.json"
@@ -266,8 +266,7 @@ _JSON_TYPES: dict[str, tuple[type, str]] = {
     "dataset": (dict, "an object"), "versions": (dict, "an object"), "lock": (dict, "an object"),
     "seed": (int, "an integer"), "timings": (dict, "an object"), "skipped": (dict, "an object"),
     "scoring_policies": (dict, "an object"), "suite_file": (dict, "an object"), "thinking": (dict, "an object"),
-    "precision": (dict, "an object"),
-    "usage": (dict, "an object"),
+    "precision": (dict, "an object"), "excluded": (list, "a list"), "usage": (dict, "an object"),
     "shards": (list, "a list"), "imported": (dict, "an object"),
 }
 """Every key ``meta.json`` may hold, with its JSON type."""
@@ -310,6 +309,9 @@ class RunMeta:
     precision: Mapping[str, Any] | None = None
     """A reduced-precision run's dtype, the per-token noise bound its fragile decisions are marked
     against and whether they were re-scored (``rescore_fragile``); None in float32."""
+    excluded: tuple[Excluded, ...] | None = None
+    """Items of the data left out as not interpretable (identical or empty minimal pairs); None
+    where the data has none."""
     usage: Mapping[str, int] | None = None
     """Tokens and requests a metered backend counted; None where it counted none."""
     shards: Sequence[Mapping[str, Any]] | None = None
@@ -376,6 +378,8 @@ class RunMeta:
             "dataset": self.checksums, "versions": self.versions, "lock": self.lock, "seed": self.seed,
             "timings": self.timings, "skipped": self.skipped, "scoring_policies": self.scoring_policies,
             "suite_file": self.suite_file, "thinking": self.thinking, "precision": self.precision,
+            "excluded": None if self.excluded is None else [{"item_id": e.item_id, "reason": e.reason}
+                                                            for e in self.excluded],
             "usage": self.usage, "shards": self.shards, "imported": self.imported,
         }
         return {k: v for k, v in parts.items() if v is not None}
@@ -407,6 +411,9 @@ class RunMeta:
                    timings=meta.get("timings"), skipped=meta.get("skipped"),
                    scoring_policies=meta.get("scoring_policies"), suite_file=meta.get("suite_file"),
                    thinking=meta.get("thinking"), precision=meta.get("precision"), usage=meta.get("usage"),
+                   excluded=None if meta.get("excluded") is None else tuple(
+                       Excluded(str(e.get("item_id", "")), str(e.get("reason", "")))
+                       for e in meta["excluded"] if isinstance(e, Mapping)),
                    shards=meta.get("shards"), imported=meta.get("imported"),
                    source=Path(path))
 

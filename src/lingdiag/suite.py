@@ -66,6 +66,16 @@ class Axis:
 
 
 @dataclass(frozen=True, slots=True)
+class Excluded:
+    """An item of the data that cannot be scored as published (e.g. a minimal pair whose good and
+    bad sentences are identical): never scored, counted and listed in the table and the report.
+    """
+
+    item_id: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
 class Dataset:
     """A loaded dataset: the test items plus anything else the conditions draw on."""
 
@@ -76,6 +86,8 @@ class Dataset:
     """E.g. pools of in-context examples."""
     source: Mapping[str, str] = field(default_factory=dict)
     """Files read and their SHA-256, for ``meta.json``."""
+    excluded: Sequence[Excluded] = ()
+    """Items of the files left out as not interpretable, with why (``meta.json``'s ``excluded``)."""
 
     def require_items(self) -> Dataset:
         """``self``, or a one-line ``DatasetError`` when it holds no item (a run over nothing

@@ -96,7 +96,7 @@ BROKEN = [
      "conditions.strategy.values.plain.user: Input should be a valid string (got ['a'])"),
     ("unknown key", changed("items.datta", "x.csv"),
      "items.datta: unknown key (did you mean 'data'?); valid keys: data, datasets, delimiter, fields, gold, id, "
-     "tags"),
+     "review, tags"),
     ("typo'd top-level key", {**GOOD, "metrcs": {}},
      "metrcs: unknown key (did you mean 'metrics'?); valid keys: conditions, defaults, description, "
      "figures, items, metrics, name, scoring_policy, table"),
@@ -286,7 +286,7 @@ def test_run_and_check_print_the_same_line_without_a_traceback(tmp_path: Path) -
 
     path = write(tmp_path, changed("items.datta", "x.csv"))
     expected = f"{path}: items.datta: unknown key (did you mean 'data'?); valid keys: data, datasets, delimiter, " \
-               "fields, gold, id, tags"
+               "fields, gold, id, review, tags"
     for args in (["suite", "check", str(path)], ["run", str(path), "--model", "mock"]):
         result = CliRunner().invoke(app, args)
         assert isinstance(result.exception, ConfigError) and str(result.exception) == expected

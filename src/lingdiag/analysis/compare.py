@@ -14,7 +14,7 @@ over that table's rows: a rate is not an accuracy, so McNemar does not apply to 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -72,9 +72,14 @@ class PermutationTest:
 
 
 
-def _pairs(a: Sequence[ItemRecord], b: Sequence[ItemRecord]) -> list[tuple[bool, bool]]:
-    right_b = {r.item_id: bool(r.correct) for r in b if r.correct is not None}
-    return [(bool(r.correct), right_b[r.item_id]) for r in a if r.correct is not None and r.item_id in right_b]
+def _item_id(r: ItemRecord) -> str:
+    return r.item_id
+
+
+def _pairs(a: Sequence[ItemRecord], b: Sequence[ItemRecord],
+           key: Callable[[ItemRecord], str] = _item_id) -> list[tuple[bool, bool]]:
+    right_b = {key(r): bool(r.correct) for r in b if r.correct is not None}
+    return [(bool(r.correct), right_b[key(r)]) for r in a if r.correct is not None and key(r) in right_b]
 
 
 def _mcnemar() -> Any:
@@ -86,8 +91,9 @@ def _mcnemar() -> Any:
 
 
 def paired(name: str, a: Sequence[ItemRecord], b: Sequence[ItemRecord], *, seed: int = 0,
-           samples: int = BOOTSTRAP_SAMPLES) -> Comparison:
-    """Compare two sets of records of the same items (matched by item id).
+           samples: int = BOOTSTRAP_SAMPLES, key: Callable[[ItemRecord], str] = _item_id) -> Comparison:
+    """Compare two sets of records of the same items (matched by item id, or by ``key``: the
+    ``align`` tag of translations).
 
     Args:
         name: What the row is called.
@@ -95,6 +101,7 @@ def paired(name: str, a: Sequence[ItemRecord], b: Sequence[ItemRecord], *, seed:
         b: Side B's records.
         seed: Seeds the bootstrap.
         samples: Bootstrap resamples.
+        key: What matches a record of A with one of B.
 
     Returns:
         The comparison (``p_holm`` is set by ``compare``).
@@ -102,7 +109,7 @@ def paired(name: str, a: Sequence[ItemRecord], b: Sequence[ItemRecord], *, seed:
     import numpy as np
 
     mcnemar = _mcnemar()
-    pairs = _pairs(a, b)
+    pairs = _pairs(a, b, key)
     if not pairs:
         raise ConfigError(f"{name}: no item with a gold label on both sides")
     x = np.array(pairs, dtype=float)

@@ -134,7 +134,7 @@ def fetched(suite: str) -> list[Path]:
         if not path.exists():
             continue
         if not _verified(path, f):
-            raise DatasetError(f"SHA-256 mismatch: the file changed since it was fetched; run: lingdiag fetch "
+            raise DatasetError(f"SHA-256 mismatch: the file changed since it was fetched; run: lingdiag data fetch "
                                f"{suite} --only {Path(f.local).stem}", path=path)
         out.append(path)
     return out

@@ -1,27 +1,112 @@
-"""Free text → label. Anything not clearly one label is ``UNPARSED``, never a guess.
+"""Free text → label, in the prompt's language. Anything not clearly one label is ``UNPARSED``, never a guess.
 
 Accepted, in order: a JSON object with the label key (code fences, single quotes and
 text around the object tolerated); the whole answer being a label; the answer starting
 with a label word (and naming no other label in that line); the last ``Answer:``,
 ``Label:`` or ``... is`` phrase naming a label, when no label follows it; a last line that is
 a label. Case, quotes, asterisks and trailing punctuation are ignored.
+
+The answer cues (``Answer``, ``Antwort``, ``Respuesta``, ``答案``, ``回答`` …) and copulas (``is``,
+``ist``, ``是``, ``は`` …) are the :class:`AnswerLanguage`'s. A label is found by the label set,
+not by English word boundaries: a label edge in a script written without spaces (Han, kana,
+Thai) needs no boundary, so ``答案是对的`` names ``对``; a Latin edge still does (``Truely`` is not
+``True``). Every language but English (whose parsing predates languages and stays as it was)
+normalises answer and labels with Unicode NFKC first (full-width ``：``, ``Ｔｒｕｅ``), recorded in
+the detail with the language, and refuses an answer phrase that negates (``答案不是对``).
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+import unicodedata
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
+from lingdiag.errors import UnknownNameError
 from lingdiag.records import UNPARSED
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.S)
 _STRIP = " \t\r\n\"'`*.,:;!()[]{}<>"
 
 
-def _norm(text: str) -> str:
-    return text.strip(_STRIP).lower()
+_UNSPACED = re.compile(r"[\u0e00-\u0e7f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f]")
+"""Letters of scripts written without spaces between words (Thai, kana, Han): no word boundary there."""
+
+
+@dataclass(frozen=True)
+class AnswerLanguage:
+    """How answers in one language name their label: cue words, copulas, negations, normalisation."""
+
+    code: str
+    """BCP 47 tag (``en``, ``zh``)."""
+    cues: tuple[str, ...]
+    """Words that introduce the answer (``answer``, ``答案``); plain text, matched case-insensitively."""
+    copulas: tuple[str, ...]
+    """What joins a cue to its label besides ``:`` and ``=`` (``is``, ``ist``, ``是``)."""
+    negations: tuple[str, ...] = ()
+    """Words that, between a cue and its label, make the phrase a denial (``不``, ``nicht``)."""
+    nfkc: bool = True
+    """Normalise answer and labels with Unicode NFKC first (full-width forms)."""
+    gap: str = ".。\n"
+    """Characters that end the stretch between a cue and its copula."""
+    quotes: str = "\"'*`「」『』“”‘’¡¿"
+    """Quote marks allowed before a label."""
+    strip: str = _STRIP + "。、「」『』“”‘’【】¡¿"
+    """Characters trimmed around a whole answer or a line."""
+
+    def with_cues(self, cues: Iterable[str]) -> AnswerLanguage:
+        """This language with more cue words (a suite's own)."""
+        return replace(self, cues=(*self.cues, *(c for c in cues if c not in self.cues)))
+
+    def recorded(self) -> dict[str, str]:
+        """What a parse detail records of the language (English's records predate languages: nothing)."""
+        if self.code == ENGLISH.code and not self.nfkc:
+            return {}
+        return {"language": self.code, **({"normalisation": "NFKC"} if self.nfkc else {})}
+
+
+ENGLISH = AnswerLanguage("en", ("answer", "label", "judgment", "judgement", "relation", "prediction", "output"),
+                         ("is",), nfkc=False, gap=".\n", quotes="\"'*`", strip=_STRIP)
+LANGUAGES: Mapping[str, AnswerLanguage] = {lang.code: lang for lang in (
+    ENGLISH,
+    AnswerLanguage("de", ("antwort", "label", "urteil", "lösung", "ergebnis"), ("ist", "lautet"),
+                   ("nicht", "kein", "keine")),
+    AnswerLanguage("es", ("respuesta", "etiqueta", "juicio", "resultado"), ("es",), ("no",)),
+    AnswerLanguage("fr", ("réponse", "étiquette", "jugement", "résultat"), ("est",), ("pas", "non")),
+    AnswerLanguage("zh", ("答案", "回答", "答", "标签", "结论", "判断"), ("是", "为", "為"), ("不", "没", "沒", "非")),
+    AnswerLanguage("ja", ("答え", "回答", "解答", "答", "ラベル", "判断"), ("は", "が"),
+                   ("ない", "ではない", "じゃない")),
+)}
+"""The answer languages built in, by code; a suite adds cue words of its own (``with_cues``)."""
+
+
+def language(code: str) -> AnswerLanguage:
+    """The built-in answer language ``code``; an unknown one is a one-line ``UnknownNameError``."""
+    if code not in LANGUAGES:
+        raise UnknownNameError("answer language", code, LANGUAGES)
+    return LANGUAGES[code]
+
+
+def _norm(text: str, strip: str = _STRIP) -> str:
+    return text.strip(strip).lower()
+
+
+def _bounded(word: str, *, before: bool = True) -> str:
+    """``word`` as a regex, with a word boundary on each side whose edge is not in an unspaced script."""
+    out = re.escape(word)
+    if before and not _UNSPACED.match(word[:1]):
+        out = r"(?<![\w-])" + out
+    if not _UNSPACED.match(word[-1:]):
+        out += r"(?![\w-])"
+    return out
+
+
+def _alternation(words: Iterable[str], *, before: bool = True) -> str:
+    """One group matching any of ``words``, longest first, each bounded where its script needs it."""
+    ordered = sorted(words, key=lambda w: len(re.escape(w)), reverse=True)  # the order English always had
+    return "(" + "|".join(_bounded(w, before=before) for w in ordered) + ")"
 
 
 def extract_json(text: str) -> dict[str, Any] | None:
@@ -59,8 +144,19 @@ def extract_json(text: str) -> dict[str, Any] | None:
 
 
 def _names_label(text: str, words: str) -> bool:
-    """Whether ``text`` names a label (``words``: the label alternation)."""
-    return re.search(rf"(?<![\w-])({words})(?![\w-])", text, re.I) is not None
+    """Whether ``text`` names a label (``words``: the label alternation, ``_alternation``)."""
+    return re.search(words, text, re.I) is not None
+
+
+def _phrase(lang: AnswerLanguage, label: str) -> str:
+    """The answer-phrase pattern: a cue, up to 20 characters, a copula or ``:``/``=``, quotes, a ``label``."""
+    if lang == ENGLISH:  # byte for byte the pattern English answers were always parsed with
+        return (r"\b(?:answer|label|judg(?:e)?ment|relation|prediction|output)\b[^.\n]{0,20}?(?:is|:|=)\s*[\"'*`]*"
+                + label)
+    cues = "|".join(("" if _UNSPACED.match(c[:1]) else r"\b") + re.escape(c)
+                    + ("" if _UNSPACED.match(c[-1:]) else r"\b") for c in lang.cues)
+    copulas = "|".join(map(re.escape, (*lang.copulas, ":", "=")))
+    return rf"(?:{cues})[^{re.escape(lang.gap)}]{{0,20}}?(?:{copulas})\s*[{re.escape(lang.quotes)}]*{label}"
 
 
 def parse_label(
@@ -69,56 +165,74 @@ def parse_label(
     *,
     aliases: Mapping[str, str] | None = None,
     json_key: str = "label",
+    lang: AnswerLanguage = ENGLISH,
 ) -> tuple[str, dict[str, Any]]:
     """Map a model answer to one of ``labels``.
 
     Args:
-        text: The raw generated text.
+        text: The answer text (a reasoning model's thinking already separated from it).
         labels: The label vocabulary, e.g. ``("True", "False", "Unknown")``.
-        aliases: Extra surface forms mapped to labels, e.g. ``{"entailment": "0"}``.
+        aliases: Extra surface forms mapped to labels, e.g. ``{"entailment": "0"}`` or the
+            prompt language's label words (``{"对": "True"}``).
         json_key: The key holding the label in a JSON answer.
+        lang: The language of the prompt and its answers (cue words, copulas, normalisation).
 
     Returns:
         ``(label or UNPARSED, detail)``; ``detail`` holds the parsed JSON object, if any, and
         under ``rule`` the name of the rule that decided (``lingdiag inspect`` counts them):
         ``json``, ``json-field``, ``whole-answer``, ``leading-label``, ``answer-phrase``,
-        ``last-line``, or for unparsed answers ``phrase-then-label`` and ``no-label``.
+        ``last-line``, or for unparsed answers ``phrase-then-label``, ``negated-phrase`` and
+        ``no-label``; for a language other than English, ``language`` and ``normalisation``.
     """
-    table = {_norm(lab): lab for lab in labels}
-    table.update({_norm(k): v for k, v in (aliases or {}).items()})
-    words = "|".join(sorted(map(re.escape, table), key=len, reverse=True))
+    label, detail = _parse(text, labels, aliases or {}, json_key, lang)
+    return label, {**detail, **lang.recorded()}
+
+
+def _parse(text: str, labels: Sequence[str], aliases: Mapping[str, str], json_key: str,
+           lang: AnswerLanguage) -> tuple[str, dict[str, Any]]:
+    """``parse_label`` without the language's record."""
+    nfkc = (lambda t: unicodedata.normalize("NFKC", t)) if lang.nfkc else (lambda t: t)
+    text = nfkc(text)
+
+    def norm(t: str) -> str:
+        return _norm(t, lang.strip)
+
+    table = {norm(nfkc(lab)): lab for lab in labels}
+    table.update({norm(nfkc(k)): v for k, v in aliases.items()})
+    named = _alternation(table)
     detail: dict[str, Any] = {}
 
     obj = extract_json(text)
     if obj is not None:
         detail["json"] = obj
         value = obj.get(json_key)
-        if isinstance(value, (str, int)) and _norm(str(value)) in table:
-            return table[_norm(str(value))], {**detail, "rule": "json"}
+        if isinstance(value, (str, int)) and norm(str(value)) in table:
+            return table[norm(str(value))], {**detail, "rule": "json"}
     m = re.search(rf'"{re.escape(json_key)}"\s*:\s*"?([^",}}\n]+)', text)
-    if m and _norm(m.group(1)) in table and not _names_label(text[m.end():], words):
-        return table[_norm(m.group(1))], {**detail, "rule": "json-field"}
+    if m and norm(m.group(1)) in table and not _names_label(text[m.end():], named):
+        return table[norm(m.group(1))], {**detail, "rule": "json-field"}
 
     body = _FENCE.sub(lambda mm: mm.group(1), text).strip()
-    if _norm(body) in table:
-        return table[_norm(body)], {**detail, "rule": "whole-answer"}
-    first = re.match(rf"[\s\"'`*(\[]*({words})(?![\w-])", body, re.I)
+    if norm(body) in table:
+        return table[norm(body)], {**detail, "rule": "whole-answer"}
+    first = re.match(rf"[\s{re.escape(lang.quotes)}(\[]*" + _alternation(table, before=False), body, re.I)
     if first:
         label = table[first.group(1).lower()]
         # "True or False? ..." names several labels in its first line: not an answer.
-        others = {table[w.lower()] for w in re.findall(rf"(?<![\w-])({words})(?![\w-])", body.splitlines()[0], re.I)}
+        others = {table[w.lower()] for w in re.findall(named, body.splitlines()[0], re.I)}
         if others == {label}:
             return label, {**detail, "rule": "leading-label"}
-    phrases = list(re.finditer(rf"\b(?:answer|label|judg(?:e)?ment|relation|prediction|output)\b[^.\n]{{0,20}}?"
-                               rf"(?:is|:|=)\s*[\"'*`]*({words})(?![\w-])", body, re.I))
+    phrases = list(re.finditer(_phrase(lang, _alternation(table, before=False)), body, re.I))
     if phrases:
         # The last such phrase is the answer, unless a label follows it: "Answer: True. Actually
         # False." and an echoed schema ("label": "True / False / Unknown") are not one label.
         last = phrases[-1]
-        if _names_label(body[last.end():], words):
+        if _names_label(body[last.end():], named):
             return UNPARSED, {**detail, "rule": "phrase-then-label"}
+        if any(n in body[last.start():last.start(1)].lower() for n in lang.negations):
+            return UNPARSED, {**detail, "rule": "negated-phrase"}  # "答案不是对", "Die Antwort ist nicht wahr"
         return table[last.group(1).lower()], {**detail, "rule": "answer-phrase"}
     lines = [ln for ln in body.splitlines() if ln.strip()]
-    if lines and _norm(lines[-1]) in table:
-        return table[_norm(lines[-1])], {**detail, "rule": "last-line"}
+    if lines and norm(lines[-1]) in table:
+        return table[norm(lines[-1])], {**detail, "rule": "last-line"}
     return UNPARSED, {**detail, "rule": "no-label"}

@@ -2,7 +2,10 @@
 
 SyntaxGym's convention: a sentence is its regions' contents joined by single spaces (an
 empty region adds nothing and scores 0), and a region's surprisal is the sum over the tokens
-whose first non-space character falls in it. Surprisal is in bits, as SyntaxGym reports it
+whose first non-space character falls in it. Regions and tokens meet by character offsets, so
+this holds in every script; in one written without spaces (Chinese) the regions are joined
+by nothing, and a token that spans two regions counts in the region of its first character.
+Surprisal is in bits, as SyntaxGym reports it
 (its ``=`` tolerance is in bits).
 
 With the leading-whitespace correction (Oh & Schuler 2024, "Leading whitespaces of language
@@ -31,15 +34,17 @@ class Joined:
     """One span per region, in region order; an empty region has an empty span."""
 
 
-def join(contents: Sequence[str]) -> Joined:
-    """``contents`` joined by single spaces, skipping empty regions (SyntaxGym)."""
+def join(contents: Sequence[str], separator: str = " ") -> Joined:
+    """``contents`` joined by single spaces, skipping empty regions (SyntaxGym); by nothing
+    (``separator=""``) in a script written without spaces, where regions abut.
+    """
     text, spans = "", []
     for content in contents:
         if not content:
             spans.append((len(text), len(text)))
             continue
         if text:
-            text += " "
+            text += separator
         spans.append((len(text), len(text) + len(content)))
         text += content
     return Joined(text, tuple(spans))

@@ -21,9 +21,10 @@ PREDICTIONS = "predictions"
 """Prediction detail key: whether each prediction held, in formula order."""
 
 
-def region_requests(conditions: Mapping[str, Sequence[str]], policy: ScoringPolicy) -> list[Request]:
-    """One per-token request per condition (its regions joined by single spaces), in order."""
-    return [LoglikelihoodRequest("", regions.join(contents).text, policy=policy, per_token=True)
+def region_requests(conditions: Mapping[str, Sequence[str]], policy: ScoringPolicy,
+                    separator: str = " ") -> list[Request]:
+    """One per-token request per condition (its regions joined by ``separator``), in order."""
+    return [LoglikelihoodRequest("", regions.join(contents, separator).text, policy=policy, per_token=True)
             for contents in conditions.values()]
 
 
@@ -44,7 +45,8 @@ def recorded_surprisals(detail: Mapping[str, object]) -> dict[tuple[str, str], f
 
 
 def predict(conditions: Mapping[str, Sequence[str]], numbers: Mapping[str, Sequence[str]],
-            formulas: Sequence[Formula], policy: ScoringPolicy, responses: Sequence[Response]) -> Prediction:
+            formulas: Sequence[Formula], policy: ScoringPolicy, responses: Sequence[Response],
+            separator: str = " ") -> Prediction:
     """``pass`` when every formula holds, with the region surprisals (bits) and each outcome.
 
     Args:
@@ -53,6 +55,7 @@ def predict(conditions: Mapping[str, Sequence[str]], numbers: Mapping[str, Seque
         formulas: The item's predictions.
         policy: The policy the requests were scored under (for its whitespace correction).
         responses: One per-token log-likelihood per condition, in ``conditions`` order.
+        separator: What the regions were joined by (``""`` in a script without spaces).
     """
     surprisal: dict[tuple[str, str], float] = {}
     by_condition: dict[str, list[float]] = {}
@@ -60,7 +63,7 @@ def predict(conditions: Mapping[str, Sequence[str]], numbers: Mapping[str, Seque
     for (cond, contents), r in zip(conditions.items(), lls, strict=True):
         if r.token_logprobs is None or r.token_spans is None:
             return Prediction(UNPARSED, {"reason": "the backend returned no per-token log-probs"})
-        joined = regions.join(contents)
+        joined = regions.join(contents, separator)
         values = regions.surprisals(joined, r.token_spans, r.token_logprobs,
                                     r.word_start_logprobs if policy.whitespace_correction else None)
         by_condition[cond] = [round(v, 6) for v in values]

@@ -126,11 +126,15 @@ function matches(r, q) {
   return !q || [r.item, r.label, r.gold, r.prompt, r.output, r.error, r.thinking]
     .some(t => t.toLowerCase().includes(q));
 }
-function cell(tr, text) { const td = document.createElement("td"); td.textContent = text; tr.appendChild(td); }
-function line(parent, text) { const p = document.createElement("p"); p.textContent = text; parent.appendChild(p); }
+function cell(tr, text) {
+  const td = document.createElement("td"); td.dir = "auto"; td.textContent = text; tr.appendChild(td);
+}
+function line(parent, text) {
+  const p = document.createElement("p"); p.dir = "auto"; p.textContent = text; parent.appendChild(p);
+}
 function block(parent, title, text) {
   line(parent, title);
-  const pre = document.createElement("pre"); pre.textContent = text; parent.appendChild(pre);
+  const pre = document.createElement("pre"); pre.dir = "auto"; pre.textContent = text; parent.appendChild(pre);
 }
 function draw(n) {
   const body = $("items-body");

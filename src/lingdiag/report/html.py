@@ -39,8 +39,11 @@ from lingdiag.report.tables import rows_by_suite, suite_tables
 from lingdiag.store import LoadedRun
 from lingdiag.suite import SUITES
 
+# td,li,pre: each takes the direction of its first strong letter (as dir="auto" does), so Hebrew or
+# Arabic text reads right to left inside the left-to-right page.
 _STYLE = """
 body{font-family:system-ui,sans-serif;margin:0;color:#222}
+td,li,pre{unicode-bidi:plaintext}
 nav#toc{position:fixed;top:0;left:0;bottom:0;width:190px;overflow-y:auto;background:#f6f6f8;
  border-right:1px solid #ddd;padding:.8em;font-size:.85em;box-sizing:border-box}
 nav#toc a{display:block;color:#235;text-decoration:none;padding:.15em 0} nav#toc a.sub{padding-left:1em}
@@ -91,9 +94,9 @@ def _block_html(block: markdown.Block, flagged: Sequence[Degenerate] = ()) -> st
 
 def _row_html(cells: Sequence[str], flag: Degenerate | None) -> str:
     if flag is None:
-        return "<tr>" + "".join(f"<td>{escape(c)}</td>" for c in cells) + "</tr>"
+        return "<tr>" + "".join(f'<td>{escape(c)}</td>' for c in cells) + "</tr>"
     note = f'<br><span class="flag">not interpretable: {escape(flag.reason)}</span>'
-    tds = [f"<td>{escape(c)}{note if k == 0 else ''}</td>" for k, c in enumerate(cells)]
+    tds = [f'<td>{escape(c)}{note if k == 0 else ""}</td>' for k, c in enumerate(cells)]
     return f'<tr class="degenerate" title="not interpretable: {escape(flag.reason)}">' + "".join(tds) + "</tr>"
 
 
@@ -126,7 +129,7 @@ def _flag_of(cells: Sequence[str], table: Sequence[Sequence[str]], flagged: Sequ
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     head = "".join(f"<th>{escape(str(h))}</th>" for h in header)
-    body = "".join("<tr>" + "".join(f"<td>{escape(str(c))}</td>" for c in r) + "</tr>" for r in rows)
+    body = "".join("<tr>" + "".join(f'<td>{escape(str(c))}</td>' for c in r) + "</tr>" for r in rows)
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
@@ -268,6 +271,11 @@ def _summary(runs: Sequence[LoadedRun], suites: Sequence[_Suite], flagged: Seque
     parts.append("<ul>" + "".join(f"<li>{escape(d.suite)}: {escape(d.model)}, {escape(d.condition)}: "
                                   f"{escape(d.reason)}</li>" for d in flagged) + "</ul>" if flagged else
                  "<p>Every condition is interpretable (under 50% unparsed or failed, more than one label).</p>")
+    excluded = [(run, e) for run in runs for e in run.meta.excluded or ()]
+    if excluded:  # items of the data itself that no model could be scored on
+        parts.append(f"<p>Items of the data excluded, never scored ({len(excluded)}):</p><ul>"
+                     + "".join(f'<li dir="auto">{escape(run.suite)} ({escape(str(run.path))}): '
+                               f"{escape(e.item_id)}: {escape(e.reason)}</li>" for run, e in excluded) + "</ul>")
     for s in suites:
         figure = _figure(s.figures[0], s.flags) if s.figures else s.note
         parts.append(f'<div class="side" data-suite="{escape(s.name)}"><div>{s.html(s.headline)}</div>'

@@ -12,7 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from lingdiag.analysis import thinking
+from lingdiag.analysis import languages, thinking
 from lingdiag.records import ResultRow
 from lingdiag.store import LoadedRun, load_run
 from lingdiag.suite import SUITES
@@ -64,9 +64,17 @@ def tables(runs: Sequence[LoadedRun]) -> str:
 
 
 def suite_tables(runs: Sequence[LoadedRun]) -> dict[str, str]:
-    """Suite name → its markdown section (:func:`tables` joins them; the HTML page lays them out)."""
-    return {s: _item_set_warning([r for r in runs if r.suite == s]) + SUITES.get(s).table(rows)
-            + _thinking([r for r in runs if r.suite == s]) for s, rows in rows_by_suite(runs).items()}
+    """Suite name → its markdown section (:func:`tables` joins them; the HTML page lays them out);
+    a suite whose items are aligned translations gets the comparison across languages below its table.
+    """
+    names = display_names(runs)
+    out = {}
+    for s, rows in rows_by_suite(runs).items():
+        mine = [r for r in runs if r.suite == s]
+        across = languages.section([(str(r.path), names[str(r.path)], r.records) for r in mine])
+        out[s] = (_item_set_warning(mine) + SUITES.get(s).table(rows) + ("\n" + across if across else "")
+                  + _thinking(mine))
+    return out
 
 
 def _thinking(runs: Sequence[LoadedRun]) -> str:

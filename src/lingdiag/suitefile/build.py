@@ -13,10 +13,11 @@ from lingdiag.analysis import sweep
 from lingdiag.analysis.competence import CompetenceJoin, answered, by_condition, pair, run_records, to_markdown
 from lingdiag.figures import Figure
 from lingdiag.io.markdown import markdown_table
+from lingdiag.parse.labels import ENGLISH
 from lingdiag.prompts.formulas import parse
 from lingdiag.records import Item, ItemRecord, ResultRow
-from lingdiag.scoring import LINGDIAG, ScoringPolicy, policy, policy_names
-from lingdiag.suite import Axis, Condition, Dataset, Suite, SuiteSource
+from lingdiag.scoring import LINGDIAG, UNSPACED_LANGUAGES, ScoringPolicy, policy, policy_names
+from lingdiag.suite import Axis, Condition, Dataset, ItemView, Suite, SuiteSource
 from lingdiag.suitefile.choice import ContinuationChoice, RegionPredictions, SentenceChoice
 from lingdiag.suitefile.data import read_rows, to_items
 from lingdiag.suitefile.figures import breakdown_table, declared, figures
@@ -28,13 +29,16 @@ from lingdiag.suitefile.templates import Template
 
 Strategy = TemplatePrompt | ContinuationChoice | SentenceChoice | RegionPredictions
 POOLS = "pools"
+LANGUAGE = "language"
+"""The item tag of an item's language, where a file holds aligned translations."""
 """``Dataset.extras`` key: shot pool file → its items."""
 
 
 def answer_format(f: Formulation) -> tuple[str, AnswerFormat]:
     """The parser a condition names and what it reads answers with."""
     return f.parser or "free-text", AnswerFormat(tuple(f.labels or ()), tuple(sorted((f.aliases or {}).items())),
-                                                 f.json_key or "label", tuple((f.options or {}).items()))
+                                                 f.json_key or "label", tuple((f.options or {}).items()),
+                                                 f.language or ENGLISH.code, tuple(f.cues or ()))
 
 
 class FileSuite:
@@ -72,7 +76,8 @@ class FileSuite:
             return RegionPredictions(
                 {cond: tuple(self._template(c, f"regions.conditions.{cond}.{k}") for k in range(len(contents)))
                  for cond, contents in layout.conditions.items()},
-                tuple(parse(text) for text in layout.predictions), scoring)
+                tuple(parse(text) for text in layout.predictions), scoring,
+                "" if f.language in UNSPACED_LANGUAGES else " ")
         prompt = None
         if f.user is not None:
             shots = None
@@ -119,6 +124,9 @@ class FileSuite:
             gold = implied_gold(c.spec)
             items = dataset.items if gold is None or self.c.spec.items.gold is not None else \
                 [replace(it, gold=gold) for it in dataset.items]
+            if c.spec.language is not None and any(LANGUAGE in it.tags for it in items):
+                # Aligned translations: a condition in one language runs that language's items.
+                items = [it for it in items if it.tags.get(LANGUAGE) == c.spec.language]
             if not self.policy_axis:
                 out.append(Condition(c.name, c.axes, self.strategy(c, dataset, options, seed, LINGDIAG), items))
                 continue
@@ -233,6 +241,7 @@ def suite_of(compiled: Compiled, conditions: Sequence[Condition0], labels: tuple
         figures=fs.figures if declared(spec) else None,
         competence=fs.competence if fs.has_competence() else None,
         analyses=fs.analyses if fs.has_competence() else None,
+        view=ItemView(halves=(spec.items.review[0], spec.items.review[1])) if spec.items.review else None,
         # Answers produced elsewhere are read as the conditions read theirs, where all read them alike.
         parse_answer=fs.parse_answer(),
     )

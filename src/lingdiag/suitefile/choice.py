@@ -81,15 +81,17 @@ class RegionPredictions:
     conditions: Mapping[str, Sequence[Template]]
     predictions: Sequence[Formula]
     policy: ScoringPolicy = LINGDIAG
+    separator: str = " "
+    """What joins the regions: a space, or nothing in a script written without spaces."""
 
     def _contents(self, item: Item) -> dict[str, list[str]]:
         return {cond: [render(t, item.fields, item) for t in regions] for cond, regions in self.conditions.items()}
 
     def render(self, item: Item) -> list[Request]:
         """One per-token request per condition, in declaration order."""
-        return region_requests(self._contents(item), self.policy)
+        return region_requests(self._contents(item), self.policy, self.separator)
 
     def parse(self, item: Item, responses: Sequence[Response]) -> Prediction:
         """``pass`` or ``fail``, the region surprisals (bits) and each prediction's outcome."""
         numbers = {cond: [str(k + 1) for k in range(len(regions))] for cond, regions in self.conditions.items()}
-        return predict(self._contents(item), numbers, self.predictions, self.policy, responses)
+        return predict(self._contents(item), numbers, self.predictions, self.policy, responses, self.separator)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lingdiag.parse.choice import parse_letter
-from lingdiag.parse.labels import parse_label
+from lingdiag.parse.labels import ENGLISH, language, parse_label
 from lingdiag.parse.rating import clean_answer, parse_rating
 from lingdiag.records import UNPARSED
 
@@ -22,14 +22,19 @@ class AnswerFormat:
     json_key: str = "label"
     options: tuple[tuple[str, str], ...] = ()
     """Letter → label pairs in prompt order (``choice-letter``)."""
+    language: str = ENGLISH.code
+    """The answers' language (``nli-label``: cue words, copulas, normalisation)."""
+    cues: tuple[str, ...] = ()
+    """More answer cue words (``nli-label``)."""
 
 
 Parser = Callable[[str, AnswerFormat], tuple[str, dict[str, Any]]]
 
 
 def _nli_label(text: str, fmt: AnswerFormat) -> tuple[str, dict[str, Any]]:
-    label, detail = parse_label(text, fmt.labels, aliases=dict(fmt.aliases), json_key=fmt.json_key)
-    return label, {k: v for k, v in detail.items() if k in ("rule", "json")}
+    lang = language(fmt.language).with_cues(fmt.cues) if fmt.cues else language(fmt.language)
+    label, detail = parse_label(text, fmt.labels, aliases=dict(fmt.aliases), json_key=fmt.json_key, lang=lang)
+    return label, {k: v for k, v in detail.items() if k in ("rule", "json", "language", "normalisation")}
 
 
 def _rating(text: str, fmt: AnswerFormat) -> tuple[str, dict[str, Any]]:

@@ -11,6 +11,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic_core import PydanticCustomError
 
 ParserName = Literal["nli-label", "rating", "choice-letter", "free-text"]
+AnswerLanguageCode = Literal["en", "de", "es", "fr", "zh", "ja"]
+"""The answer languages of ``lingdiag.parse.labels.LANGUAGES`` (a test keeps the two alike)."""
 """lingdiag's answer parsers a generation condition can choose (``lingdiag.suitefile.parsers``)."""
 
 
@@ -76,6 +78,17 @@ class Items(Strict):
     delimiter: Literal[",", ";", "\t"] | None = None
     """A CSV file's delimiter where the header line does not tell (``;``, as spreadsheets in
     many locales save CSV); default: tab if the header has one, else comma."""
+    review: list[str] | None = Field(default=None, min_length=2, max_length=2)
+    """Two of ``fields`` a human study shows raters (``lingdiag human export FILE --study quality``:
+    native speakers checking the items)."""
+
+    @model_validator(mode="after")
+    def _review_is_fields(self) -> Items:
+        for f in self.review or ():
+            if f not in self.fields:
+                raise PydanticCustomError("review", "review names {f!r}, not one of fields: {fields}",
+                                          {"f": f, "fields": ", ".join(self.fields)})
+        return self
 
     @model_validator(mode="before")
     @classmethod
@@ -139,6 +152,13 @@ class Formulation(Strict):
     """``nli-label``: the key holding the label in a JSON answer (default ``label``)."""
     options: dict[str, str] | None = None
     """``choice-letter``: letter → label, as the prompt lists them."""
+    language: AnswerLanguageCode | None = None
+    """The language of the prompt and its answers. ``nli-label`` (``lingdiag.parse.labels``): its
+    answer cue words and copulas, labels found in unsegmented scripts, NFKC normalisation (default
+    ``en``, English as always). The label words in that language go in ``aliases``. ``regions`` in
+    a script without spaces (``zh``, ``ja``): the regions are joined by nothing, not by spaces."""
+    cues: list[Annotated[str, Field(min_length=1)]] | None = None
+    """``nli-label``: more words that introduce the answer (``Urteil``), beside the language's own."""
     max_new_tokens: int | None = Field(default=None, ge=1)
     shots: Shots | None = None
     loglik: Loglik | None = None

@@ -1,8 +1,6 @@
-"""BLiMP's files as published: paradigm JSONL files, human agreement and the paper's model rows.
+"""BLiMP's summary files: human agreement and the paper's model rows (the pair files: ``formats``).
 
-A paradigm file (``<UID>.jsonl``) holds one minimal pair per line: ``sentence_good``,
-``sentence_bad``, ``UID``, ``pairID``, ``field``, ``linguistics_term`` and, for the one-prefix
-method, ``one_prefix_prefix`` with ``one_prefix_word_good``/``_bad``. Beside them,
+Beside BLiMP's paradigm files,
 ``human_validation_summary.csv`` (``Condition``, ``total_mean``: human agreement per paradigm)
 and ``models_summary.jsonl`` (the paper's accuracy per paradigm of n-gram, LSTM,
 Transformer-XL and GPT-2, the corrected 2021 numbers).
@@ -15,36 +13,14 @@ from pathlib import Path
 
 from lingdiag.errors import DatasetError
 from lingdiag.io.tabular import read_jsonl, read_table
-from lingdiag.records import Item
 
 GOOD, BAD = "good", "bad"
 LABELS = (GOOD, BAD)
-REQUIRED = ("sentence_good", "sentence_bad", "UID", "pairID")
-ONE_PREFIX = ("one_prefix_prefix", "one_prefix_word_good", "one_prefix_word_bad")
-TAGS = ("UID", "linguistics_term", "field")
+TAGS = ("UID", "linguistics_term", "field", "language")
 HUMAN_FILE = "human_validation_summary.csv"
 MODELS_FILE = "models_summary.jsonl"
 PUBLISHED_MODELS = ("ngram", "lstm", "txl", "gpt2")
 """The model columns of ``models_summary.jsonl``."""
-
-
-def read_pairs(path: Path) -> list[Item]:
-    """The minimal pairs of one paradigm file; a bad line is a one-line ``DatasetError``."""
-    items = []
-    for n, row in read_jsonl(path):
-        if not isinstance(row, dict):
-            raise DatasetError("not a JSON object", path=path, row=n)
-        for key in REQUIRED:
-            if key not in row:
-                raise DatasetError("missing", path=path, row=n, field=key)
-        for key in ("sentence_good", "sentence_bad", *ONE_PREFIX):
-            if key in row and not isinstance(row[key], str):
-                raise DatasetError(f"not text: {type(row[key]).__name__}", path=path, row=n, field=key)
-        fields = {k: row[k] for k in ("sentence_good", "sentence_bad", *ONE_PREFIX) if k in row}
-        fields["one_prefix_method"] = bool(row.get("one_prefix_method", False)) and all(k in row for k in ONE_PREFIX)
-        items.append(Item(id=f"{row['UID']}/{row['pairID']}", fields=fields, gold=GOOD,
-                          tags={k: str(row.get(k, "")) for k in TAGS}))
-    return items
 
 
 def read_human(path: Path) -> dict[str, float]:

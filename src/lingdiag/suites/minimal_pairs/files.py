@@ -1,4 +1,6 @@
-"""BLiMP's official files (pinned commit; SHA-256 where a reference copy was checked) and the loader."""
+"""The official files of BLiMP, SLING and CLAMS (pinned commits; SHA-256 where a reference copy was
+checked) and the loader of any minimal-pair file.
+"""
 
 from __future__ import annotations
 
@@ -8,8 +10,8 @@ from pathlib import Path
 from lingdiag.errors import DatasetError
 from lingdiag.io.fetch import RAW, OfficialFile, datasets_dir, fetched, register_official
 from lingdiag.records import Item
-from lingdiag.suite import Dataset
-from lingdiag.suites.minimal_pairs import data
+from lingdiag.suite import Dataset, Excluded
+from lingdiag.suites.minimal_pairs import data, formats
 
 COMMIT = "3e56b06fcabca9b30822fc66435fca6b1aa40bb1"
 PARADIGMS = (
@@ -59,36 +61,88 @@ register_official("blimp", OFFICIAL)
 FETCHED = "blimp"
 """``--dataset blimp``: the paradigm files ``lingdiag data fetch blimp`` downloaded."""
 
+SLING_COMMIT = "5a7f791fbb9db6d2fee66e128fe89c80ac1f993b"
+SLING_SHA256 = {
+    "Aspect/zai_le.jsonl": "0be78457fbeaf438a7e882c9c81779e2ec14c149a36957ac92c172d466e6c7c3",
+    "Aspect/zai_guo.jsonl": "d83d5a0fbbadc2ecea74eaa4cd8193d6aeea6aa714c4ae504c9cdcffddc277ca",
+    "Aspect/temporal_le.jsonl": "642545cf708a98def89bb3d569211cdc81ff14bd789899d6dde1d0f4f19621c4",
+    "Classifier-Noun/cl_simple_noun.jsonl": "9369b55eb909509056f45485d8f6b69db675aadca08437c294db13dd922ad686",
+    "PolarityItem/any.jsonl": "51365b567b21ce62944191f18b3135a6b9c83453806306aa2d5223832703b949",
+}
+"""SLING's paradigm files whose reference copies were checked (5 of its 38; the release's
+``PhenomenonParadigmList.txt`` nests the others in folders not verified here, so they are not listed)."""
+CLAMS_COMMIT = "36b5c9a56ecc51d3eedb6c1a85b805085d631c71"
+CLAMS_SHA256 = {
+    "de_evalset/simple_agrmt.txt": "c9fccddba1d0a1c13cd3d1ed61a0d1614f32f5e5dd9b58bf5c675d23c86d737d",
+    "de_evalset/vp_coord.txt": "ac75ccfdd2f39e92ea345dbc44fb1c052eee573988b90954b4b419a0540e8166",
+    "en_evalset/simple_agrmt.txt": "4a791512f6bda00573a722bf610aa5d6a8177a85f92694a6b802862e2e3e28b5",
+    "en_evalset/vp_coord.txt": "44081727786601cdb63ccb183efb31c9c2b02263b6b64740596a04c0053bccb4",
+    "fr_evalset/simple_agrmt.txt": "257bc529bd7c5f441e8ed7be4f4703698a898a50ba38bb40acee3849a0b9455e",
+    "fr_evalset/vp_coord.txt": "539c1373d7add33d4524699f1c7ad14e2203a4ec6dd313b38cc2d04855ee09b3",
+    "he_evalset/simple_agrmt.txt": "e2cb2e66105e0b3c785c3fb18d5c35a71654553293815e66379a78747ac5fc65",
+    "he_evalset/vp_coord.txt": "d303cff32cbbb5c36b080e55e6a07cdc8d75a0e1b57589a065c8166254a5b618",
+    "ru_evalset/simple_agrmt.txt": "2bb89d2de40dcc998b9a5259a2932b224942f1026c880f23cc74f357ba82ba0e",
+    "ru_evalset/vp_coord.txt": "11acc9ecb7a97575f8e7ce67906e40559b48a9272a6f199d01b6612039fd41b8",
+}
+"""CLAMS's tests whose reference copies were checked: simple agreement and VP coordination in
+its five languages (the other tests of the release are not listed)."""
+register_official("sling", tuple(
+    OfficialFile(url=f"{RAW}/Yixiao-Song/SLING_Data_Code/{SLING_COMMIT}/SLING_Data/{name}", local=f"sling/{name}",
+                 sha256=sha, licence="MIT") for name, sha in SLING_SHA256.items()))
+register_official("clams", tuple(
+    OfficialFile(url=f"{RAW}/aaronmueller/clams/{CLAMS_COMMIT}/{name}", local=f"clams/{name}", sha256=sha,
+                 licence="Apache-2.0") for name, sha in CLAMS_SHA256.items()))
+
+NOT_PAIRS = {data.MODELS_FILE, "PhenomenonParadigmList.txt"}
+"""Files beside the pair files that hold no pairs."""
+
+
+def _files(spec: str) -> tuple[list[Path], Path, bool]:
+    """The pair files ``spec`` names, the folder of BLiMP's summary files, and whether they
+    are the fetched official copies.
+    """
+    if spec in FETCH_SETS:
+        files = [p for p in fetched(spec) if p.suffix in (".jsonl", ".txt") and p.name not in NOT_PAIRS]
+        if not files:
+            raise DatasetError(f"no {FETCH_SETS[spec]} downloaded yet; run: lingdiag data fetch {spec}"
+                               + (" (or --only UID,... for some)" if spec == FETCHED else ""),
+                               path=datasets_dir() / spec)
+        return files, files[0].parent, True
+    path = Path(spec)
+    if path.is_dir():
+        files = sorted(p for p in path.rglob("*") if p.suffix in (".jsonl", ".txt") and p.name not in NOT_PAIRS)
+        if not files:
+            raise DatasetError("no minimal-pair file (.jsonl or CLAMS .txt) in this directory", path=path)
+        return files, path, False
+    if path.is_file():
+        return [path], path.parent, False
+    raise DatasetError("no such file or directory", path=path)
+
+
+FETCH_SETS = {FETCHED: "BLiMP paradigm", "sling": "SLING paradigm", "clams": "CLAMS test"}
+"""``--dataset blimp|sling|clams``: the files ``lingdiag data fetch`` downloaded."""
+
 
 def load(spec: str) -> Dataset:
-    """``blimp`` (fetched), a directory of paradigm files, or one paradigm file.
+    """``blimp``, ``sling`` or ``clams`` (fetched), or a directory or file of pairs in any
+    format of ``formats.FORMATS``, detected per file or named as ``FORMAT:PATH``.
 
-    The human agreement and the paper's model rows are read from beside the paradigm files
-    where present, and joined to each item as ``published``.
+    BLiMP's human agreement and the paper's model rows are read from beside the paradigm files
+    where present, and joined to each item as ``published``. Pairs that cannot be scored
+    (identical or empty sentences) are the dataset's ``excluded``.
     """
-    if spec == FETCHED:
-        files = [p for p in fetched("blimp") if p.suffix == ".jsonl" and p.name != data.MODELS_FILE]
-        if not files:
-            raise DatasetError("no BLiMP paradigm downloaded yet; run: lingdiag data fetch blimp "
-                               "(or --only UID,... for some)", path=datasets_dir() / "blimp")
-        folder = files[0].parent
-    else:
-        path = Path(spec)
-        if path.is_dir():
-            files = sorted(p for p in path.glob("*.jsonl") if p.name != data.MODELS_FILE)
-            folder = path
-            if not files:
-                raise DatasetError("no paradigm file (<UID>.jsonl) in this directory", path=path)
-        elif path.is_file():
-            files, folder = [path], path.parent
-        else:
-            raise DatasetError("no such file or directory", path=path)
+    named, _, rest = spec.partition(":")
+    chosen = formats.FORMATS.get(named) if rest else None
+    files, folder, official = _files(rest if chosen else spec)
     human_file, models_file = folder / data.HUMAN_FILE, folder / data.MODELS_FILE
     human = data.read_human(human_file) if human_file.is_file() else {}
     models = data.read_models(models_file) if models_file.is_file() else {}
     items: list[Item] = []
+    excluded: list[Excluded] = []
     for f in files:
-        for it in data.read_pairs(f):
+        pairs = (chosen or formats.detect(f)).read(f)
+        excluded += pairs.excluded
+        for it in pairs.items:
             ref = data.published(human, models, str(it.tags["UID"]))
             items.append(replace(it, fields={**it.fields, "published": ref}) if ref else it)
     seen: set[str] = set()
@@ -96,8 +150,14 @@ def load(spec: str) -> Dataset:
         if it.id in seen:
             raise DatasetError(f"pair {it.id!r} appears twice", field="pairID")
         seen.add(it.id)
-    sources = {str(f): SHA256.get(f.name, "") if spec == FETCHED else "" for f in files}
+    checked = {**SHA256, **SLING_SHA256, **CLAMS_SHA256}
+    sources = {str(f): _known(f, checked) if official else "" for f in files}
     for extra in (human_file, models_file):
         if extra.is_file():
-            sources[str(extra)] = SHA256.get(extra.name, "") if spec == FETCHED else ""
-    return Dataset(spec, items, source=sources)
+            sources[str(extra)] = SHA256.get(extra.name, "") if official else ""
+    return Dataset(spec, items, source=sources, excluded=excluded)
+
+
+def _known(path: Path, checked: dict[str, str]) -> str:
+    """The registered checksum of a fetched file, by its name under its data set's folder."""
+    return next((sha for name, sha in checked.items() if path.as_posix().endswith("/" + name)), "")
