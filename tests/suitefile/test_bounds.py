@@ -132,6 +132,6 @@ def test_a_tampered_fetched_paradigm_is_an_error_not_left_out(tmp_path: Path, sh
     assert len(load("blimp").items) == 2000
     with (folder / "npi_present_1.jsonl").open("a") as f:
         f.write("\n")
-    with pytest.raises(DatasetError, match="npi_present_1.jsonl: SHA-256 mismatch.*lingdiag fetch blimp --only "
+    with pytest.raises(DatasetError, match="npi_present_1.jsonl: SHA-256 mismatch.*lingdiag data fetch blimp --only "
                                            "npi_present_1"):
         load("blimp")

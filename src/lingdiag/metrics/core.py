@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from typing import Final, NotRequired, TypedDict
+from typing import Final, TypedDict
 
 from lingdiag.metrics.stats import BOOTSTRAP_SAMPLES
 from lingdiag.records import UNFINISHED, UNPARSED, ItemRecord, thought
@@ -71,19 +71,25 @@ UNFINISHED_RATE: Final = "unfinished_rate"
 REASONING_TOKENS: Final = "reasoning_tokens_mean"
 
 
-class Counts(TypedDict):
-    """The counts every condition's metrics hold (:func:`summary`), by the keys above."""
-
+class _Required(TypedDict):
     n: int
     n_unparsed: int
     """Answers that parsed to no label (backend errors not included)."""
     unparsed_rate: float
     n_errors: int
     """Items whose request failed at the backend."""
-    n_unfinished: NotRequired[int]
-    """Generations whose thinking never closed (only where a record of the condition thought)."""
-    unfinished_rate: NotRequired[float]
-    reasoning_tokens_mean: NotRequired[float | None]
+
+
+class Counts(_Required, total=False):
+    """The counts every condition's metrics hold (:func:`summary`), by the keys above; the
+    thinking counts only where a record of the condition thought (``total=False`` rather than
+    ``NotRequired``, which postponed annotations hide from ``__optional_keys__`` at run time).
+    """
+
+    n_unfinished: int
+    """Generations whose thinking never closed."""
+    unfinished_rate: float
+    reasoning_tokens_mean: float | None
     """Mean thinking tokens per item where the backend counted them."""
 
 

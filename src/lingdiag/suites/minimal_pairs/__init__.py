@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Literal, NotRequired, TypedDict, cast
+from typing import Any, Final, Literal, TypedDict, cast
 
 from lingdiag.analysis import sweep
 from lingdiag.io.markdown import markdown_table
@@ -48,8 +48,8 @@ class LanguageScore(TypedDict):
     n: int
 
 
-class PairScores(TypedDict):
-    """What :func:`metrics` computes for one condition."""
+class _PairScores(TypedDict):
+    """The keys every condition has."""
 
     accuracy: float
     accuracy_ci95: list[float]
@@ -62,8 +62,15 @@ class PairScores(TypedDict):
     """Paradigm → the published numbers the data gave (human agreement, the paper's models)."""
     outcomes: dict[str, str]
     """Per-item correctness for the policy sweep (``lingdiag.analysis.sweep.OUTCOMES``)."""
-    by_language: NotRequired[dict[str, LanguageScore]]
-    """Language → accuracy, where the items are tagged with one (SLING, CLAMS; BLiMP's are not)."""
+
+
+class PairScores(_PairScores, total=False):
+    """What :func:`metrics` computes for one condition (``by_language`` only where the items are
+    tagged with a language: SLING, CLAMS; BLiMP's are not, so its metrics stay as they were).
+    """
+
+    by_language: dict[str, LanguageScore]
+    """Language → accuracy with its Wilson interval."""
 
 
 class PairMetrics(PairScores, Counts):
