@@ -40,7 +40,7 @@ $(TEST_STAMP): $(STAMP)
 	touch $(TEST_STAMP)
 
 test: $(STAMP) $(TEST_STAMP) lint
-	$(PY) -m pytest -q -ra
+	$(PY) -m pytest -q -ra --durations=30
 
 # The lane to run while changing code: lint, then every test not marked slow (no real model,
 # no llama.cpp server build). One process: pytest-xdist is not in the lock. CI runs `make test`.
