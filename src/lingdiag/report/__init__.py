@@ -4,5 +4,6 @@
 report), ``findings`` (what the report says first), ``browser`` (the item browser's data),
 ``markdown`` (suite markdown read into blocks), ``export`` (tables as Markdown and LaTeX files),
 ``rules`` (which parse rule took each answer: ``lingdiag inspect``), ``scaling`` (a metric against
-parameter count, one line per model family).
+parameter count, one line per model family), ``budget`` (a metric and the unfinished rate against the
+thinking budget of a budget sweep).
 """

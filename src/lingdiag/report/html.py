@@ -33,6 +33,7 @@ from lingdiag.io.atomic import make_dir, write_atomic
 from lingdiag.io.markdown import fmt
 from lingdiag.metrics.core import CI_METHODS, N_ERRORS, N_UNPARSED, UNPARSED_RATE, WILSON, N
 from lingdiag.report import browser, markdown
+from lingdiag.report.budget import budget_figure
 from lingdiag.report.findings import Degenerate, degenerate, differences, headline
 from lingdiag.report.scaling import scaling_figure
 from lingdiag.report.tables import rows_by_suite, suite_tables
@@ -224,6 +225,8 @@ class _Suite:
         self.name = name
         self.scaling = scaling
         """The headline metric against model size (:mod:`.scaling`), where the runs have two sizes."""
+        self.budget = budget_figure(name, SUITES.get(name).headline, rows) if figs.available() else None
+        """The headline metric against the thinking budget (:mod:`.budget`), where the rows sweep one."""
         self.flags = [d for d in flagged if d.suite == name]
         blocks = list(markdown.blocks(text))
         first = next((k for k, b in enumerate(blocks) if isinstance(b, markdown.Table)), len(blocks) - 1)
@@ -236,8 +239,8 @@ class _Suite:
         self.analyses = _analyses(name, rows, self.flags)
 
     def more(self) -> list[Figure]:
-        """The figures of the suite's own section: all but the summary's, then the scaling figure."""
-        return [*self.figures[1:], *([self.scaling] if self.scaling else [])]
+        """The figures of the suite's own section: all but the summary's, then the scaling and budget figures."""
+        return [*self.figures[1:], *(f for f in (self.scaling, self.budget) if f)]
 
     def html(self, blocks: Sequence[markdown.Block]) -> str:
         return "\n".join(_block_html(b, self.flags) for b in blocks)
