@@ -30,7 +30,7 @@ def _records(path: Path) -> list[dict[str, Any]]:
 @pytest.mark.slow
 def test_rescoring_fragile_decisions_gives_float32s_decisions(tmp_path: Path, smollm2: Any,
                                                               shared_datasets: Path) -> None:
-    paradigm = tmp_path / "blimp"
+    paradigm = tmp_path / "data"  # not a parent of the run directories: a directory dataset is read recursively
     paradigm.mkdir()
     shutil.copy(shared_datasets / "blimp" / "anaphor_gender_agreement.jsonl", paradigm)
     configs = {
