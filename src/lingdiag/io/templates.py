@@ -46,7 +46,7 @@ def _tick() -> None:
 def _bounded_range(*args: int) -> Iterator[int]:
     rng = range(*args)
     if len(rng) > MAX_RANGE:
-        raise TemplateLimit(f"range() of {len(rng):,} numbers in a template; at most {MAX_RANGE:,}")
+        raise TemplateLimit(f"range() of {len(rng):,} numbers in a template; at most {MAX_RANGE:,} (a fixed limit)")
     for k in rng:
         _tick()
         yield k
@@ -67,7 +67,8 @@ class BoundedEnvironment(SandboxedEnvironment):
         if operator == "**":
             if isinstance(left, int) and isinstance(right, int) and abs(left) > 1 and \
                     right * math.log2(abs(left)) > MAX_POWER_BITS:
-                raise TemplateLimit(f"{left} ** {right} in a template is too large a number")
+                raise TemplateLimit(f"{left} ** {right} in a template is too large a number "
+                                    f"(more than {MAX_POWER_BITS:,} bits, a fixed limit)")
             return left ** right
         for seq, times in ((left, right), (right, left)):
             if isinstance(seq, str | list | tuple) and isinstance(times, int) and \

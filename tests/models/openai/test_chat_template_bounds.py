@@ -1,7 +1,7 @@
 """A chat template read through ``--model-option tokenizer=DIR`` is someone else's code: it renders
-within the bounds of suite-file templates (issue 35). A hostile template (a huge power, nested
-``range`` loops, a huge output) stops ``lingdiag run`` with a one-line error naming the directory
-and the bound, well before the test's own timeout; a well-formed template writes exactly what
+within the bounds of suite-file templates (issue 35). A hostile template (a huge power, a long
+``range``, nested ``range`` loops, a huge output) stops ``lingdiag run`` with a one-line error naming
+the directory and the bound, well before the test's own timeout; a well-formed template writes exactly what
 transformers' ``apply_chat_template`` writes.
 """
 
@@ -37,10 +37,12 @@ REFUSING = (  # Gemma-2's system check, with special-token variables and transfo
     "{% endif %}"
 )
 HOSTILE = {
-    "power": ("{{ 2**(10**10) }}", "is too large a number"),
+    "power": ("{{ 2**(10**10) }}", "2 ** 10000000000 in a template is too large a number (more than 4,096 bits"),
     "nested range": ("{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}",
                      "takes too long; the limit is 2 seconds per template rendering; raise it with "
                      "LINGDIAG_TEMPLATE_SECONDS=N"),
+    "long range": ("{% for i in range(10**9) %}{% endfor %}",
+                   "range() of 1,000,000,000 numbers in a template; at most 100,000 (a fixed limit)"),
     # 20 MB (20 times the bound), small enough to render whole before the fix.
     "huge output": ("{% for i in range(200) %}{{ 'x' * 100000 }}{% endfor %}",
                     "template output passes 1e+06 characters; the limit is 1e+06 characters of template "
@@ -88,7 +90,8 @@ def test_well_formed_templates_render_byte_identically(tmp_path_factory: pytest.
             request = GenerationRequest(messages=messages, thinking=Thinking.parse(thinking) if thinking else None)
             expected = plain.rendered(request)
             assert bounded.rendered(request) == expected
-            assert expected[0].startswith("<|im_start|>") or expected[1] == "plain-fallback" or "<|" in expected[0]
+            # The refusal (raise_exception) still reaches the system-turn fallback.
+            assert (expected[1] == "plain-fallback") == (template == REFUSING and messages[0].role == "system")
 
 
 @pytest.mark.parametrize("name", list(HOSTILE))
