@@ -3,7 +3,8 @@ checksums (:mod:`.paths`), tables read from outside (:mod:`.tabular`), outside l
 (:mod:`.importing`), official datasets (:mod:`.fetch`), item counts (:mod:`.itemcounts`),
 Markdown tables and number cells (:mod:`.markdown`) and untrusted text made safe for a
 terminal (:mod:`.terminal`); rows handed over in memory, e.g. a DataFrame (:mod:`.inline`);
-the bounds on work an outside file or server can ask for (:mod:`.limits`).
+the bounds on work an outside file or server can ask for (:mod:`.limits`) and the sandbox
+that renders outside templates within them (:mod:`.templates`).
 
 This package sits low: it imports only the root contracts (errors, records), never a suite,
 a model or the orchestrator, so every layer can write through it.

@@ -85,7 +85,7 @@ class LoadedModel:
     """A causal LM and its tokenizer, loaded on first use where ``placement`` says."""
 
     def __init__(self, path: str, placement: Placement, *, system_turn: Literal["plain", "fold"] = "plain",
-                 adapter: Adapter | None = None, **load_kwargs: Any) -> None:
+                 adapter: Adapter | None = None, bounded_template: bool = False, **load_kwargs: Any) -> None:
         """Describe the model at ``path``; nothing is imported or loaded yet.
 
         Args:
@@ -93,6 +93,8 @@ class LoadedModel:
             placement: Device, dtype, threads and CPU levers (``lingdiag.models.hf.placement``).
             system_turn: What to do when the chat template refuses a system turn (see ``rendered``).
             adapter: Applied once the weights load, before the linear layers are packed (``adapters``).
+            bounded_template: Render the chat template in the bounded sandbox (``chat``): for a
+                tokenizer from someone else whose template is the only thing read from it.
             **load_kwargs: Passed to both ``from_pretrained`` calls (``trust_remote_code``).
         """
         if _local(path) and not Path(path).expanduser().is_dir():
@@ -102,6 +104,7 @@ class LoadedModel:
         self.placement = placement
         self.system_turn = system_turn
         self.adapter = adapter
+        self.bounded_template = bounded_template
         # trust_remote_code False, not absent: absent, transformers asks on the terminal whether to run the code.
         self.load_kwargs = {"trust_remote_code": False, **load_kwargs}
         self._tokenizer: Any = None
@@ -256,6 +259,10 @@ class LoadedModel:
         return "\n\n".join(m.content for m in request.messages), "plain-fallback"
 
     def _apply_template(self, messages: Sequence[ChatMessage], switch: dict[str, Any] | None = None) -> str:
+        if self.bounded_template:
+            from lingdiag.models.hf.chat import render_chat
+
+            return render_chat(self.tokenizer, messages, switch or {}, self.path)
         msgs = [{"role": m.role, "content": m.content} for m in messages]
         return str(self.tokenizer.apply_chat_template(msgs, add_generation_prompt=True, tokenize=False,
                                                       **(switch or {})))

@@ -342,8 +342,9 @@ class OpenAIBackend:
             from lingdiag.models.hf.load import LoadedModel
             from lingdiag.models.hf.placement import resolve
 
-            # Only its tokenizer is read (on first use); the weights are never loaded.
-            self._renderer = LoadedModel(opts.tokenizer, resolve())
+            # Only its tokenizer is read (on first use); the weights are never loaded. Its chat
+            # template is someone else's code: rendered within the bounds of untrusted templates.
+            self._renderer = LoadedModel(opts.tokenizer, resolve(), bounded_template=True)
 
     @property
     def identity(self) -> dict[str, str]:
