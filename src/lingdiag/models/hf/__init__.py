@@ -9,7 +9,8 @@ dtype and threads, resolved once), ``memory`` (batch budgets, out-of-memory back
 ``batching`` (batches and shared prefixes, no torch), ``forward`` and ``kv`` (shared-prefix
 forward passes and key/value caches), ``score`` and ``tokens`` (log-likelihood scoring),
 ``decode`` (generation), ``constraints`` (constrained decoding via xgrammar), ``linear``
-(oneDNN-packed linear layers), ``adapters`` (steering vectors and LoRA).
+(oneDNN-packed linear layers), ``adapters`` (steering vectors and LoRA), ``chat`` (chat
+templates of outside tokenizers rendered in the bounded sandbox).
 """
 
 from __future__ import annotations
