@@ -80,7 +80,12 @@ def dispatch(backend: Backend, requests: Sequence[Request]) -> list[Response]:
 def spread(items: Sequence[T], limit: int | None) -> list[T]:
     """``limit`` items evenly spaced over ``items`` (every group of an ordered file is hit): what
     ``--limit`` means on every command.
+
+    Raises:
+        ConfigError: a limit under 1.
     """
+    if limit is not None and limit < 1:
+        raise ConfigError(f"--limit must be at least 1 (got {limit})")
     if limit is None or limit >= len(items):
         return list(items)
     step = len(items) / limit
