@@ -11,8 +11,9 @@
 5. a ``device_map="auto"`` split of the tiny model across the GPU and the CPU (``max_memory``);
 6. a forced out-of-memory back-off (a budget far above the card's memory: batches split and
    give the log-probs of the sized budget);
-7. throughput: scored tokens/s (log-likelihood, prefix tree) and generated tokens/s, each as a
-   share of the card's bf16 peak (``--peak-tflops``, default from the card's name), against a
+7. throughput: scored tokens/s (log-likelihood, prefix tree) and generated tokens/s, and the tokens
+   run through the model per second (``forward``: a shared prefix once, padding not counted), each as
+   a share of the card's bf16 peak (``--peak-tflops``, default from the card's name), against a
    plain transformers loop scoring the same requests as lm-eval's ``HFLM`` does (right-padded
    batches of 16, logits at every position, a log-softmax per request);
 8. lm-eval's ``HFLM`` on the same in-memory model, where lm-eval is importable: ImperfectiveNLI
@@ -144,6 +145,14 @@ def per_token_gap(a: Sequence[Any], b: Sequence[Any]) -> dict[str, float]:
     return {"max_nat_per_token": round(gap, 6), "greedy_agreement": round(agree, 4)}
 
 
+def counted(backend: HFBackend, run: Callable[[], Any]) -> tuple[Any, dict[str, int]]:
+    """``run()`` and the backend's work during it (``forward_tokens``, ``padded_tokens``: see ``usage``)."""
+    before = backend.usage()
+    out = run()
+    after = backend.usage()
+    return out, {k: after[k] - before[k] for k in ("forward_tokens", "padded_tokens")}
+
+
 def timed(run: Callable[[], Any]) -> tuple[Any, float]:
     """``run()`` and its wall seconds (device work included)."""
     if torch.cuda.is_available():
@@ -216,9 +225,11 @@ def lm_eval_generate(model: Any, tokenizer: Any, prompts: Sequence[str], max_new
     return best_of(lambda: lm.generate_until(instances, disable_tqdm=True), repeats)[1]
 
 
-def check(cpu_smoke: bool, n_items: int, peak_tflops: float | None, out: Path) -> dict[str, Any]:
+def check(cpu_smoke: bool, n_items: int, peak_tflops: float | None, out: Path,
+          tokenizer_dir: str | None = None) -> dict[str, Any]:
     """Every check this machine can run, each guarded; figures by name, written after each check."""
-    tokenizer_dir = str(ensure_converted("smollm2-135m")[0])
+    # A GPU machine with no package index has no weights package: the tokenizer files travel alone.
+    tokenizer_dir = tokenizer_dir or str(ensure_converted("smollm2-135m")[0])
     from transformers import AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(tokenizer_dir)
@@ -244,17 +255,20 @@ def check(cpu_smoke: bool, n_items: int, peak_tflops: float | None, out: Path) -
     def tree_vs_plain() -> dict[str, Any]:
         # After a warm-up call that pays for the head check and the kernels' first launches.
         tree.loglikelihood(scored[:8])
-        ours, seconds = timed(lambda: tree.loglikelihood(scored))
+        (ours, seconds), work = counted(tree, lambda: timed(lambda: tree.loglikelihood(scored)))
         state.update(ours=ours, seconds=seconds, n_scored=sum(a.n_tokens for a in ours))
         return {"tree_vs_plain": per_token_gap(ours, plain.loglikelihood(scored)),
-                "scored_tokens_per_s": round(state["n_scored"] / seconds, 1)}
+                "scored_tokens_per_s": round(state["n_scored"] / seconds, 1),
+                "loglik_forward_tokens_per_s": round(work["forward_tokens"] / seconds, 1),
+                "loglik_padding_share": round(1 - work["forward_tokens"] / max(work["padded_tokens"], 1), 4)}
 
     def batching() -> dict[str, Any]:
-        pooled, gen_seconds = timed(lambda: tree.generate(generated))
+        (pooled, gen_seconds), work = counted(tree, lambda: timed(lambda: tree.generate(generated)))
         state["gen_seconds"] = gen_seconds
         fixed = backend(model, continuous_batching=False).generate(generated)
         return {"continuous_equals_fixed": [g.text for g in pooled] == [g.text for g in fixed],
-                "generated_tokens_per_s": round(sum(g.n_tokens for g in pooled) / gen_seconds, 1)}
+                "generated_tokens_per_s": round(sum(g.n_tokens for g in pooled) / gen_seconds, 1),
+                "generate_forward_tokens_per_s": round(work["forward_tokens"] / gen_seconds, 1)}
 
     def constrained() -> dict[str, Any] | None:
         from lingdiag.models.hf import constraints
@@ -281,7 +295,8 @@ def check(cpu_smoke: bool, n_items: int, peak_tflops: float | None, out: Path) -
             name = torch.cuda.get_device_name()
             peak = peak_tflops or next((v for k, v in PEAK_TFLOPS.items() if k in name), None)
             if peak:
-                for key in ("scored_tokens_per_s", "generated_tokens_per_s"):
+                for key in ("scored_tokens_per_s", "loglik_forward_tokens_per_s", "generated_tokens_per_s",
+                            "generate_forward_tokens_per_s"):
                     if key in figures.data:
                         share = 2 * n_params * figures.data[key] / (peak * 1e12)
                         out[key.replace("_per_s", "_share_of_peak")] = round(share, 4)
@@ -376,10 +391,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--items", type=int, default=None, help="items per workload (default 200; smoke 6)")
     parser.add_argument("--peak-tflops", type=float, default=None, help="the card's dense bf16 peak")
     parser.add_argument("--out", type=Path, default=Path("bench/.work/gpu.json"))
+    parser.add_argument("--tokenizer", default=None,
+                        help="a directory of SmolLM2's tokenizer files (default: the embedded model's)")
     args = parser.parse_args(argv)
     if not args.cpu_smoke and not torch.cuda.is_available():
         sys.exit("bench/gpu.py: no CUDA device here (run with --cpu-smoke for the CPU parts)")
-    figures = check(args.cpu_smoke, args.items or (6 if args.cpu_smoke else 200), args.peak_tflops, args.out)
+    figures = check(args.cpu_smoke, args.items or (6 if args.cpu_smoke else 200), args.peak_tflops, args.out,
+                    args.tokenizer)
     print(json.dumps(figures, indent=2))
 
 
