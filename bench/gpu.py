@@ -364,7 +364,7 @@ def tiny_on_devices(tokenizer_dir: str, vocab: int, scored: list[LoglikelihoodRe
     size = sum(p.numel() * 4 for p in random_llama(TINY, vocab, torch.float32, "cpu").parameters())
     placements = {"cpu": resolve(packed_linears=False), "cuda": resolve(device="cuda", dtype="float32"),
                   "split": replace(resolve(device="cuda", dtype="float32"), device_map="auto",
-                                   max_memory=(("0", f"{size // 2 >> 10}KiB"), ("cpu", "8GiB")))}
+                                   max_memory=(("0", f"{int(size * 0.99) >> 10}KiB"), ("cpu", "8GiB")))}
     for name, placement in placements.items():
         model = random_llama(TINY, vocab, torch.float32, "cpu")
         if placement.device_map == "auto":

@@ -216,3 +216,36 @@ def test_a_cpu_head_under_a_cuda_placement_is_sized_as_the_cpu(kind: str) -> Non
     placement = replace(resolve(), kind="cuda", device_map="auto")
     assert placement.tokens(kind, lambda: model) == (GEN_BATCH_TOKENS if kind == "generate"  # type: ignore[arg-type]
                                                      else LOGLIK_BATCH_TOKENS)
+
+
+@pytest.mark.slow
+def test_a_head_offloaded_by_accelerate_scores_as_on_one_device() -> None:
+    """Seen on an H100: ``device_map="auto"`` past the card's memory leaves the LM head's weights on
+    ``meta`` with accelerate's hook to bring them in at each call, and the scoring tree, which applies the
+    head outside the model's forward, read the ``meta`` weight (``Tensor on device meta is not on the
+    expected device cuda:0``). ``cpu_offload`` makes the same hooked head here: the answers equal the
+    unhooked model's, through the tree and in generation."""
+    import copy
+
+    import torch
+    from accelerate import cpu_offload
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from lingdiag.models.embedded import ensure_converted
+    from lingdiag.models.hf import HFBackend
+    from lingdiag.records import GenerationRequest, LoglikelihoodRequest
+
+    path = str(ensure_converted("smollm2-135m")[0])
+    torch.manual_seed(0)
+    model = LlamaForCausalLM(LlamaConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                                         num_key_value_heads=2, intermediate_size=64, vocab_size=49152,
+                                         tie_word_embeddings=False)).eval()
+    offloaded = copy.deepcopy(model)
+    cpu_offload(offloaded.lm_head, execution_device=torch.device("cpu"))
+    assert offloaded.lm_head.weight.device.type == "meta"
+    scored = [LoglikelihoodRequest("The cat sat on the", x) for x in (" mat", " moon", " mat and slept")]
+    prompts = [GenerationRequest(prompt="The cat sat", max_new_tokens=4)]
+    answers = [(b.loglikelihood(scored), b.generate(prompts))
+               for b in (HFBackend.from_model(m, path, resolve(packed_linears=False), name="tiny")
+                         for m in (model, offloaded))]
+    assert answers[1] == answers[0]

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from lingdiag.errors import BackendError, ConfigError
 from lingdiag.models.hf.adapters import Adapter
-from lingdiag.models.hf.placement import Placement
+from lingdiag.models.hf.placement import Placement, execution_device
 from lingdiag.records import ChatMessage, GenerationRequest
 from lingdiag.thinking import Thinking
 
@@ -183,14 +183,12 @@ class LoadedModel:
         """Where the model reads its inputs: the input embedding's device (under ``device_map="auto"``
         not ``model.device``, which is the first parameter's).
         """
-        device: torch.device = self.model.get_input_embeddings().weight.device
-        return device
+        return execution_device(self.model.get_input_embeddings())
 
     @cached_property
     def output_device(self) -> torch.device:
-        """Where the LM head computes logits: its weight's device."""
-        device: torch.device = self.model.get_output_embeddings().weight.device
-        return device
+        """Where the LM head computes logits (``execution_device``)."""
+        return execution_device(self.model.get_output_embeddings())
 
     @property
     def eos_ids(self) -> set[int]:
@@ -304,3 +302,4 @@ class LoadedModel:
         # A chat template writes its own BOS; raw and plain-text prompts get the tokenizer's specials.
         templated = bool(request.messages and self.tokenizer.chat_template) and rendering != "plain-fallback"
         return list(self.tokenizer(text, add_special_tokens=not templated)["input_ids"]), rendering
+

@@ -24,6 +24,8 @@ from typing import TYPE_CHECKING, Any, Literal
 from lingdiag.errors import ConfigError
 
 if TYPE_CHECKING:
+    import torch
+
     from lingdiag.models.hf.memory import BatchKind
 
 Dtype = Literal["float32", "bfloat16", "bfloat16-mixed", "float16"]
@@ -161,14 +163,14 @@ class Placement:
         if not self.sized_from_memory:
             return cpu_budget
         from lingdiag.models.hf import memory
-
         loaded = model()
-        head = loaded.get_output_embeddings().weight
-        if head.device.type != "cuda":
+        head = loaded.get_output_embeddings()
+        device = execution_device(head)  # an offloaded head computes where accelerate's hook brings it
+        if device.type != "cuda":
             return cpu_budget
-        cost = memory.token_cost(loaded.config, head.element_size())
-        reserve = 3 * self.head_chunk * head.shape[0] * 4 if kind == "loglik" else 0
-        return memory.budget_tokens(memory.free_bytes(head.device), cost, kind, reserve)
+        cost = memory.token_cost(loaded.config, head.weight.element_size())
+        reserve = 3 * self.head_chunk * head.weight.shape[0] * 4 if kind == "loglik" else 0
+        return memory.budget_tokens(memory.free_bytes(device), cost, kind, reserve)
 
     @property
     def cpu_levers(self) -> bool:
@@ -277,3 +279,24 @@ def resolve(*, device: str = "cpu", dtype: DtypeOption = "auto", threads: int | 
                      packed_linears=packed_linears and cpu, batch_tokens=batch_tokens, max_batch=max_batch,
                      head_chunk=HEAD_CHUNK if cpu else GPU_HEAD_CHUNK, call_tokens=CALL_TOKENS if cpu else None,
                      max_memory=tuple(sorted((max_memory or {}).items())) if device_map == "auto" else ())
+
+def offloaded(module: Any) -> bool:
+    """Whether accelerate offloaded ``module``: its weight waits on ``meta`` and only a call of the module
+    (its hook) brings it in, so code that reads the weight itself must call the module instead.
+    """
+    return bool(module.weight.device.type == "meta")
+
+
+def execution_device(module: Any) -> torch.device:
+    """Where ``module`` computes: its weight's device, or for a module accelerate offloaded
+    (``device_map="auto"`` past the cards' memory) the device its hook brings the weight to.
+    """
+    import torch
+
+    if offloaded(module):
+        # accelerate chains hooks in a SequentialHook; the AlignDevicesHook among them names the device.
+        hooks = getattr(module._hf_hook, "hooks", (module._hf_hook,))
+        return torch.device(next(d for h in hooks if (d := getattr(h, "execution_device", None)) is not None))
+    device: torch.device = module.weight.device
+    return device
+

@@ -16,6 +16,7 @@ from lingdiag.errors import BackendError
 from lingdiag.models.hf.batching import Budget, Group, common_prefix_all, length_chunks, pack_groups, plan_groups
 from lingdiag.models.hf.forward import Forward, full_logits
 from lingdiag.models.hf.load import LoadedModel
+from lingdiag.models.hf.placement import offloaded
 from lingdiag.models.hf.tokens import Split, TokenScorer, split_request
 from lingdiag.records import LogLikelihood, LoglikelihoodRequest
 
@@ -68,12 +69,21 @@ class LMHead:
         from newly mapped pages every time, and faulting them in made the LM head run at
         ~110 GFLOP/s instead of ~150 on 2 cores.
         """
-        import torch
-
         head = self.lm.model.get_output_embeddings()
         # The last layer's device under device_map="auto"; a no-op on one device.
-        hidden = hidden.to(head.weight.device)
-        n, vocab = hidden.shape[0], head.weight.shape[0]
+        hidden = hidden.to(self.lm.output_device)
+        # An offloaded head's weight waits on `meta`: only a call of the module brings it in.
+        logits = head(hidden) if offloaded(head) else self._product(head, hidden)
+        logits = logits.float()
+        softcap = self.lm.softcap
+        if softcap:
+            logits.div_(softcap).tanh_().mul_(softcap)
+        return logits
+
+    def _product(self, head: torch.nn.Linear, hidden: torch.Tensor) -> torch.Tensor:
+        """``head(hidden)`` into the reused buffer, or on the packed weight where it packs."""
+        import torch
+
         if self._packed is None and self._pack:
             from lingdiag.models.hf.linear import packed_head
 
@@ -81,20 +91,16 @@ class LMHead:
             self._pack = self._packed is not None
         if self._packed is not None:
             # oneDNN on the packed weight: ~2× MKL's rate at 64 rows (bench/README.md, levers).
-            logits: torch.Tensor = self._packed(hidden)
+            packed: torch.Tensor = self._packed(hidden)
+            return packed
+        n, vocab = hidden.shape[0], head.weight.shape[0]
+        if self._buffer is None or self._buffer.shape[0] < n:
+            self._buffer = torch.empty(max(n, self.chunk), vocab, dtype=head.weight.dtype, device=head.weight.device)
+        logits = self._buffer[:n]
+        if head.bias is None:
+            torch.mm(hidden, head.weight.t(), out=logits)
         else:
-            if self._buffer is None or self._buffer.shape[0] < n:
-                self._buffer = torch.empty(max(n, self.chunk), vocab, dtype=head.weight.dtype,
-                                           device=head.weight.device)
-            logits = self._buffer[:n]
-            if head.bias is None:
-                torch.mm(hidden, head.weight.t(), out=logits)
-            else:
-                torch.addmm(head.bias, hidden, head.weight.t(), out=logits)
-        logits = logits.float()
-        softcap = self.lm.softcap
-        if softcap:
-            logits.div_(softcap).tanh_().mul_(softcap)
+            torch.addmm(head.bias, hidden, head.weight.t(), out=logits)
         return logits
 
     def release(self) -> None:
