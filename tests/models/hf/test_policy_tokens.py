@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from lingdiag.models.hf import HFBackend
-from lingdiag.models.hf.tokens import split_request
-from lingdiag.records import LoglikelihoodRequest
+from lingdiag.models.hf.tokens import split_request, split_requests
+from lingdiag.records import ChatMessage, LoglikelihoodRequest
 from lingdiag.scoring import policy
 
 pytestmark = pytest.mark.slow
@@ -51,3 +51,17 @@ def test_per_token_answers_sum_to_the_totals(smollm2: HFBackend, name: str) -> N
         if k.word_start_logprobs is not None:
             assert len(k.word_start_logprobs) == k.n_tokens + 1 and all(v <= 0 for v in k.word_start_logprobs)
     assert totals[2].n_tokens == (0 if name == "minicons" else 1)  # one token, nothing before it: unscored
+
+
+def test_a_call_tokenized_together_equals_each_request_alone(smollm2: HFBackend) -> None:
+    """``split_requests`` encodes a call's distinct texts once, in batches: the same tokens and spans
+    as each request tokenized on its own, under every policy, for text and chat contexts."""
+    lm = smollm2.loaded
+    chat = (ChatMessage("user", "Is the cat asleep?"),)
+    requests = [LoglikelihoodRequest(context, label, policy=policy(name), per_token=per_token)
+                for name in ("lingdiag", "bos", "lm-eval", "minicons", "bos+ws")
+                for context in ("", "The cat ", "Le chat était", "Кошка")
+                for label in (" sat", "True", " мяукнула")
+                for per_token in (False, True)]
+    requests += [LoglikelihoodRequest("", label, messages=chat, per_token=True) for label in ("True", " False")]
+    assert split_requests(lm, requests) == [split_request(lm, r) for r in requests]

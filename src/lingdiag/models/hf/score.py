@@ -17,7 +17,7 @@ from lingdiag.models.hf.batching import Budget, Group, common_prefix_all, length
 from lingdiag.models.hf.forward import Forward, full_logits
 from lingdiag.models.hf.load import LoadedModel
 from lingdiag.models.hf.placement import offloaded
-from lingdiag.models.hf.tokens import Split, TokenScorer, split_request
+from lingdiag.models.hf.tokens import Split, TokenScorer, split_requests
 from lingdiag.records import LogLikelihood, LoglikelihoodRequest
 
 if TYPE_CHECKING:
@@ -135,10 +135,10 @@ class Scorer:
     def loglikelihood(self, requests: Sequence[LoglikelihoodRequest], budget: Budget) -> list[LogLikelihood]:
         """Summed continuation log-probs, batched by ``budget``; see ``Backend.loglikelihood``.
 
-        Each request is tokenized under its scoring policy (``tokens.split_request``); per-token
+        Each request is tokenized under its scoring policy (``tokens.split_requests``); per-token
         requests are run in full by ``TokenScorer``, the others share prefixes (``tree``).
         """
-        split = [split_request(self.lm, r) for r in requests]
+        split = split_requests(self.lm, requests)
         for r, s in zip(requests, split, strict=True):
             if not s.cont:
                 raise BackendError(f"log-likelihood request with an empty continuation: {r!r}")

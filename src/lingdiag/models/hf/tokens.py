@@ -14,14 +14,14 @@ probability that the next token starts a word.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from lingdiag.models.hf.batching import Budget
 from lingdiag.models.hf.forward import full_logits
 from lingdiag.models.hf.load import LoadedModel
-from lingdiag.records import GenerationRequest, LogLikelihood, LoglikelihoodRequest
+from lingdiag.records import ChatMessage, GenerationRequest, LogLikelihood, LoglikelihoodRequest
 from lingdiag.scoring import AUTO, NONE, ScoringPolicy
 
 if TYPE_CHECKING:
@@ -60,12 +60,90 @@ def _prefix(lm: LoadedModel, policy: ScoringPolicy) -> list[int]:
     return list(lm.tokenizer(policy.prefix, add_special_tokens=False)["input_ids"])
 
 
-def _encode(lm: LoadedModel, text: str, special: bool, offsets: bool) -> tuple[list[int], list[tuple[int, int]]]:
-    enc = lm.tokenizer(text, add_special_tokens=special, return_offsets_mapping=offsets)
-    return list(enc["input_ids"]), [tuple(o) for o in enc["offset_mapping"]] if offsets else []
+Encoding = tuple[list[int], list[tuple[int, int]]]
+"""Token ids and, where asked, each token's character offsets."""
 
 
-def split_request(lm: LoadedModel, r: LoglikelihoodRequest) -> Split:
+class Encoder:
+    """One call's tokenizations: each distinct text once, many at a time.
+
+    A call repeats its contexts (ImperfectiveNLI scores three labels after each prompt) and the
+    tokenizer's batch encode runs in Rust across threads: on an H100 the one-at-a-time encodes of
+    1,200 requests took about as long as scoring them (bench/gpu.py). Batch and single encodes give
+    the same ids.
+    """
+
+    def __init__(self, lm: LoadedModel) -> None:
+        """Tokenize with ``lm``'s tokenizer (and chat template)."""
+        self.lm = lm
+        self._texts: dict[tuple[str, bool, bool], Encoding] = {}
+        self._chats: dict[tuple[ChatMessage, ...], list[int]] = {}
+
+    def prefetch(self, keys: Iterable[tuple[str, bool, bool]]) -> None:
+        """Encode the ``(text, special tokens, offsets)`` not yet known, one batch per flag pair."""
+        by_flags: dict[tuple[bool, bool], list[str]] = {}
+        for text, special, offsets in dict.fromkeys(keys):
+            if (text, special, offsets) not in self._texts:
+                by_flags.setdefault((special, offsets), []).append(text)
+        for (special, offsets), texts in by_flags.items():
+            enc = self.lm.tokenizer(texts, add_special_tokens=special, return_offsets_mapping=offsets)
+            for i, text in enumerate(texts):
+                self._texts[text, special, offsets] = (
+                    list(enc["input_ids"][i]), [tuple(o) for o in enc["offset_mapping"][i]] if offsets else [])
+
+    def __call__(self, text: str, special: bool, offsets: bool) -> Encoding:
+        """``text``'s tokens (with ``special`` tokens added, with ``offsets``)."""
+        if (text, special, offsets) not in self._texts:
+            self.prefetch([(text, special, offsets)])
+        return self._texts[text, special, offsets]
+
+    def chat(self, messages: tuple[ChatMessage, ...]) -> list[int]:
+        """The prompt tokens generation gets for ``messages``."""
+        if messages not in self._chats:
+            self._chats[messages] = self.lm.encode(GenerationRequest(messages=messages))[0]
+        return self._chats[messages]
+
+
+@dataclass(frozen=True, slots=True)
+class _Texts:
+    """A text request's context and continuation as the policy reshapes them, before tokenizing."""
+
+    context: str
+    continuation: str
+    shift: int
+    """Characters put before the requested continuation (a policy's space, the context's trailing spaces)."""
+    special: bool
+    """Whether a non-empty context is tokenized with the tokenizer's special tokens."""
+
+    @classmethod
+    def of(cls, r: LoglikelihoodRequest) -> _Texts:
+        policy = r.policy
+        context, continuation, shift = r.context, r.continuation, 0
+        if policy.leading_space and not context.endswith(" ") and not continuation[:1].isspace():
+            continuation, shift = " " + continuation, 1
+        n_spaces = len(context) - len(context.rstrip(" "))
+        if n_spaces:
+            context, continuation, shift = context[:-n_spaces], context[-n_spaces:] + continuation, shift + n_spaces
+        # ``lingdiag``: the context as the tokenizer makes it by default; else the policy's prefix.
+        special = not policy.prefixes(context_empty=False) and policy.prefix_scope == "empty-context"
+        return cls(context, continuation, shift, special)
+
+    def keys(self, offsets: bool) -> list[tuple[str, bool, bool]]:
+        """The encodes ``split_request`` makes of these texts."""
+        if not self.context:
+            return [(self.continuation, False, offsets)]
+        return [(self.context + self.continuation, self.special, offsets), (self.context, self.special, False)]
+
+
+def split_requests(lm: LoadedModel, requests: Sequence[LoglikelihoodRequest]) -> list[Split]:
+    """``split_request`` of each request, the call's texts tokenized together (``Encoder``)."""
+    encoder = Encoder(lm)
+    encoder.prefetch(k for r in requests if not r.messages for k in _Texts.of(r).keys(r.per_token))
+    encoder.prefetch((r.continuation, False, r.per_token) for r in requests if r.messages)
+    return [split_request(lm, r, encoder) for r in requests]
+
+
+def split_request(lm: LoadedModel, r: LoglikelihoodRequest, encoder: Encoder | None = None) -> Split:
     """Context and continuation tokens of ``r``, tokenized as lm-eval does, under ``r.policy``.
 
     A space at the end of the context belongs to the continuation; the continuation is what
@@ -73,32 +151,24 @@ def split_request(lm: LoadedModel, r: LoglikelihoodRequest) -> Split:
     prompt tokens generation would get for the same messages, and the continuation is
     tokenized on its own (the policy does not apply: the chat template decides the tokens).
     """
+    encode = encoder or Encoder(lm)
     offsets = r.per_token
     if r.messages:
-        ctx, _ = lm.encode(GenerationRequest(messages=r.messages))
-        cont, spans = _encode(lm, r.continuation, False, offsets)
-        return Split(ctx, cont, tuple(spans))
-    policy = r.policy
-    context, continuation, shift = r.context, r.continuation, 0
-    if policy.leading_space and not context.endswith(" ") and not continuation[:1].isspace():
-        continuation, shift = " " + continuation, 1
-    n_spaces = len(context) - len(context.rstrip(" "))
-    if n_spaces:
-        context, continuation, shift = context[:-n_spaces], context[-n_spaces:] + continuation, shift + n_spaces
-    if not context:
-        cont, spans = _encode(lm, continuation, False, offsets)
+        cont, spans = encode(r.continuation, False, offsets)
+        return Split(encode.chat(r.messages), cont, tuple(spans))
+    policy, texts = r.policy, _Texts.of(r)
+    if not texts.context:
+        cont, spans = encode(texts.continuation, False, offsets)
         ctx = _prefix(lm, policy) if policy.prefixes(context_empty=True) else []
         base = 0
     else:
-        # ``lingdiag``: the context as the tokenizer makes it by default; else the policy's prefix.
-        special = not policy.prefixes(context_empty=False) and policy.prefix_scope == "empty-context"
-        whole, whole_spans = _encode(lm, context + continuation, special, offsets)
-        ctx = list(lm.tokenizer(context, add_special_tokens=special)["input_ids"])
+        whole, whole_spans = encode(texts.context + texts.continuation, texts.special, offsets)
+        ctx = list(encode(texts.context, texts.special, False)[0])
         cont, spans = whole[len(ctx):], whole_spans[len(ctx):]
-        base = len(context)
+        base = len(texts.context)
         if policy.prefixes(context_empty=False):
             ctx = _prefix(lm, policy) + ctx
-    return Split(ctx, cont, tuple((a - base - shift, b - base - shift) for a, b in spans))
+    return Split(ctx, cont, tuple((a - base - texts.shift, b - base - texts.shift) for a, b in spans))
 
 
 def word_start_ids(tokenizer: Any, size: int) -> list[int]:
