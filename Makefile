@@ -43,9 +43,9 @@ test: $(STAMP) $(TEST_STAMP) lint
 	$(PY) -m pytest -q -ra --durations=30
 
 # The lane to run while changing code: lint, then every test not marked slow (no real model,
-# no llama.cpp server build). One process: pytest-xdist is not in the lock. CI runs `make test`.
+# no llama.cpp server build), spread over the CPUs by pytest-xdist. CI runs `make test`.
 test-fast: $(STAMP) lint
-	$(PY) -m pytest -q -ra -m "not slow"
+	$(PY) -m pytest -q -ra -m "not slow" -n auto
 
 lint: $(STAMP)
 	$(PY) -m ruff check src tests bench
