@@ -11,6 +11,7 @@ from typing import Annotated
 
 import typer
 
+from lingdiag.cli.options import json_option, out_option
 from lingdiag.errors import DatasetError
 from lingdiag.io.importing import IMPORTED, import_labels
 from lingdiag.io.paths import sha256_file
@@ -30,8 +31,8 @@ def label_score_command(suite: Suite) -> Callable[..., None]:
         score_col: Annotated[str, typer.Option(help="Column holding the answer (raw text or a label).")] = "answer",
         id_col: Annotated[str, typer.Option(help="Column holding the dataset item id.")] = "id",
         dataset: Annotated[str, typer.Option(help="The dataset the answers refer to.")] = suite.default_dataset,
-        out: Annotated[Path | None, typer.Option("--out", help="Also write a run directory (for report).")] = None,
-        as_json: Annotated[bool, typer.Option("--json", help="Print metrics and unmatched rows as JSON.")] = False,
+        out: Annotated[Path | None, out_option("Also write a run directory (for report).")] = None,
+        as_json: Annotated[bool, json_option("Print metrics and unmatched rows as JSON.")] = False,
     ) -> None:
         """Metrics of answers produced elsewhere, parsed and scored exactly as a run's."""
         items = suite.load(dataset).items
