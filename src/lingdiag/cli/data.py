@@ -13,7 +13,7 @@ from lingdiag.audit import AuditSources, audit
 from lingdiag.audit.frequency import balance_figure
 from lingdiag.cli.app import app, data_app, out
 from lingdiag.cli.audit_view import print_audit, write_item_scores
-from lingdiag.cli.options import Dataset, Json, dataset_option, out_option, seed_option
+from lingdiag.cli.options import DEFAULT_DATASET, Dataset, Json, dataset_option, out_option, seed_option
 from lingdiag.errors import ConfigError
 from lingdiag.io.atomic import write_atomic
 from lingdiag.io.fetch import fetch as do_fetch
@@ -116,7 +116,8 @@ def _audit_items(target: str, dataset: str | None, halves: str | None, by: str |
 @data_app.command("audit")
 def data_audit(
     target: Annotated[str, typer.Argument(help="A suite name, or a CSV/TSV file (one item per row).")],
-    dataset: Annotated[str | None, dataset_option("builtin, official, or a path (with a suite).")] = None,
+    dataset: Annotated[str | None, dataset_option(f"With a suite: builtin, official, a path, or a name the suite "
+                                                  f"knows {DEFAULT_DATASET}.")] = None,
     corpus: Annotated[Path | None, typer.Option(help="Plain-text corpus, one unit per line, for PMI/LMI.")] = None,
     counts: Annotated[Path | None, typer.Option(help="A counts file (lemma1, lemma2, count) instead of "
                                                      "--corpus.")] = None,

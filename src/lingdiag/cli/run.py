@@ -151,7 +151,8 @@ def _progress_lines() -> Callable[[str, int, int], None]:
 def build_config(params: Mapping[str, Any], extra: list[str]) -> RunConfig:
     """The ``RunConfig`` of ``lingdiag run``'s parsed options (``params``) and axis flags (``extra``)."""
     config_file = params.get("config_file")
-    base: dict[str, Any] = RunConfig.from_yaml(config_file).model_dump() if config_file else {}
+    # Only what the file sets: a field it leaves out takes the default below, as on the command line.
+    base: dict[str, Any] = RunConfig.from_yaml(config_file).model_dump(exclude_unset=True) if config_file else {}
     fields: dict[str, Any] = {**base, "suite": params["suite"]}
     for key in ("model", "dataset", "limit", "seed", "batch_tokens", "shard", "think_tags"):
         if params.get(key) is not None:
@@ -165,6 +166,8 @@ def build_config(params: Mapping[str, Any], extra: list[str]) -> RunConfig:
         fields["trust_remote_code"] = True
     if "model" not in fields:
         raise ConfigError("--model is required (e.g. --model smollm2-135m)")
+    if "dataset" not in fields:  # an omitted --dataset means the suite's default on every command
+        fields["dataset"] = SUITES.get(params["suite"]).default_dataset
     return validated(fields)
 
 

@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from lingdiag.cli.app import app, out
-from lingdiag.cli.options import SUITE_TOOLS, dataset_option, json_option, out_option
+from lingdiag.cli.options import DEFAULT_DATASET, SUITE_TOOLS, dataset_option, json_option, out_option
 from lingdiag.cli.score import label_score_command
 from lingdiag.errors import ConfigError
 from lingdiag.suitefile import load_suite
@@ -23,8 +23,9 @@ app.add_typer(suite_app, name="suite", rich_help_panel=SUITE_TOOLS)
 @suite_app.command("check")
 def check_cmd(
     path: Annotated[Path, typer.Argument(help="The suite file (.yaml).")],
-    dataset: Annotated[str, dataset_option("The dataset to load: builtin (the file's items.data), a name under "
-                                           "items.datasets, or a path / hf: spec.")] = "builtin",
+    dataset: Annotated[str | None, dataset_option(f"The dataset to load: builtin (the file's items.data), a name "
+                                                  f"under items.datasets, or a path / hf: spec "
+                                                  f"{DEFAULT_DATASET}.")] = None,
 ) -> None:
     """Validate a suite file, load its data and render every prompt; errors are one line each."""
     report = check(path, dataset)
@@ -41,7 +42,7 @@ def score_cmd(
     scores: Annotated[Path, typer.Option("--scores", help="CSV/TSV/JSONL: an id column and an answer column.")],
     score_col: Annotated[str, typer.Option(help="Column holding the answer (raw text or a label).")] = "answer",
     id_col: Annotated[str, typer.Option(help="Column holding the dataset item id.")] = "id",
-    dataset: Annotated[str, dataset_option("The dataset the answers refer to.")] = "builtin",
+    dataset: Annotated[str | None, dataset_option(f"The dataset the answers refer to {DEFAULT_DATASET}.")] = None,
     out_dir: Annotated[Path | None, out_option("Also write a run directory (for report).")] = None,
     as_json: Annotated[bool, json_option("Print metrics and unmatched rows as JSON.")] = False,
 ) -> None:
