@@ -14,7 +14,7 @@ from lingdiag.cli.app import app, err, key_values
 from lingdiag.cli.env import lock_line
 from lingdiag.cli.options import RUN, Dataset, Limit, OptionalModel, json_option, out_option, seed_option
 from lingdiag.config import RunConfig
-from lingdiag.errors import ConfigError, LingdiagError
+from lingdiag.errors import ConfigError, LingdiagError, one_line
 from lingdiag.io.terminal import markup_safe, plain_lines, progress_line
 from lingdiag.models.openai.prices import estimate
 from lingdiag.records import dumps
@@ -174,8 +174,6 @@ def build_config(params: Mapping[str, Any], extra: list[str]) -> RunConfig:
 def validated(fields: dict[str, Any]) -> RunConfig:
     """``RunConfig`` from flags; a bad value is a one-line error naming the field."""
     from pydantic import ValidationError
-
-    from lingdiag.config import one_line
 
     try:
         return RunConfig.model_validate(fields)
