@@ -4,18 +4,17 @@ from __future__ import annotations
 
 import functools
 import http.server
-import json
 import os
 import re
 import subprocess
 import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import Reply, serve
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATASETS = REPO.parent / "shared" / "datasets"
@@ -146,35 +145,19 @@ def fake_api() -> Iterator[FakeApi]:
     """
     state = FakeApi()
 
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *args: object) -> None:
-            pass
+    def post(path: str, request: Any) -> Reply:
+        state.paths.append(path)
+        time.sleep(state.delay)
+        chat = path.endswith("/chat/completions")
+        content = state.content(request) if callable(state.content) else state.content
+        choice = {"message": {"role": "assistant", "content": content}} if chat else {"text": content}
+        if state.logprobs is not None and not chat:
+            choice["logprobs"] = state.logprobs(request)
+        return 200, {"choices": [{"index": 0, **choice}], "usage": {"prompt_tokens": 5, "completion_tokens": 2}}
 
-        def do_POST(self) -> None:
-            request = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
-            state.paths.append(self.path)
-            time.sleep(state.delay)
-            chat = self.path.endswith("/chat/completions")
-            content = state.content(request) if callable(state.content) else state.content
-            choice = {"message": {"role": "assistant", "content": content}} if chat else {"text": content}
-            if state.logprobs is not None and not chat:
-                choice["logprobs"] = state.logprobs(request)
-            body = json.dumps({"choices": [{"index": 0, **choice}],
-                               "usage": {"prompt_tokens": 5, "completion_tokens": 2}}).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    state.url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
-    try:
+    with serve(post) as url:
+        state.url = url
         yield state
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
 
 
 @pytest.fixture()

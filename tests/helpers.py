@@ -1,16 +1,27 @@
 """Builders shared by the tests: the ``lingdiag`` command line as a real process, item
-records and result rows with every field a test does not care about filled in."""
+records and result rows with every field a test does not care about filled in, a real JSON
+server on 127.0.0.1 (``serve``) for the fake model APIs, a scripted reasoning backend
+(``Thinker``), and the embedded SmolLM2 under another chat template (``smollm2_with_template``)."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
+import shutil
 import subprocess
 import sys
-from collections.abc import Mapping
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from lingdiag.records import ItemRecord, ResultRow
+import pytest
+
+from lingdiag.models.base import Capabilities
+from lingdiag.records import Generation, GenerationRequest, ItemRecord, LogLikelihood, LoglikelihoodRequest, ResultRow
 
 SRC = str(Path(__file__).resolve().parents[1] / "src")
 """This checkout's source, put first on the child's ``PYTHONPATH``."""
@@ -42,3 +53,112 @@ def item_record(item_id: str, label: str, gold: str | None, *, condition: str = 
 def result_row(model: str, condition: str, metrics: dict[str, Any], axes: dict[str, str] | None = None) -> ResultRow:
     """A result row as a run directory would give it (axes default to ``{"strategy": condition}``)."""
     return ResultRow(model, condition, axes if axes is not None else {"strategy": condition}, metrics)
+
+
+Reply = tuple[int, Any]
+"""An HTTP status and the JSON body answering it."""
+
+
+def send_json(handler: BaseHTTPRequestHandler, status: int, payload: Any) -> None:
+    """Answer ``handler``'s request with ``payload`` as a JSON body."""
+    body = json.dumps(payload).encode()
+    handler.send_response(status)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Content-Length", str(len(body)))
+    handler.end_headers()
+    handler.wfile.write(body)
+
+
+@contextmanager
+def serve(post: Callable[[str, Any], Reply]) -> Iterator[str]:
+    """A real HTTP server on 127.0.0.1 (a free port) answering each POST with ``post(path, the
+    request's JSON body)``; yields its base URL, ``http://127.0.0.1:PORT/v1``.
+    """
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            request = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"null")
+            send_json(self, *post(self.path, request))
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}/v1"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+class Thinker:
+    """A generation-only backend answering as a reasoning model through a server that counts
+    reasoning tokens. Each request gets a number ``h`` from its messages; without thinking it
+    answers ``True``, ``False`` or ``Unknown`` by ``h``, with thinking whatever ``think(h,
+    request, that label)`` gives.
+    """
+
+    capabilities = Capabilities(generate=True, loglikelihood=False)
+
+    def __init__(self, backend: str, think: Callable[[int, GenerationRequest, str], Generation]) -> None:
+        self.identity = {"backend": backend, "model": "thinker", "weights_sha256": ""}
+        self.think = think
+
+    def generate(self, requests: Sequence[GenerationRequest]) -> list[Generation]:
+        """One answer per request, in order."""
+        out = []
+        for r in requests:
+            h = int(hashlib.sha256(repr(r.messages).encode()).hexdigest(), 16)
+            label = ("True", "False", "Unknown")[h % 3]
+            thinks = r.thinking is not None and r.thinking.thinks
+            out.append(self.think(h, r, label) if thinks else Generation(text=label, n_tokens=1))
+        return out
+
+    def loglikelihood(self, requests: Sequence[LoglikelihoodRequest]) -> list[LogLikelihood]:
+        """Never asked: the backend declares it cannot."""
+        raise AssertionError("not asked")
+
+
+QWEN3_LIKE_TEMPLATE = (
+    "{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>\n' }}"
+    "{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}"
+    "{% if enable_thinking is defined and enable_thinking is false %}{{ '<think>\n\n</think>\n\n' }}{% endif %}"
+    "{% endif %}"
+)
+"""A chat template with a thinking switch written as the Qwen3 family's templates have it
+(``enable_thinking`` false writes an empty ``<think></think>`` block after the assistant turn opens)."""
+
+
+def smollm2_dir() -> Path:
+    """The embedded SmolLM2's converted directory; the test skips where it is not installed."""
+    from lingdiag.errors import MissingDependency
+    from lingdiag.models.embedded import ensure_converted
+
+    try:
+        return ensure_converted("smollm2-135m")[0]
+    except MissingDependency as e:
+        pytest.skip(f"the embedded SmolLM2 is not installed: {e}")
+
+
+def smollm2_with_template(tmp_path_factory: pytest.TempPathFactory, template: str | None) -> Path:
+    """The embedded SmolLM2's files linked into a new directory, with ``template`` as its chat
+    template (its own when None), for the ordinary ``hf:<dir>`` spec: no part of the model is mocked.
+    """
+    source = smollm2_dir()
+    target = tmp_path_factory.mktemp("chat-template")
+    for f in source.iterdir():
+        if f.name not in ("tokenizer_config.json", "chat_template.jinja"):
+            (target / f.name).symlink_to(f)
+    config = json.loads((source / "tokenizer_config.json").read_text())
+    config["chat_template"] = template or (source / "chat_template.jinja").read_text()
+    (target / "tokenizer_config.json").write_text(json.dumps(config))
+    return target
+
+
+def chromium_path() -> str:
+    """The Chromium the browser tests drive; absent, the test fails (``make test`` installs it)."""
+    path = shutil.which("chromium") or shutil.which("chromium-browser")
+    if path is None:
+        pytest.fail("chromium is not installed: `make test` installs it (apt-get install chromium)")
+    return path

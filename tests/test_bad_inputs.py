@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import lingdiag
+from helpers import lingdiag, serve
 
 SRC = str(Path(__file__).resolve().parents[1] / "src")
 ITEM = {"id": "x1", "group": "A", "verb_class": "Creation", "verb": "build", "premise": "He was building a house.",
@@ -40,7 +40,8 @@ CASES: list[tuple[str, Callable[[Path, str], list[str]], tuple[str, ...]]] = [
     ("limit 0", lambda t, u: run_args(u, "o", "--limit", "0"), ("limit",)),
     ("out is a file", lambda t, u: (t / "f.txt").write_text("x") and run_args(u, "f.txt"), ("f.txt", "a file")),
     ("option not a number", lambda t, u: run_args(u, "o", "-o", "max_new_tokens=abc"), ("max_new_tokens", "abc")),
-    ("option typo", lambda t, u: run_args(u, "o", "-o", "max_new_token=5"), ("max_new_token'", "valid options")),
+    ("option typo", lambda t, u: run_args(u, "o", "-o", "max_new_token=5"),
+     ("max_new_token: unknown key", "valid options")),
     ("negative max_new_tokens", lambda t, u: run_args(u, "o", "-o", "max_new_tokens=-5"), ("max_new_tokens",)),
     ("unknown model option", lambda t, u: run_args(u, "o", "--model-option", "concurency=3"), ("concurency",)),
     ("strategy ,", lambda t, u: run_args(u, "o", strategy=","), ("--strategy", "names no value")),
@@ -71,31 +72,12 @@ CASES: list[tuple[str, Callable[[Path, str], list[str]], tuple[str, ...]]] = [
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Two finished runs of one configuration (answers from a real server)."""
-    import threading
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *args: object) -> None:
-            pass
-
-        def do_POST(self) -> None:
-            self.rfile.read(int(self.headers.get("Content-Length", 0)))
-            body = json.dumps({"choices": [{"message": {"content": "False"}}]}).encode()
-            self.send_response(200)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    base = tmp_path_factory.mktemp("runs")
-    url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
-    for name in ("good", "other"):
-        assert lingdiag(base, *run_args(url, name)).returncode == 0
-    (base / "url").write_text(url)
-    yield base
-    httpd.shutdown()
-    httpd.server_close()
+    with serve(lambda path, request: (200, {"choices": [{"message": {"content": "False"}}]})) as url:
+        base = tmp_path_factory.mktemp("runs")
+        for name in ("good", "other"):
+            assert lingdiag(base, *run_args(url, name)).returncode == 0
+        (base / "url").write_text(url)
+        yield base
 
 
 @pytest.mark.slow

@@ -4,33 +4,16 @@ the run exits with its own code (a real HTTP server on 127.0.0.1 that fails ever
 import json
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from helpers import serve
 
 
 @pytest.fixture()
 def broken_server() -> Iterator[str]:
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *args: object) -> None:
-            pass
-
-        def do_POST(self) -> None:
-            self.rfile.read(int(self.headers.get("Content-Length", 0)))
-            body = b'{"error": {"message": "injected outage"}}'
-            self.send_response(500)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}/v1"
-    httpd.shutdown()
-    httpd.server_close()
+    with serve(lambda path, request: (500, {"error": {"message": "injected outage"}})) as url:
+        yield url
 
 
 def test_every_request_failing_exits_3_and_scores_nothing(broken_server, tmp_path):

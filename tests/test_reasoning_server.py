@@ -5,7 +5,7 @@ through ``lingdiag run`` of each built-in suite that generates. The same answers
 separation (``--think-tags none``) give today's records: unparsed, or a label picked from inside
 the thinking.
 
-The fake server is a real HTTP server on 127.0.0.1 (written here: it answers as reasoning models do).
+The fake server is a real HTTP server on 127.0.0.1 (``helpers.serve``) answering as reasoning models do.
 """
 
 from __future__ import annotations
@@ -13,13 +13,12 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import Reply, serve
 
 from lingdiag.config import RunConfig
 from lingdiag.run import run
@@ -67,37 +66,21 @@ def reasoner() -> Iterator[Reasoner]:
     """A real OpenAI-compatible server on 127.0.0.1 answering as a reasoning model."""
     state = Reasoner()
 
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *args: object) -> None:
-            pass
+    def post(path: str, request: Any) -> Reply:
+        state.bodies.append(request)
+        message, usage, finish = state.choice()
+        if path.endswith("/chat/completions"):
+            choice = {"message": {"role": "assistant", **message}}
+        else:  # /completions has no reasoning field: the server returns the raw text
+            trace = message.get("reasoning", message.get("reasoning_content"))
+            text = message["content"] or ""
+            choice = {"text": text if trace is None else f"<think>{trace}</think>{text}" if text else
+                      f"<think>{trace}"}
+        return 200, {"choices": [{"index": 0, "finish_reason": finish, **choice}], "usage": usage}
 
-        def do_POST(self) -> None:
-            request = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
-            state.bodies.append(request)
-            message, usage, finish = state.choice()
-            if self.path.endswith("/chat/completions"):
-                choice = {"message": {"role": "assistant", **message}}
-            else:  # /completions has no reasoning field: the server returns the raw text
-                trace = message.get("reasoning", message.get("reasoning_content"))
-                text = message["content"] or ""
-                choice = {"text": text if trace is None else f"<think>{trace}</think>{text}" if text else
-                          f"<think>{trace}"}
-            body = json.dumps({"choices": [{"index": 0, "finish_reason": finish, **choice}],
-                               "usage": usage}).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    state.url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
-    try:
+    with serve(post) as url:
+        state.url = url
         yield state
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
 
 
 SUITES = {

@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from lingdiag.errors import ConfigError
+from lingdiag.errors import ConfigError, one_line
 from lingdiag.io.inline import hold, holds_rows
 
 OptionsT = TypeVar("OptionsT", bound=BaseModel)
@@ -223,14 +223,7 @@ class RunConfig(BaseModel):
         try:
             return cls.model_validate(data)
         except ValidationError as e:
-            raise ConfigError(f"{path}: {one_line(e)}") from e
-
-
-def one_line(e: ValidationError) -> str:
-    """The first error of a pydantic validation, as ``field: message``."""
-    first = e.errors()[0]
-    where = ".".join(map(str, first["loc"])) or "value"
-    return f"{where}: {first['msg']}"
+            raise ConfigError(one_line(e, path)) from e
 
 
 def validate_options(model: type[OptionsT], raw: Mapping[str, Any], what: str) -> OptionsT:
@@ -251,13 +244,7 @@ def validate_options(model: type[OptionsT], raw: Mapping[str, Any], what: str) -
         return model.model_validate(dict(raw))
     except ValidationError as e:
         names = sorted(f.alias or name for name, f in model.model_fields.items())
-        valid = ", ".join(names) or "(none)"
-        first = e.errors()[0]
-        key = ".".join(map(str, first["loc"]))
-        if first["type"] == "extra_forbidden":
-            raise ConfigError(f"{what} has no option {key!r}; valid options: {valid}") from None
-        raise ConfigError(f"{what} option {key!r}: {first['msg']} (got {first.get('input')!r}); "
-                          f"valid options: {valid}") from None
+        raise ConfigError(f"{one_line(e, what)}; valid options: {', '.join(names) or '(none)'}") from None
 
 
 class NoOptions(BaseModel):

@@ -14,11 +14,20 @@ them all and nothing else::
     ├── RunError             a run directory is inconsistent with the requested run
     ├── CacheError           the response cache cannot be read or changed
     └── WriteError           an output file cannot be written
+
+A pydantic validation error (a config file, options, a recorded config, a suite file) reads
+the same wherever it comes from: ``SOURCE: FIELD: what is wrong`` (``one_line``,
+``validation_lines``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
+    from pydantic_core import ErrorDetails
 
 
 class LingdiagError(Exception):
@@ -89,3 +98,53 @@ class CacheError(LingdiagError):
 
 class WriteError(LingdiagError):
     """An output file cannot be written (read-only, full disk, a directory in the way)."""
+
+
+BOOLEAN_HINT = "YAML reads a bare yes, no, on, off, true or false as a boolean: quote it (\"yes\")"
+"""Said wherever a boolean was given where text was expected (``labels: [yes, no]``)."""
+
+_SHOWN = 60
+"""How much of a wrong value a message quotes."""
+
+
+def field_problem(error: ErrorDetails) -> tuple[str, str]:
+    """``(FIELD, what is wrong)`` of one pydantic error: the dotted key path (an unknown key named
+    in it), the message, and the value given, unless the error is about a key, already says what
+    it found (a custom error whose context holds ``key`` or ``found``), or is about the whole
+    input (no key path: the value would be everything given, credentials included).
+    """
+    loc = [str(x) for x in error["loc"]]
+    ctx = error.get("ctx") or {}
+    if "key" in ctx:
+        loc.append(str(ctx["key"]))
+    if error["type"] == "extra_forbidden":
+        return ".".join(loc), "unknown key"
+    msg = error["msg"].removeprefix("Value error, ")
+    if loc and error["type"] != "missing" and not {"key", "found"} & set(ctx) and "input" in error:
+        shown = repr(error["input"])
+        msg += f" (got {shown if len(shown) <= _SHOWN else shown[:_SHOWN - 3] + '...'})"
+        if isinstance(error["input"], bool):
+            msg += f"; {BOOLEAN_HINT}"
+    return ".".join(loc), msg
+
+
+def validation_lines(e: ValidationError, source: object = None, root: str = "") -> list[str]:
+    """Every problem of a pydantic validation, one line each, as ``SOURCE: FIELD: what is wrong``
+    (the same problem once).
+
+    Args:
+        e: The validation error.
+        source: What was validated: a file, or words such as ``suite 'explica'``; None: nothing.
+        root: The key path of the validated value inside its source (``config`` in ``meta.json``).
+    """
+    lines = []
+    for error in e.errors():
+        field, problem = field_problem(error)
+        where = ".".join(p for p in (root, field) if p)
+        lines.append(": ".join(str(p) for p in (source, where, problem) if p is not None and p != ""))
+    return list(dict.fromkeys(lines))
+
+
+def one_line(e: ValidationError, source: object = None, root: str = "") -> str:
+    """The first problem of a pydantic validation as ``SOURCE: FIELD: what is wrong``."""
+    return validation_lines(e, source, root)[0]

@@ -24,7 +24,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from lingdiag.config import RunConfig
-from lingdiag.errors import RunError
+from lingdiag.errors import RunError, one_line
 from lingdiag.io.atomic import SURROGATES, is_temporary, make_dir, write_atomic
 from lingdiag.io.paths import sha256_file
 from lingdiag.records import UNFINISHED, UNPARSED, ItemRecord, ResultRow, dumps
@@ -351,9 +351,7 @@ class RunMeta:
         try:
             return RunConfig.model_validate(dict(self.config))
         except ValidationError as e:
-            first = e.errors()[0]
-            where = ".".join(map(str, ("config", *first["loc"])))
-            raise RunError(f"{self.source or META}, field {where!r}: {first['msg']}") from None
+            raise RunError(one_line(e, self.source or META, root="config")) from None
 
     def suite_of(self, run_dir: Path) -> Suite:
         """The suite the run's records belong to: the copy of its suite file where the run kept

@@ -115,3 +115,39 @@ def test_adapt_steer_limit_spreads_the_pairs(tmp_path: Path) -> None:
     assert sorted(limited) == ["layer.2", "layer.4"]
     assert all((limited[k] == spread[k]).all() for k in limited)  # type: ignore[union-attr]
     assert not all((limited[k] == first[k]).all() for k in limited)  # type: ignore[union-attr]
+
+
+def test_an_omitted_dataset_means_the_suites_default_on_every_command() -> None:
+    """Every ``--dataset`` defaults to None (the suite's ``default_dataset``), not to a spelled-out
+    ``builtin`` or ``official``; only the reproduction reads the data its published outputs are of."""
+    found = {name: p for name, cmd in _commands() for p in _options(cmd) if "--dataset" in p.opts}
+    assert {"run", "data stats", "data audit", "human export", "suite check", "suite score", "score explica",
+            "score imperfective", "explica select-prompt", "imperfective similarity"} <= set(found)
+    assert {name: p.default for name, p in found.items() if p.default is not None} == {"reproduce explica": "official"}
+    for name, p in found.items():
+        assert "official" in p.help if name == "reproduce explica" else "default dataset" in p.help, name
+
+
+@pytest.mark.parametrize(("suite", "expected"), [("minimal-pairs", "blimp"), ("syntaxgym", "syntaxgym"),
+                                                 ("imperfective", "builtin")])
+def test_run_without_dataset_takes_the_suites_default(tmp_path: Path, suite: str, expected: str) -> None:
+    from lingdiag.cli.run import build_config
+
+    assert build_config({"suite": suite, "model": "mock"}, []).dataset == expected
+    (tmp_path / "run.yaml").write_text(f"suite: {suite}\nmodel: mock\nlimit: 3\n", encoding="utf-8")
+    from_file = build_config({"suite": suite, "config_file": tmp_path / "run.yaml"}, [])
+    assert (from_file.dataset, from_file.limit) == (expected, 3)
+    assert build_config({"suite": suite, "model": "mock", "dataset": "x.jsonl"}, []).dataset == "x.jsonl"
+
+
+def test_score_explica_without_dataset_scores_the_builtin_items(tmp_path: Path) -> None:
+    from lingdiag.suites.explica import data
+
+    rows = [f"{it.fields['sentence_a']},{it.fields['sentence_b']},{c},{it.fields['human'][c]}"
+            for it in data.builtin_items() for c in data.CONNECTIVES]
+    path = tmp_path / "human.csv"
+    path.write_text("Sentence_A,Sentence_B,connective,score\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    mount_suites()
+    result = CliRunner().invoke(app, ["score", "explica", "--scores", str(path), "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["matched_items"] == len(data.builtin_items()) == 72

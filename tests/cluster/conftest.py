@@ -8,13 +8,13 @@ path prefix (``/s2/v1/...`` is shard 2's server), and can hold requests unanswer
 from __future__ import annotations
 
 import hashlib
-import json
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 
 import pytest
+from helpers import Reply, serve
 
 
 class FakeServer:
@@ -24,34 +24,21 @@ class FakeServer:
         self.hold: Callable[[str, int], bool] = lambda prefix, n: False
         """``hold(prefix, n)``: answer the n-th request (1-based) to ``prefix`` only once released."""
         self.released = threading.Event()
-        server = self
+        self.url = ""
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: object) -> None:
-                pass
-
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
-                prefix = self.path.split("/v1/")[0]
-                with server.lock:
-                    server.counts[prefix] += 1
-                    held = server.hold(prefix, server.counts[prefix])
-                if held:
-                    server.released.wait(600)
-                text = body["messages"][-1]["content"]
-                answer = "True" if hashlib.sha256(text.encode()).digest()[0] % 2 else "False"
-                data = json.dumps({"id": "x", "object": "chat.completion", "model": body["model"], "choices": [
-                    {"index": 0, "message": {"role": "assistant", "content": answer}, "finish_reason": "stop"}],
-                    "usage": {"prompt_tokens": 10, "completion_tokens": 1, "total_tokens": 11}}).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+    def post(self, path: str, body: Any) -> Reply:
+        """The answer to one chat request (``helpers.serve``)."""
+        prefix = path.split("/v1/")[0]
+        with self.lock:
+            self.counts[prefix] += 1
+            held = self.hold(prefix, self.counts[prefix])
+        if held:
+            self.released.wait(600)
+        text = body["messages"][-1]["content"]
+        answer = "True" if hashlib.sha256(text.encode()).digest()[0] % 2 else "False"
+        return 200, {"id": "x", "object": "chat.completion", "model": body["model"], "choices": [
+            {"index": 0, "message": {"role": "assistant", "content": answer}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 1, "total_tokens": 11}}
 
     def model(self, prefix: str) -> str:
         """The ``openai:`` spec of the server under ``prefix`` (may hold ``{shard}``)."""
@@ -61,8 +48,7 @@ class FakeServer:
 @pytest.fixture()
 def fake_server() -> Iterator[FakeServer]:
     server = FakeServer()
-    threading.Thread(target=server.httpd.serve_forever, daemon=True).start()
-    yield server
-    server.released.set()
-    server.httpd.shutdown()
-    server.httpd.server_close()
+    with serve(server.post) as url:
+        server.url = url.removesuffix("/v1")
+        yield server
+        server.released.set()

@@ -6,12 +6,12 @@ shown as text and runs nothing.
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import chromium_path
 
 from lingdiag.config import RunConfig
 from lingdiag.models.mock import MockBackend
@@ -71,18 +71,11 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[Path]]:
     return root / "report.html", runs
 
 
-def _chromium() -> str:
-    path = shutil.which("chromium") or shutil.which("chromium-browser")
-    if path is None:
-        pytest.fail("chromium is not installed: `make test` installs it (apt-get install chromium)")
-    return path
-
-
 @pytest.fixture(scope="module")
 def chromium() -> Iterator[Any]:
     """One headless Chromium for the module (Playwright's sync API allows one instance at a time)."""
     with playwright.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=_chromium(), args=["--no-sandbox"])
+        browser = p.chromium.launch(executable_path=chromium_path(), args=["--no-sandbox"])
         yield browser
         browser.close()
 

@@ -4,10 +4,10 @@ pairs visible in logical order; the item browser's blocks are ``dir="auto"`` and
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
+from helpers import chromium_path
 
 from lingdiag.config import RunConfig
 from lingdiag.models.mock import MockBackend
@@ -41,9 +41,7 @@ def test_chinese_and_hebrew_visible_and_rtl(tmp_path: Path) -> None:
              backend=MockBackend(generate_fn=_answer), cache=False)
     loaded = load_runs([pairs.out, xl.out])
     write_html(tmp_path / "report.html", tables(loaded), loaded)
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    if chromium is None:
-        pytest.fail("chromium is not installed: `make test` installs it (apt-get install chromium)")
+    chromium = chromium_path()
     with playwright.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
         page = browser.new_page()

@@ -4,17 +4,13 @@ drawn for a run with at least two ``budget:N`` settings and for no other; its po
 
 from __future__ import annotations
 
-import hashlib
-import shutil
-from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
-from helpers import result_row
+from helpers import Thinker, chromium_path, result_row
 
 from lingdiag.config import RunConfig
-from lingdiag.models.base import Capabilities
-from lingdiag.records import Generation, GenerationRequest, LogLikelihood, LoglikelihoodRequest
+from lingdiag.records import Generation, GenerationRequest
 from lingdiag.report.budget import BudgetPoint, budget_points
 from lingdiag.report.html import render_html, write_html
 from lingdiag.report.tables import load_runs, rows_by_suite, tables
@@ -23,36 +19,23 @@ from lingdiag.run import evaluate
 TITLE = "imperfective: tbr_C by thinking budget"
 
 
-class BudgetThinker:
+def _budgeted(h: int, r: GenerationRequest, label: str) -> Generation:
     """Thinks for a length set by the prompt; a trace longer than its budget never closes."""
+    assert r.thinking is not None
+    wanted = 10 * (h % 20 + 1)
+    if wanted > r.thinking.budget:
+        return Generation(text="<think>still weighing it", n_tokens=r.thinking.budget)
+    return Generation(text=f"<think>weighed</think>\n{label}", n_tokens=wanted + 1, reasoning_tokens=wanted)
 
-    identity = {"backend": "budget-thinker", "model": "thinker", "weights_sha256": ""}
-    capabilities = Capabilities(generate=True, loglikelihood=False)
 
-    def generate(self, requests: Sequence[GenerationRequest]) -> list[Generation]:
-        out = []
-        for r in requests:
-            h = int(hashlib.sha256(repr(r.messages).encode()).hexdigest(), 16)
-            label = ("True", "False", "Unknown")[h % 3]
-            if r.thinking is None or not r.thinking.thinks:
-                out.append(Generation(text=label, n_tokens=1))
-                continue
-            wanted = 10 * (h % 20 + 1)
-            if wanted > r.thinking.budget:
-                out.append(Generation(text="<think>still weighing it", n_tokens=r.thinking.budget))
-            else:
-                out.append(Generation(text=f"<think>weighed</think>\n{label}", n_tokens=wanted + 1,
-                                      reasoning_tokens=wanted))
-        return out
-
-    def loglikelihood(self, requests: Sequence[LoglikelihoodRequest]) -> list[LogLikelihood]:
-        raise AssertionError("not asked")
+def budget_thinker() -> Thinker:
+    return Thinker("budget-thinker", _budgeted)
 
 
 def _run(tmp: Path, settings: list[str]) -> Path:
     out = tmp / "-".join(s.replace(":", "") for s in settings)
     evaluate(RunConfig(suite="imperfective", model="thinker", limit=30,
-                       axes={"strategy": ["zero-shot"], "thinking": settings}), BudgetThinker(), out)
+                       axes={"strategy": ["zero-shot"], "thinking": settings}), budget_thinker(), out)
     return out
 
 
@@ -115,9 +98,7 @@ def test_figure_for_a_sweep_and_not_otherwise(sweep: Path, tmp_path: Path) -> No
 def test_figure_loads_in_chromium(sweep: Path) -> None:
     pytest.importorskip("matplotlib")
     playwright = pytest.importorskip("playwright.sync_api")
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    if chromium is None:
-        pytest.fail("chromium is not installed: `make test` installs it (apt-get install chromium)")
+    chromium = chromium_path()
     html = sweep.parent / "report.html"
     loaded = load_runs([sweep])
     write_html(html, tables(loaded), loaded)

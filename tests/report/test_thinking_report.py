@@ -5,17 +5,15 @@ searchable, escaped), in a real headless Chromium.
 
 from __future__ import annotations
 
-import hashlib
-import shutil
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import Thinker, chromium_path
 
 from lingdiag.config import RunConfig
-from lingdiag.models.base import Capabilities
-from lingdiag.records import Generation, GenerationRequest, LogLikelihood, LoglikelihoodRequest
+from lingdiag.records import Generation, GenerationRequest
 from lingdiag.report.html import write_html
 from lingdiag.report.tables import load_runs, tables
 from lingdiag.run import evaluate
@@ -23,33 +21,19 @@ from lingdiag.run import evaluate
 HOSTILE = '<img src=x onerror="window.pwned = 1">'
 
 
-class Thinker:
-    """Answers as a reasoning model would through a server that counts reasoning tokens: the trace
-    inline (``<think>…</think>``), its length counted; one item in five never closes its trace.
-    """
+def _pondering(h: int, r: GenerationRequest, label: str) -> Generation:
+    """The trace inline (``<think>…</think>``), its length counted; one item in five never closes it."""
+    tokens = 10 * (h % 9 + 1)
+    if h % 5 == 0:
+        return Generation(text=f"<think>I keep weighing pelicans {HOSTILE}", n_tokens=tokens)
+    answer = ("True", "False", "Unknown")[(h // 3) % 3]
+    return Generation(text=f"<think>so the label is True, or is it? ponder{h % 7}</think>\n{answer}",
+                      n_tokens=tokens + 1, reasoning_tokens=tokens)
 
-    identity = {"backend": "thinker", "model": "thinker", "weights_sha256": ""}
-    capabilities = Capabilities(generate=True, loglikelihood=False)
 
-    def generate(self, requests: Sequence[GenerationRequest]) -> list[Generation]:
-        out = []
-        for r in requests:
-            h = int(hashlib.sha256(repr(r.messages).encode()).hexdigest(), 16)
-            label = ("True", "False", "Unknown")[h % 3]
-            if r.thinking is None or not r.thinking.thinks:
-                out.append(Generation(text=label, n_tokens=1))
-                continue
-            tokens = 10 * (h % 9 + 1)
-            if h % 5 == 0:
-                out.append(Generation(text=f"<think>I keep weighing pelicans {HOSTILE}", n_tokens=tokens))
-                continue
-            answer = ("True", "False", "Unknown")[(h // 3) % 3]
-            out.append(Generation(text=f"<think>so the label is True, or is it? ponder{h % 7}</think>\n{answer}",
-                                  n_tokens=tokens + 1, reasoning_tokens=tokens))
-        return out
-
-    def loglikelihood(self, requests: Sequence[LoglikelihoodRequest]) -> list[LogLikelihood]:
-        raise AssertionError("not asked")
+def thinker() -> Thinker:
+    """Answers as a reasoning model would through a server that counts reasoning tokens."""
+    return Thinker("thinker", _pondering)
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +41,7 @@ def thinking_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("thinking") / "run"
     config = RunConfig(suite="imperfective", model="thinker", limit=40,
                        axes={"strategy": ["zero-shot"], "thinking": ["off", "on"]})
-    evaluate(config, Thinker(), out)
+    evaluate(config, thinker(), out)
     return out
 
 
@@ -76,15 +60,8 @@ def test_tables_hold_the_paired_comparison_length_and_unfinished(thinking_run: P
 
 def test_a_run_without_thinking_has_no_thinking_section(tmp_path: Path) -> None:
     evaluate(RunConfig(suite="imperfective", model="thinker", limit=6, axes={"strategy": ["zero-shot"]}),
-             Thinker(), tmp_path / "run")
+             thinker(), tmp_path / "run")
     assert "Thinking" not in tables(load_runs([tmp_path / "run"]))
-
-
-def _chromium() -> str:
-    path = shutil.which("chromium") or shutil.which("chromium-browser")
-    if path is None:
-        pytest.fail("chromium is not installed: `make test` installs it (apt-get install chromium)")
-    return path
 
 
 @pytest.fixture(scope="module")
@@ -94,7 +71,7 @@ def page(thinking_run: Path) -> Iterator[tuple[Any, list[str]]]:
     loaded = load_runs([thinking_run])
     write_html(html, tables(loaded), loaded)
     with playwright.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=_chromium(), args=["--no-sandbox"])
+        browser = p.chromium.launch(executable_path=chromium_path(), args=["--no-sandbox"])
         pg = browser.new_page()
         errors: list[str] = []
         pg.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)

@@ -7,12 +7,12 @@ interpretable; ``compare`` flags the same conditions. A spread of 16 of the 48 i
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import chromium_path
 from typer.testing import CliRunner
 
 from lingdiag import RunConfig, run
@@ -43,11 +43,8 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[Path]]:
 
 @pytest.fixture(scope="module")
 def page(report: tuple[Path, list[Path]]) -> Iterator[tuple[Any, list[str]]]:
-    path = shutil.which("chromium") or shutil.which("chromium-browser")
-    if path is None:
-        pytest.fail("chromium is not installed: `make test` installs it (apt-get install chromium)")
     with playwright.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=path, args=["--no-sandbox"])
+        browser = p.chromium.launch(executable_path=chromium_path(), args=["--no-sandbox"])
         pg = browser.new_page(viewport={"width": 1280, "height": 900})
         errors: list[str] = []
         pg.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)

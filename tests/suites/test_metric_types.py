@@ -45,3 +45,13 @@ def test_a_suites_metrics_hold_exactly_its_typed_keys(name: str) -> None:
     required, optional = typed.__required_keys__, typed.__optional_keys__
     assert required <= set(metrics) <= required | optional
     assert set(Counts.__required_keys__) <= required
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_the_headline_and_paired_metrics_are_typed_keys(name: str) -> None:
+    """The keys a suite names as strings (its headline, the metrics ``compare`` permutes) are keys
+    of its TypedDict, so a rename there fails here rather than as an empty report cell."""
+    suite, typed = SUITES.get(name), CASES[name][1]
+    keys = typed.__required_keys__ | typed.__optional_keys__
+    assert set(suite.paired_metrics) <= keys
+    assert not suite.headline or suite.headline in keys

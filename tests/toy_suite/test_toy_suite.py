@@ -43,7 +43,7 @@ def test_toy_suite_runs_reports_and_mounts_its_commands(tmp_path: Path) -> None:
 
 
 def test_toy_suite_options_are_validated() -> None:
-    with pytest.raises(ConfigError, match="suite 'toy' has no option 'max_tokens'; valid options: max_new_tokens"):
+    with pytest.raises(ConfigError, match="suite 'toy': max_tokens: unknown key; valid options: max_new_tokens"):
         SUITES.get("toy").parse_options({"max_tokens": 3})
-    with pytest.raises(ConfigError, match="option 'max_new_tokens': Input should be a valid integer"):
+    with pytest.raises(ConfigError, match="suite 'toy': max_new_tokens: Input should be a valid integer"):
         SUITES.get("toy").parse_options({"max_new_tokens": "abc"})

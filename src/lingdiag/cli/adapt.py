@@ -15,7 +15,7 @@ from lingdiag.adapt.data import BUILDERS, SPLIT_FILE, split_file, write_split
 from lingdiag.adapt.examples import ContrastPair, chat_examples, contrast_pairs
 from lingdiag.adapt.training import BUILDER, TrainingPlan, TrainingSet, prepare
 from lingdiag.cli.app import app, err, out
-from lingdiag.cli.options import TREAT, Limit, Model, Seed, comma_list
+from lingdiag.cli.options import TREAT, Limit, Model, Seed, comma_list, out_option, seed_option
 from lingdiag.errors import ConfigError, DatasetError
 from lingdiag.io.tabular import read_jsonl
 from lingdiag.io.terminal import plain, progress_line
@@ -32,7 +32,7 @@ HeldOpt = Annotated[float, typer.Option("--held-out",
                                         help="Share of evaluation lemmas kept out of training (1: none shared).")]
 LemmaOpt = Annotated[str | None, typer.Option("--lemma-field",
                                               help="Item tag holding the lemma (default: the builder's).")]
-SeedOpt = Annotated[int, typer.Option(help="Seeds the lemma split, the builder and training.")]
+SeedOpt = Annotated[int, seed_option("Seeds the lemma split, the builder and training.")]
 StrategyOpt = Annotated[str, typer.Option(help="The suite's prompt strategy the examples are rendered with.")]
 
 
@@ -98,7 +98,7 @@ def steer(
     model: Model,
     layers: Annotated[list[str], typer.Option("--layers",
                                               help="Decoder layers to steer, comma-separated (e.g. 10,20).")],
-    out_file: Annotated[Path, typer.Option("--out", help="Where to write the vectors (safetensors).")],
+    out_file: Annotated[Path, out_option("Where to write the vectors (safetensors).")],
     pairs: Annotated[str, typer.Option(help="'builder' (gold vs the suite's biased answer) or a JSONL file "
                                             "of prompt/positive/negative.")] = BUILDER,
     strategy: StrategyOpt = "zero-shot",
@@ -142,7 +142,7 @@ def steer(
 def lora(
     suite: Annotated[str, typer.Argument(help="Suite whose items train the adapter.")],
     model: Model,
-    out_dir: Annotated[Path, typer.Option("--out", help="Adapter directory (resumed from its last checkpoint).")],
+    out_dir: Annotated[Path, out_option("Adapter directory (resumed from its last checkpoint).")],
     steps: Annotated[int, typer.Option(min=1, help="Optimizer steps.")],
     train_data: Annotated[str, typer.Option("--train", help="'builder' or a dataset file the suite loads.")] = BUILDER,
     strategy: StrategyOpt = "zero-shot",
@@ -185,8 +185,8 @@ def report(
     base: Annotated[Path, typer.Argument(help="The base model's run of the suite the adapter was trained for.")],
     runs: Annotated[list[Path], typer.Argument(help="Adapted runs (BASE+lora:DIR, BASE+steer:FILE@α), and base "
                                                     "runs of other suites with their adapted runs (side effects).")],
-    out_dir: Annotated[Path | None, typer.Option("--out", help="Write adapt_report.csv, adapt_report.md and the "
-                                                               "sweep figures here.")] = None,
+    out_dir: Annotated[Path | None, out_option("Write adapt_report.csv, adapt_report.md and the sweep "
+                                                           "figures here.")] = None,
     split: Annotated[Path | None, typer.Option(help="The lemma split file (default: the one recorded beside "
                                                     "each adapter).")] = None,
     seed: Seed = 0,

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from lingdiag.cli.app import app, err
-from lingdiag.cli.options import RUN
+from lingdiag.cli.options import RUN, out_option
 from lingdiag.cli.run import FAILED_ITEMS_EXIT, build_config
 from lingdiag.cluster import EXECUTORS, Resources, SubmitOptions, merge, submit
 from lingdiag.config import RunConfig
@@ -20,7 +20,7 @@ from lingdiag.run import default_out
 @app.command("merge", rich_help_panel=RUN)
 def merge_cmd(
     shards: Annotated[list[Path], typer.Argument(help="Every shard's run directory (lingdiag run --shard K/N).")],
-    out: Annotated[Path, typer.Option("--out", help="The merged run directory.")],
+    out: Annotated[Path, out_option("The merged run directory.")],
 ) -> None:
     """Join the shards of one run into a run directory equal to the unsharded run's."""
     result = merge(shards, out)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Annotated
 
 import typer
 from rich.table import Table
@@ -12,7 +13,7 @@ from lingdiag.audit import AuditSources, audit
 from lingdiag.audit.frequency import balance_figure
 from lingdiag.cli.app import app, data_app, out
 from lingdiag.cli.audit_view import print_audit, write_item_scores
-from lingdiag.cli.options import Dataset, Json
+from lingdiag.cli.options import DEFAULT_DATASET, Dataset, Json, dataset_option, out_option, seed_option
 from lingdiag.errors import ConfigError
 from lingdiag.io.atomic import write_atomic
 from lingdiag.io.fetch import fetch as do_fetch
@@ -25,11 +26,12 @@ from lingdiag.suite import SUITES
 
 @data_app.command("fetch")
 def fetch(
-    suite: str = typer.Argument(..., help="Suite whose official files to download."),
-    mirror: str = typer.Option(None, "--from", help="A directory or base URL holding the files."),
-    results: bool = typer.Option(False, "--results", help="The authors' published per-item outputs instead."),
-    only: str = typer.Option("", "--only", help="Comma-separated file names without extension to fetch "
-                             "instead of all (e.g. wh_island,human_validation_summary for blimp)."),
+    suite: Annotated[str, typer.Argument(help="Suite whose official files to download.")],
+    mirror: Annotated[str | None, typer.Option("--from", help="A directory or base URL holding the files.")] = None,
+    results: Annotated[bool, typer.Option("--results", help="The authors' published per-item outputs "
+                                                            "instead.")] = False,
+    only: Annotated[str, typer.Option("--only", help="Comma-separated file names without extension to fetch "
+                                      "instead of all (e.g. wh_island,human_validation_summary for blimp).")] = "",
 ) -> None:
     """Download a suite's official data files (or blimp's, syntaxgym's), verifying pinned SHA-256 checksums."""
     load_plugins()
@@ -43,7 +45,7 @@ app.command("fetch", hidden=True, help="Alias of `lingdiag data fetch`.")(fetch)
 
 @data_app.command("stats")
 def data_stats(
-    suite: str = typer.Argument(...),
+    suite: Annotated[str, typer.Argument()],
     dataset: Dataset = None,
     as_json: Json = False,
 ) -> None:
@@ -64,11 +66,12 @@ def data_stats(
 
 @data_app.command("build")
 def data_build(
-    suite: str = typer.Argument(...),
-    out_file: Path = typer.Option(..., "--out", help="JSON file to write (the official format)."),
-    lexicon: Path = typer.Option(None, help="Lexicon (CSV or YAML); default: the built-in one."),
-    templates: Path = typer.Option(None, help="Sentence templates (YAML); default: the built-in ones."),
-    seed: int = typer.Option(0, help="Chooses among `a|b` alternatives in the lexicon."),
+    suite: Annotated[str, typer.Argument()],
+    out_file: Annotated[Path, out_option("JSON file to write (the official format).")],
+    lexicon: Annotated[Path | None, typer.Option(help="Lexicon (CSV or YAML); default: the built-in one.")] = None,
+    templates: Annotated[Path | None, typer.Option(help="Sentence templates (YAML); default: the built-in "
+                                                        "ones.")] = None,
+    seed: Annotated[int, seed_option("Chooses among `a|b` alternatives in the lexicon.")] = 0,
 ) -> None:
     """Generate a dataset from a lexicon and templates; run it with --dataset FILE."""
     s = SUITES.get(suite)
@@ -112,18 +115,24 @@ def _audit_items(target: str, dataset: str | None, halves: str | None, by: str |
 
 @data_app.command("audit")
 def data_audit(
-    target: str = typer.Argument(..., help="A suite name, or a CSV/TSV file (one item per row)."),
-    dataset: str = typer.Option(None, help="builtin, official, or a path (with a suite)."),
-    corpus: Path = typer.Option(None, help="Plain-text corpus, one unit per line, for PMI/LMI."),
-    counts: Path = typer.Option(None, help="A counts file (lemma1, lemma2, count) instead of --corpus."),
-    frequencies: Path = typer.Option(None, help="Per-row frequency file (ExpliCa's explica_freq_4800.tsv layout)."),
-    lemmatizer: str = typer.Option("builtin", help="builtin, or spacy:<pipeline> where one is installed."),
-    lexical_frequency: str = typer.Option(None, "--lexical-frequency",
-                                          help="Bin items by their words' frequency: wordfreq, or corpus."),
-    by: str = typer.Option(None, help="Item tag to compare classes by (default: the suite's; gold = gold label)."),
-    halves: str = typer.Option(None, help="The two item fields to associate, A,B (default: the suite's)."),
-    items_out: Path = typer.Option(None, "--items-out", help="Write per-item scores to this CSV."),
-    figure: Path = typer.Option(None, help="Write the class-per-bin bar chart (ExpliCa Fig. 2) to this PNG."),
+    target: Annotated[str, typer.Argument(help="A suite name, or a CSV/TSV file (one item per row).")],
+    dataset: Annotated[str | None, dataset_option(f"With a suite: builtin, official, a path, or a name the suite "
+                                                  f"knows {DEFAULT_DATASET}.")] = None,
+    corpus: Annotated[Path | None, typer.Option(help="Plain-text corpus, one unit per line, for PMI/LMI.")] = None,
+    counts: Annotated[Path | None, typer.Option(help="A counts file (lemma1, lemma2, count) instead of "
+                                                     "--corpus.")] = None,
+    frequencies: Annotated[Path | None, typer.Option(help="Per-row frequency file (ExpliCa's "
+                                                          "explica_freq_4800.tsv layout).")] = None,
+    lemmatizer: Annotated[str, typer.Option(help="builtin, or spacy:<pipeline> where one is installed.")] = "builtin",
+    lexical_frequency: Annotated[str | None, typer.Option(
+        "--lexical-frequency", help="Bin items by their words' frequency: wordfreq, or corpus.")] = None,
+    by: Annotated[str | None, typer.Option(help="Item tag to compare classes by (default: the suite's; gold = "
+                                                "gold label).")] = None,
+    halves: Annotated[str | None, typer.Option(help="The two item fields to associate, A,B (default: the "
+                                                    "suite's).")] = None,
+    items_out: Annotated[Path | None, typer.Option("--items-out", help="Write per-item scores to this CSV.")] = None,
+    figure: Annotated[Path | None, typer.Option(help="Write the class-per-bin bar chart (ExpliCa Fig. 2) to this "
+                                                     "PNG.")] = None,
     as_json: Json = False,
 ) -> None:
     """Audit a dataset: lexical association between item halves, frequency bins, class balance."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict
+from typing import Annotated
 
 import typer
 from rich.table import Table
@@ -30,7 +31,7 @@ def _reproduce() -> None:
 
 @app.command("env", rich_help_panel=SETUP)
 def env_cmd(
-    show_all: bool = typer.Option(False, "--all", help="Also list the locked dev tools (tests, lint)."),
+    show_all: Annotated[bool, typer.Option("--all", help="Also list the locked dev tools (tests, lint).")] = False,
     as_json: Json = False,
 ) -> None:
     """Installed versions of lingdiag's dependencies beside the lock, the torch build, devices, threads."""

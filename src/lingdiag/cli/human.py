@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from dataclasses import asdict
 from pathlib import Path
+from typing import Annotated
 
 import typer
 from rich.table import Table
 
 from lingdiag.cli.app import human_app, out
-from lingdiag.cli.options import Dataset, Json, Limit
+from lingdiag.cli.options import Dataset, Json, Limit, out_option, seed_option
 from lingdiag.errors import ConfigError
 from lingdiag.human import STUDIES, Study, build_study, compare, export, gold_rule, import_study, read_responses
 from lingdiag.io.terminal import markup_safe
@@ -32,14 +33,14 @@ def _f(x: float | None) -> str:
 
 @human_app.command("export")
 def human_export(
-    suite: str = typer.Argument(..., help="Suite whose dataset to rate."),
-    study: str = typer.Option("acceptability", help=f"Study type: {', '.join(sorted(STUDIES.names()))}."),
+    suite: Annotated[str, typer.Argument(help="Suite whose dataset to rate.")],
+    out_dir: Annotated[Path, out_option("Directory for study.json, platform.csv and form.html.")],
+    study: Annotated[str, typer.Option(help=f"Study type: {', '.join(sorted(STUDIES.names()))}.")] = "acceptability",
     dataset: Dataset = None,
     limit: Limit = None,
-    per_list: int = typer.Option(40, "--per-list", help="Stimuli per rater list."),
-    attention: int = typer.Option(2, help="Attention checks added to each list."),
-    seed: int = typer.Option(0, help="Shuffles stimuli into lists (and, in the form, each rater's order)."),
-    out_dir: Path = typer.Option(..., "--out", help="Directory for study.json, platform.csv and form.html."),
+    per_list: Annotated[int, typer.Option("--per-list", help="Stimuli per rater list.")] = 40,
+    attention: Annotated[int, typer.Option(help="Attention checks added to each list.")] = 2,
+    seed: Annotated[int, seed_option("Shuffles stimuli into lists (and, in the form, each rater's order).")] = 0,
 ) -> None:
     """Write a rating study: a manifest, a CSV for survey platforms and an offline HTML form."""
     load_plugins()
@@ -56,13 +57,16 @@ def human_export(
 
 @human_app.command("import")
 def human_import(
-    manifest: Path = typer.Argument(..., help="The study.json written by `lingdiag human export`."),
-    responses: list[Path] = typer.Argument(..., help="Response files (form downloads or a platform export)."),
-    gold: str = typer.Option("explica", help="Gold rule: explica, argmax, or threshold (with the options below)."),
-    max_below: float = typer.Option(None, "--max-below", help="threshold: best mean below this ..."),
-    mean_below: float = typer.Option(None, "--mean-below", help="... and mean of means below this ..."),
-    label: str = typer.Option("unrelated", help="... give this label."),
-    out_file: Path = typer.Option(None, "--out", help="Dataset file to write (review table for quality studies)."),
+    manifest: Annotated[Path, typer.Argument(help="The study.json written by `lingdiag human export`.")],
+    responses: Annotated[list[Path], typer.Argument(help="Response files (form downloads or a platform export).")],
+    gold: Annotated[str, typer.Option(help="Gold rule: explica, argmax, or threshold (with the options "
+                                           "below).")] = "explica",
+    max_below: Annotated[float | None, typer.Option("--max-below", help="threshold: best mean below "
+                                                    "this ...")] = None,
+    mean_below: Annotated[float | None, typer.Option("--mean-below", help="... and mean of means below "
+                                                     "this ...")] = None,
+    label: Annotated[str, typer.Option(help="... give this label.")] = "unrelated",
+    out_file: Annotated[Path | None, out_option("Dataset file to write (review table for quality studies).")] = None,
     as_json: Json = False,
 ) -> None:
     """Read responses back: agreement, exclusions, and gold labels written as a dataset file."""
@@ -97,16 +101,19 @@ def human_import(
 
 @human_app.command("compare")
 def human_compare(
-    run_dir: Path = typer.Argument(..., help="A run directory of the study's suite and dataset."),
-    manifest: Path = typer.Argument(..., help="The study.json of the ratings."),
-    responses: list[Path] = typer.Argument(..., help="The response files."),
-    gold: str = typer.Option("explica", help="Gold rule, applied to the mean and to each rater's own ratings."),
-    max_below: float = typer.Option(None, "--max-below"),
-    mean_below: float = typer.Option(None, "--mean-below"),
-    label: str = typer.Option("unrelated"),
-    score_key: str = typer.Option(None, "--score-key", help="Prediction detail holding variant → model score "
-                                  "(explica: ratings, perplexity) to correlate with the human means."),
-    lower_is_better: bool = typer.Option(False, "--lower-is-better", help="The score is better when lower."),
+    run_dir: Annotated[Path, typer.Argument(help="A run directory of the study's suite and dataset.")],
+    manifest: Annotated[Path, typer.Argument(help="The study.json of the ratings.")],
+    responses: Annotated[list[Path], typer.Argument(help="The response files.")],
+    gold: Annotated[str, typer.Option(help="Gold rule, applied to the mean and to each rater's own "
+                                           "ratings.")] = "explica",
+    max_below: Annotated[float | None, typer.Option("--max-below")] = None,
+    mean_below: Annotated[float | None, typer.Option("--mean-below")] = None,
+    label: Annotated[str, typer.Option()] = "unrelated",
+    score_key: Annotated[str | None, typer.Option("--score-key", help="Prediction detail holding variant → model "
+                                                  "score (explica: ratings, perplexity) to correlate with the "
+                                                  "human means.")] = None,
+    lower_is_better: Annotated[bool, typer.Option("--lower-is-better", help="The score is better when "
+                                                  "lower.")] = False,
     as_json: Json = False,
 ) -> None:
     """A run's answers against the raters: agreement with the gold, raters disagreeing, Spearman ρ."""

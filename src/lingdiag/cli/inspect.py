@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
@@ -16,8 +17,8 @@ from lingdiag.report.rules import parse_rules, rules_markdown
 
 @app.command(rich_help_panel=RESULTS)
 def inspect(
-    run_dir: Path = typer.Argument(..., help="A run directory."),
-    examples: int = typer.Option(3, min=0, help="Example answers shown per rule."),
+    run_dir: Annotated[Path, typer.Argument(help="A run directory.")],
+    examples: Annotated[int, typer.Option(min=0, help="Example answers shown per rule.")] = 3,
     as_json: Json = False,
 ) -> None:
     """Per condition, how many answers each parse rule took, with examples (to audit a parser)."""

@@ -10,7 +10,7 @@ still adds to it). Only ``-o key=value`` options repeat by design.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -20,13 +20,37 @@ Model = Annotated[str, typer.Option("--model", "-m", help=MODEL_HELP)]
 """A required model."""
 OptionalModel = Annotated[str | None, typer.Option("--model", "-m", help=MODEL_HELP)]
 Models = Annotated[list[str], typer.Option("--model", "-m", help=MODEL_HELP + " Comma-separated for several.")]
+DEFAULT_DATASET = "(default: the suite's default dataset)"
+"""What an omitted ``--dataset`` means on every command: ``Suite.default_dataset``."""
 Dataset = Annotated[str | None, typer.Option(
-    help="builtin, official, a path, or a name the suite knows (default: the suite's default dataset).")]
+    help=f"builtin, official, a path, or a name the suite knows {DEFAULT_DATASET}.")]
 # No ``min=``: click would print its own boxed usage error; a limit under 1 is lingdiag's one-line error.
 Limit = Annotated[int | None, typer.Option(
     help="Only N items, spread evenly over the data (every group of an ordered file is hit).")]
 Json = Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")]
 Seed = Annotated[int, typer.Option(help="Seeds whatever the command draws (resamples, permutations, shuffles).")]
+
+
+# Which data, what ``--out`` writes, what ``--json`` prints and what ``--seed`` draws differ per
+# command: the option (its name and kind) is declared here, its help by the command.
+def dataset_option(help: str) -> Any:
+    """``--dataset`` with this command's help, which ends with ``DEFAULT_DATASET``."""
+    return typer.Option("--dataset", help=help)
+
+
+def out_option(help: str) -> Any:
+    """``--out`` (a path), with what this command writes there."""
+    return typer.Option("--out", help=help)
+
+
+def json_option(help: str) -> Any:
+    """``--json`` (a flag), with what this command prints as JSON."""
+    return typer.Option("--json", help=help)
+
+
+def seed_option(help: str) -> Any:
+    """``--seed``, with what it seeds in this command."""
+    return typer.Option("--seed", help=help)
 
 # Help panels of `lingdiag --help`, in the order a study goes.
 RUN, RESULTS, DATA, TREAT, SUITE_TOOLS, SETUP = ("Run models", "Read results", "Data and people",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
@@ -18,19 +19,20 @@ from lingdiag.report.tables import load_runs, metrics_json, tables
 
 @app.command(rich_help_panel=RESULTS)
 def report(
-    runs: list[Path] = typer.Argument(..., help="Run directories to tabulate together."),
-    html: Path = typer.Option(None, help="Also write an HTML report with figures here."),
-    tables_dir: Path = typer.Option(None, "--tables", help="Also write each suite's tables as Markdown and LaTeX "
-                                                         "(<suite>.md, <suite>.tex) into this directory."),
-    family: list[str] = typer.Option([], help="MODEL=FAMILY: the model's line in the scaling figure (default: "
-                                              "the model_type of its config.json); repeatable."),
+    runs: Annotated[list[Path], typer.Argument(help="Run directories to tabulate together.")],
+    html: Annotated[Path | None, typer.Option(help="Also write an HTML report with figures here.")] = None,
+    tables_dir: Annotated[Path | None, typer.Option("--tables", help="Also write each suite's tables as Markdown "
+                                                    "and LaTeX (<suite>.md, <suite>.tex) into this directory.")] = None,
+    family: Annotated[list[str] | None, typer.Option(help="MODEL=FAMILY: the model's line in the scaling figure "
+                                                          "(default: the model_type of its config.json); "
+                                                          "repeatable.")] = None,
     as_json: Json = False,
 ) -> None:
     """Recompute metrics from the records of one or more runs (offline) and print the tables."""
     loaded = load_runs(runs)
     text = tables(loaded)
     if html is not None:
-        write_html(html, text, loaded, parse_families(family))
+        write_html(html, text, loaded, parse_families(family or []))
     if tables_dir is not None:
         write_tables(tables_dir, loaded)
     if as_json:

@@ -12,9 +12,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from lingdiag.cli.app import app, err, key_values
 from lingdiag.cli.env import lock_line
-from lingdiag.cli.options import RUN, Dataset, Limit, OptionalModel
+from lingdiag.cli.options import RUN, Dataset, Limit, OptionalModel, json_option, out_option, seed_option
 from lingdiag.config import RunConfig
-from lingdiag.errors import ConfigError, LingdiagError
+from lingdiag.errors import ConfigError, LingdiagError, one_line
 from lingdiag.io.terminal import markup_safe, plain_lines, progress_line
 from lingdiag.models.openai.prices import estimate
 from lingdiag.records import dumps
@@ -71,30 +71,36 @@ FAILED_ITEMS_EXIT = 3
 @app.command(rich_help_panel=RUN, context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
 def run(
     ctx: typer.Context,
-    suite: str = typer.Argument(..., help="Suite name (see `lingdiag list`)."),
+    suite: Annotated[str, typer.Argument(help="Suite name (see `lingdiag list`).")],
     model: OptionalModel = None,
     dataset: Dataset = None,
     limit: Limit = None,
-    out_dir: Path = typer.Option(None, "--out", help="Run directory (resumed if it exists)."),
-    seed: int = typer.Option(None, help="Seed for shuffles (few-shot order, option order)."),
-    option: list[str] = typer.Option([], "--option", "-o", help="Suite option key=value (repeatable)."),
-    config_file: Path = typer.Option(None, "--config", help="A RunConfig YAML; flags override it."),
-    no_cache: bool = typer.Option(False, "--no-cache", help="Do not read or write the response cache."),
-    batch_tokens: int = typer.Option(None, help="Padded-token budget per batch, for generation and "
-                                    "log-likelihood alike (transformers backend; default 4096 and 2048)."),
-    trust_remote_code: bool = typer.Option(False, help="Let a hub model run its own code (transformers)."),
-    dtype: str = typer.Option(None, help="Weights dtype of a transformers model: auto (default: float32 on the "
-                              "CPU, bfloat16 with --model-option device=cuda), float32, bfloat16, bfloat16-mixed "
-                              "(CPU only: bf16 matrix products, the rest float32) or float16; named in the "
-                              "model's name. See bench/README.md for its price."),
-    model_option: list[str] = typer.Option([], "--model-option", help="Model provider option key=value "
-                                           "(repeatable), e.g. concurrency=32 for openai: models."),
-    as_json: Annotated[bool, typer.Option("--json", help="Print metrics.json instead of the table.")] = False,
-    shard: str = typer.Option(None, "--shard", help="Run only shard K of N of the items (e.g. 2/3), into its "
-                              "own --out; `lingdiag merge` joins the shards."),
-    think_tags: str = typer.Option(None, "--think-tags", help="Tags around an inline thinking trace, OPEN,CLOSE "
-                                   "(default <think>,</think>), or none to read the raw text as the answer. "
-                                   "The thinking axis: --thinking off,on,budget:N,effort:low (docs/reasoning.md)."),
+    out_dir: Annotated[Path | None, out_option("Run directory (resumed if it exists).")] = None,
+    seed: Annotated[int | None, seed_option("Seed for shuffles (few-shot order, option order).")] = None,
+    option: Annotated[list[str] | None, typer.Option("--option", "-o", help="Suite option key=value "
+                                                     "(repeatable).")] = None,
+    config_file: Annotated[Path | None, typer.Option("--config", help="A RunConfig YAML; flags override it.")] = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the response cache.")] = False,
+    batch_tokens: Annotated[int | None, typer.Option(help="Padded-token budget per batch, for generation and "
+                                                          "log-likelihood alike (transformers backend; default "
+                                                          "4096 and 2048).")] = None,
+    trust_remote_code: Annotated[bool, typer.Option(help="Let a hub model run its own code "
+                                                         "(transformers).")] = False,
+    dtype: Annotated[str | None, typer.Option(help="Weights dtype of a transformers model: auto (default: float32 "
+                                                   "on the CPU, bfloat16 with --model-option device=cuda), float32, "
+                                                   "bfloat16, bfloat16-mixed (CPU only: bf16 matrix products, the "
+                                                   "rest float32) or float16; named in the model's name. See "
+                                                   "bench/README.md for its price.")] = None,
+    model_option: Annotated[list[str] | None, typer.Option("--model-option", help="Model provider option "
+                                                           "key=value (repeatable), e.g. concurrency=32 for "
+                                                           "openai: models.")] = None,
+    as_json: Annotated[bool, json_option("Print metrics.json instead of the table.")] = False,
+    shard: Annotated[str | None, typer.Option("--shard", help="Run only shard K of N of the items (e.g. 2/3), "
+                                              "into its own --out; `lingdiag merge` joins the shards.")] = None,
+    think_tags: Annotated[str | None, typer.Option("--think-tags", help="Tags around an inline thinking trace, "
+                                                   "OPEN,CLOSE (default <think>,</think>), or none to read the raw "
+                                                   "text as the answer. The thinking axis: --thinking "
+                                                   "off,on,budget:N,effort:low (docs/reasoning.md).")] = None,
 ) -> None:
     """Run a suite's conditions on a model; axes are options (e.g. --strategy zero-shot,cot)."""
     config = build_config(ctx.params, list(ctx.args))
@@ -145,7 +151,8 @@ def _progress_lines() -> Callable[[str, int, int], None]:
 def build_config(params: Mapping[str, Any], extra: list[str]) -> RunConfig:
     """The ``RunConfig`` of ``lingdiag run``'s parsed options (``params``) and axis flags (``extra``)."""
     config_file = params.get("config_file")
-    base: dict[str, Any] = RunConfig.from_yaml(config_file).model_dump() if config_file else {}
+    # Only what the file sets: a field it leaves out takes the default below, as on the command line.
+    base: dict[str, Any] = RunConfig.from_yaml(config_file).model_dump(exclude_unset=True) if config_file else {}
     fields: dict[str, Any] = {**base, "suite": params["suite"]}
     for key in ("model", "dataset", "limit", "seed", "batch_tokens", "shard", "think_tags"):
         if params.get(key) is not None:
@@ -159,14 +166,14 @@ def build_config(params: Mapping[str, Any], extra: list[str]) -> RunConfig:
         fields["trust_remote_code"] = True
     if "model" not in fields:
         raise ConfigError("--model is required (e.g. --model smollm2-135m)")
+    if "dataset" not in fields:  # an omitted --dataset means the suite's default on every command
+        fields["dataset"] = SUITES.get(params["suite"]).default_dataset
     return validated(fields)
 
 
 def validated(fields: dict[str, Any]) -> RunConfig:
     """``RunConfig`` from flags; a bad value is a one-line error naming the field."""
     from pydantic import ValidationError
-
-    from lingdiag.config import one_line
 
     try:
         return RunConfig.model_validate(fields)

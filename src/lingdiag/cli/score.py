@@ -11,6 +11,7 @@ from typing import Annotated
 
 import typer
 
+from lingdiag.cli.options import DEFAULT_DATASET, dataset_option, json_option, out_option
 from lingdiag.errors import DatasetError
 from lingdiag.io.importing import IMPORTED, import_labels
 from lingdiag.io.paths import sha256_file
@@ -29,11 +30,13 @@ def label_score_command(suite: Suite) -> Callable[..., None]:
         scores: Annotated[Path, typer.Option("--scores", help="CSV/TSV/JSONL: an id column and an answer column.")],
         score_col: Annotated[str, typer.Option(help="Column holding the answer (raw text or a label).")] = "answer",
         id_col: Annotated[str, typer.Option(help="Column holding the dataset item id.")] = "id",
-        dataset: Annotated[str, typer.Option(help="The dataset the answers refer to.")] = suite.default_dataset,
-        out: Annotated[Path | None, typer.Option("--out", help="Also write a run directory (for report).")] = None,
-        as_json: Annotated[bool, typer.Option("--json", help="Print metrics and unmatched rows as JSON.")] = False,
+        dataset: Annotated[str | None, dataset_option(f"The dataset the answers refer to "
+                                                      f"{DEFAULT_DATASET}.")] = None,
+        out: Annotated[Path | None, out_option("Also write a run directory (for report).")] = None,
+        as_json: Annotated[bool, json_option("Print metrics and unmatched rows as JSON.")] = False,
     ) -> None:
         """Metrics of answers produced elsewhere, parsed and scored exactly as a run's."""
+        dataset = dataset or suite.default_dataset
         items = suite.load(dataset).items
         result = import_labels(scores, items, score_col=score_col, parse=parse, id_col=id_col)
         if not result.records:

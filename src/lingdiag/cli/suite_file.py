@@ -5,11 +5,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
 from lingdiag.cli.app import app, out
-from lingdiag.cli.options import SUITE_TOOLS
+from lingdiag.cli.options import DEFAULT_DATASET, SUITE_TOOLS, dataset_option, json_option, out_option
 from lingdiag.cli.score import label_score_command
 from lingdiag.errors import ConfigError
 from lingdiag.suitefile import load_suite
@@ -21,9 +22,10 @@ app.add_typer(suite_app, name="suite", rich_help_panel=SUITE_TOOLS)
 
 @suite_app.command("check")
 def check_cmd(
-    path: Path = typer.Argument(..., help="The suite file (.yaml)."),
-    dataset: str = typer.Option("builtin", help="The dataset to load: builtin (the file's items.data), a name "
-                                "under items.datasets, or a path / hf: spec."),
+    path: Annotated[Path, typer.Argument(help="The suite file (.yaml).")],
+    dataset: Annotated[str | None, dataset_option(f"The dataset to load: builtin (the file's items.data), a name "
+                                                  f"under items.datasets, or a path / hf: spec "
+                                                  f"{DEFAULT_DATASET}.")] = None,
 ) -> None:
     """Validate a suite file, load its data and render every prompt; errors are one line each."""
     report = check(path, dataset)
@@ -36,13 +38,13 @@ def check_cmd(
 
 @suite_app.command("score")
 def score_cmd(
-    path: Path = typer.Argument(..., help="The suite file (.yaml)."),
-    scores: Path = typer.Option(..., "--scores", help="CSV/TSV/JSONL: an id column and an answer column."),
-    score_col: str = typer.Option("answer", help="Column holding the answer (raw text or a label)."),
-    id_col: str = typer.Option("id", help="Column holding the dataset item id."),
-    dataset: str = typer.Option("builtin", help="The dataset the answers refer to."),
-    out_dir: Path = typer.Option(None, "--out", help="Also write a run directory (for report)."),
-    as_json: bool = typer.Option(False, "--json", help="Print metrics and unmatched rows as JSON."),
+    path: Annotated[Path, typer.Argument(help="The suite file (.yaml).")],
+    scores: Annotated[Path, typer.Option("--scores", help="CSV/TSV/JSONL: an id column and an answer column.")],
+    score_col: Annotated[str, typer.Option(help="Column holding the answer (raw text or a label).")] = "answer",
+    id_col: Annotated[str, typer.Option(help="Column holding the dataset item id.")] = "id",
+    dataset: Annotated[str | None, dataset_option(f"The dataset the answers refer to {DEFAULT_DATASET}.")] = None,
+    out_dir: Annotated[Path | None, out_option("Also write a run directory (for report).")] = None,
+    as_json: Annotated[bool, json_option("Print metrics and unmatched rows as JSON.")] = False,
 ) -> None:
     """Metrics of answers produced elsewhere, parsed as the file's conditions parse theirs."""
     suite = load_suite(path)

@@ -22,8 +22,8 @@ class CheckReport:
     requests: int
 
 
-def check(path: Path, dataset: str = "builtin") -> CheckReport:
-    """Check ``path`` and its dataset ``dataset`` in full.
+def check(path: Path, dataset: str | None = None) -> CheckReport:
+    """Check ``path`` and its dataset ``dataset`` (None: the file's default, ``builtin``) in full.
 
     Raises:
         ConfigError: the file is broken (one line: file, key path, expectation).
@@ -32,6 +32,7 @@ def check(path: Path, dataset: str = "builtin") -> CheckReport:
     from lingdiag.suitefile import load_compiled
 
     compiled, suite = load_compiled(path)
+    dataset = dataset or suite.default_dataset
     data = suite.load(dataset).require_items()
     compiled.check_groups(data.items)
     compiled.problems.raise_any()

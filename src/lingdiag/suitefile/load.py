@@ -12,9 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
-from pydantic_core import ErrorDetails
 
-from lingdiag.errors import ConfigError, ConfigErrors
+from lingdiag.errors import ConfigError, ConfigErrors, validation_lines
 from lingdiag.io.limits import MAX_CONDITIONS
 from lingdiag.metrics.core import summary
 from lingdiag.prompts.formulas import ALL_REGIONS, Formula, FormulaError, parse
@@ -41,24 +40,6 @@ class Options(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     max_new_tokens: int | None = Field(default=None, ge=1)
     """Overrides every condition's generation cap."""
-
-
-BOOLEAN_HINT = "YAML reads a bare yes, no, on, off, true or false as a boolean: quote it (\"yes\")"
-"""Said wherever the file holds a boolean where text was expected (``labels: [yes, no]``)."""
-
-
-def _one_line(first: ErrorDetails) -> tuple[str, str]:
-    """``(key path, message)`` of one schema error."""
-    loc = [str(x) for x in first["loc"]]
-    if first["type"] == "unknown_key":
-        loc.append(first["ctx"]["key"])
-    msg = first["msg"].removeprefix("Value error, ")
-    if first["type"] not in ("unknown_key", "missing", "metric_kind") and "input" in first:
-        shown = repr(first["input"])
-        msg += f" (got {shown if len(shown) <= 60 else shown[:57] + '...'})"
-        if isinstance(first["input"], bool):
-            msg += f"; {BOOLEAN_HINT}"
-    return ".".join(loc), msg
 
 
 def implied_gold(f: Formulation) -> str | None:
@@ -405,7 +386,7 @@ def compile_file(path: Path, taken: Sequence[str] = ()) -> tuple[Compiled, list[
     try:
         spec = SuiteFile.model_validate(data)
     except ValidationError as e:
-        lines = list(dict.fromkeys(str(suite_error(path, *_one_line(x))) for x in e.errors()))
+        lines = validation_lines(e, path)
         raise (ConfigErrors(lines) if len(lines) > 1 else ConfigError(lines[0])) from None
     c = Compiled(path, raw, spec)
     if spec.name in taken:

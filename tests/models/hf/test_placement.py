@@ -104,7 +104,7 @@ def test_options_reach_the_placement() -> None:
     p = HFOptions(batch_tokens=512, max_batch=8, threads=2, packed_linears=False, dtype="bfloat16").placement()
     assert (p.tokens("generate", _unused), p.tokens("loglik", _unused), p.max_batch, p.threads, p.packed_linears,
             p.dtype) == (512, 512, 8, 2, False, "bfloat16")
-    with pytest.raises(ConfigError, match="the embedded backend option 'device': String should match pattern") as e:
+    with pytest.raises(ConfigError, match="the embedded backend: device: String should match pattern") as e:
         load_backend("smollm2-135m", {"device": "gpu"})
     assert "\n" not in str(e.value)
 

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import smollm2_with_template
 
-from lingdiag.errors import MissingDependency
 from lingdiag.models.hf.load import fold_system
 from lingdiag.models.providers import load_backend
 from lingdiag.records import ChatMessage, GenerationRequest
@@ -40,20 +40,7 @@ def test_fold_system_prepends_the_system_text_to_the_first_user_turn() -> None:
 @pytest.fixture(scope="module")
 def refusing_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The embedded SmolLM2's files, with a chat template that refuses system turns."""
-    from lingdiag.models.embedded import ensure_converted
-
-    try:
-        source, _ = ensure_converted("smollm2-135m")
-    except MissingDependency as e:
-        pytest.skip(f"the embedded SmolLM2 is not installed: {e}")
-    target = tmp_path_factory.mktemp("refusing-template")
-    for f in source.iterdir():
-        if f.name not in ("tokenizer_config.json", "chat_template.jinja"):
-            (target / f.name).symlink_to(f)
-    config = json.loads((source / "tokenizer_config.json").read_text())
-    config["chat_template"] = REFUSING_TEMPLATE
-    (target / "tokenizer_config.json").write_text(json.dumps(config))
-    return target
+    return smollm2_with_template(tmp_path_factory, REFUSING_TEMPLATE)
 
 
 def backend(directory: Path, **options: Any) -> Any:

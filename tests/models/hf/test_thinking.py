@@ -12,44 +12,22 @@ import json
 from pathlib import Path
 
 import pytest
+from helpers import QWEN3_LIKE_TEMPLATE, smollm2_with_template
 
 from lingdiag.config import RunConfig
-from lingdiag.errors import ConfigError, MissingDependency
+from lingdiag.errors import ConfigError
 from lingdiag.models.providers import load_backend
 from lingdiag.records import ChatMessage, GenerationRequest
 from lingdiag.run import run
 from lingdiag.thinking import Thinking
 
-QWEN3_LIKE = (
-    "{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>\n' }}"
-    "{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}"
-    "{% if enable_thinking is defined and enable_thinking is false %}{{ '<think>\n\n</think>\n\n' }}{% endif %}"
-    "{% endif %}"
-)
 USER = "Premise: Ann was baking a cake. Hypothesis: Ann baked a cake. True, False or Unknown?"
-
-
-def _linked(tmp_path_factory: pytest.TempPathFactory, template: str | None) -> Path:
-    from lingdiag.models.embedded import ensure_converted
-
-    try:
-        source, _ = ensure_converted("smollm2-135m")
-    except MissingDependency as e:
-        pytest.skip(f"the embedded SmolLM2 is not installed: {e}")
-    target = tmp_path_factory.mktemp("thinking-template")
-    for f in source.iterdir():
-        if f.name not in ("tokenizer_config.json", "chat_template.jinja"):
-            (target / f.name).symlink_to(f)
-    config = json.loads((source / "tokenizer_config.json").read_text())
-    config["chat_template"] = template or (source / "chat_template.jinja").read_text()
-    (target / "tokenizer_config.json").write_text(json.dumps(config))
-    return target
 
 
 @pytest.fixture(scope="module")
 def thinking_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """SmolLM2 with a Qwen3-like thinking switch in its chat template."""
-    return _linked(tmp_path_factory, QWEN3_LIKE)
+    return smollm2_with_template(tmp_path_factory, QWEN3_LIKE_TEMPLATE)
 
 
 def _request(setting: str) -> GenerationRequest:
@@ -101,7 +79,7 @@ def test_three_settings_are_three_conditions_and_every_record_names_its_own(thin
 
 @pytest.mark.slow
 def test_thinking_asked_of_a_template_without_a_switch_is_one_line(tmp_path_factory: pytest.TempPathFactory) -> None:
-    b = load_backend(f"hf:{_linked(tmp_path_factory, None)}")
+    b = load_backend(f"hf:{smollm2_with_template(tmp_path_factory, None)}")
     assert b.render(_request("off")) == b.render(GenerationRequest(messages=(ChatMessage("user", USER),)))
     with pytest.raises(ConfigError, match="no thinking switch"):
         b.render(_request("on"))

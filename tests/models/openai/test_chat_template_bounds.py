@@ -7,28 +7,20 @@ transformers' ``apply_chat_template`` writes.
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import QWEN3_LIKE_TEMPLATE, smollm2_with_template
 
-from lingdiag.errors import MissingDependency
 from lingdiag.models.hf.load import LoadedModel
 from lingdiag.models.hf.placement import resolve
 from lingdiag.records import ChatMessage, GenerationRequest
 from lingdiag.thinking import Thinking
 
-THINKING = (  # a Qwen3-like switch
-    "{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>\n' }}"
-    "{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}"
-    "{% if enable_thinking is defined and enable_thinking is false %}{{ '<think>\n\n</think>\n\n' }}{% endif %}"
-    "{% endif %}"
-)
 REFUSING = (  # Gemma-2's system check, with special-token variables and transformers' globals and filters
     "{% if messages[0]['role'] == 'system' %}{{ raise_exception('System role not supported') }}{% endif %}"
     "{{ bos_token }}{% set ns = namespace(n=0) %}{% for message in messages %}{% set ns.n = ns.n + 1 %}"
@@ -50,28 +42,6 @@ HOSTILE = {
 }
 
 
-def _smollm2() -> Path:
-    from lingdiag.models.embedded import ensure_converted
-
-    try:
-        return ensure_converted("smollm2-135m")[0]
-    except MissingDependency as e:
-        pytest.skip(f"the embedded SmolLM2 is not installed: {e}")
-
-
-def _with_template(tmp_path_factory: pytest.TempPathFactory, template: str | None) -> Path:
-    """The embedded SmolLM2's files with ``template`` as its chat template (its own when None)."""
-    source = _smollm2()
-    target = tmp_path_factory.mktemp("chat-template")
-    for f in source.iterdir():
-        if f.name not in ("tokenizer_config.json", "chat_template.jinja"):
-            (target / f.name).symlink_to(f)
-    config = json.loads((source / "tokenizer_config.json").read_text())
-    config["chat_template"] = template or (source / "chat_template.jinja").read_text()
-    (target / "tokenizer_config.json").write_text(json.dumps(config))
-    return target
-
-
 CONVERSATIONS = (
     (ChatMessage("user", "Premise: Ann was baking a cake. Hypothesis: Ann baked a cake. True?"),),
     (ChatMessage("system", "You are a strict logician."), ChatMessage("user", "Is it true?  ")),
@@ -80,13 +50,13 @@ CONVERSATIONS = (
 )
 
 
-@pytest.mark.parametrize("template", [None, THINKING, REFUSING], ids=["smollm2", "thinking", "refusing"])
+@pytest.mark.parametrize("template", [None, QWEN3_LIKE_TEMPLATE, REFUSING], ids=["smollm2", "thinking", "refusing"])
 def test_well_formed_templates_render_byte_identically(tmp_path_factory: pytest.TempPathFactory,
                                                        template: str | None) -> None:
-    directory = str(_with_template(tmp_path_factory, template))
+    directory = str(smollm2_with_template(tmp_path_factory, template))
     plain, bounded = LoadedModel(directory, resolve()), LoadedModel(directory, resolve(), bounded_template=True)
     for messages in CONVERSATIONS:
-        for thinking in (None, "off", "on") if template == THINKING else (None,):
+        for thinking in (None, "off", "on") if template == QWEN3_LIKE_TEMPLATE else (None,):
             request = GenerationRequest(messages=messages, thinking=Thinking.parse(thinking) if thinking else None)
             expected = plain.rendered(request)
             assert bounded.rendered(request) == expected
@@ -98,7 +68,7 @@ def test_well_formed_templates_render_byte_identically(tmp_path_factory: pytest.
 def test_hostile_chat_template_stops_the_run_with_one_line(name: str, fake_api: Any,
                                                              tmp_path_factory: pytest.TempPathFactory) -> None:
     template, bound = HOSTILE[name]
-    directory = _with_template(tmp_path_factory, template)
+    directory = smollm2_with_template(tmp_path_factory, template)
     out = tmp_path_factory.mktemp("run") / "out"
     env = {**os.environ, "LINGDIAG_TEMPLATE_SECONDS": "2"}
     start = time.monotonic()

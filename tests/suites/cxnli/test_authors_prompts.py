@@ -203,7 +203,8 @@ def _row(source: str | None, exp: str, variant: str = "variation-2") -> ResultRo
         axes["prompt_source"] = source
     labels = {lab: {"accuracy": 0.5, "f1": 0.5} for lab in ("entailment", "neutral", "contradiction")}
     metrics = {"accuracy": 0.5, "by_label": labels, "macro_f1": 0.5, "n": 2, "by_construction": {},
-               "predicted": {"entailment": 1, "neutral": 1, "contradiction": 0, "unparsed": 0}}
+               "predicted": {"entailment": 1, "neutral": 1, "contradiction": 0, "unparsed": 0},
+               "majority_baseline": 0.5, "unparsed_rate": 0.0}
     return ResultRow(model="m", condition=f"exp{exp}/zero/{variant}", axes=axes, metrics=metrics)
 
 

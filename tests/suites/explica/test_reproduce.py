@@ -30,7 +30,7 @@ def official(shared_datasets: Path) -> Path:
 
 
 def score(path: Path, *args: str) -> dict:
-    result = runner.invoke(app, ["score", "explica", "--scores", str(path), *args, "--json"])
+    result = runner.invoke(app, ["score", "explica", "--dataset", "official", "--scores", str(path), *args, "--json"])
     assert result.exit_code == 0, result.output
     return json.loads(result.stdout)
 
@@ -127,8 +127,8 @@ def test_bad_score_cell_is_one_line_naming_file_row_field(official, tmp_path):
     row = lines[3].split("\t")
     row[header.index("perplexity")] = "n/a"
     bad.write_text("\n".join([lines[0], lines[1], lines[2], "\t".join(row)]) + "\n")
-    result = runner.invoke(app, ["score", "explica", "--scores", str(bad), "--task", "perplexity",
-                                 "--score-col", "perplexity", "--connective-col", "conn_in_list"])
+    result = runner.invoke(app, ["score", "explica", "--dataset", "official", "--scores", str(bad), "--task",
+                                 "perplexity", "--score-col", "perplexity", "--connective-col", "conn_in_list"])
     assert result.exit_code != 0
     message = str(result.exception)
     assert "bad.tsv" in message and "row 4" in message and "perplexity" in message and "\n" not in message

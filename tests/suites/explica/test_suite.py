@@ -316,13 +316,14 @@ def test_conditions_grid_and_options():
                                   "decoding": ["greedy", "constrained"]}, {"seed": 0})
     names = [c.name for c in conds]
     assert len(names) == 13 and names.count("perplexity") == 1 and "mc/1-shot/constrained" in names
-    with pytest.raises(ConfigError, match="suite 'explica' has no option 'promtps'; valid options: authors_model, "
+    with pytest.raises(ConfigError, match="suite 'explica': promtps: unknown key; valid options: authors_model, "
                                           "authors_prompts, constrained_sampling, format, "):
         conds_of(ds, {"task": ["mc"], "shots": ["0"], "decoding": ["greedy"]}, {"seed": 0, "promtps": "x"})
     # The seed has one path (RunConfig.seed / --seed): as a suite option it is an error.
-    with pytest.raises(ConfigError, match="has no option 'seed'"):
+    with pytest.raises(ConfigError, match="suite 'explica': seed: unknown key"):
         suite.SUITE.parse_options({"seed": 3})
-    with pytest.raises(ConfigError, match="option 'ties': Input should be 'alphabetical', 'gold-order' or 'miss'"):
+    with pytest.raises(ConfigError, match="suite 'explica': ties: Input should be 'alphabetical', 'gold-order' or "
+                                          r"'miss' \(got 'random'\); valid options: "):
         suite.SUITE.parse_options({"ties": "random"})
 
 

@@ -13,7 +13,7 @@ from typing import Any
 from lingdiag.figures import Figure, pyplot, to_png
 from lingdiag.records import ResultRow
 from lingdiag.suites.cxnli import data
-from lingdiag.suites.cxnli.metrics import BY_CONSTRUCTION, BY_LABEL
+from lingdiag.suites.cxnli.metrics import of
 
 MAX_PANELS = 6
 """Settings drawn at most (prompt variants × settings × CoT multiply quickly)."""
@@ -33,7 +33,7 @@ def construction_png(rows: Sequence[ResultRow]) -> bytes:
     plt = pyplot()
     panels: dict[tuple[str, str], dict[str, dict[str, float]]] = defaultdict(dict)
     for r in rows:
-        panels[(r.model, _setting(r))][str(r.axes.get("exp", ""))] = r.metrics.get(BY_CONSTRUCTION, {})
+        panels[(r.model, _setting(r))][str(r.axes.get("exp", ""))] = of(r)["by_construction"]
     shown = sorted(panels.items())[:MAX_PANELS]
     fig, axes = plt.subplots(len(shown), 1, figsize=(10, 2.8 * len(shown)), squeeze=False,
                              layout="constrained")  # rotated construction names clear the next panel
@@ -54,12 +54,13 @@ def construction_png(rows: Sequence[ResultRow]) -> bytes:
 def label_f1_png(rows: Sequence[ResultRow]) -> bytes:
     """F1 per gold label, one group of bars per condition."""
     plt = pyplot()
-    shown = [r for r in rows if r.metrics.get(BY_LABEL)]
+    shown = [r for r in rows if of(r)["by_label"]]
     fig, ax = plt.subplots(figsize=(max(6.0, 0.9 * len(shown) + 2), 3.6))
     width = 0.8 / len(data.LABELS)
     for k, label in enumerate(data.LABELS):
         xs = [i + (k - (len(data.LABELS) - 1) / 2) * width for i in range(len(shown))]
-        ax.bar(xs, [_num(r.metrics[BY_LABEL].get(label, {}).get("f1")) for r in shown], width, label=label)
+        scores = [of(r)["by_label"].get(label) for r in shown]
+        ax.bar(xs, [_num(s["f1"] if s else None) for s in scores], width, label=label)
     ax.set_xticks(range(len(shown)), [f"{r.model}\n{r.condition}" for r in shown], rotation=45, ha="right",
                   fontsize=6)
     ax.set_ylim(0, 1.05)

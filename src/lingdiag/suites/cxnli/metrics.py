@@ -20,19 +20,7 @@ from lingdiag.records import (
 )
 from lingdiag.suites.cxnli import data
 
-ACCURACY: Final = "accuracy"
-ACCURACY_CI: Final = "accuracy_ci95"
-BY_CONSTRUCTION: Final = "by_construction"
-"""Construction → accuracy (Figure 1)."""
-N_BY_CONSTRUCTION: Final = "n_by_construction"
-BY_LABEL: Final = "by_label"
-"""Label → accuracy, precision, recall, F1 and n (Table 4)."""
-F1_MACRO: Final = "macro_f1"
-PREDICTED: Final = "predicted"
-"""Label (and unparsed) → share of the answers (Table 6)."""
-HUMAN: Final = "human_agreement"
-MAJORITY: Final = "majority_baseline"
-HEADLINE = ACCURACY
+HEADLINE: Final = "accuracy"
 """The paper's headline: accuracy (Exp 1 against Exp 2, Table 1)."""
 HUMAN_AGREEMENT = {"1": 0.90, "2": 0.83}
 """Inter-annotator agreement taken as human accuracy (Table 1, Table 7)."""
@@ -55,10 +43,13 @@ class CxnliScores(TypedDict):
     accuracy: float
     accuracy_ci95: list[float] | None
     by_construction: dict[str, float]
+    """Construction → accuracy (Figure 1)."""
     n_by_construction: dict[str, int]
     by_label: dict[str, LabelScore]
+    """Label → accuracy, precision, F1 and n (Table 4)."""
     macro_f1: float
     predicted: dict[str, float]
+    """Label (and unparsed) → share of the answers (Table 6)."""
     human_agreement: float | None
     """Table 7's inter-annotator agreement of the items' experiment (None: items of both)."""
     majority_baseline: float
@@ -112,7 +103,7 @@ def _macro_f1(s: Sums) -> NDArray[np.float64]:
 
 MACRO_F1 = CountMetric(_label_counts, _macro_f1, 3 * len(data.LABELS))
 """Macro F1 over the labels (Table 4)."""
-PAIRED = {F1_MACRO: MACRO_F1}
+PAIRED = {"macro_f1": MACRO_F1}
 """The rates and gaps ``lingdiag compare`` tests by paired permutation (``Suite.paired_metrics``);
 accuracy has McNemar's test."""
 
@@ -123,17 +114,17 @@ def metrics(records: Sequence[ItemRecord]) -> CxnliScores:
     exps = {str(r.tags.get("exp")) for r in records}  # the items' experiment, imported or run
     n = len(records)
     return {
-        ACCURACY: accuracy(records),
-        ACCURACY_CI: proportion_ci(records, lambda r: bool(r.correct)) if records else None,
-        BY_CONSTRUCTION: grouped(accuracy, "construction")(records),
-        N_BY_CONSTRUCTION: {k: len(v) for k, v in _by(records, "construction").items()},
-        BY_LABEL: by_label,
-        F1_MACRO: MACRO_F1(records),
-        PREDICTED: {lab: (sum(r.label == lab for r in records) / n if n else math.nan)
+        "accuracy": accuracy(records),
+        "accuracy_ci95": proportion_ci(records, lambda r: bool(r.correct)) if records else None,
+        "by_construction": grouped(accuracy, "construction")(records),
+        "n_by_construction": {k: len(v) for k, v in _by(records, "construction").items()},
+        "by_label": by_label,
+        "macro_f1": MACRO_F1(records),
+        "predicted": {lab: (sum(r.label == lab for r in records) / n if n else math.nan)
                       for lab in (*data.LABELS, UNPARSED)},
-        HUMAN: HUMAN_AGREEMENT.get(exps.pop()) if len(exps) == 1 else None,
+        "human_agreement": HUMAN_AGREEMENT.get(exps.pop()) if len(exps) == 1 else None,
         # Always answering the commonest gold label of these items: 1/3 on all of Exp 1, 0.49 on Exp 2.
-        MAJORITY: max((b["n"] for b in by_label.values()), default=0) / n if n else math.nan,
+        "majority_baseline": max((b["n"] for b in by_label.values()), default=0) / n if n else math.nan,
     }
 
 

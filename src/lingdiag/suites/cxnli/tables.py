@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
 
 from lingdiag.io.markdown import markdown_table
-from lingdiag.metrics.core import UNPARSED_RATE, N
 from lingdiag.records import (
     UNPARSED,
     ResultRow,
@@ -14,19 +13,11 @@ from lingdiag.records import (
 from lingdiag.suites.cxnli import data
 from lingdiag.suites.cxnli.authors import VARIANTS as AUTHORS_VARIANTS
 from lingdiag.suites.cxnli.files import SETTINGS
-from lingdiag.suites.cxnli.metrics import (
-    ACCURACY,
-    BY_CONSTRUCTION,
-    BY_LABEL,
-    F1_MACRO,
-    HUMAN_AGREEMENT,
-    MAJORITY,
-    PREDICTED,
-    of,
-)
+from lingdiag.suites.cxnli.metrics import HUMAN_AGREEMENT, CxnliMetrics, of
 from lingdiag.suites.cxnli.prompts import VARIANTS
 
 _VARIANTS = tuple(dict.fromkeys((*VARIANTS, *AUTHORS_VARIANTS)))
+T = TypeVar("T")
 
 
 def _order(axes: Mapping[str, Any]) -> tuple[int, int, str, str]:
@@ -52,42 +43,48 @@ def table(rows: Sequence[ResultRow]) -> str:
         # A competence (log-likelihood) condition is its own row beside its prompted twin.
         return f"{name} ({a['scoring']})" if "scoring" in a else name
 
-    cells: dict[tuple[str, str, str, str], dict[str, Mapping[str, Any]]] = {}
+    cells: dict[tuple[str, str, str, str], dict[str, CxnliMetrics]] = {}
     for r in rows:
         a = r.axes
         cells.setdefault((r.model, str(a.get("setting")), variant(a), str(a.get("cot"))), {})[
-            str(a.get("exp"))] = r.metrics
+            str(a.get("exp"))] = of(r)
     keys = sorted(cells, key=lambda k: (_order({"setting": k[1], "variant": k[2], "cot": k[3]}), k[0]))
 
-    def get(k: tuple[str, str, str, str], exp: str, field: str) -> Any:
-        return cells[k].get(exp, {}).get(field)
+    def at(k: tuple[str, str, str, str], exp: str, read: Callable[[CxnliMetrics], T]) -> T | None:
+        """``read`` of experiment ``exp``'s metrics; None (an empty cell) where it has no run."""
+        m = cells[k].get(exp)
+        return None if m is None else read(m)
 
     def drop(k: tuple[str, str, str, str]) -> float | None:
-        one, two = get(k, "1", ACCURACY), get(k, "2", ACCURACY)
+        one, two = at(k, "1", lambda m: m["accuracy"]), at(k, "2", lambda m: m["accuracy"])
         return one - two if one is not None and two is not None else None
 
     main = markdown_table(
         ["Model", "Setting", "Variant", "CoT", "Exp 1 acc", "Exp 2 acc", "Drop", "Human Exp 1", "Human Exp 2",
          "Majority 1", "Majority 2", "Unparsed 1", "Unparsed 2", "N 1", "N 2"],
-        [[k[0], k[1], k[2], k[3], get(k, "1", ACCURACY), get(k, "2", ACCURACY), drop(k),
-          HUMAN_AGREEMENT["1"], HUMAN_AGREEMENT["2"], get(k, "1", MAJORITY),
-          get(k, "2", MAJORITY), get(k, "1", UNPARSED_RATE), get(k, "2", UNPARSED_RATE),
-          get(k, "1", N), get(k, "2", N)] for k in keys])
+        [[k[0], k[1], k[2], k[3], at(k, "1", lambda m: m["accuracy"]), at(k, "2", lambda m: m["accuracy"]),
+          drop(k), HUMAN_AGREEMENT["1"], HUMAN_AGREEMENT["2"], at(k, "1", lambda m: m["majority_baseline"]),
+          at(k, "2", lambda m: m["majority_baseline"]), at(k, "1", lambda m: m["unparsed_rate"]),
+          at(k, "2", lambda m: m["unparsed_rate"]), at(k, "1", lambda m: m["n"]), at(k, "2", lambda m: m["n"])]
+         for k in keys])
     ordered = sorted(rows, key=lambda r: (str(r.axes.get("exp")), _order(r.axes), r.model))
     per_label = markdown_table(
         ["Model", "Condition", "Acc", "Acc E", "Acc N", "Acc C", "F1 E", "F1 N", "F1 C", "Macro-F1",
          "Pred E", "Pred N", "Pred C", "Unparsed", "N"],
-        [[r.model, r.condition if len(sources) == 1 else f"{_source(r.axes)}:{r.condition}", of(r)[ACCURACY],
-          *(of(r)[BY_LABEL][lab]["accuracy"] for lab in data.LABELS),
-          *(of(r)[BY_LABEL][lab]["f1"] for lab in data.LABELS), of(r)[F1_MACRO],
-          *(of(r)[PREDICTED][lab] for lab in data.LABELS), of(r)[PREDICTED][UNPARSED], of(r).get(N)]
+        [[r.model, r.condition if len(sources) == 1 else f"{_source(r.axes)}:{r.condition}", of(r)["accuracy"],
+          *(of(r)["by_label"][lab]["accuracy"] for lab in data.LABELS),
+          *(of(r)["by_label"][lab]["f1"] for lab in data.LABELS), of(r)["macro_f1"],
+          *(of(r)["predicted"][lab] for lab in data.LABELS), of(r)["predicted"][UNPARSED], of(r)["n"]]
          for r in ordered])
     schemas = [c.name for c in data.CONSTRUCTIONS.values() if c.exp == "1"]
+
+    def construction(k: tuple[str, str, str, str], exp: str, name: str) -> float | None:
+        return at(k, exp, lambda m: m["by_construction"].get(name))
+
     per_cxn = markdown_table(
         ["Model", "Setting", "Variant", "CoT", "Exp 1 construction", "Acc", "Exp 2 construction", "Acc"],
-        [[k[0], k[1], k[2], k[3], s, get(k, "1", BY_CONSTRUCTION) and get(k, "1", BY_CONSTRUCTION).get(s),
-          data.COUNTERPART.get(s, "–"),
-          get(k, "2", BY_CONSTRUCTION) and get(k, "2", BY_CONSTRUCTION).get(data.COUNTERPART.get(s, ""))]
+        [[k[0], k[1], k[2], k[3], s, construction(k, "1", s), data.COUNTERPART.get(s, "–"),
+          construction(k, "2", data.COUNTERPART.get(s, ""))]
          for k in keys for s in schemas])
     return (f"## CxNLI: Exp 1 vs Exp 2 (prompts: {', '.join(sources)}; Table 1; Tables 4 and 6 layout; "
             "human = IAA, Table 7; majority = always the commonest gold label)\n\n" + main +

@@ -26,7 +26,7 @@ from lingdiag.records import (
 )
 from lingdiag.run import cached, dispatch, spread
 from lingdiag.store import write_imported
-from lingdiag.suites.explica import data
+from lingdiag.suites.explica import SUITE, data
 from lingdiag.suites.explica.files import load
 from lingdiag.suites.explica.importing import ScoreColumns, Task, import_scores
 from lingdiag.suites.explica.metrics import metrics
@@ -63,7 +63,8 @@ def score(
     ties: Annotated[Ties | None, typer.Option(help="Rating ties (rules.py) [default: alphabetical].")] = None,
     missing_ratings: Annotated[MissingRatings | None, typer.Option(help="Unreadable ratings (-1) "
                                                                         "[default: keep].")] = None,
-    dataset: Annotated[str, typer.Option(help="official, builtin, or a path in the official layout.")] = "official",
+    dataset: Annotated[str | None, typer.Option(help="builtin, official, or a path in the official layout "
+                                                     "(default: the suite's default dataset, builtin).")] = None,
     out: Annotated[Path | None, typer.Option("--out", help="Also write a run directory (for report).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print metrics and unmatched rows as JSON.")] = False,
 ) -> None:
@@ -75,6 +76,7 @@ def score(
         if value is not None and task not in _APPLIES[option]:
             raise ConfigError(f"{option} does not apply to --task {task} (only to --task "
                               f"{' or '.join(_APPLIES[option])})")
+    dataset = dataset or SUITE.default_dataset
     items = load(dataset).items
     defaults = ScoreColumns(task, score_col)
     cols = ScoreColumns(task, score_col, connective_col or defaults.connective_col, choices_col or defaults.choices_col,
@@ -112,7 +114,9 @@ def score(
 def reproduce(
     source: Annotated[Path | None, typer.Option("--from", help="A directory in the layout of the published "
                                                                "results (default: fetch them, pinned).")] = None,
-    dataset: Annotated[str, typer.Option(help="The ExpliCa data the outputs refer to.")] = "official",
+    dataset: Annotated[str, typer.Option(help="The ExpliCa data the published outputs refer to: official, or a "
+                                              "path in its layout (always the official pairs, not the suite's "
+                                              "default).")] = "official",
     as_json: Annotated[bool, typer.Option("--json", help="Every cell as JSON.")] = False,
 ) -> None:
     """Re-score the authors' published outputs: Tables 6, 7, 8, 10, 11, 13 and 14, ours beside theirs."""
@@ -169,7 +173,8 @@ def select_prompt_cmd(
     limit: Annotated[int, typer.Option(help="Items whose sentences fill the prompts.")] = 20,
     task: Annotated[str, typer.Option(help="Tasks to rank (comma-separated).")] = ",".join(PROMPT_TASKS),
     prompts: Annotated[str | None, typer.Option(help="A YAML file with more variants (as -o prompts=FILE).")] = None,
-    dataset: Annotated[str, typer.Option(help="builtin, official, or a path.")] = "builtin",
+    dataset: Annotated[str | None, typer.Option(help="builtin, official, or a path (default: the suite's "
+                                                     "default dataset, builtin).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
 ) -> None:
     """Rank prompt variants by mean perplexity over models (the paper's selection, §4)."""
@@ -178,7 +183,7 @@ def select_prompt_cmd(
     bad = [t for t in tasks if t not in PROMPT_TASKS]
     if bad:
         raise ConfigError(f"unknown task(s) {', '.join(bad)}; valid: {', '.join(PROMPT_TASKS)}")
-    items = spread(load(dataset).items, limit)
+    items = spread(load(dataset or SUITE.default_dataset).items, limit)
     per_model = {}
     for spec in model:
         backend = cached(load_backend(spec))

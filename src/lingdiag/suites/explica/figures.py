@@ -16,7 +16,7 @@ from typing import Any
 from lingdiag.figures import Figure, pyplot, to_png
 from lingdiag.records import ResultRow
 from lingdiag.suites.explica import data
-from lingdiag.suites.explica.metrics import ACCURACY, CONFUSION, RATING_DISTRIBUTION, SPEARMAN
+from lingdiag.suites.explica.metrics import ACCURACY, CONFUSION, RATING_DISTRIBUTION, SPEARMAN, of
 from lingdiag.suites.explica.prompts import TASKS
 
 MAX_PANELS = 8
@@ -40,7 +40,7 @@ def accuracy_png(rows: Sequence[ResultRow]) -> bytes:
     settings = sorted({_setting(r) for r in rows})
     palette = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     for ax, model in zip(axes.flat, models, strict=True):
-        cells = {(r.axes.get("task", r.condition), _setting(r)): _num(r.metrics.get(ACCURACY))
+        cells = {(r.axes.get("task", r.condition), _setting(r)): _num(of(r)[ACCURACY])
                  for r in rows if r.model == model}
         tasks = [t for t in (*TASKS, *sorted({t for t, _ in cells} - set(TASKS))) if any(k[0] == t for k in cells)]
         width = 0.8 / len(settings)
@@ -59,12 +59,12 @@ def accuracy_png(rows: Sequence[ResultRow]) -> bytes:
 def distributions_png(rows: Sequence[ResultRow]) -> bytes:
     """Model and human rating counts (1-10, and -1 = unreadable) on related and unrelated pairs (Fig. 5)."""
     plt = pyplot()
-    rated = [r for r in rows if RATING_DISTRIBUTION in r.metrics][:MAX_PANELS]
+    rated = [r for r in rows if RATING_DISTRIBUTION in of(r)][:MAX_PANELS]
     fig, axes = plt.subplots(len(rated), 2, figsize=(9, 2.2 * len(rated)), squeeze=False, sharex=True,
                              layout="constrained")
     for (left, right), row in zip(axes, rated, strict=True):
         for ax, subset in ((left, "related"), (right, "unrelated")):
-            dist = row.metrics[RATING_DISTRIBUTION][subset]
+            dist = of(row)[RATING_DISTRIBUTION][subset]
             keys = list(dist["model"])
             model_n, human_n = sum(dist["model"].values()) or 1, sum(dist["human"].values()) or 1
             xs = [int(k) for k in keys]
@@ -79,9 +79,9 @@ def distributions_png(rows: Sequence[ResultRow]) -> bytes:
 def spearman_png(rows: Sequence[ResultRow]) -> bytes:
     """Spearman ρ of model scores with human mean ratings, per relation class (Table 13)."""
     plt = pyplot()
-    scored = [r for r in rows if SPEARMAN in r.metrics]
+    scored = [r for r in rows if SPEARMAN in of(r)]
     groups = [*data.CLASSES, data.UNRELATED, "all"]
-    values = [[_num(r.metrics[SPEARMAN].get(g, {}).get("rho")) for g in groups] for r in scored]
+    values = [[_num(of(r)[SPEARMAN].get(g, {}).get("rho")) for g in groups] for r in scored]
     fig, ax = plt.subplots(figsize=(7.5, 0.45 * len(scored) + 1.2))
     image = ax.imshow(values, cmap="RdBu", vmin=-1, vmax=1, aspect="auto")
     ax.set_xticks(range(len(groups)), [g.replace("_", "\n") for g in groups], fontsize=7)
@@ -96,12 +96,12 @@ def spearman_png(rows: Sequence[ResultRow]) -> bytes:
 def confusion_png(rows: Sequence[ResultRow]) -> bytes:
     """Gold relation class (rows) × predicted class (columns), row-normalised (Fig. 12)."""
     plt = pyplot()
-    shown = [r for r in rows if r.metrics.get(CONFUSION)][:MAX_PANELS]
+    shown = [r for r in rows if of(r)[CONFUSION]][:MAX_PANELS]
     cols = min(4, len(shown))
     nrows = math.ceil(len(shown) / cols)
     fig, axes = plt.subplots(nrows, cols, figsize=(3.6 * cols, 3.2 * nrows), squeeze=False, layout="constrained")
     for ax, row in zip(axes.flat, shown, strict=False):
-        confusion = row.metrics[CONFUSION]
+        confusion = of(row)[CONFUSION]
         gold = [g for g in (*data.CLASSES, data.UNRELATED) if g in confusion]
         predicted = [p for p in (*data.CLASSES, *sorted({p for c in confusion.values() for p in c} - set(data.CLASSES)))
                      if any(p in confusion[g] for g in gold)]
@@ -125,7 +125,7 @@ def scale_png(rows: Sequence[ResultRow]) -> bytes:
     lines: dict[str, list[tuple[float, float]]] = defaultdict(list)
     for r in rows:
         if r.n_params:
-            lines[r.condition].append((r.n_params, _num(r.metrics.get(ACCURACY))))
+            lines[r.condition].append((r.n_params, _num(of(r)[ACCURACY])))
     fig, ax = plt.subplots(figsize=(7, 4))
     for condition, points in sorted(lines.items()):
         xs, ys = zip(*sorted(points), strict=True)
@@ -142,14 +142,14 @@ def figures(rows: Sequence[ResultRow]) -> list[Figure]:
     """The ExpliCa figures that the rows can support."""
     out = [Figure("ExpliCa accuracy by task, shots and decoding (Fig. 3, 8, 9)", accuracy_png(rows),
                   "Accuracy over causal and temporal pairs (APS for perplexity); dotted line: chance (1 in 4).")]
-    if any(RATING_DISTRIBUTION in r.metrics for r in rows):
+    if any(RATING_DISTRIBUTION in of(r) for r in rows):
         out.append(Figure("ExpliCa rating distributions, model vs humans (Fig. 5)", distributions_png(rows),
                           f"Share of each rating; -1 is an unreadable answer. First {MAX_PANELS} rating conditions."))
-    if any(SPEARMAN in r.metrics for r in rows):
+    if any(SPEARMAN in of(r) for r in rows):
         out.append(Figure("ExpliCa Spearman ρ with human ratings (Table 13)", spearman_png(rows),
                           "Model ratings (or perplexities: a good model correlates negatively) against the human "
                           "mean rating of each sentence, per relation class."))
-    if any(r.metrics.get(CONFUSION) for r in rows):
+    if any(of(r)[CONFUSION] for r in rows):
         out.append(Figure("ExpliCa confusion matrices (Fig. 12)", confusion_png(rows),
                           f"Gold class (rows) against predicted class, counts; first {MAX_PANELS} conditions."))
     if len({r.n_params for r in rows if r.n_params}) >= 2:

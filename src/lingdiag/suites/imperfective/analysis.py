@@ -31,7 +31,15 @@ from lingdiag.metrics.stats import Correlation
 from lingdiag.records import ResultRow
 from lingdiag.store import load_run
 from lingdiag.suites.imperfective.data import TELIC_CLASSES
-from lingdiag.suites.imperfective.metrics import ACC, BY_CLASS, DELTA_AA, TBR_C
+from lingdiag.suites.imperfective.metrics import (
+    ACC,
+    BY_CLASS,
+    DELTA_AA,
+    TBR_C,
+    ClassKey,
+    ImperfectiveMetrics,
+    of,
+)
 from lingdiag.suites.imperfective.prompts import STRATEGIES
 
 
@@ -143,14 +151,14 @@ def _defined(v: Any) -> bool:
     return isinstance(v, int | float) and not math.isnan(v)
 
 
-def by_model(rows: Sequence[ResultRow]) -> dict[str, dict[str, Mapping[str, Any]]]:
+def by_model(rows: Sequence[ResultRow]) -> dict[str, dict[str, ImperfectiveMetrics]]:
     """``{model: {condition: metrics}}``; a model with two runs of one condition is an error."""
-    out: dict[str, dict[str, Mapping[str, Any]]] = {}
+    out: dict[str, dict[str, ImperfectiveMetrics]] = {}
     for r in rows:
         if r.condition in out.setdefault(r.model, {}):
             raise ConfigError(f"model {r.model!r} has two runs of condition {r.condition!r}; "
                               "give each model's runs of a strategy only once")
-        out[r.model][r.condition] = r.metrics
+        out[r.model][r.condition] = of(r)
     return out
 
 
@@ -264,8 +272,8 @@ def verb_class_anova(rows: Sequence[ResultRow], strategy: str = "zero-shot") -> 
 def _anova_inputs(rows: Sequence[ResultRow], strategy: str) -> tuple[dict[str, Any], tuple[str, ...]]:
     """Each model's per-class accuracies, and the classes defined for every model and both groups."""
     table = {m: c[strategy][BY_CLASS] for m, c in by_model(rows).items() if strategy in c}
-    classes = tuple(k for k in TELIC_CLASSES
-                    if all(_defined(t[g].get(k)) for t in table.values() for g in (ACC["A"], ACC["C"])))
+    groups: tuple[ClassKey, ...] = ("acc_A", "acc_C")
+    classes = tuple(k for k in TELIC_CLASSES if all(_defined(t[g].get(k)) for t in table.values() for g in groups))
     return table, classes
 
 

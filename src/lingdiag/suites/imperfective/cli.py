@@ -11,7 +11,7 @@ from lingdiag.errors import ConfigError
 from lingdiag.io.markdown import markdown_table
 from lingdiag.records import dumps
 from lingdiag.run import spread
-from lingdiag.suites.imperfective import analysis
+from lingdiag.suites.imperfective import SUITE, analysis
 from lingdiag.suites.imperfective.files import load
 from lingdiag.suites.imperfective.similarity import layer_sweep, load_encoder, n_layers, tbr_by_class
 
@@ -58,7 +58,8 @@ def _layers(text: str, count: int) -> list[int]:
 @app.command()
 def similarity(
     model: Annotated[str, typer.Option("--model", "-m", help="hf:<hub id or dir> or an embedded model name.")],
-    dataset: Annotated[str, typer.Option(help="builtin, official, or a path.")] = "builtin",
+    dataset: Annotated[str | None, typer.Option(help="builtin, official, or a path (default: the suite's "
+                                                     "default dataset, builtin).")] = None,
     run: Annotated[list[Path] | None, typer.Option(
         "--run", help="Run directory whose per-class TBR_C to correlate with (repeatable; averaged over models).",
     )] = None,
@@ -72,7 +73,7 @@ def similarity(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
 ) -> None:
     """Cosine similarity of "was V-ing" and "V-ed" embeddings per verb class (§5.4, Figure 4)."""
-    items = [it for it in load(dataset).items if it.tags.get("group") in ("C", "D")]
+    items = [it for it in load(dataset or SUITE.default_dataset).items if it.tags.get("group") in ("C", "D")]
     tbr = tbr_by_class(analysis.load_runs(run)[0], strategy) if run else None
     encoder = load_encoder(model, device)
     results = layer_sweep(spread(items, limit), encoder, _layers(layer, n_layers(encoder)), tbr)

@@ -96,8 +96,8 @@ def test_score_explica_refuses_non_finite_perplexities(tmp_path: Path, shared_da
     cells = lines[1].split("\t")
     cells[column] = "inf"
     (tmp_path / "p.csv").write_text("\n".join([lines[0], "\t".join(cells), *lines[2:]]), encoding="utf-8")
-    proc = lingdiag(tmp_path, "score", "explica", "--scores", "p.csv", "--task", "perplexity", "--score-col",
-                    "perplexity", "--connective-col", "conn_in_list")
+    proc = lingdiag(tmp_path, "score", "explica", "--dataset", "official", "--scores", "p.csv", "--task",
+                    "perplexity", "--score-col", "perplexity", "--connective-col", "conn_in_list")
     one_line_error(proc, "error: p.csv, row 2, field 'perplexity': expected a finite number, found 'inf'")
 
 
