@@ -91,8 +91,20 @@ def test_three_settings_are_three_conditions_and_every_record_names_its_own(thin
     assert [r["axes"]["thinking"] for r in records] == ["off", "on:12", "budget:8"]
     assert [r["condition"] for r in records] == ["zero-shot/thinking-off", "zero-shot/thinking-on-12",
                                                  "zero-shot/thinking-budget-8"]
-    assert isinstance(records[0]["outputs"][0], str)  # no thinking asked, none recorded
+    assert "reasoning" not in records[0]["outputs"][0]  # no thinking asked, none recorded
     assert records[2]["outputs"][0]["reasoning_tokens"] == 8
+    # Each record shows the prompt its answer was generated from: three different texts.
+    off, on, forced = (r["outputs"][0]["rendered_prompt"] for r in records)
+    assert len({off, on, forced}) == 3
+    assert off.endswith("<|im_start|>assistant\n<think>\n\n</think>\n\n")  # the switch off
+    first = on.partition("<think>\n")[0] + "<think>\n"  # the prompt both thinking settings start from
+    assert on.startswith(first) and forced.startswith(first)
+    # Budget forcing: the first prompt, 8 thinking tokens, then the inserted closing tag.
+    trace, closing, rest = forced[len(first):].partition("\n</think>\n\n")
+    assert closing and rest == ""
+    assert trace.strip() == records[2]["outputs"][0]["reasoning"]
+    tokenizer = load_backend(f"hf:{thinking_dir}").loaded.tokenizer
+    assert len(tokenizer(trace, add_special_tokens=False)["input_ids"]) == 8
     assert records[1]["label"] in ("unfinished", "unparsed", "True", "False", "Unknown")
     meta = json.loads((tmp_path / "run" / "meta.json").read_text())
     assert sorted(meta["thinking"]) == sorted(r["condition"] for r in records)

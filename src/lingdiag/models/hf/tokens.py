@@ -71,11 +71,12 @@ def split_request(lm: LoadedModel, r: LoglikelihoodRequest) -> Split:
     A space at the end of the context belongs to the continuation; the continuation is what
     the tokenized whole adds to the tokenized context. A chat context (``r.messages``) is the
     prompt tokens generation would get for the same messages, and the continuation is
-    tokenized on its own (the policy does not apply: the chat template decides the tokens).
+    tokenized on its own (the policy does not apply: the chat template decides the tokens); an
+    ``assistant_prefix`` (replayed thinking) is part of the context, never scored.
     """
     offsets = r.per_token
     if r.messages:
-        ctx, _ = lm.encode(GenerationRequest(messages=r.messages))
+        ctx, _ = lm.encode(GenerationRequest(messages=r.messages, thinking=r.thinking), r.assistant_prefix)
         cont, spans = _encode(lm, r.continuation, False, offsets)
         return Split(ctx, cont, tuple(spans))
     policy = r.policy
