@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from lingdiag.analysis.after_thinking import ReplaySource, Thoughts, _replay, note
+from lingdiag.analysis.after_thinking import ReplaySource, Thoughts, _replay, note, section
 from lingdiag.errors import ConfigError
 from lingdiag.records import ChatMessage, ItemRecord, LoglikelihoodRequest
 from lingdiag.store import ModelIdentity
@@ -95,3 +95,26 @@ def test_the_table_names_every_item_not_scored() -> None:
     assert note({"zero-shot/loglik/after-thinking": {}}) == ""
     line = note({"zero-shot/loglik/after-thinking": {"unfinished": ["A1", "B2"], "missing from the run": ["C3"]}})
     assert "unfinished 2 (A1, B2)" in line and "missing from the run 1 (C3)" in line
+
+
+def _scored(condition: str, item_id: str, label: str, generated: str | None = None) -> ItemRecord:
+    axes = {"strategy": "zero-shot", "scoring": "loglik"} | ({"after_thinking": "zero-shot/thinking-on"}
+                                                             if generated else {})
+    return ItemRecord(condition=condition, axes=axes, item_id=item_id, tags={}, fields={}, prompts=[], outputs=[],
+                      label=label, detail={}, gold="True", correct=label == "True",
+                      replays={"run": "gen", "condition": "zero-shot/thinking-on", "item_id": item_id,
+                               "label": generated} if generated else None)
+
+
+def test_the_section_says_whether_thinking_moved_the_preference_or_only_the_answer() -> None:
+    after = dict(zip("abcd", ("True", "False", "True", "Unknown"), strict=True))
+    generated = dict(zip("abcd", ("True", "False", "False", "Unknown"), strict=True))
+    plain = dict(zip("abcd", ("False", "False", "True", "True"), strict=True))
+    records = [_scored("zero-shot/loglik", k, v) for k, v in plain.items()] + \
+        [_scored("zero-shot/loglik/after-thinking", k, v, generated[k]) for k, v in after.items()]
+    text = section(records)
+    row = next(line for line in text.splitlines() if line.startswith("| zero-shot/loglik/after-thinking |"))
+    # after vs generated 3 of 4, after vs plain 2 of 4, plain vs generated 1 of 4
+    assert [c.strip() for c in row.strip("|").split("|")][2:] == ["4", "0.75", "4", "0.5", "4", "0.25"]
+    assert "zero-shot/loglik/after-thinking vs zero-shot/loglik" in text and "McNemar" in text
+    assert section(records[:4]) == ""  # no after-thinking condition, no section

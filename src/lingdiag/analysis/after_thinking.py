@@ -22,8 +22,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from lingdiag.errors import ConfigError, RunError
+from lingdiag.analysis.compare import Comparison, paired
+from lingdiag.errors import ConfigError, MissingDependency, RunError
 from lingdiag.io.markdown import markdown_table
+from lingdiag.metrics.stats import holm_rows
 from lingdiag.records import ChatMessage, Item, ItemRecord, LoglikelihoodRequest, Prediction, Request, Response
 from lingdiag.store import ModelIdentity, RunStore
 from lingdiag.suite import Condition, Strategy
@@ -262,20 +264,38 @@ def section(records: Sequence[ItemRecord]) -> str:
     for r in records:
         by_condition[r.condition].append(r)
     rows: list[list[Any]] = []
+    tests: list[Comparison] = []
+    problems: list[str] = []
     for name, rs in by_condition.items():
         if AXIS not in rs[0].axes or not name.endswith("/" + SUFFIX):
             continue
-        after = {r.item_id: r.label for r in rs if r.error is None}
-        generated = {r.item_id: r.replays["label"] for r in rs if r.error is None and r.replays}
-        plain = {r.item_id: r.label for r in by_condition.get(name.removesuffix("/" + SUFFIX), []) if r.error is None}
+        base = [r for r in by_condition.get(name.removesuffix("/" + SUFFIX), []) if r.error is None]
+        mine = [r for r in rs if r.error is None]
+        after = {r.item_id: r.label for r in mine}
+        generated = {r.item_id: r.replays["label"] for r in mine if r.replays}
+        plain = {r.item_id: r.label for r in base}
         n_gen, with_gen = _agree(after, generated)
         n_plain, with_plain = _agree(after, plain)
         n_both, plain_gen = _agree(plain, generated)
         rows.append([name, rs[0].axes[AXIS], n_gen, with_gen, n_plain, with_plain, n_both, plain_gen])
+        if base and any(r.gold is not None for r in mine):
+            try:
+                tests.append(paired(f"{name} vs {name.removesuffix('/' + SUFFIX)}", mine, base))
+            except (ConfigError, MissingDependency) as e:
+                problems.append(str(e))
     if not rows:
         return ""
-    return ("**Competence after thinking**: does the label the model prefers after its own thinking follow its "
-            "generated answer (thinking moved the preference) or its preference without thinking (only the "
-            "surface answer moved)?\n\n" + markdown_table(
-                ["Condition", "Replays", "n", "Agrees with generated answer", "n", "Agrees with plain loglik",
-                 "n", "Plain loglik agrees with generated answer"], rows) + "\n")
+    parts = ["**Competence after thinking**: does the label the model prefers after its own thinking follow its "
+             "generated answer (thinking moved the preference) or its preference without thinking (only the "
+             "surface answer moved)?\n\n" + markdown_table(
+                 ["Condition", "Replays", "n", "Agrees with generated answer", "n", "Agrees with plain loglik",
+                  "n", "Plain loglik agrees with generated answer"], rows)]
+    if tests:
+        parts.append("Accuracy after thinking against the plain log-likelihood choice on the same items (exact "
+                     "McNemar, paired bootstrap interval, Holm over the rows):\n\n" + markdown_table(
+                         ["Conditions", "n", "Accuracy (after thinking)", "Accuracy (plain)", "Δ", "95% CI",
+                          "p (McNemar)", "p (Holm)"],
+                         [[t.condition, t.n, t.acc_a, t.acc_b, t.diff, f"[{t.ci95[0]:.3f}, {t.ci95[1]:.3f}]", t.p,
+                           t.p_holm] for t in holm_rows(tests)]))
+    parts += [f"Paired test not run: {p}." for p in problems]
+    return "\n\n".join(parts) + "\n"
