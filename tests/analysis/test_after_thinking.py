@@ -115,6 +115,6 @@ def test_the_section_says_whether_thinking_moved_the_preference_or_only_the_answ
     text = section(records)
     row = next(line for line in text.splitlines() if line.startswith("| zero-shot/loglik/after-thinking |"))
     # after vs generated 3 of 4, after vs plain 2 of 4, plain vs generated 1 of 4
-    assert [c.strip() for c in row.strip("|").split("|")][2:] == ["4", "0.75", "4", "0.5", "4", "0.25"]
+    assert [c.strip() for c in row.strip("|").split("|")][2:] == ["4", "0.75", "4", "0.50", "4", "0.25"]
     assert "zero-shot/loglik/after-thinking vs zero-shot/loglik" in text and "McNemar" in text
     assert section(records[:4]) == ""  # no after-thinking condition, no section
