@@ -107,14 +107,15 @@ def _scored(condition: str, item_id: str, label: str, generated: str | None = No
 
 
 def test_the_section_says_whether_thinking_moved_the_preference_or_only_the_answer() -> None:
-    after = dict(zip("abcd", ("True", "False", "True", "Unknown"), strict=True))
-    generated = dict(zip("abcd", ("True", "False", "False", "Unknown"), strict=True))
-    plain = dict(zip("abcd", ("False", "False", "True", "True"), strict=True))
+    after = dict(zip("abcde", ("True", "False", "True", "Unknown", "True"), strict=True))
+    generated = dict(zip("abcde", ("True", "False", "False", "Unknown", "unparsed"), strict=True))
+    plain = dict(zip("abcde", ("False", "False", "True", "True", "True"), strict=True))
     records = [_scored("zero-shot/loglik", k, v) for k, v in plain.items()] + \
         [_scored("zero-shot/loglik/after-thinking", k, v, generated[k]) for k, v in after.items()]
     text = section(records)
     row = next(line for line in text.splitlines() if line.startswith("| zero-shot/loglik/after-thinking |"))
-    # after vs generated 3 of 4, after vs plain 2 of 4, plain vs generated 1 of 4
-    assert [c.strip() for c in row.strip("|").split("|")][2:] == ["4", "0.75", "4", "0.50", "4", "0.25"]
+    # after vs generated 3 of 4 (the unparsed answer agrees with nothing: left out), after vs plain 3 of 5,
+    # plain vs generated 1 of 4
+    assert [c.strip() for c in row.strip("|").split("|")][2:] == ["4", "0.75", "5", "0.60", "4", "0.25"]
     assert "zero-shot/loglik/after-thinking vs zero-shot/loglik" in text and "McNemar" in text
-    assert section(records[:4]) == ""  # no after-thinking condition, no section
+    assert section(records[:5]) == ""  # no after-thinking condition, no section

@@ -26,7 +26,16 @@ from lingdiag.analysis.compare import Comparison, paired
 from lingdiag.errors import ConfigError, MissingDependency, RunError
 from lingdiag.io.markdown import markdown_table
 from lingdiag.metrics.stats import holm_rows
-from lingdiag.records import ChatMessage, Item, ItemRecord, LoglikelihoodRequest, Prediction, Request, Response
+from lingdiag.records import (
+    UNPARSED,
+    ChatMessage,
+    Item,
+    ItemRecord,
+    LoglikelihoodRequest,
+    Prediction,
+    Request,
+    Response,
+)
 from lingdiag.store import ModelIdentity, RunStore
 from lingdiag.suite import Condition, Strategy
 from lingdiag.thinking import Thinking, ThinkTags
@@ -146,8 +155,8 @@ class Thoughts:
         differ = [k for k in IDENTITY_KEYS if theirs.get(k, "") != mine.get(k, "")
                   and (k != "weights_sha256" or (theirs.get(k) and mine.get(k)))]
         if differ:
-            raise ConfigError(f"--after-thinking {self.run}: its thinking is {theirs.get('model')!r}'s, not "
-                              f"{mine.get('model')!r}'s ({', '.join(differ)} differ); competence after thinking "
+            raise ConfigError(f"--after-thinking {self.run}: its thinking comes from model {theirs.get('model')!r}, "
+                              f"not {mine.get('model')!r} ({', '.join(differ)} differ); competence after thinking "
                               "replays the scored model's own thinking")
 
     def recorded(self, not_scored: Mapping[str, Sequence[str]]) -> dict[str, Any]:
@@ -258,7 +267,9 @@ def _agree(a: Mapping[str, str], b: Mapping[str, str]) -> tuple[int, float | Non
 def section(records: Sequence[ItemRecord]) -> str:
     """Did thinking move the preference or only the surface answer: per after-thinking condition,
     how often its log-likelihood choice agrees with the generation's parsed answer, and with the
-    plain log-likelihood choice (the same prompt without thinking). Empty without such conditions.
+    plain log-likelihood choice (the same prompt without thinking), with McNemar on accuracy against
+    the plain choice. Generated answers that did not parse are left out of their agreement. Empty
+    without such conditions.
     """
     by_condition: dict[str, list[ItemRecord]] = defaultdict(list)
     for r in records:
@@ -272,7 +283,8 @@ def section(records: Sequence[ItemRecord]) -> str:
         base = [r for r in by_condition.get(name.removesuffix("/" + SUFFIX), []) if r.error is None]
         mine = [r for r in rs if r.error is None]
         after = {r.item_id: r.label for r in mine}
-        generated = {r.item_id: r.replays["label"] for r in mine if r.replays}
+        # An unparsed generated answer agrees with no label: those items say nothing here.
+        generated = {r.item_id: r.replays["label"] for r in mine if r.replays and r.replays["label"] != UNPARSED}
         plain = {r.item_id: r.label for r in base}
         n_gen, with_gen = _agree(after, generated)
         n_plain, with_plain = _agree(after, plain)
@@ -298,4 +310,4 @@ def section(records: Sequence[ItemRecord]) -> str:
                          [[t.condition, t.n, t.acc_a, t.acc_b, t.diff, f"[{t.ci95[0]:.3f}, {t.ci95[1]:.3f}]", t.p,
                            t.p_holm] for t in holm_rows(tests)]))
     parts += [f"Paired test not run: {p}." for p in problems]
-    return "\n\n".join(parts) + "\n"
+    return "\n\n".join(p.rstrip("\n") for p in parts) + "\n"
