@@ -7,15 +7,20 @@ it) is in tests/models/hf/test_thinking.py.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
 import pytest
 
 from lingdiag.analysis.after_thinking import ReplaySource, Thoughts, _replay, note, section
+from lingdiag.cluster import merge
+from lingdiag.config import RunConfig
 from lingdiag.errors import ConfigError
-from lingdiag.records import ChatMessage, ItemRecord, LoglikelihoodRequest
-from lingdiag.store import ModelIdentity
+from lingdiag.models.mock import MockBackend
+from lingdiag.records import ChatMessage, GenerationRequest, ItemRecord, LoglikelihoodRequest
+from lingdiag.run import evaluate
+from lingdiag.store import ModelIdentity, RunStore
 from lingdiag.thinking import DEFAULT_TAGS, Thinking, ThinkTags
 
 MESSAGES = (ChatMessage("user", "Premise: Ann was baking. Hypothesis: Ann baked. True, False or Unknown?"),)
@@ -119,3 +124,46 @@ def test_the_section_says_whether_thinking_moved_the_preference_or_only_the_answ
     assert [c.strip() for c in row.strip("|").split("|")][2:] == ["4", "0.75", "5", "0.60", "4", "0.25"]
     assert "zero-shot/loglik/after-thinking vs zero-shot/loglik" in text and "McNemar" in text
     assert section(records[:5]) == ""  # no after-thinking condition, no section
+
+
+def _thought(r: GenerationRequest) -> str:
+    """An inline reasoning model's answers: completed thinking, thinking cut off, or none."""
+    kind = hashlib.sha256(r.messages[-1].content.encode()).digest()[0] % 3
+    return ("<think>\nOne could say True.\n</think>\nFalse", "<think>\nOne could say", "False")[kind]
+
+
+def _prefers(r: LoglikelihoodRequest) -> float:
+    """A model that prefers "True" after thinking and "False" without."""
+    return -1.0 if r.continuation == ("True" if r.assistant_prefix else "False") else -2.0
+
+
+def test_items_without_completed_thinking_are_named_and_shards_merge_byte_identical(tmp_path: Path) -> None:
+    gen = tmp_path / "gen"
+    evaluate(RunConfig(suite="imperfective", model="mock", limit=12, axes={"strategy": ["zero-shot"],
+                                                                           "thinking": ["on"]}),
+             MockBackend(_thought), gen)
+    kinds = {r.item_id: "unfinished" if r.label == "unfinished" else
+             "completed" if isinstance(r.outputs[0], dict) and r.outputs[0].get("reasoning") else "none"
+             for r in RunStore(gen).load_records()}
+    config = {"suite": "imperfective", "model": "mock", "limit": 12, "after_thinking": f"{gen}:zero-shot/thinking-on",
+              "axes": {"strategy": ["zero-shot"], "scoring": ["loglik"]}}
+    whole = tmp_path / "whole"
+    evaluate(RunConfig.model_validate(config), MockBackend(loglik_fn=_prefers), whole)
+    records = RunStore(whole).load_records()
+    after = [r for r in records if r.condition == "zero-shot/loglik/after-thinking"]
+    assert sorted(r.item_id for r in after) == sorted(k for k, v in kinds.items() if v == "completed")
+    assert {r.label for r in after} == {"True"} and {r.label for r in records if r not in after} == {"False"}
+    meta = json.loads((whole / "meta.json").read_text())["after_thinking"]["zero-shot/loglik/after-thinking"]
+    assert meta["not_scored"] == {"unfinished": sorted(k for k, v in kinds.items() if v == "unfinished"),
+                                  "no thinking": sorted(k for k, v in kinds.items() if v == "none")}
+    assert all(meta["not_scored"].values())  # each reason occurs among the 12 items
+    shards = []
+    for k in (1, 2):
+        shards.append(tmp_path / f"{k}-of-2")
+        evaluate(RunConfig.model_validate({**config, "shard": f"{k}/2"}), MockBackend(loglik_fn=_prefers), shards[-1])
+    merged = merge(shards, tmp_path / "merged")
+    for name in ("items.jsonl", "metrics.json", "table.md"):
+        assert (merged.out / name).read_bytes() == (whole / name).read_bytes(), name
+    assert "**Not scored after thinking**" in (whole / "table.md").read_text()
+    assert json.loads((merged.out / "meta.json").read_text())["after_thinking"] == \
+        json.loads((whole / "meta.json").read_text())["after_thinking"]
