@@ -167,3 +167,17 @@ def test_items_without_completed_thinking_are_named_and_shards_merge_byte_identi
     assert "**Not scored after thinking**" in (whole / "table.md").read_text()
     assert json.loads((merged.out / "meta.json").read_text())["after_thinking"] == \
         json.loads((whole / "meta.json").read_text())["after_thinking"]
+
+
+def test_cxnli_tables_keep_the_after_thinking_row_apart_from_the_plain_one(tmp_path: Path) -> None:
+    gen = tmp_path / "gen"
+    evaluate(RunConfig(suite="cxnli", model="mock", limit=3, axes={"exp": ["1"], "setting": ["zero"],
+                                                                    "thinking": ["on"]}),
+             MockBackend(lambda r: "<think>\nIt follows.\n</think>\nentailment"), gen)
+    result = evaluate(RunConfig(suite="cxnli", model="mock", limit=3, after_thinking=str(gen),
+                                axes={"exp": ["1"], "setting": ["zero"], "scoring": ["loglik"]}),
+                      MockBackend(loglik_fn=_prefers), tmp_path / "after")
+    main = result.table.split("\n## ")[0]
+    rows = [line for line in main.splitlines() if line.startswith("| mock |")]
+    assert [r.split("|")[3].strip() for r in rows] == [
+        "variation-2 (loglik)", "variation-2 (loglik) after exp1/zero/variation-2/thinking-on"]
