@@ -169,7 +169,7 @@ def test_items_without_completed_thinking_are_named_and_shards_merge_byte_identi
         json.loads((whole / "meta.json").read_text())["after_thinking"]
 
 
-def test_cxnli_tables_keep_the_after_thinking_row_apart_from_the_plain_one(tmp_path: Path) -> None:
+def test_cxnli_tables_keep_thinking_settings_and_after_thinking_rows_apart(tmp_path: Path) -> None:
     gen = tmp_path / "gen"
     evaluate(RunConfig(suite="cxnli", model="mock", limit=3, axes={"exp": ["1"], "setting": ["zero"],
                                                                     "thinking": ["on"]}),
@@ -181,3 +181,7 @@ def test_cxnli_tables_keep_the_after_thinking_row_apart_from_the_plain_one(tmp_p
     rows = [line for line in main.splitlines() if line.startswith("| mock |")]
     assert [r.split("|")[3].strip() for r in rows] == [
         "variation-2 (loglik)", "variation-2 (loglik) after exp1/zero/variation-2/thinking-on"]
+    gen_rows = [line for line in evaluate(RunConfig(suite="cxnli", model="mock", limit=3, axes={
+        "exp": ["1"], "setting": ["zero"], "thinking": ["off", "on"]}), MockBackend(lambda r: "entailment"),
+        tmp_path / "settings").table.split("\n## ")[0].splitlines() if line.startswith("| mock |")]
+    assert [r.split("|")[3].strip() for r in gen_rows] == ["variation-2 thinking off", "variation-2 thinking on"]
