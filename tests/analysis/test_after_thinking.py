@@ -185,3 +185,15 @@ def test_cxnli_tables_keep_thinking_settings_and_after_thinking_rows_apart(tmp_p
         "exp": ["1"], "setting": ["zero"], "thinking": ["off", "on"]}), MockBackend(lambda r: "entailment"),
         tmp_path / "settings").table.split("\n## ")[0].splitlines() if line.startswith("| mock |")]
     assert [r.split("|")[3].strip() for r in gen_rows] == ["variation-2 thinking off", "variation-2 thinking on"]
+
+
+def test_a_suite_files_table_has_a_column_for_the_replay(tmp_path: Path) -> None:
+    suite = str(Path(__file__).parents[2] / "examples" / "suites" / "monotonicity-nli.yaml")
+    gen = tmp_path / "gen"
+    settings = evaluate(RunConfig(suite=suite, model="mock", limit=4, axes={"format": ["plain"],
+                                                                            "thinking": ["off", "on"]}),
+                        MockBackend(lambda r: "<think>\nSome is upward.\n</think>\nyes"), gen).table
+    assert "| plain | off | mock |" in settings and "| plain | on | mock |" in settings
+    after = evaluate(RunConfig(suite=suite, model="mock", limit=4, after_thinking=f"{gen}:plain/thinking-on",
+                               axes={"format": ["loglik"]}), MockBackend(loglik_fn=_prefers), tmp_path / "after").table
+    assert "| loglik |  | mock |" in after and "| loglik | plain/thinking-on | mock |" in after
