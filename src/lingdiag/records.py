@@ -380,6 +380,8 @@ def as_text(value: Any) -> str:
     if isinstance(value, dict):
         if "continuation" in value:
             head = as_text(value["messages"]) if "messages" in value else str(value.get("context", ""))
+            if value.get("assistant_prefix"):
+                head += f"\n\n[assistant, replayed]\n{value['assistant_prefix']}".rstrip("\n")
             return (f"{head}\n\n" if head else "") + f"[continuation]\n{value['continuation']}"
         if "logprob" in value:
             greedy = {True: ", greedy", False: ", not greedy"}.get(bool(value["is_greedy"]), "") \

@@ -100,7 +100,10 @@ def _messages_json(messages: Sequence[ChatMessage]) -> list[dict[str, str]]:
 def _prompt_json(r: Request) -> Any:
     if isinstance(r, LoglikelihoodRequest):
         if r.messages:
-            return {"messages": _messages_json(r.messages), "continuation": r.continuation}
+            chat: dict[str, Any] = {"messages": _messages_json(r.messages), "continuation": r.continuation}
+            if r.assistant_prefix:  # the replayed thinking the continuation was scored after
+                chat["assistant_prefix"] = r.assistant_prefix
+            return chat
         prompt = {"context": r.context, "continuation": r.continuation}
         if r.policy != LINGDIAG:  # records of the default policy stay as they were before policies
             prompt["policy"] = r.policy.name

@@ -18,7 +18,7 @@ from lingdiag.cluster import merge
 from lingdiag.config import RunConfig
 from lingdiag.errors import ConfigError
 from lingdiag.models.mock import MockBackend
-from lingdiag.records import ChatMessage, GenerationRequest, ItemRecord, LoglikelihoodRequest
+from lingdiag.records import ChatMessage, GenerationRequest, ItemRecord, LoglikelihoodRequest, record_text
 from lingdiag.run import evaluate
 from lingdiag.store import ModelIdentity, RunStore
 from lingdiag.thinking import DEFAULT_TAGS, Thinking, ThinkTags
@@ -153,6 +153,11 @@ def test_items_without_completed_thinking_are_named_and_shards_merge_byte_identi
     after = [r for r in records if r.condition == "zero-shot/loglik/after-thinking"]
     assert sorted(r.item_id for r in after) == sorted(k for k, v in kinds.items() if v == "completed")
     assert {r.label for r in after} == {"True"} and {r.label for r in records if r not in after} == {"False"}
+    # Each record holds the requests in full: the replayed thinking the labels were scored after.
+    assert all(p["assistant_prefix"] == "<think>\nOne could say True.\n</think>\n\n" for r in after for p in r.prompts)
+    assert "[assistant, replayed]\n<think>\nOne could say True.\n</think>\n\n[continuation]\nTrue" in \
+        record_text(after[0].prompts)
+    assert not any("assistant_prefix" in p for r in records if r not in after for p in r.prompts)
     meta = json.loads((whole / "meta.json").read_text())["after_thinking"]["zero-shot/loglik/after-thinking"]
     assert meta["not_scored"] == {"unfinished": sorted(k for k, v in kinds.items() if v == "unfinished"),
                                   "no thinking": sorted(k for k, v in kinds.items() if v == "none")}
