@@ -38,7 +38,7 @@ from lingdiag.records import (
 )
 from lingdiag.store import ModelIdentity, RunStore
 from lingdiag.suite import Condition, Strategy
-from lingdiag.thinking import Thinking, ThinkTags
+from lingdiag.thinking import DEFAULT_TAGS, Thinking, ThinkTags
 
 AXIS = "after_thinking"
 """The axis an after-thinking condition adds: the generation condition whose thinking it replays."""
@@ -93,7 +93,7 @@ class Replay:
     source: Replayed
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # compared and hashed by identity: one per run, its maps are not hashable
 class Thoughts:
     """A finished generation run's completed thinking, per item."""
 
@@ -130,7 +130,7 @@ class Thoughts:
         if condition not in thinking:
             raise ConfigError(f"--after-thinking {source.run}: condition {condition!r} ran without thinking "
                               f"(conditions with thinking: {_listed(thinking)})")
-        open_tag, close_tag = thinking[condition].get("tags") or ("<think>", "</think>")
+        open_tag, close_tag = thinking[condition].get("tags") or (DEFAULT_TAGS.open, DEFAULT_TAGS.close)
         tags = ThinkTags(str(open_tag), str(close_tag))
         replays: dict[str, Replay] = {}
         unusable: dict[str, str] = {}
