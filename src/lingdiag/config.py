@@ -165,6 +165,10 @@ class RunConfig(BaseModel):
     think_tags: str | None = None
     """The tags around an inline thinking trace, ``OPEN,CLOSE``, or ``none`` to read the raw text
     as the answer; None: ``<think>,</think>`` (``lingdiag.thinking``)."""
+    after_thinking: str | None = None
+    """``RUN_DIR[:CONDITION]``: a finished generation run of the same model with thinking; each chat
+    log-likelihood condition gets a twin scored after that run's thinking, replayed per item
+    (``lingdiag.analysis.after_thinking``)."""
 
     @model_validator(mode="after")
     def _think_tags(self) -> RunConfig:
@@ -214,6 +218,8 @@ class RunConfig(BaseModel):
         data["shard_base_urls"] = [redact_url_secrets(u) for u in self.shard_base_urls]
         if self.think_tags is None:
             del data["think_tags"]  # configs of runs that never name tags stay as they were
+        if self.after_thinking is None:
+            del data["after_thinking"]
         return data
 
     @classmethod

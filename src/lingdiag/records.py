@@ -118,10 +118,19 @@ class LoglikelihoodRequest:
     """The scoring convention (what precedes the text, leading space, first token)."""
     per_token: bool = False
     """Also return each scored token's log-prob and character span (``LogLikelihood.token_*``)."""
+    assistant_prefix: str = ""
+    """Text the assistant turn starts with, after the opened turn and before the continuation (which
+    alone is scored): the model's own thinking replayed (``lingdiag.analysis.after_thinking``).
+    Only with ``messages``."""
+    thinking: Thinking | None = None
+    """The thinking setting the chat template is rendered with (the replayed generation's, so the
+    context is the prompt that generation read); None: the template's default. Only with ``messages``."""
 
     def __post_init__(self) -> None:
         if self.messages and self.context:
             raise ValueError("LoglikelihoodRequest takes a text context or chat messages, not both")
+        if (self.assistant_prefix or self.thinking is not None) and not self.messages:
+            raise ValueError("LoglikelihoodRequest: an assistant prefix or a thinking setting needs chat messages")
 
     def key(self) -> dict[str, Any]:
         """A JSON-able description of the whole request (for caches and records)."""
@@ -135,6 +144,13 @@ class LoglikelihoodRequest:
             key["policy"] = self.policy.recorded()
         if not self.per_token:
             del key["per_token"]
+        # Keys of requests that replay no thinking stay as they were before replays existed.
+        if not self.assistant_prefix:
+            del key["assistant_prefix"]
+        if self.thinking is None:
+            del key["thinking"]
+        else:
+            key["thinking"] = self.thinking.recorded()
         return key
 
 
@@ -165,6 +181,11 @@ class Generation:
     length alone); where it was cut for an ``unfinished`` generation."""
     unfinished: bool = False
     """The thinking never closed (cut by its token cap): there is no answer (``text`` is empty)."""
+    rendered_prompt: str | None = None
+    """Under a thinking setting (transformers backend), the exact text the answer was generated
+    from: the rendered prompt, and after a thinking phase the opened block, the trace and the
+    closing tag (budget forcing's own where it closed the block); unfinished, the prompt the
+    thinking followed. None otherwise, so other records stay as they were."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,7 +217,7 @@ def response_to_json(r: Response) -> dict[str, Any]:
     kind = "generation" if isinstance(r, Generation) else "loglikelihood"
     body = asdict(r)
     for optional in ("rendering", "token_logprobs", "token_spans", "word_start_logprobs", "reasoning",
-                     "reasoning_tokens"):
+                     "reasoning_tokens", "rendered_prompt"):
         if optional in body and body[optional] is None:
             del body[optional]  # entries stay as they were before the field existed
     if body.get("unfinished") is False:
@@ -207,7 +228,8 @@ def response_to_json(r: Response) -> dict[str, Any]:
 _FIELD_TYPES: dict[str, dict[str, tuple[type, ...]]] = {
     "generation": {"text": (str,), "n_tokens": (int,), "prompt_tokens": (int,), "logprobs": (list, type(None)),
                    "error": (str, type(None)), "rendering": (str, type(None)), "reasoning": (str, type(None)),
-                   "reasoning_tokens": (int, type(None)), "unfinished": (bool,)},
+                   "reasoning_tokens": (int, type(None)), "unfinished": (bool,),
+                   "rendered_prompt": (str, type(None))},
     "loglikelihood": {"logprob": (int, float), "n_tokens": (int,), "is_greedy": (bool,), "error": (str, type(None)),
                       "token_logprobs": (list, type(None)), "token_spans": (list, type(None)),
                       "word_start_logprobs": (list, type(None))},
@@ -317,14 +339,18 @@ class ItemRecord:
     decision: Mapping[str, Any] | None = None
     """In a reduced-precision run, a log-likelihood decision's margin, noise bound, ``fragile`` and
     ``rescored`` (``lingdiag.metrics.fragile.Decision``); absent otherwise."""
+    replays: Mapping[str, str] | None = None
+    """Under ``--after-thinking``, the generation whose thinking this item's scoring replayed
+    (``Replayed.recorded()``: ``run``, ``condition``, ``item_id``); absent otherwise."""
 
     def to_json(self) -> str:
-        """One deterministic JSON line (sorted keys, no timestamps; no ``decision`` key when there is none,
-        so records of float32 runs stay as they were before decisions knew their noise).
+        """One deterministic JSON line (sorted keys, no timestamps; no ``decision`` or ``replays`` key
+        when there is none, so records of other runs stay as they were before these existed).
         """
         body = asdict(self)
-        if body["decision"] is None:
-            del body["decision"]
+        for optional in ("decision", "replays"):
+            if body[optional] is None:
+                del body[optional]
         return dumps(body, sort_keys=True, ensure_ascii=False)
 
     @classmethod
@@ -354,6 +380,8 @@ def as_text(value: Any) -> str:
     if isinstance(value, dict):
         if "continuation" in value:
             head = as_text(value["messages"]) if "messages" in value else str(value.get("context", ""))
+            if value.get("assistant_prefix"):
+                head += f"\n\n[assistant, replayed]\n{value['assistant_prefix']}".rstrip("\n")
             return (f"{head}\n\n" if head else "") + f"[continuation]\n{value['continuation']}"
         if "logprob" in value:
             greedy = {True: ", greedy", False: ", not greedy"}.get(bool(value["is_greedy"]), "") \

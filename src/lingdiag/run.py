@@ -10,6 +10,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any, TypeVar
 
+from lingdiag.analysis import after_thinking
 from lingdiag.analysis import thinking as thinking_axis
 from lingdiag.analysis.sweep import AXIS as SCORING_POLICY_AXIS
 from lingdiag.config import RunConfig, redact_url_secrets
@@ -99,7 +100,10 @@ def _messages_json(messages: Sequence[ChatMessage]) -> list[dict[str, str]]:
 def _prompt_json(r: Request) -> Any:
     if isinstance(r, LoglikelihoodRequest):
         if r.messages:
-            return {"messages": _messages_json(r.messages), "continuation": r.continuation}
+            chat: dict[str, Any] = {"messages": _messages_json(r.messages), "continuation": r.continuation}
+            if r.assistant_prefix:  # the replayed thinking the continuation was scored after
+                chat["assistant_prefix"] = r.assistant_prefix
+            return chat
         prompt = {"context": r.context, "continuation": r.continuation}
         if r.policy != LINGDIAG:  # records of the default policy stay as they were before policies
             prompt["policy"] = r.policy.name
@@ -116,7 +120,8 @@ def _output_json(r: Response) -> Any:
         # A prompt not rendered by the chat template as given says so beside its answer, and a
         # model that thought keeps its thinking beside it; other answers stay plain text.
         extra: dict[str, Any] = {"rendering": r.rendering, "reasoning": r.reasoning,
-                                 "reasoning_tokens": r.reasoning_tokens, "unfinished": r.unfinished or None}
+                                 "reasoning_tokens": r.reasoning_tokens, "unfinished": r.unfinished or None,
+                                 "rendered_prompt": r.rendered_prompt}
         extra = {k: v for k, v in extra.items() if v is not None}
         return {"text": r.text, **extra} if extra else r.text
     return {"logprob": r.logprob, "n_tokens": r.n_tokens, "is_greedy": r.is_greedy}
@@ -142,11 +147,14 @@ def _score(condition: Condition, item: Item, requests: Sequence[Request], respon
         else:
             label, detail = pred.label, dict(pred.detail)
     correct = None if item.gold is None or errors else label == item.gold  # a failed item is unanswered
+    strategy = condition.strategy
+    replays = strategy.replayed(item.id).recorded() if isinstance(strategy, after_thinking.AfterThinkingStrategy) \
+        else None
     return ItemRecord(
         condition=condition.name, axes=dict(condition.axes), item_id=item.id, tags=dict(item.tags),
         fields=dict(item.fields), prompts=[_prompt_json(r) for r in requests],
         outputs=[_output_json(r) for r in responses], label=label, detail=detail,
-        gold=item.gold, correct=correct, error="; ".join(errors) if errors else None,
+        gold=item.gold, correct=correct, error="; ".join(errors) if errors else None, replays=replays,
     )
 
 
@@ -246,6 +254,10 @@ class Plan:
     conditions: list[Condition]
     items: dict[str, list[Item]]
     """Condition name → the items it runs on (after ``--limit``)."""
+    thoughts: after_thinking.Thoughts | None = None
+    """The generation run whose thinking ``--after-thinking`` replays."""
+    not_scored: dict[str, dict[str, list[str]]] = field(default_factory=dict)
+    """After-thinking condition → the items of its selection it cannot score, by reason."""
 
     def order(self) -> list[tuple[str, str]]:
         """Every (condition, item id) the run records, in the order ``items.jsonl`` holds them."""
@@ -267,11 +279,19 @@ def plan(config: RunConfig) -> Plan:
     conditions = suite.conditions(dataset, axes, options, config.seed)
     if thinking is not None:
         conditions = thinking_axis.expand(conditions, thinking_axis.settings(thinking, think_tags(config)))
+    thoughts = None
+    if config.after_thinking is not None:
+        thoughts = after_thinking.Thoughts.load(after_thinking.ReplaySource.parse(config.after_thinking))
+        conditions = after_thinking.expand(conditions, thoughts)
     items = {c.name: spread(c.items, config.limit) for c in conditions}
     if config.shard is not None:  # after --limit, so that the shards together are the unsharded run
         shard = config.shard
         items = {name: [it for it in chosen if shard.holds(it.id)] for name, chosen in items.items()}
-    return Plan(suite, dataset, conditions, items)
+    not_scored: dict[str, dict[str, list[str]]] = {}
+    for c in conditions:  # after --limit: a twin scores the plain condition's items that have thinking
+        if isinstance(c.strategy, after_thinking.AfterThinkingStrategy):
+            items[c.name], not_scored[c.name] = c.strategy.scorable(items[c.name])
+    return Plan(suite, dataset, conditions, items, thoughts, not_scored)
 
 
 def think_tags(config: RunConfig) -> ThinkTags | None:
@@ -327,9 +347,10 @@ def excluded_note(excluded: Sequence[Excluded]) -> str:
 
 
 def finalize(store: RunStore, order: Sequence[tuple[str, str]], suite: Suite, conditions: Sequence[Condition],
-             model: str, dataset: str, excluded: Sequence[Excluded] = ()) -> tuple[dict[str, Any], str]:
+             model: str, dataset: str, excluded: Sequence[Excluded] = (), note: str = "") -> tuple[dict[str, Any], str]:
     """Rewrite the records in canonical ``order`` (condition, item id); write ``metrics.json`` and
-    ``table.md`` (noting the ``excluded`` items of the data). A run's end, and ``lingdiag merge``'s.
+    ``table.md`` (noting the ``excluded`` items of the data, and opening with ``note``). A run's end,
+    and ``lingdiag merge``'s.
     """
     records = store.finalize(order)
     metrics: dict[str, Any] = {}
@@ -348,7 +369,7 @@ def finalize(store: RunStore, order: Sequence[tuple[str, str]], suite: Suite, co
     if failed:  # never let an outage pass for a result
         table = ("**Failed items** (backend errors; every metric is over the answered items only): "
                  + "; ".join(f"{c}: {k} of {metrics[c]['n']}" for c, k in failed.items()) + "\n\n" + table)
-    table = excluded_note(excluded) + fragile.table_note(metrics) + table
+    table = note + excluded_note(excluded) + fragile.table_note(metrics) + table
     store.write_json("metrics.json", metrics)
     store.write_text("table.md", table)
     return metrics, table
@@ -375,6 +396,8 @@ def evaluate(
     """
     p = planned or plan(config)
     _check_out(out)
+    if p.thoughts is not None:  # before the run directory exists: another model's thinking is no replay
+        p.thoughts.check_model(ModelIdentity(backend.identity))
     store = RunStore(out)
     created = not store.root.exists()
     try:
@@ -401,7 +424,9 @@ def _evaluate(config: RunConfig, backend: Backend, store: RunStore, progress: Pr
     first = RunMeta(config=config.recorded(), identity=ModelIdentity(backend.identity), schema_version=SCHEMA_VERSION,
                     checksums=sources, versions=_versions(), lock=lock_status().recorded(), seed=config.seed,
                     timings={}, skipped={}, suite_file=suite_file,
-                    excluded=tuple(dataset.excluded) or None)
+                    excluded=tuple(dataset.excluded) or None,
+                    after_thinking={c: p.thoughts.recorded(reasons) for c, reasons in p.not_scored.items()}
+                    if p.thoughts is not None else None)
 
     def meta(usage: dict[str, int] | None = None) -> RunMeta:
         return replace(first, timings=dict(timings), skipped=dict(skipped), scoring_policies=dict(policies) or None,
@@ -441,7 +466,8 @@ def _evaluate(config: RunConfig, backend: Backend, store: RunStore, progress: Pr
         timings[condition.name] = round(earlier.get(condition.name, 0) + time.perf_counter() - start, 3)
         store.write_meta(meta())
     model = backend.identity.get("model", config.model)
-    metrics, table = finalize(store, order, suite, conditions, model, config.dataset, dataset.excluded)
+    metrics, table = finalize(store, order, suite, conditions, model, config.dataset, dataset.excluded,
+                              after_thinking.note(p.not_scored))
     usage = ({k: v - usage_before.get(k, 0) for k, v in backend.usage().items()}
              if isinstance(backend, ReportsUsage) else None)
     store.write_meta(meta(usage))

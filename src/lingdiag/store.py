@@ -266,6 +266,7 @@ _JSON_TYPES: dict[str, tuple[type, str]] = {
     "dataset": (dict, "an object"), "versions": (dict, "an object"), "lock": (dict, "an object"),
     "seed": (int, "an integer"), "timings": (dict, "an object"), "skipped": (dict, "an object"),
     "scoring_policies": (dict, "an object"), "suite_file": (dict, "an object"), "thinking": (dict, "an object"),
+    "after_thinking": (dict, "an object"),
     "precision": (dict, "an object"), "excluded": (list, "a list"), "usage": (dict, "an object"),
     "shards": (list, "a list"), "imported": (dict, "an object"),
 }
@@ -306,6 +307,9 @@ class RunMeta:
     """The suite file a run was read from: ``path`` and ``sha256``."""
     thinking: Mapping[str, Any] | None = None
     """Condition → the thinking setting it ran under (``--thinking``), where the axis was given."""
+    after_thinking: Mapping[str, Any] | None = None
+    """Condition → the generation run whose thinking it replays (``--after-thinking``: ``run``,
+    ``condition``, ``setting``) and the items not scored, by reason; None without replays."""
     precision: Mapping[str, Any] | None = None
     """A reduced-precision run's dtype, the per-token noise bound its fragile decisions are marked
     against and whether they were re-scored (``rescore_fragile``); None in float32."""
@@ -375,7 +379,8 @@ class RunMeta:
             "schema_version": self.schema_version, "config": self.config, "model": self.identity.fields,
             "dataset": self.checksums, "versions": self.versions, "lock": self.lock, "seed": self.seed,
             "timings": self.timings, "skipped": self.skipped, "scoring_policies": self.scoring_policies,
-            "suite_file": self.suite_file, "thinking": self.thinking, "precision": self.precision,
+            "suite_file": self.suite_file, "thinking": self.thinking, "after_thinking": self.after_thinking,
+            "precision": self.precision,
             "excluded": None if self.excluded is None else [{"item_id": e.item_id, "reason": e.reason}
                                                             for e in self.excluded],
             "usage": self.usage, "shards": self.shards, "imported": self.imported,
@@ -408,7 +413,8 @@ class RunMeta:
                    versions=meta.get("versions"), lock=meta.get("lock"), seed=meta.get("seed"),
                    timings=meta.get("timings"), skipped=meta.get("skipped"),
                    scoring_policies=meta.get("scoring_policies"), suite_file=meta.get("suite_file"),
-                   thinking=meta.get("thinking"), precision=meta.get("precision"), usage=meta.get("usage"),
+                   thinking=meta.get("thinking"), after_thinking=meta.get("after_thinking"),
+                   precision=meta.get("precision"), usage=meta.get("usage"),
                    excluded=None if meta.get("excluded") is None else tuple(
                        Excluded(str(e.get("item_id", "")), str(e.get("reason", "")))
                        for e in meta["excluded"] if isinstance(e, Mapping)),

@@ -49,6 +49,21 @@ class ThinkTags:
             raise ConfigError(f"think tags {text!r}: give OPEN,CLOSE (e.g. '<think>,</think>') or none")
         return cls(parts[0], parts[1])
 
+    def wrap(self, reasoning: str) -> str:
+        """A completed trace as the model's turn holds it before its answer: the trace between its
+        tags, a newline inside each and a blank line after (what budget forcing writes).
+        """
+        return f"{self.open}\n{reasoning}\n{self.close}\n\n"
+
+    def after(self, rendered: str, prefix: str) -> str:
+        """``prefix`` (a :meth:`wrap`-ped trace) written after ``rendered``, a prompt whose assistant
+        turn is open: a template that opened the thinking block itself is not given the opening tag
+        twice (as the thinking phase of generation does not add it then).
+        """
+        if rendered.rstrip().endswith(self.open) and prefix.startswith(self.open):
+            return rendered + prefix[len(self.open):].lstrip("\n")
+        return rendered + prefix
+
 
 DEFAULT_TAGS = ThinkTags()
 

@@ -2,7 +2,8 @@
 competence against performance (:mod:`.competence`), the DataFrame loader (:mod:`.frames`) and
 the scoring-policy sweep (:mod:`.sweep`) and
 which conditions are not interpretable (:mod:`.interpretable`), and what thinking did to a
-reasoning model's answers (:mod:`.thinking`), and one diagnostic compared across languages on
+reasoning model's answers (:mod:`.thinking`) and to its label preferences, scored after its own
+replayed thinking (:mod:`.after_thinking`), and one diagnostic compared across languages on
 aligned translations (:mod:`.languages`).
 
 Analyses read records and run metadata; they never import a model backend or the orchestrator.

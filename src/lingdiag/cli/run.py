@@ -101,6 +101,11 @@ def run(
                                                    "OPEN,CLOSE (default <think>,</think>), or none to read the raw "
                                                    "text as the answer. The thinking axis: --thinking "
                                                    "off,on,budget:N,effort:low (docs/reasoning.md).")] = None,
+    after_thinking: Annotated[str | None, typer.Option("--after-thinking", metavar="RUN_DIR[:CONDITION]",
+                                                       help="Also score each chat log-likelihood condition (e.g. "
+                                                       "--scoring loglik) after the thinking this generation run "
+                                                       "of the same model wrote per item, as "
+                                                       "<condition>/after-thinking (docs/reasoning.md).")] = None,
 ) -> None:
     """Run a suite's conditions on a model; axes are options (e.g. --strategy zero-shot,cot)."""
     config = build_config(ctx.params, list(ctx.args))
@@ -154,7 +159,7 @@ def build_config(params: Mapping[str, Any], extra: list[str]) -> RunConfig:
     # Only what the file sets: a field it leaves out takes the default below, as on the command line.
     base: dict[str, Any] = RunConfig.from_yaml(config_file).model_dump(exclude_unset=True) if config_file else {}
     fields: dict[str, Any] = {**base, "suite": params["suite"]}
-    for key in ("model", "dataset", "limit", "seed", "batch_tokens", "shard", "think_tags"):
+    for key in ("model", "dataset", "limit", "seed", "batch_tokens", "shard", "think_tags", "after_thinking"):
         if params.get(key) is not None:
             fields[key] = params[key]
     fields["axes"] = {**base.get("axes", {}), **_parse_extra(extra)}

@@ -17,11 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from lingdiag.analysis import after_thinking
 from lingdiag.config import RunConfig, Shard
 from lingdiag.errors import RunError
 from lingdiag.io.atomic import make_dir, write_atomic
 from lingdiag.records import ItemRecord
-from lingdiag.run import RESUMABLE_CHANGES, checksums, finalize, plan
+from lingdiag.run import RESUMABLE_CHANGES, Plan, checksums, finalize, plan
 from lingdiag.store import SCHEMA_VERSION, RunMeta, RunStore, config_changes
 
 PER_SHARD = ("shard", "shard_base_urls")
@@ -142,8 +143,9 @@ def merge(paths: Sequence[Path], out: Path) -> MergeResult:
     make_dir(store.root)
     write_atomic(store.items_path, "".join(r.to_json() + "\n" for r in records))
     model = shards[0].meta.model
-    metrics, table = finalize(store, planned.order(), planned.suite, planned.conditions, model, whole.dataset)
-    store.write_meta(_merged_meta(whole, shards, skipped))
+    metrics, table = finalize(store, planned.order(), planned.suite, planned.conditions, model, whole.dataset,
+                              note=after_thinking.note(planned.not_scored))
+    store.write_meta(_merged_meta(whole, shards, skipped, planned))
     return MergeResult(out, metrics, table)
 
 
@@ -180,8 +182,9 @@ def _check_out(out: Path, shard_paths: Sequence[Path]) -> None:
                        "merge into another directory")
 
 
-def _merged_meta(whole: RunConfig, shards: Sequence[ShardRun], skipped: Mapping[str, str]) -> RunMeta:
+def _merged_meta(whole: RunConfig, shards: Sequence[ShardRun], skipped: Mapping[str, str], planned: Plan) -> RunMeta:
     first = shards[0].meta
+    thoughts = planned.thoughts
     timings: dict[str, float] = defaultdict(float)
     usage: dict[str, int] = defaultdict(int)
     for s in shards:
@@ -198,6 +201,8 @@ def _merged_meta(whole: RunConfig, shards: Sequence[ShardRun], skipped: Mapping[
         shards=[{"shard": str(s.shard), "dir": str(s.path.resolve()),
                  **{k: s.meta.identity.fields[k] for k in PER_SERVER if k in s.meta.identity.fields}} for s in shards],
         usage=dict(usage) if any(s.meta.usage is not None for s in shards) else None,
+        after_thinking=None if thoughts is None else {c: thoughts.recorded(reasons)
+                                                      for c, reasons in planned.not_scored.items()},
     )
 
 

@@ -12,7 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from lingdiag.analysis import languages, thinking
+from lingdiag.analysis import after_thinking, languages, thinking
 from lingdiag.records import ResultRow
 from lingdiag.store import LoadedRun, load_run
 from lingdiag.suite import SUITES
@@ -78,8 +78,11 @@ def suite_tables(runs: Sequence[LoadedRun]) -> dict[str, str]:
 
 
 def _thinking(runs: Sequence[LoadedRun]) -> str:
-    """The thinking sections of the runs that have the thinking axis (empty for the others)."""
-    found = [s for r in runs if (s := thinking.section(SUITES.get(r.suite), r.records, r.model))]
+    """The thinking sections of the runs that have the thinking axis or conditions scored after
+    thinking (empty for the others).
+    """
+    found = [s for r in runs for s in (thinking.section(SUITES.get(r.suite), r.records, r.model),
+                                       after_thinking.section(r.records)) if s]
     return "\n" + "\n".join(found) if found else ""
 
 

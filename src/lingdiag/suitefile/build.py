@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from lingdiag.analysis import sweep
+from lingdiag.analysis import after_thinking, sweep, thinking
 from lingdiag.analysis.competence import CompetenceJoin, answered, by_condition, pair, run_records, to_markdown
 from lingdiag.figures import Figure
 from lingdiag.io.markdown import markdown_table
@@ -158,6 +158,9 @@ class FileSuite:
         if self.policy_axis:
             row_axes.append(sweep.AXIS)
             policies = list(dict.fromkeys(str(r.axes.get(sweep.AXIS)) for r in rows))
+        # The axes every suite takes from the run (thinking settings, scoring after thinking) get a
+        # column where the rows have them, or their conditions would read as the same row.
+        row_axes += [a for a in (thinking.AXIS, after_thinking.AXIS) if any(a in r.axes for r in rows)]
         header = [*(a.capitalize() for a in row_axes), "Model", *(col.header or col.metric for col in columns)]
         body = [[*(str(r.axes.get(a, "")) for a in row_axes), r.model, *(r.metrics.get(col.metric) for col in columns)]
                 for r in rows]

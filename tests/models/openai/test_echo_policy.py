@@ -102,3 +102,31 @@ def test_chat_context_over_echo(fake_api: Any, smollm2: Any, spelled: bool) -> N
                       add_special_tokens=False)["input_ids"])
     assert r.token_spans == ((0, 7), (7, 8))  # "Unknown", "."
     assert r.token_logprobs == pytest.approx((-(n - 2) / 10 - 1, -(n - 1) / 10 - 1))
+
+
+def test_replayed_thinking_opens_the_assistant_turn_and_is_not_scored(fake_api: Any, smollm2: Any) -> None:
+    """Competence after thinking over echo: the text sent is the rendered chat prompt, the replayed
+    trace, then the continuation; only the continuation's tokens are scored."""
+    tokenizer = smollm2.tokenizer
+    sent: list[str] = []
+
+    def echo_tokens(request: dict[str, Any]) -> dict[str, object]:
+        sent.append(request["prompt"])
+        enc = tokenizer(request["prompt"], add_special_tokens=False, return_offsets_mapping=True)
+        n = len(enc["input_ids"])
+        return {"tokens": [request["prompt"][a:b] for a, b in enc["offset_mapping"]],
+                "text_offset": [a for a, _ in enc["offset_mapping"]],
+                "token_logprobs": [None] + [-k / 10 - 1 for k in range(1, n)], "top_logprobs": [None] * n}
+
+    fake_api.logprobs = echo_tokens
+    b = OpenAIBackend("smollm2", fake_api.url, OpenAIOptions(verify_prompt_logprobs=False, completions=True,
+                                                              tokenizer=smollm2.identity["path"]))
+    messages = (ChatMessage("user", "Is it raining?"),)
+    prefix = "<think>\nThe sky is grey.\n</think>\n\n"
+    plain, after = b.loglikelihood([LoglikelihoodRequest("", "True", messages=messages),
+                                    LoglikelihoodRequest("", "True", messages=messages, assistant_prefix=prefix)])
+    rendered = smollm2.render(GenerationRequest(messages=messages))
+    assert sorted(sent) == sorted([rendered + "True", rendered + prefix + "True"])  # sent concurrently
+    n = len(tokenizer(rendered + prefix + "True", add_special_tokens=False)["input_ids"])
+    assert after.n_tokens == plain.n_tokens == 1  # "True" alone, after the replay
+    assert after.logprob == pytest.approx(-(n - 1) / 10 - 1) and after.logprob != plain.logprob

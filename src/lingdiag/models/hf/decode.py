@@ -196,12 +196,16 @@ class Decoder:
         """
         tokenizer = self.lm.tokenizer
         firsts: list[tuple[list[int], str | None]] = []
+        texts: list[str] = []  # the first phase's prompt as text, for the record
         for r in requests:
             assert r.thinking is not None
             ids, rendering = self.lm.encode(r)
-            if not self.lm.render(r).rstrip().endswith(r.thinking.tags.open):
+            text = self.lm.render(r)
+            if not text.rstrip().endswith(r.thinking.tags.open):
                 ids = ids + list(tokenizer(r.thinking.tags.open + "\n", add_special_tokens=False)["input_ids"])
+                text += r.thinking.tags.open + "\n"
             firsts.append((ids, rendering))
+            texts.append(text)
         traces: list[Generation | None] = [None] * len(requests)
         groups: dict[tuple[int, str], list[int]] = defaultdict(list)
         for i, r in enumerate(requests):
@@ -218,14 +222,15 @@ class Decoder:
             cut = trace.n_tokens >= r.thinking.budget
             spent = trace.n_tokens if cut else len(tokenizer(trace.text, add_special_tokens=False)["input_ids"])
             base = Generation(text="", n_tokens=trace.n_tokens, prompt_tokens=len(firsts[i][0]),
-                              reasoning=trace.text.strip(), reasoning_tokens=spent, rendering=firsts[i][1])
+                              reasoning=trace.text.strip(), reasoning_tokens=spent, rendering=firsts[i][1],
+                              rendered_prompt=texts[i])
             if cut and r.thinking.mode != "budget":
                 out[i] = replace(base, unfinished=True)
                 continue
             closing = ("\n" if cut else "") + r.thinking.tags.close + "\n\n"
             ids = firsts[i][0] + list(tokenizer(trace.text + closing, add_special_tokens=False)["input_ids"])
             seconds[(r.max_new_tokens, r.stop, r.constraint)].append((i, ids))
-            out[i] = base
+            out[i] = replace(base, rendered_prompt=texts[i] + trace.text + closing)
         for (max_new, stop, constraint), rows in seconds.items():
             answers = self.decode_group([ids for _, ids in rows], max_new, stop, constraint, budget)
             for (i, _), g in zip(rows, answers, strict=True):
@@ -245,6 +250,8 @@ class Decoder:
             answers = self.decode_group([encoded[i] for i in idx], max_new, stop, constraint, budget)
             for i, g in zip(idx, answers, strict=True):
                 out[i] = g if renderings[i] is None else replace(g, rendering=renderings[i])
+                if requests[i].thinking is not None:  # a thinking setting's record shows what it rendered
+                    out[i] = replace(g, rendering=renderings[i], rendered_prompt=self.lm.render(requests[i]))
         return [g for g in out if g is not None]
 
     def decode_group(self, prompts: list[list[int]], max_new: int, stop: tuple[str, ...], constraint: Constraint | None,

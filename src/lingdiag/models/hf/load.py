@@ -17,7 +17,7 @@ from lingdiag.errors import BackendError, ConfigError
 from lingdiag.models.hf.adapters import Adapter
 from lingdiag.models.hf.placement import Placement, execution_device
 from lingdiag.records import ChatMessage, GenerationRequest
-from lingdiag.thinking import Thinking
+from lingdiag.thinking import DEFAULT_TAGS, Thinking
 
 if TYPE_CHECKING:
     import torch
@@ -296,9 +296,13 @@ class LoadedModel:
         """The prompt tokens of ``request``."""
         return self.encode(request)[0]
 
-    def encode(self, request: GenerationRequest) -> tuple[list[int], Rendering | None]:
-        """The prompt tokens of ``request``, and its rendering (see ``rendered``)."""
+    def encode(self, request: GenerationRequest, assistant_prefix: str = "") -> tuple[list[int], Rendering | None]:
+        """The prompt tokens of ``request``, and its rendering (see ``rendered``); with an
+        ``assistant_prefix`` (a chat request's replayed thinking), the prompt continues with it.
+        """
         text, rendering = self.rendered(request)
+        if assistant_prefix:
+            text = (request.thinking.tags if request.thinking else DEFAULT_TAGS).after(text, assistant_prefix)
         # A chat template writes its own BOS; raw and plain-text prompts get the tokenizer's specials.
         templated = bool(request.messages and self.tokenizer.chat_template) and rendering != "plain-fallback"
         return list(self.tokenizer(text, add_special_tokens=not templated)["input_ids"]), rendering

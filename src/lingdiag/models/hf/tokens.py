@@ -23,6 +23,7 @@ from lingdiag.models.hf.forward import full_logits
 from lingdiag.models.hf.load import LoadedModel
 from lingdiag.records import ChatMessage, GenerationRequest, LogLikelihood, LoglikelihoodRequest
 from lingdiag.scoring import AUTO, NONE, ScoringPolicy
+from lingdiag.thinking import Thinking
 
 if TYPE_CHECKING:
     import torch
@@ -77,7 +78,7 @@ class Encoder:
         """Tokenize with ``lm``'s tokenizer (and chat template)."""
         self.lm = lm
         self._texts: dict[tuple[str, bool, bool], Encoding] = {}
-        self._chats: dict[tuple[ChatMessage, ...], list[int]] = {}
+        self._chats: dict[tuple[tuple[ChatMessage, ...], Thinking | None, str], list[int]] = {}
 
     def prefetch(self, keys: Iterable[tuple[str, bool, bool]]) -> None:
         """Encode the ``(text, special tokens, offsets)`` not yet known, one batch per flag pair."""
@@ -97,11 +98,15 @@ class Encoder:
             self.prefetch([(text, special, offsets)])
         return self._texts[text, special, offsets]
 
-    def chat(self, messages: tuple[ChatMessage, ...]) -> list[int]:
-        """The prompt tokens generation gets for ``messages``."""
-        if messages not in self._chats:
-            self._chats[messages] = self.lm.encode(GenerationRequest(messages=messages))[0]
-        return self._chats[messages]
+    def chat(self, r: LoglikelihoodRequest) -> list[int]:
+        """The prompt tokens generation gets for ``r``'s messages (under its thinking setting), then its
+        ``assistant_prefix`` (replayed thinking).
+        """
+        key = (r.messages, r.thinking, r.assistant_prefix)
+        if key not in self._chats:
+            self._chats[key] = self.lm.encode(GenerationRequest(messages=r.messages, thinking=r.thinking),
+                                              r.assistant_prefix)[0]
+        return self._chats[key]
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,13 +154,14 @@ def split_request(lm: LoadedModel, r: LoglikelihoodRequest, encoder: Encoder | N
     A space at the end of the context belongs to the continuation; the continuation is what
     the tokenized whole adds to the tokenized context. A chat context (``r.messages``) is the
     prompt tokens generation would get for the same messages, and the continuation is
-    tokenized on its own (the policy does not apply: the chat template decides the tokens).
+    tokenized on its own (the policy does not apply: the chat template decides the tokens); an
+    ``assistant_prefix`` (replayed thinking) is part of the context, never scored.
     """
     encode = encoder or Encoder(lm)
     offsets = r.per_token
     if r.messages:
         cont, spans = encode(r.continuation, False, offsets)
-        return Split(encode.chat(r.messages), cont, tuple(spans))
+        return Split(encode.chat(r), cont, tuple(spans))
     policy, texts = r.policy, _Texts.of(r)
     if not texts.context:
         cont, spans = encode(texts.continuation, False, offsets)

@@ -42,6 +42,7 @@ from lingdiag.records import (
     LoglikelihoodRequest,
 )
 from lingdiag.scoring import AUTO
+from lingdiag.thinking import DEFAULT_TAGS, Thinking
 
 if TYPE_CHECKING:
     from lingdiag.models.hf.load import LoadedModel
@@ -527,7 +528,7 @@ class OpenAIBackend:
             # As in the transformers backend, the chat template decides what precedes the
             # continuation (the policy's prefix and leading space do not apply), which follows
             # the rendered prompt's opened assistant turn directly.
-            return self._chat_echo(r.messages, r.continuation, r.per_token)
+            return self._chat_echo(r.messages, r.continuation, r.per_token, r.thinking, r.assistant_prefix)
         continuation = r.continuation
         if policy.leading_space and not r.context.endswith(" ") and not continuation[:1].isspace():
             continuation = " " + continuation
@@ -545,10 +546,16 @@ class OpenAIBackend:
         return _Echo(text, len(head), skip_first=not head, requested=len(text) - len(r.continuation),
                      per_token=r.per_token)
 
-    def _chat_echo(self, messages: Sequence[ChatMessage], continuation: str, per_token: bool) -> _Echo:
-        """``continuation`` after ``messages`` rendered by the transformers backend's own ``LoadedModel.render``."""
+    def _chat_echo(self, messages: Sequence[ChatMessage], continuation: str, per_token: bool,
+                   thinking: Thinking | None = None, assistant_prefix: str = "") -> _Echo:
+        """``continuation`` after ``messages`` rendered by the transformers backend's own
+        ``LoadedModel.render`` (under ``thinking``), the assistant turn opened with ``assistant_prefix``
+        (replayed thinking, not scored).
+        """
         assert self._renderer is not None  # loglikelihood refuses chat contexts without it
-        rendered = self._renderer.render(GenerationRequest(messages=tuple(messages)))
+        rendered = self._renderer.render(GenerationRequest(messages=tuple(messages), thinking=thinking))
+        if assistant_prefix:
+            rendered = (thinking.tags if thinking else DEFAULT_TAGS).after(rendered, assistant_prefix)
         specials = tuple(s for s in self._special_texts() if s in rendered)
         return _Echo(rendered + continuation, len(rendered), skip_first=False, requested=len(rendered),
                      per_token=per_token, specials=specials)

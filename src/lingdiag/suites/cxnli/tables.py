@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
+from lingdiag.analysis.after_thinking import AXIS as AFTER_THINKING
+from lingdiag.analysis.thinking import AXIS as THINKING
 from lingdiag.io.markdown import markdown_table
 from lingdiag.records import (
     UNPARSED,
@@ -40,8 +42,11 @@ def table(rows: Sequence[ResultRow]) -> str:
 
     def variant(a: Mapping[str, Any]) -> str:
         name = str(a.get("variant")) if len(sources) == 1 else f"{_source(a)}:{a.get('variant')}"
-        # A competence (log-likelihood) condition is its own row beside its prompted twin.
-        return f"{name} ({a['scoring']})" if "scoring" in a else name
+        # A competence (log-likelihood) condition is its own row beside its prompted twin, and one
+        # scored after the model's replayed thinking its own row beside that; so is each thinking setting.
+        name = f"{name} ({a['scoring']})" if "scoring" in a else name
+        name = f"{name} thinking {a[THINKING]}" if THINKING in a else name
+        return f"{name} after {a[AFTER_THINKING]}" if AFTER_THINKING in a else name
 
     cells: dict[tuple[str, str, str, str], dict[str, CxnliMetrics]] = {}
     for r in rows:

@@ -1,0 +1,204 @@
+"""Competence after thinking, the parts that need no model: request keys, the replay's text,
+the option's shape, and a generation record read as a replay (or refused, with its reason).
+
+The model-backed run (a generation with thinking, then the label log-likelihoods scored after
+it) is in tests/models/hf/test_thinking.py.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+from lingdiag.analysis.after_thinking import ReplaySource, Thoughts, _replay, note, section
+from lingdiag.cluster import merge
+from lingdiag.config import RunConfig
+from lingdiag.errors import ConfigError
+from lingdiag.models.mock import MockBackend
+from lingdiag.records import ChatMessage, GenerationRequest, ItemRecord, LoglikelihoodRequest, record_text
+from lingdiag.run import evaluate
+from lingdiag.store import ModelIdentity, RunStore
+from lingdiag.thinking import DEFAULT_TAGS, Thinking, ThinkTags
+
+MESSAGES = (ChatMessage("user", "Premise: Ann was baking. Hypothesis: Ann baked. True, False or Unknown?"),)
+
+
+def test_an_empty_prefix_keeps_todays_key_byte_for_byte() -> None:
+    plain = LoglikelihoodRequest("", "True", messages=MESSAGES)
+    # The key as lingdiag wrote it before replays existed (the cache and records depend on it).
+    assert json.dumps(plain.key(), sort_keys=True) == json.dumps(
+        {"kind": "loglikelihood", "context": "", "continuation": "True",
+         "messages": [{"role": "user", "content": MESSAGES[0].content}]}, sort_keys=True)
+    replayed = LoglikelihoodRequest("", "True", messages=MESSAGES, assistant_prefix="<think>\nhm\n</think>\n\n",
+                                    thinking=Thinking.parse("on"))
+    assert replayed.key()["assistant_prefix"] == "<think>\nhm\n</think>\n\n"
+    assert replayed.key()["thinking"]["setting"] == "on"
+    assert replayed.key() != plain.key()
+    with pytest.raises(ValueError, match="needs chat messages"):
+        LoglikelihoodRequest("The cat", " sat", assistant_prefix="<think>\nhm\n</think>\n\n")
+
+
+def test_the_replay_follows_the_opened_turn_and_never_opens_the_block_twice() -> None:
+    prefix = DEFAULT_TAGS.wrap("One could say True.")
+    assert prefix == "<think>\nOne could say True.\n</think>\n\n"
+    assert DEFAULT_TAGS.after("<|im_start|>assistant\n", prefix) == "<|im_start|>assistant\n" + prefix
+    # A template that opened the block itself (DeepSeek-R1's) is not given a second opening tag.
+    assert DEFAULT_TAGS.after("<|im_start|>assistant\n<think>\n", prefix) == \
+        "<|im_start|>assistant\n<think>\nOne could say True.\n</think>\n\n"
+    other = ThinkTags("<reasoning>", "</reasoning>")
+    assert other.wrap("x") == "<reasoning>\nx\n</reasoning>\n\n"
+
+
+def test_the_option_names_a_run_and_optionally_its_condition(tmp_path: Path) -> None:
+    assert ReplaySource.parse("runs/gen") == ReplaySource(Path("runs/gen"))
+    assert ReplaySource.parse("runs/gen:zero-shot/thinking-budget-8") == \
+        ReplaySource(Path("runs/gen"), "zero-shot/thinking-budget-8")
+    odd = tmp_path / "a:b"
+    odd.mkdir()
+    assert ReplaySource.parse(str(odd)) == ReplaySource(odd)  # a directory named with a colon is taken whole
+
+
+def _record(output: object, error: str | None = None) -> ItemRecord:
+    return ItemRecord(condition="zero-shot/thinking-on", axes={}, item_id="A1", tags={}, fields={},
+                      prompts=[[{"role": "user", "content": MESSAGES[0].content}]], outputs=[output],
+                      label="False", detail={}, gold="False", correct=True, error=error)
+
+
+def test_only_completed_thinking_is_replayed_and_every_other_record_says_why() -> None:
+    reason, replay = _replay(_record({"text": "False", "reasoning": " It was not finished. ",
+                                      "reasoning_tokens": 6}), "gen", DEFAULT_TAGS)
+    assert reason == "" and replay is not None
+    assert replay.prefix == "<think>\nIt was not finished.\n</think>\n\n"
+    assert replay.messages == MESSAGES
+    assert replay.source.recorded() == {"run": "gen", "condition": "zero-shot/thinking-on", "item_id": "A1",
+                                        "label": "False"}
+    cases = {"unfinished": {"text": "", "reasoning": "It was", "reasoning_tokens": 8, "unfinished": True},
+             "no thinking": "False"}
+    for expected, output in cases.items():
+        assert _replay(_record(output), "gen", DEFAULT_TAGS) == (expected, None)
+    hidden = {"text": "False", "reasoning_tokens": 120}  # a hosted model's: only its length is known
+    assert _replay(_record(hidden), "gen", DEFAULT_TAGS) == ("no thinking", None)
+    assert _replay(_record({"error": "timeout"}, error="timeout"), "gen", DEFAULT_TAGS) == ("failed", None)
+
+
+def test_another_model_is_refused_in_one_line() -> None:
+    thoughts = Thoughts(Path("runs/gen"), "zero-shot/thinking-on", "on", DEFAULT_TAGS,
+                        ModelIdentity({"backend": "hf", "model": "smollm2-135m", "weights_sha256": "ab"}), {}, {})
+    thoughts.check_model(ModelIdentity({"backend": "hf", "model": "smollm2-135m", "weights_sha256": "ab",
+                                        "dtype": "bfloat16"}))  # another dtype is the same model
+    for other in ({"backend": "hf", "model": "gemma3-270m", "weights_sha256": "cd"},
+                  {"backend": "hf", "model": "smollm2-135m", "weights_sha256": "cd"}):
+        with pytest.raises(ConfigError, match="replays the scored model's own thinking") as e:
+            thoughts.check_model(ModelIdentity(other))
+        assert "\n" not in str(e.value)
+
+
+def test_the_table_names_every_item_not_scored() -> None:
+    assert note({"zero-shot/loglik/after-thinking": {}}) == ""
+    line = note({"zero-shot/loglik/after-thinking": {"unfinished": ["A1", "B2"], "missing from the run": ["C3"]}})
+    assert "unfinished 2 (A1, B2)" in line and "missing from the run 1 (C3)" in line
+
+
+def _scored(condition: str, item_id: str, label: str, generated: str | None = None) -> ItemRecord:
+    axes = {"strategy": "zero-shot", "scoring": "loglik"} | ({"after_thinking": "zero-shot/thinking-on"}
+                                                             if generated else {})
+    return ItemRecord(condition=condition, axes=axes, item_id=item_id, tags={}, fields={}, prompts=[], outputs=[],
+                      label=label, detail={}, gold="True", correct=label == "True",
+                      replays={"run": "gen", "condition": "zero-shot/thinking-on", "item_id": item_id,
+                               "label": generated} if generated else None)
+
+
+def test_the_section_says_whether_thinking_moved_the_preference_or_only_the_answer() -> None:
+    after = dict(zip("abcde", ("True", "False", "True", "Unknown", "True"), strict=True))
+    generated = dict(zip("abcde", ("True", "False", "False", "Unknown", "unparsed"), strict=True))
+    plain = dict(zip("abcde", ("False", "False", "True", "True", "True"), strict=True))
+    records = [_scored("zero-shot/loglik", k, v) for k, v in plain.items()] + \
+        [_scored("zero-shot/loglik/after-thinking", k, v, generated[k]) for k, v in after.items()]
+    text = section(records)
+    row = next(line for line in text.splitlines() if line.startswith("| zero-shot/loglik/after-thinking |"))
+    # after vs generated 3 of 4 (the unparsed answer agrees with nothing: left out), after vs plain 3 of 5,
+    # plain vs generated 1 of 4
+    assert [c.strip() for c in row.strip("|").split("|")][2:] == ["4", "0.75", "5", "0.60", "4", "0.25"]
+    assert "zero-shot/loglik/after-thinking vs zero-shot/loglik" in text and "McNemar" in text
+    assert section(records[:5]) == ""  # no after-thinking condition, no section
+
+
+def _thought(r: GenerationRequest) -> str:
+    """An inline reasoning model's answers: completed thinking, thinking cut off, or none."""
+    kind = hashlib.sha256(r.messages[-1].content.encode()).digest()[0] % 3
+    return ("<think>\nOne could say True.\n</think>\nFalse", "<think>\nOne could say", "False")[kind]
+
+
+def _prefers(r: LoglikelihoodRequest) -> float:
+    """A model that prefers "True" after thinking and "False" without."""
+    return -1.0 if r.continuation == ("True" if r.assistant_prefix else "False") else -2.0
+
+
+def test_items_without_completed_thinking_are_named_and_shards_merge_byte_identical(tmp_path: Path) -> None:
+    gen = tmp_path / "gen"
+    evaluate(RunConfig(suite="imperfective", model="mock", limit=12, axes={"strategy": ["zero-shot"],
+                                                                           "thinking": ["on"]}),
+             MockBackend(_thought), gen)
+    kinds = {r.item_id: "unfinished" if r.label == "unfinished" else
+             "completed" if isinstance(r.outputs[0], dict) and r.outputs[0].get("reasoning") else "none"
+             for r in RunStore(gen).load_records()}
+    config = {"suite": "imperfective", "model": "mock", "limit": 12, "after_thinking": f"{gen}:zero-shot/thinking-on",
+              "axes": {"strategy": ["zero-shot"], "scoring": ["loglik"]}}
+    whole = tmp_path / "whole"
+    evaluate(RunConfig.model_validate(config), MockBackend(loglik_fn=_prefers), whole)
+    records = RunStore(whole).load_records()
+    after = [r for r in records if r.condition == "zero-shot/loglik/after-thinking"]
+    assert sorted(r.item_id for r in after) == sorted(k for k, v in kinds.items() if v == "completed")
+    assert {r.label for r in after} == {"True"} and {r.label for r in records if r not in after} == {"False"}
+    # Each record holds the requests in full: the replayed thinking the labels were scored after.
+    assert all(p["assistant_prefix"] == "<think>\nOne could say True.\n</think>\n\n" for r in after for p in r.prompts)
+    assert "[assistant, replayed]\n<think>\nOne could say True.\n</think>\n\n[continuation]\nTrue" in \
+        record_text(after[0].prompts)
+    assert not any("assistant_prefix" in p for r in records if r not in after for p in r.prompts)
+    meta = json.loads((whole / "meta.json").read_text())["after_thinking"]["zero-shot/loglik/after-thinking"]
+    assert meta["not_scored"] == {"unfinished": sorted(k for k, v in kinds.items() if v == "unfinished"),
+                                  "no thinking": sorted(k for k, v in kinds.items() if v == "none")}
+    assert all(meta["not_scored"].values())  # each reason occurs among the 12 items
+    shards = []
+    for k in (1, 2):
+        shards.append(tmp_path / f"{k}-of-2")
+        evaluate(RunConfig.model_validate({**config, "shard": f"{k}/2"}), MockBackend(loglik_fn=_prefers), shards[-1])
+    merged = merge(shards, tmp_path / "merged")
+    for name in ("items.jsonl", "metrics.json", "table.md"):
+        assert (merged.out / name).read_bytes() == (whole / name).read_bytes(), name
+    assert "**Not scored after thinking**" in (whole / "table.md").read_text()
+    assert json.loads((merged.out / "meta.json").read_text())["after_thinking"] == \
+        json.loads((whole / "meta.json").read_text())["after_thinking"]
+
+
+def test_cxnli_tables_keep_thinking_settings_and_after_thinking_rows_apart(tmp_path: Path) -> None:
+    gen = tmp_path / "gen"
+    evaluate(RunConfig(suite="cxnli", model="mock", limit=3, axes={"exp": ["1"], "setting": ["zero"],
+                                                                    "thinking": ["on"]}),
+             MockBackend(lambda r: "<think>\nIt follows.\n</think>\nentailment"), gen)
+    result = evaluate(RunConfig(suite="cxnli", model="mock", limit=3, after_thinking=str(gen),
+                                axes={"exp": ["1"], "setting": ["zero"], "scoring": ["loglik"]}),
+                      MockBackend(loglik_fn=_prefers), tmp_path / "after")
+    main = result.table.split("\n## ")[0]
+    rows = [line for line in main.splitlines() if line.startswith("| mock |")]
+    assert [r.split("|")[3].strip() for r in rows] == [
+        "variation-2 (loglik)", "variation-2 (loglik) after exp1/zero/variation-2/thinking-on"]
+    gen_rows = [line for line in evaluate(RunConfig(suite="cxnli", model="mock", limit=3, axes={
+        "exp": ["1"], "setting": ["zero"], "thinking": ["off", "on"]}), MockBackend(lambda r: "entailment"),
+        tmp_path / "settings").table.split("\n## ")[0].splitlines() if line.startswith("| mock |")]
+    assert [r.split("|")[3].strip() for r in gen_rows] == ["variation-2 thinking off", "variation-2 thinking on"]
+
+
+def test_a_suite_files_table_has_a_column_for_the_replay(tmp_path: Path) -> None:
+    suite = str(Path(__file__).parents[2] / "examples" / "suites" / "monotonicity-nli.yaml")
+    gen = tmp_path / "gen"
+    settings = evaluate(RunConfig(suite=suite, model="mock", limit=4, axes={"format": ["plain"],
+                                                                            "thinking": ["off", "on"]}),
+                        MockBackend(lambda r: "<think>\nSome is upward.\n</think>\nyes"), gen).table
+    assert "| plain | off | mock |" in settings and "| plain | on | mock |" in settings
+    after = evaluate(RunConfig(suite=suite, model="mock", limit=4, after_thinking=f"{gen}:plain/thinking-on",
+                               axes={"format": ["loglik"]}), MockBackend(loglik_fn=_prefers), tmp_path / "after").table
+    assert "| loglik |  | mock |" in after and "| loglik | plain/thinking-on | mock |" in after
