@@ -11,12 +11,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import Thinker
 
 from lingdiag.cluster import merge
 from lingdiag.config import RunConfig, Shard
 from lingdiag.errors import ConfigError, RunError
 from lingdiag.models.mock import MockBackend
-from lingdiag.records import GenerationRequest
+from lingdiag.records import Generation, GenerationRequest
 from lingdiag.run import evaluate, plan
 
 CONFIG = {"suite": "imperfective", "model": "mock", "axes": {"strategy": ["zero-shot", "dap"]}, "limit": 24,
@@ -114,3 +115,30 @@ def test_shard_server_from_template_or_list():
         RunConfig.model_validate({**listed, "shard_base_urls": ["http://a/v1"]})
     with pytest.raises(ConfigError, match="needs an openai: model"):
         RunConfig.model_validate({**listed, "model": "smollm2-135m"}).model_spec()
+
+
+def _thought(h: int, r: GenerationRequest, label: str) -> Generation:
+    """A trace inline, then an answer; one item in four never closes its trace."""
+    if h % 4 == 0:
+        return Generation(text="<think>weighing it", n_tokens=9)
+    return Generation(text=f"<think>weighing it {h % 5}</think>\n{label}", n_tokens=12, reasoning_tokens=9)
+
+
+def test_a_thinking_runs_shards_merge_into_the_unsharded_run_meta_included(tmp_path):
+    """The merged meta.json is the first shard's for the run's own parts: the thinking setting of each
+    condition (dropped by merge before) is there as in the unsharded run."""
+    config = {"suite": "imperfective", "model": "thinker", "limit": 12, "chunk_items": 5,
+              "axes": {"strategy": ["zero-shot"], "thinking": ["off", "on"]}}
+    evaluate(RunConfig.model_validate(config), Thinker("thinker", _thought), tmp_path / "whole")
+    dirs = []
+    for k in (1, 2):
+        dirs.append(tmp_path / f"{k}-of-2")
+        evaluate(RunConfig.model_validate({**config, "shard": f"{k}/2"}), Thinker("thinker", _thought), dirs[-1])
+    merged = merge(dirs, tmp_path / "merged")
+    for name in BYTE_IDENTICAL:
+        assert (merged.out / name).read_bytes() == (tmp_path / "whole" / name).read_bytes(), name
+    a, b = (json.loads((d / "meta.json").read_text()) for d in (tmp_path / "whole", merged.out))
+    b.pop("shards")
+    assert set(a.pop("timings")) == set(b.pop("timings"))
+    assert a["thinking"] and set(a["thinking"]) == {"zero-shot/thinking-off", "zero-shot/thinking-on"}
+    assert a == b

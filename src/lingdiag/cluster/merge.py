@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -192,10 +192,10 @@ def _merged_meta(whole: RunConfig, shards: Sequence[ShardRun], skipped: Mapping[
             timings[c] += t
         for k, v in (s.meta.usage or {}).items():
             usage[k] += v
-    return RunMeta(
-        config=whole.recorded(), identity=first.identity, schema_version=SCHEMA_VERSION,
-        checksums=dict(first.checksums or {}), versions=dict(first.versions or {}), lock=dict(first.lock or {}),
-        seed=whole.seed,
+    # The run's own parts (identity, data, thinking, precision, policies...) are every shard's: the
+    # first's carry over whole, so a part added to RunMeta later cannot be dropped here.
+    return replace(
+        first, config=whole.recorded(), seed=whole.seed, schema_version=SCHEMA_VERSION,
         # Seconds summed over the shards (compute spent, not the wall time of the whole).
         timings={c: round(t, 3) for c, t in timings.items()}, skipped=dict(skipped),
         shards=[{"shard": str(s.shard), "dir": str(s.path.resolve()),
