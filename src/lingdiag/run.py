@@ -163,29 +163,53 @@ def _labeller(condition: Condition, item: Item) -> Callable[[Sequence[LogLikelih
     return lambda responses: condition.strategy.parse(item, responses).label
 
 
-def _settle(condition: Condition, chunk: Sequence[Item], rendered: dict[str, Sequence[Request]],
-            responses: Sequence[Sequence[Response]], precision: Precision,
-            tags: ThinkTags | None = DEFAULT_TAGS) -> list[ItemRecord]:
-    """A reduced-precision chunk's records, each log-likelihood decision with its margin and fragility;
-    with ``precision.rescore``, the fragile items' requests scored again in float32 (one call for the
-    chunk) and those items decided on float32's log-probs.
-    """
-    decisions = [fragile.decide(_labeller(condition, it), rs, precision.per_token)
-                 for it, rs in zip(chunk, responses, strict=True)]
-    answers = [list(rs) for rs in responses]
-    again = [k for k, d in enumerate(decisions) if d is not None and d.fragile] if precision.rescore else []
-    if again and precision.rescore is not None:
-        requests = [r for k in again for r in rendered[chunk[k].id] if isinstance(r, LoglikelihoodRequest)]
-        fresh = iter(precision.rescore(requests))
-        for k in again:
-            answers[k] = [next(fresh) if isinstance(r, LogLikelihood) else r for r in answers[k]]
-            redone = fragile.decide(_labeller(condition, chunk[k]), answers[k], precision.per_token)
-            decisions[k] = redone and replace(redone, fragile=True, rescored=True)
-    records = []
-    for it, rs, d in zip(chunk, answers, decisions, strict=True):
-        record = _score(condition, it, rendered[it.id], rs, tags)
-        records.append(record if d is None else replace(record, decision=d.recorded()))
-    return records
+@dataclass(frozen=True, slots=True)
+class Recording:
+    """How a run turns responses into records, the same for every chunk of every condition."""
+
+    tags: ThinkTags | None = DEFAULT_TAGS
+    """The inline thinking tags split off before any parser runs (None: the raw text is the answer)."""
+    precision: Precision | None = None
+    """A reduced-precision backend's noise bound and re-scoring (None: no decisions are recorded)."""
+
+    def records(self, condition: Condition, chunk: Sequence[Item], rendered: dict[str, Sequence[Request]],
+                responses: Sequence[Sequence[Response]]) -> list[ItemRecord]:
+        """The records of ``chunk``'s items from their ``responses``; with a reduced precision, each
+        log-likelihood decision with its margin and fragility (``settle``).
+        """
+        if self.precision is not None:
+            return self.settle(condition, chunk, rendered, responses, self.precision)
+        return [_score(condition, it, rendered[it.id], rs, self.tags) for it, rs in zip(chunk, responses, strict=True)]
+
+    def settle(self, condition: Condition, chunk: Sequence[Item], rendered: dict[str, Sequence[Request]],
+               responses: Sequence[Sequence[Response]], precision: Precision) -> list[ItemRecord]:
+        """A reduced-precision chunk's records, each log-likelihood decision with its margin and fragility;
+        with ``precision.rescore``, the fragile items' requests scored again in float32 (one call for the
+        chunk) and those items decided on float32's log-probs.
+        """
+        decisions = [fragile.decide(_labeller(condition, it), rs, precision.per_token)
+                     for it, rs in zip(chunk, responses, strict=True)]
+        answers = [list(rs) for rs in responses]
+        again = [k for k, d in enumerate(decisions) if d is not None and d.fragile] if precision.rescore else []
+        if again and precision.rescore is not None:
+            requests = [r for k in again for r in rendered[chunk[k].id] if isinstance(r, LoglikelihoodRequest)]
+            fresh = iter(precision.rescore(requests))
+            for k in again:
+                answers[k] = [next(fresh) if isinstance(r, LogLikelihood) else r for r in answers[k]]
+                redone = fragile.decide(_labeller(condition, chunk[k]), answers[k], precision.per_token)
+                decisions[k] = redone and replace(redone, fragile=True, rescored=True)
+        records = []
+        for it, rs, d in zip(chunk, answers, decisions, strict=True):
+            record = _score(condition, it, rendered[it.id], rs, self.tags)
+            records.append(record if d is None else replace(record, decision=d.recorded()))
+        return records
+
+    def recorded(self) -> dict[str, Any] | None:
+        """``meta.json``'s ``precision`` part (None in float32)."""
+        if self.precision is None:
+            return None
+        return {"dtype": self.precision.dtype, "per_token_noise": self.precision.per_token,
+                "rescore_fragile": "float32" if self.precision.rescore else None}
 
 
 def resolve_axes(suite: Suite, selection: dict[str, list[str]]) -> dict[str, list[str]]:
@@ -308,10 +332,9 @@ def default_out(config: RunConfig) -> Path:
 
 def _run_chunks(condition: Condition, pending: Sequence[Item], total: int, rendered: dict[str, Sequence[Request]],
                 backend: Backend, store: RunStore, chunk_items: int, progress: Progress | None,
-                tags: ThinkTags | None = DEFAULT_TAGS, precision: Precision | None = None) -> str | None:
-    """Send ``pending`` items chunk by chunk and append their records; the reason if the
-    backend turns out not to serve the condition's requests. With a reduced ``precision``, each
-    log-likelihood decision is recorded with its margin and fragility (``_settle``).
+                recording: Recording) -> str | None:
+    """Send ``pending`` items chunk by chunk and append their records (made as ``recording`` says);
+    the reason if the backend turns out not to serve the condition's requests.
     """
     if progress and pending:  # where this session starts (resumed items are not its work)
         progress(condition.name, total - len(pending), total)
@@ -327,9 +350,7 @@ def _run_chunks(condition: Condition, pending: Sequence[Item], total: int, rende
             n = len(rendered[it.id])
             per_item.append(responses[pos:pos + n])
             pos += n
-        records = (_settle(condition, chunk, rendered, per_item, precision, tags) if precision is not None else
-                   [_score(condition, it, rendered[it.id], rs, tags) for it, rs in zip(chunk, per_item, strict=True)])
-        store.append(records)
+        store.append(recording.records(condition, chunk, rendered, per_item))
         if progress:
             progress(condition.name, total - len(pending) + k + len(chunk), total)
     return None
@@ -434,10 +455,8 @@ def _evaluate(config: RunConfig, backend: Backend, store: RunStore, progress: Pr
 
     if suite.source is not None:  # reports read the records with this copy, whatever becomes of the file
         store.write_text(SUITE_COPY, suite.source.text)
-    precision = backend.precision() if isinstance(backend, ReducedPrecision) else None
-    if precision is not None:
-        first = replace(first, precision={"dtype": precision.dtype, "per_token_noise": precision.per_token,
-                                          "rescore_fragile": "float32" if precision.rescore else None})
+    recording = Recording(think_tags(config), backend.precision() if isinstance(backend, ReducedPrecision) else None)
+    first = replace(first, precision=recording.recorded())
     store.write_meta(meta())
     usage_before = backend.usage() if isinstance(backend, ReportsUsage) else {}
     order: list[tuple[str, str]] = []
@@ -458,7 +477,7 @@ def _evaluate(config: RunConfig, backend: Backend, store: RunStore, progress: Pr
         if setting is not None:
             thinking[condition.name] = setting.recorded()
         unserved = _run_chunks(condition, pending, len(items), rendered, backend, store, config.chunk_items, progress,
-                               think_tags(config), precision)
+                               recording)
         if unserved:
             skipped[condition.name] = unserved
         # Seconds spent on the condition, summed over resumed sessions; written per condition
