@@ -16,7 +16,8 @@ REPO = Path(__file__).resolve().parents[1]
 def _pytest(tmp_path: Path, body: str, ci: str) -> subprocess.CompletedProcess[str]:
     # A tiny project that uses the repository's conftest, so the hooks under test are the real ones.
     (tmp_path / "tests").mkdir()
-    shutil.copy(REPO / "tests" / "conftest.py", tmp_path / "tests" / "conftest.py")
+    for name in ("conftest.py", "helpers.py"):  # the conftest imports the shared helpers
+        shutil.copy(REPO / "tests" / name, tmp_path / "tests" / name)
     (tmp_path / "tests" / "test_tiny.py").write_text(body)
     env = {**os.environ, "CI": ci}
     return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"],
