@@ -68,6 +68,13 @@ class ThinkTags:
 DEFAULT_TAGS = ThinkTags()
 
 
+def replay(rendered: str, prefix: str, thinking: Thinking | None) -> str:
+    """``rendered`` (a chat prompt with the assistant turn open) continued with ``prefix``, a replayed
+    trace in the tags of ``thinking`` (the default tags without a setting): ``ThinkTags.after``.
+    """
+    return (thinking.tags if thinking else DEFAULT_TAGS).after(rendered, prefix) if prefix else rendered
+
+
 @dataclass(frozen=True, slots=True)
 class Thinking:
     """One thinking setting, as a request carries it and ``meta.json`` records it."""

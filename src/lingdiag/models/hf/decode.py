@@ -249,9 +249,9 @@ class Decoder:
         for (max_new, stop, constraint), idx in groups.items():
             answers = self.decode_group([encoded[i] for i in idx], max_new, stop, constraint, budget)
             for i, g in zip(idx, answers, strict=True):
-                out[i] = g if renderings[i] is None else replace(g, rendering=renderings[i])
-                if requests[i].thinking is not None:  # a thinking setting's record shows what it rendered
-                    out[i] = replace(g, rendering=renderings[i], rendered_prompt=self.lm.render(requests[i]))
+                # A thinking setting's record (here `off`) shows the prompt its template rendered.
+                shown = self.lm.render(requests[i]) if requests[i].thinking is not None else None
+                out[i] = replace(g, rendering=renderings[i], rendered_prompt=shown)
         return [g for g in out if g is not None]
 
     def decode_group(self, prompts: list[list[int]], max_new: int, stop: tuple[str, ...], constraint: Constraint | None,

@@ -17,7 +17,7 @@ from lingdiag.errors import BackendError, ConfigError
 from lingdiag.models.hf.adapters import Adapter
 from lingdiag.models.hf.placement import Placement, execution_device
 from lingdiag.records import ChatMessage, GenerationRequest
-from lingdiag.thinking import DEFAULT_TAGS, Thinking
+from lingdiag.thinking import Thinking, replay
 
 if TYPE_CHECKING:
     import torch
@@ -301,8 +301,7 @@ class LoadedModel:
         ``assistant_prefix`` (a chat request's replayed thinking), the prompt continues with it.
         """
         text, rendering = self.rendered(request)
-        if assistant_prefix:
-            text = (request.thinking.tags if request.thinking else DEFAULT_TAGS).after(text, assistant_prefix)
+        text = replay(text, assistant_prefix, request.thinking)
         # A chat template writes its own BOS; raw and plain-text prompts get the tokenizer's specials.
         templated = bool(request.messages and self.tokenizer.chat_template) and rendering != "plain-fallback"
         return list(self.tokenizer(text, add_special_tokens=not templated)["input_ids"]), rendering

@@ -143,12 +143,13 @@ class _Texts:
 def split_requests(lm: LoadedModel, requests: Sequence[LoglikelihoodRequest]) -> list[Split]:
     """``split_request`` of each request, the call's texts tokenized together (``Encoder``)."""
     encoder = Encoder(lm)
-    encoder.prefetch(k for r in requests if not r.messages for k in _Texts.of(r).keys(r.per_token))
-    encoder.prefetch((r.continuation, False, r.per_token) for r in requests if r.messages)
-    return [split_request(lm, r, encoder) for r in requests]
+    texts = [None if r.messages else _Texts.of(r) for r in requests]
+    encoder.prefetch(k for r, t in zip(requests, texts, strict=True)
+                     for k in (t.keys(r.per_token) if t else [(r.continuation, False, r.per_token)]))
+    return [_split(lm, r, t, encoder) for r, t in zip(requests, texts, strict=True)]
 
 
-def split_request(lm: LoadedModel, r: LoglikelihoodRequest, encoder: Encoder | None = None) -> Split:
+def split_request(lm: LoadedModel, r: LoglikelihoodRequest) -> Split:
     """Context and continuation tokens of ``r``, tokenized as lm-eval does, under ``r.policy``.
 
     A space at the end of the context belongs to the continuation; the continuation is what
@@ -157,12 +158,16 @@ def split_request(lm: LoadedModel, r: LoglikelihoodRequest, encoder: Encoder | N
     tokenized on its own (the policy does not apply: the chat template decides the tokens); an
     ``assistant_prefix`` (replayed thinking) is part of the context, never scored.
     """
-    encode = encoder or Encoder(lm)
+    return _split(lm, r, None if r.messages else _Texts.of(r), Encoder(lm))
+
+
+def _split(lm: LoadedModel, r: LoglikelihoodRequest, texts: _Texts | None, encode: Encoder) -> Split:
+    """``split_request`` of ``r``, whose text context and continuation are ``texts`` (None: a chat context)."""
     offsets = r.per_token
-    if r.messages:
+    if texts is None:
         cont, spans = encode(r.continuation, False, offsets)
         return Split(encode.chat(r), cont, tuple(spans))
-    policy, texts = r.policy, _Texts.of(r)
+    policy = r.policy
     if not texts.context:
         cont, spans = encode(texts.continuation, False, offsets)
         ctx = _prefix(lm, policy) if policy.prefixes(context_empty=True) else []

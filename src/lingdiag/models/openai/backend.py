@@ -42,7 +42,7 @@ from lingdiag.records import (
     LoglikelihoodRequest,
 )
 from lingdiag.scoring import AUTO
-from lingdiag.thinking import DEFAULT_TAGS, Thinking
+from lingdiag.thinking import Thinking, replay
 
 if TYPE_CHECKING:
     from lingdiag.models.hf.load import LoadedModel
@@ -553,9 +553,8 @@ class OpenAIBackend:
         (replayed thinking, not scored).
         """
         assert self._renderer is not None  # loglikelihood refuses chat contexts without it
-        rendered = self._renderer.render(GenerationRequest(messages=tuple(messages), thinking=thinking))
-        if assistant_prefix:
-            rendered = (thinking.tags if thinking else DEFAULT_TAGS).after(rendered, assistant_prefix)
+        rendered = replay(self._renderer.render(GenerationRequest(messages=tuple(messages), thinking=thinking)),
+                          assistant_prefix, thinking)
         specials = tuple(s for s in self._special_texts() if s in rendered)
         return _Echo(rendered + continuation, len(rendered), skip_first=False, requested=len(rendered),
                      per_token=per_token, specials=specials)
