@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from lingdiag.config import RunConfig, validate_options
 from lingdiag.errors import BOOLEAN_HINT, ConfigError, RunError, one_line, validation_lines
-from lingdiag.store import RunStore
+from lingdiag.rundir import RunStore
 from lingdiag.suitefile import load_suite
 
 

@@ -23,7 +23,7 @@ from lingdiag.config import RunConfig
 from lingdiag.models.mock import MockBackend
 from lingdiag.records import GenerationRequest
 from lingdiag.run import evaluate
-from lingdiag.store import RunStore
+from lingdiag.rundir import RunStore
 
 ITEMS_PER_CONDITION = 12
 CONDITIONS = ("zero-shot", "dap")
@@ -210,7 +210,7 @@ def test_resume_refuses_records_made_under_other_settings(tmp_path: Path) -> Non
 
 def test_run_meta_is_read_once_typed_and_names_a_missing_suite(tmp_path: Path) -> None:
     from lingdiag.errors import RunError
-    from lingdiag.store import RunStore
+    from lingdiag.rundir import RunStore
 
     run = tmp_path / "r"
     run.mkdir()

@@ -5,12 +5,13 @@ import pytest
 
 from lingdiag.config import RunConfig
 from lingdiag.errors import ConfigError, RunError, UnknownNameError
+from lingdiag.models.base import dispatch
 from lingdiag.models.mock import MockBackend
 from lingdiag.models.providers import load_backend
 from lingdiag.records import GenerationRequest, Item, LogLikelihood, LoglikelihoodRequest, Prediction, Response
-from lingdiag.run import dispatch, evaluate, run, spread
-from lingdiag.store import RunStore
-from lingdiag.suite import Condition, Dataset, Suite, register_suite
+from lingdiag.run import evaluate, run
+from lingdiag.rundir import RunStore
+from lingdiag.suite import Condition, Dataset, Suite, register_suite, spread
 
 
 def answer_by_group(req: GenerationRequest) -> str:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from lingdiag.errors import RunError
-from lingdiag.store import RunMeta, RunStore
+from lingdiag.rundir import RunMeta, RunStore
 
 # meta.json files as lingdiag wrote them before RunMeta wrote them (key order and values as on disk).
 RUN = {

@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from lingdiag.analysis import after_thinking
 from lingdiag.analysis import thinking as thinking_axis
@@ -18,7 +18,8 @@ from lingdiag.errors import CapabilityError, ConfigError, RunError
 from lingdiag.io.paths import sha256_file
 from lingdiag.metrics import fragile
 from lingdiag.metrics.core import N_ERRORS, N_UNFINISHED
-from lingdiag.models.base import Backend, Precision, ReducedPrecision, ReportsUsage
+from lingdiag.models.base import Backend, Precision, ReducedPrecision, ReportsUsage, dispatch
+from lingdiag.models.cache import cached
 from lingdiag.models.environment import lock_status
 from lingdiag.parse.thinking import separate
 from lingdiag.records import (
@@ -26,7 +27,6 @@ from lingdiag.records import (
     UNPARSED,
     ChatMessage,
     Generation,
-    GenerationRequest,
     Item,
     ItemRecord,
     LogLikelihood,
@@ -36,12 +36,10 @@ from lingdiag.records import (
     ResultRow,
     nonfinite,
 )
+from lingdiag.rundir import SCHEMA_VERSION, ModelIdentity, RunMeta, RunStore
 from lingdiag.scoring import LINGDIAG
-from lingdiag.store import SCHEMA_VERSION, ModelIdentity, RunMeta, RunStore
-from lingdiag.suite import SUITE_COPY, SUITES, Condition, Dataset, Excluded, Suite
+from lingdiag.suite import SUITE_COPY, SUITES, Condition, Dataset, Excluded, Suite, spread
 from lingdiag.thinking import DEFAULT_TAGS, Thinking, ThinkTags
-
-T = TypeVar("T")
 
 RESUMABLE_CHANGES = ("batch_tokens",)
 """Config fields a resumed run may change: they group requests into batches, nothing more."""
@@ -62,35 +60,6 @@ class RunResult:
     """Conditions not run, with the reason (e.g. the backend has no log-likelihoods)."""
     usage: dict[str, int] = field(default_factory=dict)
     """What the backend counted during this run (requests, retries, errors, tokens, cache hits)."""
-
-
-def dispatch(backend: Backend, requests: Sequence[Request]) -> list[Response]:
-    """Send mixed requests to ``backend`` in one call per kind; answers keep request order."""
-    gen = [(i, r) for i, r in enumerate(requests) if isinstance(r, GenerationRequest)]
-    ll = [(i, r) for i, r in enumerate(requests) if isinstance(r, LoglikelihoodRequest)]
-    out: list[Response | None] = [None] * len(requests)
-    if gen:
-        for (i, _), g in zip(gen, backend.generate([r for _, r in gen]), strict=True):
-            out[i] = g
-    if ll:
-        for (i, _), lp in zip(ll, backend.loglikelihood([r for _, r in ll]), strict=True):
-            out[i] = lp
-    return [r for r in out if r is not None]
-
-
-def spread(items: Sequence[T], limit: int | None) -> list[T]:
-    """``limit`` items evenly spaced over ``items`` (every group of an ordered file is hit): what
-    ``--limit`` means on every command.
-
-    Raises:
-        ConfigError: a limit under 1.
-    """
-    if limit is not None and limit < 1:
-        raise ConfigError(f"--limit must be at least 1 (got {limit})")
-    if limit is None or limit >= len(items):
-        return list(items)
-    step = len(items) / limit
-    return [items[int(k * step)] for k in range(limit)]
 
 
 def _messages_json(messages: Sequence[ChatMessage]) -> list[dict[str, str]]:
@@ -513,14 +482,6 @@ def load_model(config: RunConfig) -> Backend:
     if config.trust_remote_code:
         options["trust_remote_code"] = True
     return load_backend(config.model_spec(), options)
-
-
-def cached(backend: Backend) -> Backend:
-    """``backend`` behind the SQLite response cache in ``$LINGDIAG_CACHE``."""
-    from lingdiag.io.paths import cache_dir
-    from lingdiag.models.cache import CachedBackend, ResponseCache
-
-    return CachedBackend(backend, ResponseCache(cache_dir() / "responses.sqlite"))
 
 
 def _check_axes(store: RunStore, conditions: Sequence[Condition]) -> None:

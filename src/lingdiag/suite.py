@@ -14,12 +14,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import import_module
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from pydantic import BaseModel
 
 from lingdiag.config import NoOptions, validate_options
-from lingdiag.errors import DatasetError
+from lingdiag.errors import ConfigError, DatasetError
 from lingdiag.figures import Figure
 from lingdiag.metrics.core import summary
 from lingdiag.records import Item, ItemRecord, Prediction, Request, Response, ResultRow
@@ -242,3 +242,21 @@ def register_suite(suite: Suite) -> Suite:
     """Register ``suite`` under its name."""
     SUITES.register(suite.name)(suite)
     return suite
+
+
+T = TypeVar("T")
+
+
+def spread(items: Sequence[T], limit: int | None) -> list[T]:
+    """``limit`` items evenly spaced over ``items`` (every group of an ordered file is hit): what
+    ``--limit`` means on every command.
+
+    Raises:
+        ConfigError: a limit under 1.
+    """
+    if limit is not None and limit < 1:
+        raise ConfigError(f"--limit must be at least 1 (got {limit})")
+    if limit is None or limit >= len(items):
+        return list(items)
+    step = len(items) / limit
+    return [items[int(k * step)] for k in range(limit)]

@@ -13,7 +13,7 @@ import pytest
 from lingdiag.adapt.examples import chat_examples
 from lingdiag.adapt.lora import CHECKPOINT, LoraPlan, _checkpoint, train
 from lingdiag.errors import RunError, WriteError
-from lingdiag.store import RunStore
+from lingdiag.rundir import RunStore
 from lingdiag.suites.imperfective.data import builtin_items
 
 

@@ -20,7 +20,7 @@ from lingdiag.analysis.compare import paired
 from lingdiag.config import RunConfig
 from lingdiag.errors import ConfigError, RunError
 from lingdiag.run import run
-from lingdiag.store import RunStore
+from lingdiag.rundir import RunStore
 from lingdiag.suites.imperfective.data import builtin_items
 
 pytestmark = pytest.mark.slow

@@ -20,7 +20,7 @@ from lingdiag.errors import ConfigError
 from lingdiag.models.mock import MockBackend
 from lingdiag.records import ChatMessage, GenerationRequest, ItemRecord, LoglikelihoodRequest, record_text
 from lingdiag.run import evaluate
-from lingdiag.store import ModelIdentity, RunStore
+from lingdiag.rundir import ModelIdentity, RunStore
 from lingdiag.thinking import DEFAULT_TAGS, Thinking, ThinkTags
 
 MESSAGES = (ChatMessage("user", "Premise: Ann was baking. Hypothesis: Ann baked. True, False or Unknown?"),)

@@ -12,7 +12,7 @@ from lingdiag.cli import app, mount_suites
 from lingdiag.config import RunConfig
 from lingdiag.models.mock import MockBackend
 from lingdiag.run import evaluate, run
-from lingdiag.store import RunStore
+from lingdiag.rundir import RunStore
 
 runner = CliRunner()
 

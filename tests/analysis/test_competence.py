@@ -12,7 +12,7 @@ from helpers import item_record
 
 from lingdiag.analysis.competence import join, to_markdown
 from lingdiag.records import ItemRecord
-from lingdiag.store import write_imported
+from lingdiag.rundir import write_imported
 
 PROMPTED = {"strategy": "zero-shot", "prompt_source": "authors"}
 LOGLIK = {**PROMPTED, "scoring": "loglik", "normalisation": "total"}

@@ -10,7 +10,7 @@ import pytest
 
 from lingdiag.analysis.mixed import fit
 from lingdiag.records import ItemRecord
-from lingdiag.store import write_imported
+from lingdiag.rundir import write_imported
 
 
 def simulate(n_models: int, n_items: int, effects: dict[str, float], seed: int = 0) -> dict[str, list[ItemRecord]]:

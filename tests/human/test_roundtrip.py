@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from lingdiag.cli import app
 from lingdiag.human import Study
-from lingdiag.run import spread
+from lingdiag.suite import spread
 from lingdiag.suites.explica.data import load_csv
 from lingdiag.suites.explica.files import load
 

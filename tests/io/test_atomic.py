@@ -80,7 +80,7 @@ def test_files_get_the_usual_mode(tmp_path: Path) -> None:
 
 def test_no_writer_in_the_package_bypasses_the_helper() -> None:
     # Writing modes of open(), Path.write_text/write_bytes and fixed temporary names belong to
-    # lingdiag.io.atomic alone (store.py's durable append of records is the one exception).
+    # lingdiag.io.atomic alone (rundir/directory.py's durable append of records is the one exception).
     package = Path(SRC) / "lingdiag"
     offenders = []
     for path in package.rglob("*.py"):

@@ -15,7 +15,7 @@ from lingdiag.models.mock import MockBackend
 from lingdiag.records import UNPARSED
 from lingdiag.registry import load_plugins
 from lingdiag.run import evaluate
-from lingdiag.store import RunStore
+from lingdiag.rundir import RunStore
 from lingdiag.suite import SUITES
 
 runner = CliRunner()

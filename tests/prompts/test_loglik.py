@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 
 from lingdiag.errors import ConfigError
+from lingdiag.models.base import dispatch
 from lingdiag.models.mock import MockBackend
 from lingdiag.prompts.chat import ChatPrompt
 from lingdiag.prompts.loglik import LabelLoglik
 from lingdiag.records import GenerationRequest, Item, LogLikelihood, LoglikelihoodRequest
-from lingdiag.run import dispatch
 
 LABELS = ("True", "False", "Unknown")
 PROMPT = ChatPrompt(system="Be strict.", user="P: {premise} H: {hypothesis}", labels=LABELS)

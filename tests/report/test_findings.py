@@ -11,7 +11,7 @@ from lingdiag.records import ItemRecord
 from lingdiag.report.findings import Degenerate, degenerate, degenerate_reason, differences, headline
 from lingdiag.report.html import markdown_to_html, render_html
 from lingdiag.report.tables import load_runs, tables
-from lingdiag.store import write_imported
+from lingdiag.rundir import write_imported
 
 AXES = {"strategy": "zero-shot", "prompt_source": "authors"}
 

@@ -15,7 +15,7 @@ from lingdiag.records import GenerationRequest, ItemRecord
 from lingdiag.report.html import render_html
 from lingdiag.report.tables import tables
 from lingdiag.run import run
-from lingdiag.store import load_run
+from lingdiag.rundir import load_run
 from lingdiag.suitefile.schema import AnswerLanguageCode
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "suites" / "imperfective-crosslingual.yaml"

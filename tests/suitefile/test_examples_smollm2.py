@@ -15,7 +15,7 @@ from lingdiag import RunConfig, evaluate
 from lingdiag.models.cache import CachedBackend, ResponseCache
 from lingdiag.records import ItemRecord
 from lingdiag.run import RunResult, plan
-from lingdiag.store import RunStore
+from lingdiag.rundir import RunStore
 
 EXAMPLES = Path(__file__).parents[2] / "examples" / "suites"
 PAIRS, PAIRS_DATA = EXAMPLES / "agreement-pairs.yaml", EXAMPLES / "agreement-pairs.jsonl"

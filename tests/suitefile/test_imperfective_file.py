@@ -12,7 +12,7 @@ from lingdiag.io.fetch import fetch
 from lingdiag.models.cache import CachedBackend, ResponseCache
 from lingdiag.registry import load_plugins
 from lingdiag.run import plan
-from lingdiag.store import RunStore
+from lingdiag.rundir import RunStore
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "suites" / "imperfective-nli.yaml"
 STRATEGIES = ["zero-shot", "dap"]

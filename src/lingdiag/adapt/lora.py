@@ -22,7 +22,7 @@ from lingdiag.adapt.examples import Example
 from lingdiag.errors import ConfigError, MissingDependency, RunError
 from lingdiag.io.atomic import write_atomic, write_error
 from lingdiag.models.hf.adapters import quiet_peft
-from lingdiag.store import RunStore
+from lingdiag.rundir import RunStore
 
 if TYPE_CHECKING:
     from lingdiag.models.hf.load import LoadedModel

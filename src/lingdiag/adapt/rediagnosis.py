@@ -25,7 +25,7 @@ from lingdiag.metrics.core import wilson
 from lingdiag.metrics.stats import holm_rows
 from lingdiag.models.hf.adapters import AdapterIdentity
 from lingdiag.records import ItemRecord
-from lingdiag.store import LoadedRun, load_run
+from lingdiag.rundir import LoadedRun, load_run
 from lingdiag.suite import SUITES, Suite
 
 ALL = "all"

@@ -8,7 +8,7 @@ after the thinking that a finished generation run of the same model wrote for th
 and prompt, replayed as the start of the assistant turn (``ThinkTags.wrap``: the trace between
 its tags, a newline inside each and a blank line after; the continuation's tokens alone are scored).
 
-The generation run is read through ``lingdiag.store`` alone (``RunMeta``, ``load_records``).
+The generation run is read through ``lingdiag.rundir`` alone (``RunMeta``, ``load_records``).
 An item whose generation is unfinished, failed, thought nothing (or hid its thinking), is
 missing, or answered another prompt is not scored: counted and named per reason in
 ``meta.json`` (``after_thinking``) and the table, never scored without its replay.
@@ -36,7 +36,7 @@ from lingdiag.records import (
     Request,
     Response,
 )
-from lingdiag.store import ModelIdentity, RunStore
+from lingdiag.rundir import ModelIdentity, RunStore
 from lingdiag.suite import Condition, Strategy
 from lingdiag.thinking import DEFAULT_TAGS, Thinking, ThinkTags
 

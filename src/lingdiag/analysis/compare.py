@@ -23,7 +23,7 @@ from lingdiag.errors import ConfigError, MissingDependency
 from lingdiag.metrics.permutation import PERMUTATION, PERMUTATIONS, sign_flip
 from lingdiag.metrics.stats import BOOTSTRAP_SAMPLES, holm_rows, percentile_interval, resampled_means
 from lingdiag.records import ItemRecord
-from lingdiag.store import RunStore
+from lingdiag.rundir import RunStore
 from lingdiag.suite import Suite
 
 METHODS = {"p": "exact McNemar (statsmodels)", "ci95": "paired bootstrap over items, percentile",

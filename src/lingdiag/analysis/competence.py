@@ -27,7 +27,7 @@ from lingdiag.analysis.compare import METHODS, paired
 from lingdiag.io.markdown import markdown_table
 from lingdiag.prompts.loglik import LOGLIK, NORMALISATION, SCORING
 from lingdiag.records import ItemRecord, ResultRow
-from lingdiag.store import RunStore
+from lingdiag.rundir import RunStore
 
 
 @dataclass(frozen=True, slots=True)

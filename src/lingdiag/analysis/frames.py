@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from lingdiag.metrics.core import reasoning_tokens
 from lingdiag.records import UNFINISHED, UNPARSED, record_text
-from lingdiag.store import RunStore
+from lingdiag.rundir import RunStore
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from lingdiag.records import UNPARSED, ItemRecord
-from lingdiag.store import RunStore
+from lingdiag.rundir import RunStore
 
 DEGENERATE_SHARE = 0.5
 """A condition with at least this share of unparsed or failed answers is not interpretable."""

@@ -22,7 +22,7 @@ from typing import Any
 
 from lingdiag.errors import ConfigError, MissingDependency
 from lingdiag.records import ItemRecord
-from lingdiag.store import RunStore
+from lingdiag.rundir import RunStore
 
 METHOD = ("statsmodels BinomialBayesMixedGLM, variational Bayes (fit_vb); 95% interval: posterior mean ± 1.96 SD; "
           "random intercepts for items and (with ≥ 2 models) models")

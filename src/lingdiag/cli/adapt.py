@@ -20,7 +20,7 @@ from lingdiag.errors import ConfigError, DatasetError
 from lingdiag.io.tabular import read_jsonl
 from lingdiag.io.terminal import plain, progress_line
 from lingdiag.records import ChatMessage, GenerationRequest
-from lingdiag.run import spread
+from lingdiag.suite import spread
 
 adapt_app = typer.Typer(no_args_is_help=True,
                         help="Adapt a model (steering vectors, LoRA) on guarded generated data.")

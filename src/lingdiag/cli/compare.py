@@ -20,7 +20,7 @@ from lingdiag.errors import ConfigError
 from lingdiag.io.markdown import markdown_table
 from lingdiag.io.terminal import plain, plain_lines
 from lingdiag.records import dumps
-from lingdiag.store import load_run
+from lingdiag.rundir import load_run
 from lingdiag.suite import SUITES
 
 

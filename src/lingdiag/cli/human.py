@@ -16,9 +16,8 @@ from lingdiag.human import STUDIES, Study, build_study, compare, export, gold_ru
 from lingdiag.io.terminal import markup_safe
 from lingdiag.records import dumps
 from lingdiag.registry import load_plugins
-from lingdiag.run import spread
-from lingdiag.store import RunStore
-from lingdiag.suite import SUITES, ItemView, Suite
+from lingdiag.rundir import RunStore
+from lingdiag.suite import SUITES, ItemView, Suite, spread
 
 
 def _view(s: Suite) -> ItemView:

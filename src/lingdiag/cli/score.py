@@ -17,7 +17,7 @@ from lingdiag.io.importing import IMPORTED, import_labels
 from lingdiag.io.paths import sha256_file
 from lingdiag.io.terminal import plain_lines
 from lingdiag.records import ResultRow, dumps
-from lingdiag.store import write_imported
+from lingdiag.rundir import write_imported
 from lingdiag.suite import Suite
 
 

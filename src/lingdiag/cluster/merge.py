@@ -23,7 +23,7 @@ from lingdiag.errors import RunError
 from lingdiag.io.atomic import make_dir, write_atomic
 from lingdiag.records import ItemRecord
 from lingdiag.run import RESUMABLE_CHANGES, Plan, checksums, finalize, plan
-from lingdiag.store import SCHEMA_VERSION, RunMeta, RunStore, config_changes
+from lingdiag.rundir import SCHEMA_VERSION, RunMeta, RunStore, config_changes
 
 PER_SHARD = ("shard", "shard_base_urls")
 """Config fields that differ between the shards of one run."""

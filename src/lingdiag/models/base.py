@@ -14,7 +14,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel
 
-from lingdiag.records import Generation, GenerationRequest, LogLikelihood, LoglikelihoodRequest
+from lingdiag.records import Generation, GenerationRequest, LogLikelihood, LoglikelihoodRequest, Request, Response
 
 
 def cut_at_stop(text: str, stop: Sequence[str]) -> str:
@@ -124,3 +124,17 @@ class Loader:
     """A pydantic model with ``extra="forbid"``."""
     load: Callable[[str, Any], Backend]
     """``load(spec, options)`` with ``options`` an instance of ``options``."""
+
+
+def dispatch(backend: Backend, requests: Sequence[Request]) -> list[Response]:
+    """Send mixed requests to ``backend`` in one call per kind; answers keep request order."""
+    gen = [(i, r) for i, r in enumerate(requests) if isinstance(r, GenerationRequest)]
+    ll = [(i, r) for i, r in enumerate(requests) if isinstance(r, LoglikelihoodRequest)]
+    out: list[Response | None] = [None] * len(requests)
+    if gen:
+        for (i, _), g in zip(gen, backend.generate([r for _, r in gen]), strict=True):
+            out[i] = g
+    if ll:
+        for (i, _), lp in zip(ll, backend.loglikelihood([r for _, r in ll]), strict=True):
+            out[i] = lp
+    return [r for r in out if r is not None]

@@ -283,3 +283,10 @@ class CachedBackend:
     def loglikelihood(self, requests: Sequence[LoglikelihoodRequest]) -> list[LogLikelihood]:
         """Cached ``loglikelihood``."""
         return self._serve(requests, self.inner.loglikelihood)
+
+
+def cached(backend: Backend) -> Backend:
+    """``backend`` behind the SQLite response cache in ``$LINGDIAG_CACHE``."""
+    from lingdiag.io.paths import cache_dir
+
+    return CachedBackend(backend, ResponseCache(cache_dir() / "responses.sqlite"))

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from lingdiag.records import REQUEST_SEPARATOR, UNFINISHED, UNPARSED, ItemRecord, record_text, thought
-from lingdiag.store import LoadedRun
+from lingdiag.rundir import LoadedRun
 from lingdiag.suite import SUITES
 
 COLUMNS = ("suite", "model", "run", "condition", "item", "tags", "outcome", "gold", "label", "prompt", "output",

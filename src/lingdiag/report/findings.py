@@ -20,7 +20,7 @@ from lingdiag.errors import ConfigError
 from lingdiag.metrics.stats import holm_rows
 from lingdiag.records import ItemRecord
 from lingdiag.report.tables import display_names
-from lingdiag.store import LoadedRun
+from lingdiag.rundir import LoadedRun
 from lingdiag.suite import SUITES
 
 ALPHA = 0.05

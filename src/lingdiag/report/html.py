@@ -37,7 +37,7 @@ from lingdiag.report.budget import budget_figure
 from lingdiag.report.findings import Degenerate, degenerate, differences, headline
 from lingdiag.report.scaling import scaling_figure
 from lingdiag.report.tables import rows_by_suite, suite_tables
-from lingdiag.store import LoadedRun
+from lingdiag.rundir import LoadedRun
 from lingdiag.suite import SUITES
 
 # td,li,pre: each takes the direction of its first strong letter (as dir="auto" does), so Hebrew or

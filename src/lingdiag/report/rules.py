@@ -14,7 +14,7 @@ from typing import Any
 
 from lingdiag.io.markdown import markdown_table
 from lingdiag.records import ItemRecord
-from lingdiag.store import RunStore
+from lingdiag.rundir import RunStore
 
 EXAMPLE_CHARS = 160
 """Longest example shown; model output is untrusted and may be long."""

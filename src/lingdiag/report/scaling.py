@@ -19,7 +19,7 @@ from pathlib import Path
 from lingdiag.errors import ConfigError
 from lingdiag.figures import Figure, pyplot, to_png
 from lingdiag.report.tables import display_names
-from lingdiag.store import LoadedRun
+from lingdiag.rundir import LoadedRun
 from lingdiag.suite import SUITES
 
 MAX_PANELS = 6

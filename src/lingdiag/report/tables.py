@@ -14,7 +14,7 @@ from typing import Any
 
 from lingdiag.analysis import after_thinking, languages, thinking
 from lingdiag.records import ResultRow
-from lingdiag.store import LoadedRun, load_run
+from lingdiag.rundir import LoadedRun, load_run
 from lingdiag.suite import SUITES
 
 

@@ -259,7 +259,7 @@ F32_TOLERANCE = 0.01
 @pytest.fixture(scope="module")
 def imperfective_local(smollm2: Any) -> tuple[list[Item], list[GenerationRequest], list[Any]]:
     """A dozen builtin ImperfectiveNLI items, their zero-shot requests, and the transformers answers."""
-    from lingdiag.run import spread
+    from lingdiag.suite import spread
     from lingdiag.suites.imperfective.data import builtin_items
     from lingdiag.suites.imperfective.prompts import strategy
 
@@ -621,7 +621,7 @@ def test_refused_connections_until_the_server_listens(proxy_factory: Callable[..
 @pytest.mark.slow
 def test_faulty_run_completes_and_resume_fills_only_failures(proxy_factory: Callable[..., FaultProxy],
                                                              tmp_path: Path) -> None:
-    from lingdiag.run import spread
+    from lingdiag.suite import spread
     from lingdiag.suites.imperfective.data import builtin_items
 
     items = spread(builtin_items(), 8)

@@ -7,7 +7,7 @@ import sys
 from helpers import item_record
 
 from lingdiag.records import ItemRecord
-from lingdiag.store import write_imported
+from lingdiag.rundir import write_imported
 from lingdiag.suites.explica.analysis import join, to_markdown
 
 CONNECTIVES = ("so", "because", "then", "after")

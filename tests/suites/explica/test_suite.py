@@ -15,7 +15,7 @@ from lingdiag.errors import ConfigError, DatasetError
 from lingdiag.models.mock import MockBackend
 from lingdiag.records import UNPARSED, Generation, LogLikelihood
 from lingdiag.run import evaluate
-from lingdiag.store import RunStore
+from lingdiag.rundir import RunStore
 from lingdiag.suites import explica as suite
 from lingdiag.suites.explica import cli, data, importing, metrics, parse, prompts, tables, tasks
 from lingdiag.suites.explica.rules import TIE

@@ -18,7 +18,7 @@ from lingdiag.registry import load_plugins
 from lingdiag.report.html import render_html
 from lingdiag.report.tables import tables
 from lingdiag.run import run
-from lingdiag.store import load_run
+from lingdiag.rundir import load_run
 from lingdiag.suites.minimal_pairs.files import CLAMS_SHA256, SLING_SHA256, load
 from lingdiag.suites.minimal_pairs.formats import IDENTICAL
 

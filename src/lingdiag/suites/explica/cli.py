@@ -15,7 +15,8 @@ from lingdiag.io.fetch import fetch
 from lingdiag.io.markdown import markdown_table
 from lingdiag.io.paths import sha256_file
 from lingdiag.metrics.core import summary
-from lingdiag.models.base import Backend
+from lingdiag.models.base import Backend, dispatch
+from lingdiag.models.cache import cached
 from lingdiag.models.providers import load_backend
 from lingdiag.records import (
     Item,
@@ -24,8 +25,8 @@ from lingdiag.records import (
     ResultRow,
     dumps,
 )
-from lingdiag.run import cached, dispatch, spread
-from lingdiag.store import write_imported
+from lingdiag.rundir import write_imported
+from lingdiag.suite import spread
 from lingdiag.suites.explica import SUITE, data
 from lingdiag.suites.explica.files import load
 from lingdiag.suites.explica.importing import ScoreColumns, Task, import_scores

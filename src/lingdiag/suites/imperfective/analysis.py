@@ -29,7 +29,7 @@ from lingdiag.io.markdown import fmt, markdown_table
 from lingdiag.metrics import stats
 from lingdiag.metrics.stats import Correlation
 from lingdiag.records import ResultRow
-from lingdiag.store import load_run
+from lingdiag.rundir import load_run
 from lingdiag.suites.imperfective.data import TELIC_CLASSES
 from lingdiag.suites.imperfective.metrics import (
     ACC,

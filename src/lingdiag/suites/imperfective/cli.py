@@ -10,7 +10,7 @@ import typer
 from lingdiag.errors import ConfigError
 from lingdiag.io.markdown import markdown_table
 from lingdiag.records import dumps
-from lingdiag.run import spread
+from lingdiag.suite import spread
 from lingdiag.suites.imperfective import SUITE, analysis
 from lingdiag.suites.imperfective.files import load
 from lingdiag.suites.imperfective.similarity import layer_sweep, load_encoder, n_layers, tbr_by_class

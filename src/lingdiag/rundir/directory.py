@@ -1,0 +1,216 @@
+"""One run directory: its lock, ``items.jsonl`` appended chunk by chunk, and the files written
+at its end.
+
+``items.jsonl`` is appended chunk by chunk and fsynced, so a run killed at any point
+loses at most the chunk in flight. On resume, a torn last line and records that carry a
+backend error are dropped (those items run again), and the file is rewritten without
+duplicates. When a run finishes, the records are rewritten in canonical order so that
+the same configuration gives a byte-identical file however often it was interrupted.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from lingdiag.errors import RunError
+from lingdiag.io.atomic import SURROGATES, is_temporary, make_dir, write_atomic
+from lingdiag.records import ItemRecord, dumps
+from lingdiag.rundir.meta import META, ModelIdentity, RunMeta
+from lingdiag.suite import SUITE_COPY, SuiteSource
+
+
+def _write_json(path: Path, data: Any) -> None:
+    write_atomic(path, dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+
+
+@contextmanager
+def _writing(path: Path) -> Iterator[None]:
+    """A read-only or full run directory is a one-line ``RunError``, not a traceback."""
+    try:
+        yield
+    except OSError as e:
+        raise RunError(f"cannot write {e.filename or path}: {e.strerror or e}") from None
+
+
+def config_changes(old: Mapping[str, Any], new: Mapping[str, Any], ignore: Sequence[str] = ()) -> list[str]:
+    """The config fields (as in ``meta.json``) that differ between two runs, sorted; ``ignore`` excepted."""
+    return sorted(k for k in set(old) | set(new) if k not in ignore and old.get(k) != new.get(k))
+
+
+class RunStore:
+    """Reads and writes one run directory."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
+        self.items_path = self.root / "items.jsonl"
+        self.meta_path = self.root / META
+
+    @contextmanager
+    def lock(self) -> Iterator[None]:
+        """Hold the directory for one process: a second one on the same ``--out`` is refused
+        (``RunError`` naming the holder's pid) instead of interleaving records and temp files.
+
+        An OS lock (``flock`` on ``.lock``), so the kernel releases it when the holder exits
+        or is killed; the pid written into the file is only for the message.
+        """
+        with _writing(self.root):
+            self.root.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.root / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
+                raise RunError(f"run directory {self.root} is in use by pid {holder}; wait for it to finish "
+                               "or use another --out directory") from None
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+            yield
+        finally:
+            os.close(fd)  # closing the descriptor releases the lock
+
+    def discard_if_empty(self) -> None:
+        """Remove the directory if it holds only what a run writes before its first record
+        (a run that failed to start leaves no empty run behind to be mistaken for one).
+        """
+        ours = {".lock", META, "items.jsonl"}
+        if not self.root.is_dir() or self.load_records():
+            return
+        names = {p.name for p in self.root.iterdir()}
+        if {n for n in names - ours if not is_temporary(n)}:
+            return
+        for name in names:
+            (self.root / name).unlink(missing_ok=True)
+        self.root.rmdir()
+
+    def load_records(self) -> list[ItemRecord]:
+        """All complete records; a torn last line (a killed write) is ignored."""
+        if not self.items_path.exists():
+            return []
+        records = []
+        # Split on "\n" only: model text may hold U+2028 or U+0085, which JSON leaves
+        # unescaped and str.splitlines() would treat as line ends.
+        lines = self.items_path.read_text(encoding="utf-8").split("\n")
+        if lines[-1] == "":
+            lines.pop()
+        for n, line in enumerate(lines, 1):
+            try:
+                record = ItemRecord.from_json(line)
+            except (json.JSONDecodeError, TypeError) as e:
+                if n == len(lines):
+                    break
+                raise RunError(f"{self.items_path}, line {n}: not an item record ({e})") from e
+            if not isinstance(record.correct, bool | None):
+                raise RunError(f"{self.items_path}, line {n}, field 'correct': {record.correct!r} is not "
+                               "true, false or null")
+            records.append(record)
+        return records
+
+    def prepare_resume(self, config: dict[str, Any], ignore: Sequence[str] = (),
+                       dataset: Mapping[str, str] | None = None, suite_file: Mapping[str, str] | None = None,
+                       ) -> tuple[set[tuple[str, str]], dict[str, float]]:
+        """Check the directory matches ``config``; return the (condition, item) keys done
+        and the seconds the earlier sessions spent per condition.
+
+        Errored records are dropped so those items run again; the file is rewritten with
+        one record per key. Fields named in ``ignore`` may differ from the earlier run's; the
+        dataset files' checksums (``dataset``) may not, nor the suite file's (``suite_file``:
+        its path and SHA-256), as a changed file is a changed configuration.
+        """
+        self.root.mkdir(parents=True, exist_ok=True)
+        timings: dict[str, float] = {}
+        if self.meta_path.exists():
+            meta = self.read_meta()
+            timings = dict(meta.timings or {})
+            changed = config_changes(meta.config, config, ignore)
+            if changed:
+                raise RunError(f"{self.root} holds a run with a different configuration "
+                               f"(differs in: {', '.join(changed)}); use another --out directory")
+            before = meta.checksums or {}
+            # An empty checksum (runs from before user files were hashed) cannot be compared.
+            changed = sorted(k for k in set(before) | set(dataset or {})
+                             if dataset is not None and before.get(k) != dataset.get(k) and before.get(k) != "")
+            if changed:
+                raise RunError(f"{self.root} was run on other data: {', '.join(changed)} changed since "
+                               "(SHA-256); use another --out directory")
+            old = (meta.suite_file or {}).get("sha256")
+            if old != (suite_file or {}).get("sha256"):
+                raise RunError(f"{self.root} was run from another version of suite file "
+                               f"{(suite_file or meta.suite_file or {}).get('path')} (SHA-256 changed); "
+                               "use another --out directory")
+        kept: dict[tuple[str, str], ItemRecord] = {}
+        for r in self.load_records():
+            if r.error is None:
+                kept[(r.condition, r.item_id)] = r
+        write_atomic(self.items_path, "".join(r.to_json() + "\n" for r in kept.values()))
+        return set(kept), timings
+
+    def append(self, records: Iterable[ItemRecord]) -> None:
+        """Append records durably."""
+        text = "".join(r.to_json() + "\n" for r in records)
+        # A lone surrogate (model or dataset text read from JSON) is written as U+FFFD, as by lingdiag.io.atomic.
+        with _writing(self.items_path), open(self.items_path, "a", encoding="utf-8", errors=SURROGATES) as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+
+    def finalize(self, order: Sequence[tuple[str, str]]) -> list[ItemRecord]:
+        """Rewrite ``items.jsonl`` in canonical ``order``, keeping the last record per key."""
+        latest = {(r.condition, r.item_id): r for r in self.load_records()}
+        records = [latest[k] for k in order if k in latest]
+        write_atomic(self.items_path, "".join(r.to_json() + "\n" for r in records))
+        return records
+
+    def write_json(self, name: str, data: Any) -> None:
+        """Write ``name`` (``metrics.json``) atomically; ``meta.json`` goes through :meth:`write_meta`."""
+        if name == META:
+            raise ValueError("meta.json is written by RunStore.write_meta only")
+        _write_json(self.root / name, data)
+
+    def read_meta(self) -> RunMeta:
+        """``meta.json`` as a :class:`RunMeta`."""
+        if not self.meta_path.exists():
+            raise RunError(f"{self.meta_path} does not exist; is {self.root} a lingdiag run directory?")
+        return RunMeta.read(self.meta_path)
+
+    def write_meta(self, meta: RunMeta) -> None:
+        """Write ``meta.json`` atomically."""
+        _write_json(self.meta_path, meta.to_json())
+
+    def write_text(self, name: str, text: str) -> None:
+        """Write a text file (``table.md``) atomically."""
+        write_atomic(self.root / name, text)
+
+
+def write_imported(root: Path, *, suite: str, model: str, dataset: str, records: Sequence[ItemRecord],
+                   provenance: Mapping[str, Any], source: SuiteSource | None = None) -> None:
+    """A run directory for answers computed elsewhere (``lingdiag score … --out``), readable by
+    ``lingdiag report`` and the cross-run analyses like any run's.
+
+    Args:
+        root: The directory to create; an existing run there is refused.
+        suite: The suite the records belong to.
+        model: The name the report shows (e.g. the source file's model).
+        dataset: The dataset the answers were matched to.
+        records: The imported records.
+        provenance: What was imported and how (file, SHA-256, columns, rules), kept in ``meta.json``.
+        source: The suite file the suite was read from, if any: kept beside the records with its
+            SHA-256 in ``meta.json``, as a run keeps it, for reports to read them with.
+    """
+    store = RunStore(root)
+    if store.meta_path.exists():
+        raise RunError(f"{root} already holds a run; use another --out directory")
+    make_dir(store.root)
+    write_atomic(store.items_path, "".join(r.to_json() + "\n" for r in records))
+    if source is not None:
+        store.write_text(SUITE_COPY, source.text)
+    store.write_meta(RunMeta(config={"suite": source.path if source else suite, "model": model, "dataset": dataset},
+                             identity=ModelIdentity({"model": model, "backend": "imported"}),
+                             suite_file={"path": source.path, "sha256": source.sha256} if source else None,
+                             imported=dict(provenance)))
