@@ -1,0 +1,137 @@
+"""Every (model, suite) run of a study, planned as a ``RunConfig`` with its place in the study.
+
+A model with checkpoints is one run per checkpoint and suite; a suite with languages is one
+run per language. Each run has a key (its directory under ``runs/``), unique in the study.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from lingdiag.config import RunConfig
+from lingdiag.errors import ConfigError
+from lingdiag.study.schema import LANGUAGE, Checkpoint, ModelEntry, StudyFile, SuiteEntry
+
+RUNS = "runs"
+"""The folder of a study directory holding its run directories."""
+
+
+def slug(text: str) -> str:
+    """``text`` as one safe path component."""
+    safe = "".join(c if c.isalnum() or c in "-._" else "_" for c in text).strip("._") or "_"
+    return safe[:120]
+
+
+@dataclass(frozen=True, slots=True)
+class StudyModel:
+    """One model of the study as its runs use it: a checkpoint is a model of its own."""
+
+    label: str
+    spec: str
+    family: str
+    n_params: float | None = None
+    step: int | None = None
+    tokens: float | None = None
+    base: str | None = None
+    """The model a checkpoint belongs to (its learning curve); None for a plain model."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"label": self.label, "spec": self.spec, "family": self.family, "n_params": self.n_params,
+                "step": self.step, "tokens": self.tokens, "base": self.base}
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedRun:
+    """One run of the study."""
+
+    key: str
+    """The run's directory under ``runs/`` (``model/suite``)."""
+    model: StudyModel
+    suite: str
+    """The suite's name in the study."""
+    language: str | None
+    config: RunConfig
+
+    def directory(self, out: Path) -> Path:
+        return Path(out) / RUNS / self.key
+
+    def to_json(self) -> dict[str, Any]:
+        return {"key": self.key, "model": self.model.to_json(), "suite": self.suite, "language": self.language,
+                "config": self.config.recorded()}
+
+
+def _models(entry: ModelEntry, study: StudyFile) -> Iterator[StudyModel]:
+    family = entry.family or entry.label
+    if entry.spec is not None:
+        yield StudyModel(entry.label, entry.spec, family, entry.parameters)
+    for c in entry.checkpoints:
+        yield StudyModel(_checkpoint_label(entry.label, c), _checkpoint_spec(c, study), family, entry.parameters,
+                         c.step, c.tokens, entry.label)
+
+
+def _checkpoint_label(model: str, c: Checkpoint) -> str:
+    return f"{model}@step{c.step}" if c.step is not None else f"{model}@{c.tokens:g}tok"
+
+
+def _checkpoint_spec(c: Checkpoint, study: StudyFile) -> str:
+    if c.spec is not None:
+        return c.spec
+    assert c.path is not None
+    path = Path(c.path)
+    return f"hf:{path if path.is_absolute() else (study.base / path)}"
+
+
+def _suite_runs(entry: SuiteEntry, study: StudyFile) -> Iterator[tuple[str, str | None, str, str]]:
+    """(name in the study, language, suite, dataset) of each run of a suite entry."""
+    for language in entry.languages or [None]:
+        def place(text: str, language: str | None = language) -> str:
+            return text if language is None else text.replace(LANGUAGE, language)
+
+        suite, dataset = study.resolve(place(entry.suite)), study.resolve(place(entry.dataset))
+        base = entry.name or (Path(entry.suite).stem if entry.dataset == "builtin" else
+                              f"{Path(entry.suite).stem}-{Path(entry.dataset).stem}").replace(LANGUAGE, "")
+        name = base if language is None else f"{base}-{language}"
+        yield name, language, suite, dataset
+
+
+def plan_study(study: StudyFile) -> list[PlannedRun]:
+    """The runs of ``study``, model by model (so one model load serves all its suites).
+
+    Raises:
+        ConfigError: two runs would share a directory, or a run's configuration is invalid.
+    """
+    runs: list[PlannedRun] = []
+    seen: dict[str, str] = {}
+    for m, entry in enumerate(study.models):
+        for model in _models(entry, study):
+            for s, suite_entry in enumerate(study.suites):
+                for name, language, suite, dataset in _suite_runs(suite_entry, study):
+                    key = f"{slug(model.label)}/{slug(name)}"
+                    if key in seen:
+                        raise ConfigError(f"models[{m}] and suites[{s}]: run {key!r} is planned twice "
+                                          f"({seen[key]}); give the models or suites distinct names")
+                    seen[key] = f"{model.label} × {name}"
+                    config = _config(study, entry, model, suite_entry, suite, dataset, f"models[{m}]/suites[{s}]")
+                    runs.append(PlannedRun(key, model, name, language, config))
+    return runs
+
+
+def _config(study: StudyFile, entry: ModelEntry, model: StudyModel, suite_entry: SuiteEntry, suite: str,
+            dataset: str, where: str) -> RunConfig:
+    try:
+        return RunConfig(suite=suite, model=model.spec, dataset=dataset, axes=suite_entry.axes,
+                         options=suite_entry.options, limit=suite_entry.limit or study.limit, seed=study.seed,
+                         model_options=entry.options)
+    except ValueError as e:  # pydantic's ValidationError is a ValueError
+        raise ConfigError(f"{where}: {' '.join(str(e).split())}") from None
+
+
+def fingerprint(runs: list[PlannedRun]) -> str:
+    """SHA-256 of the planned runs: what ``study.json`` was written for."""
+    text = json.dumps([r.to_json() for r in runs], sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()

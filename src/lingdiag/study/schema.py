@@ -1,0 +1,210 @@
+"""The study file: models (with family, size and checkpoints), suites with their axes, datasets
+and languages, retries and where the runs go. Validated with ``extra="forbid"``; every error is
+one line naming the file and the field.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from lingdiag.config import load_config_yaml
+from lingdiag.errors import ConfigError, one_line
+
+MAX_STUDY_BYTES = 1_000_000
+"""Largest study file read (a study of hundreds of models is a few kilobytes)."""
+MAX_RETRIES = 10
+"""The most times a failed run may be retried (a bound, so that a broken model cannot loop)."""
+LANGUAGE = "{language}"
+"""Written in a suite's dataset (or suite file) path, replaced by each of its ``languages``."""
+
+_SIZE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([kKmMbBtT]?)\s*$")
+_SCALE = {"": 1.0, "k": 1e3, "m": 1e6, "b": 1e9, "t": 1e12}
+
+
+def parse_size(value: Any) -> float:
+    """``135M``, ``1.7B``, ``3e8`` or a number → parameters."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        if value <= 0:
+            raise ValueError("a size is a positive number of parameters")
+        return float(value)
+    if isinstance(value, str):
+        m = _SIZE.match(value)
+        if m:
+            return float(m.group(1)) * _SCALE[m.group(2).lower()]
+        try:
+            return parse_size(float(value))
+        except ValueError:
+            pass
+    raise ValueError("a size is a number of parameters such as 135M, 1.7B or 360000000")
+
+
+class Checkpoint(BaseModel):
+    """One training checkpoint of a model: a spec (``hf:ID@REVISION``) or a local directory, with
+    where in training it was saved."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    spec: str | None = None
+    """A model spec, e.g. ``hf:EleutherAI/pythia-160m@step1000``."""
+    path: str | None = None
+    """A local checkpoint directory (``save_pretrained``), relative to the study file."""
+    step: int | None = Field(default=None, ge=0)
+    tokens: float | None = Field(default=None, ge=0)
+    """Training tokens seen at this checkpoint."""
+
+    @model_validator(mode="after")
+    def _one_source(self) -> Checkpoint:
+        if (self.spec is None) == (self.path is None):
+            raise ValueError("a checkpoint names exactly one of spec or path")
+        if self.step is None and self.tokens is None:
+            raise ValueError("a checkpoint needs its step or tokens (where in training it was saved)")
+        return self
+
+
+class ModelEntry(BaseModel):
+    """One model, or one model's checkpoints (each a run of every suite)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    spec: str | None = None
+    """The model spec (``smollm2-135m``, ``hf:ID[@REVISION]``, ``gguf:FILE``, ``openai:NAME``)."""
+    name: str | None = None
+    """The model's name in the study (default: its spec)."""
+    family: str | None = None
+    """The family the scaling figure groups it with (default: its name)."""
+    size: float | None = None
+    """Parameters (``135M``, ``1.7B`` or a number), for the scaling figure and adjacent-size tests."""
+    n_params: float | None = Field(default=None, gt=0)
+    """The same as ``size``, as a number."""
+    checkpoints: list[Checkpoint] = Field(default_factory=list)
+    options: dict[str, Any] = Field(default_factory=dict)
+    """Provider options (``model_options`` of each run)."""
+
+    @field_validator("size", mode="before")
+    @classmethod
+    def _size(cls, value: Any) -> Any:
+        return None if value is None else parse_size(value)
+
+    @model_validator(mode="after")
+    def _named(self) -> ModelEntry:
+        if self.spec is None and not self.checkpoints:
+            raise ValueError("a model needs a spec or checkpoints")
+        if self.spec is None and self.name is None:
+            raise ValueError("a model given only by checkpoints needs a name")
+        if self.size is not None and self.n_params is not None:
+            raise ValueError("give size or n_params, not both")
+        return self
+
+    @property
+    def label(self) -> str:
+        """The model's name in the study."""
+        return self.name or str(self.spec)
+
+    @property
+    def parameters(self) -> float | None:
+        """The size given, if any."""
+        return self.size if self.size is not None else self.n_params
+
+
+class SuiteEntry(BaseModel):
+    """One suite (a registered name or a suite file) with its axes, data, options and languages."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    suite: str
+    name: str | None = None
+    """The suite's name in the study (default: the suite and the dataset's file name)."""
+    dataset: str = "builtin"
+    axes: dict[str, list[str]] = Field(default_factory=dict)
+    """Axis values, e.g. ``{strategy: zero-shot}`` or ``{strategy: [zero-shot, cot]}``."""
+    options: dict[str, Any] = Field(default_factory=dict)
+    limit: int | None = Field(default=None, ge=1)
+    """Items per condition (default: the study's ``limit``)."""
+    languages: list[str] = Field(default_factory=list)
+    """One run per language, ``{language}`` in ``dataset`` (or ``suite``) replaced by each."""
+
+    @field_validator("axes", mode="before")
+    @classmethod
+    def _axis_lists(cls, value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: [v] if isinstance(v, str) else v for k, v in value.items()}
+        return value
+
+    @model_validator(mode="after")
+    def _languages(self) -> SuiteEntry:
+        placed = LANGUAGE in self.dataset or LANGUAGE in self.suite
+        if self.languages and not placed:
+            raise ValueError(f"languages are given but neither dataset nor suite holds {LANGUAGE}")
+        if placed and not self.languages:
+            raise ValueError(f"{LANGUAGE} in the path needs languages: [...]")
+        if len(set(self.languages)) != len(self.languages):
+            raise ValueError("a language is listed twice")
+        return self
+
+
+class Where(BaseModel):
+    """Where the runs go: here, or as jobs through ``lingdiag submit``'s executors."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    executor: Literal["here", "local", "slurm", "ray"] = "here"
+    """``here``: in this process, one model load for all of its suites; ``local``, ``slurm``,
+    ``ray``: one job per run through ``lingdiag.cluster.submit``'s executors."""
+    cpus_per_task: int = Field(default=1, ge=1)
+    gpus_per_task: int = Field(default=0, ge=0)
+    time_min: int = Field(default=24 * 60, ge=1)
+    partition: str | None = None
+    python: str | None = None
+    address: str | None = None
+
+
+class StudyFile(BaseModel):
+    """A whole study."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = "study"
+    models: list[ModelEntry] = Field(min_length=1)
+    suites: list[SuiteEntry] = Field(min_length=1)
+    limit: int | None = Field(default=None, ge=1)
+    """Items per condition of every suite that names none."""
+    seed: int = 0
+    retries: int = Field(default=2, ge=0, le=MAX_RETRIES)
+    """How many times a failed run is tried again by later ``study run`` calls."""
+    where: Where = Where()
+    base: Path = Field(default=Path("."), exclude=True)
+    """The study file's directory: relative paths in it resolve from there."""
+
+    def resolve(self, path: str) -> str:
+        """A path of the study file, relative to its directory; names (``builtin``, a suite) as they are."""
+        candidate = Path(path)
+        if candidate.is_absolute() or path in ("builtin", "official") or "/" not in path and \
+                not path.endswith((".yaml", ".yml", ".json", ".jsonl", ".csv", ".tsv")):
+            return path
+        return str(self.base / candidate)
+
+
+def load_study(path: Path) -> StudyFile:
+    """Read and validate a study file.
+
+    Raises:
+        ConfigError: one line naming the file and the field (or the YAML line).
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"{path}: not a study file ({'a directory' if path.is_dir() else 'no such file'})")
+    if path.stat().st_size > MAX_STUDY_BYTES:
+        raise ConfigError(f"{path}: larger than {MAX_STUDY_BYTES} bytes; not a study file")
+    data = load_config_yaml(path)
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: a study file is a mapping with models and suites")
+    if "base" in data:  # set from the file's place, never from its text
+        raise ConfigError(f"{path}, field 'base': unknown key")
+    try:
+        return StudyFile.model_validate({**data, "base": path.resolve().parent})
+    except ValidationError as e:
+        raise ConfigError(one_line(e, path)) from None
