@@ -30,6 +30,7 @@ from lingdiag.cli import (  # noqa: F401  (registers the commands)
     inspect,
     report,
     run,
+    study,
     suite_file,
 )
 from lingdiag.cli.app import app, err, reproduce_app, score_app

@@ -22,6 +22,7 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from html import escape
 from pathlib import Path
 from typing import Any
@@ -310,7 +311,26 @@ def _scaling(name: str, runs: Sequence[LoadedRun], families: Mapping[str, str]) 
     return scaling_figure(name, runs, families)
 
 
-def render_html(text: str, runs: Sequence[LoadedRun], families: Mapping[str, str] | None = None) -> str:
+@dataclass(frozen=True)
+class Section:
+    """A section a caller puts before the summary (the study report's grid, curves, items across
+    models), rendered like the rest: its markdown escaped, its figures as data URIs.
+    """
+
+    anchor: str
+    title: str
+    text: str
+    figures: Sequence[Figure] = ()
+
+    def html(self) -> str:
+        """The section's markup."""
+        shown = "".join(_figure(f, ()) for f in self.figures)
+        return (f'<section id="{escape(self.anchor)}"><h2>{escape(self.title)}</h2>{markdown_to_html(self.text)}'
+                f'<div class="figures">{shown}</div></section>')
+
+
+def render_html(text: str, runs: Sequence[LoadedRun], families: Mapping[str, str] | None = None,
+                leading: Sequence[Section] = (), title: str | None = None) -> str:
     """The report page.
 
     Args:
@@ -318,6 +338,8 @@ def render_html(text: str, runs: Sequence[LoadedRun], families: Mapping[str, str
             page lays out suite by suite.
         runs: The runs, in the order given.
         families: Model → family for the scaling figure (others: from the model's config).
+        leading: Sections before the summary, in order (``lingdiag.study.report``).
+        title: The page's heading (default: the number of runs).
 
     Returns:
         A complete HTML document.
@@ -330,7 +352,8 @@ def render_html(text: str, runs: Sequence[LoadedRun], families: Mapping[str, str
         f'<section id="tables"><h2>Tables</h2>{markdown_to_html(text, flagged)}</section>']
     suites = [_Suite(name, sections[name], by_suite[name], flagged, _scaling(name, runs, families or {}))
               for name in by_suite]
-    nav = ['<a href="#summary">Summary</a>', '<a class="sub" href="#differences">Differences</a>',
+    nav = [*(f'<a href="#{escape(x.anchor)}">{escape(x.title)}</a>' for x in leading),
+           '<a href="#summary">Summary</a>', '<a class="sub" href="#differences">Differences</a>',
            '<a class="sub" href="#not-interpretable">Not interpretable</a>',
            *(['<a href="#tables">Tables</a>'] if given else []),
            *(f'<a href="#{_anchor(s.name)}">{escape(s.name)}</a>' for s in suites),
@@ -345,8 +368,8 @@ def render_html(text: str, runs: Sequence[LoadedRun], families: Mapping[str, str
         f'<meta http-equiv="Content-Security-Policy" content="{csp}">',
         "<title>lingdiag report</title>", f"<style>{_STYLE}</style></head><body>",
         '<nav id="toc" aria-label="Sections">' + "".join(nav) + "</nav><main>",
-        f"<h1>lingdiag report: {len(runs)} run{'s' * (len(runs) != 1)}</h1>",
-        _summary(runs, suites, flagged), *given, *body,
+        f"<h1>{escape(title or f'lingdiag report: {len(runs)} run' + 's' * (len(runs) != 1))}</h1>",
+        *(x.html() for x in leading), _summary(runs, suites, flagged), *given, *body,
         '<section id="items"><h2>Items</h2>', browser.section(runs), "</section>",
         '<section id="details"><h2>Counts, intervals and provenance</h2>',
         "<details><summary>Counts</summary>", _counts(runs), "</details>",

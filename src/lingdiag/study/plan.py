@@ -41,6 +41,7 @@ class StudyModel:
     """The model a checkpoint belongs to (its learning curve); None for a plain model."""
 
     def to_json(self) -> dict[str, Any]:
+        """As ``study.json`` holds it."""
         return {"label": self.label, "spec": self.spec, "family": self.family, "n_params": self.n_params,
                 "step": self.step, "tokens": self.tokens, "base": self.base}
 
@@ -58,9 +59,11 @@ class PlannedRun:
     config: RunConfig
 
     def directory(self, out: Path) -> Path:
+        """The run's directory in the study directory ``out``."""
         return Path(out) / RUNS / self.key
 
     def to_json(self) -> dict[str, Any]:
+        """As ``study.json`` holds it."""
         return {"key": self.key, "model": self.model.to_json(), "suite": self.suite, "language": self.language,
                 "config": self.config.recorded()}
 
@@ -88,7 +91,8 @@ def _checkpoint_spec(c: Checkpoint, study: StudyFile) -> str:
 
 def _suite_runs(entry: SuiteEntry, study: StudyFile) -> Iterator[tuple[str, str | None, str, str]]:
     """(name in the study, language, suite, dataset) of each run of a suite entry."""
-    for language in entry.languages or [None]:
+    languages: list[str | None] = [*entry.languages] or [None]
+    for language in languages:
         def place(text: str, language: str | None = language) -> str:
             return text if language is None else text.replace(LANGUAGE, language)
 

@@ -44,7 +44,8 @@ def parse_size(value: Any) -> float:
 
 class Checkpoint(BaseModel):
     """One training checkpoint of a model: a spec (``hf:ID@REVISION``) or a local directory, with
-    where in training it was saved."""
+    where in training it was saved.
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -176,6 +177,8 @@ class StudyFile(BaseModel):
     retries: int = Field(default=2, ge=0, le=MAX_RETRIES)
     """How many times a failed run is tried again by later ``study run`` calls."""
     where: Where = Where()
+    out: str | None = None
+    """The study directory (relative to the study file); ``study run --out`` overrides it."""
     base: Path = Field(default=Path("."), exclude=True)
     """The study file's directory: relative paths in it resolve from there."""
 

@@ -65,6 +65,7 @@ class RunEntry(BaseModel):
     state: RunState = Field(default_factory=RunState)
 
     def directory(self, out: Path) -> Path:
+        """The run's directory in the study directory ``out``."""
         return Path(out) / RUNS / self.key
 
 
@@ -77,9 +78,6 @@ class StudyState(BaseModel):
     name: str
     retries: int = Field(ge=0)
     runs: list[RunEntry]
-
-    def entry(self, key: str) -> RunEntry:
-        return next(r for r in self.runs if r.key == key)
 
 
 def merged(name: str, retries: int, planned: Sequence[PlannedRun], old: StudyState | None) -> StudyState:
@@ -103,6 +101,7 @@ def merged(name: str, retries: int, planned: Sequence[PlannedRun], old: StudySta
 
 
 def write_state(out: Path, state: StudyState) -> None:
+    """Write ``OUT/study.json`` atomically."""
     make_dir(out)
     write_atomic(Path(out) / STUDY_JSON, json.dumps(state.model_dump(mode="json"), indent=1, ensure_ascii=False,
                                                     sort_keys=True) + "\n")

@@ -20,6 +20,8 @@ STATES = ("done", "running", "partial", "failed", "gave up", "planned")
 
 @dataclass(frozen=True, slots=True)
 class GridRow:
+    """One run as the grid shows it."""
+
     key: str
     model: str
     suite: str
@@ -83,11 +85,12 @@ def grid(out: Path, state: StudyState | None = None) -> list[GridRow]:
 
 def summary(rows: Sequence[GridRow]) -> dict[str, Any]:
     """Runs per state, items left and the study's ETA."""
-    etas = [r.eta_seconds for r in rows if r.status != "done"]
+    etas = [r.eta_seconds for r in rows if r.status not in ("done", "gave up")]  # gave up: nothing left to run
     return {"runs": len(rows), **{s: sum(r.status == s for r in rows) for s in STATES},
             "items_left": sum(max(r.items_total - r.items_done, 0) for r in rows),
             "eta_seconds": None if any(e is None for e in etas) else round(sum(e for e in etas if e), 1)}
 
 
 def to_json(rows: Sequence[GridRow]) -> dict[str, Any]:
+    """``study status --json``."""
     return {"summary": summary(rows), "runs": [asdict(r) for r in rows]}

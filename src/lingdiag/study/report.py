@@ -1,0 +1,280 @@
+"""``study report``: the study's own sections (findings, the grid, models × conditions, learning
+curves, adjacent tests, the mixed model, items across models, agreement, competence against
+performance, what failed) as Markdown, laid out before the run report's summary by
+``lingdiag.report.html`` (one page shell, one escaping), and written as Markdown and LaTeX tables.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from lingdiag import figures as figs
+from lingdiag.analysis import competence, mixed
+from lingdiag.errors import ConfigError, LingdiagError
+from lingdiag.figures import Figure
+from lingdiag.io.atomic import make_dir, write_atomic
+from lingdiag.io.markdown import markdown_table
+from lingdiag.records import UNPARSED
+from lingdiag.report.export import markdown_to_latex
+from lingdiag.report.findings import degenerate
+from lingdiag.report.html import Section, render_html
+from lingdiag.report.tables import tables
+from lingdiag.rundir import load_run
+from lingdiag.study import across
+from lingdiag.study.across import ONSET_RULE, StudyRun
+from lingdiag.study.state import StudyState, read_state
+from lingdiag.study.status import GridRow, grid
+
+
+def load(out: Path) -> tuple[StudyState, list[GridRow], list[StudyRun], list[str]]:
+    """The study's state, grid, finished runs read back, and the runs that could not be read (why)."""
+    state = read_state(out)
+    assert state is not None
+    rows = grid(out, state)
+    runs, unreadable = [], []
+    for entry in state.runs:
+        if entry.state.status != "done":
+            continue
+        try:
+            loaded = load_run(entry.directory(out))
+            labels = loaded.meta.suite_of(loaded.path).labels
+        except LingdiagError as e:
+            unreadable.append(f"{entry.key}: {e}")
+            continue
+        runs.append(StudyRun(entry, loaded, 1 / len(labels) if labels else 0.5))  # minimal pairs: 2 ways
+    return state, rows, runs, unreadable
+
+
+def _ci(a: across.Accuracy) -> str:
+    lo, hi = a.ci95
+    return "–" if math.isnan(lo) else f"[{lo:.3f}, {hi:.3f}]"
+
+
+def _size(n: float | None) -> str:
+    return "" if n is None else (f"{n / 1e9:.3g}B" if n >= 1e9 else f"{n / 1e6:.3g}M")
+
+
+def grid_text(rows: Sequence[GridRow]) -> str:
+    """The grid of runs as a table."""
+    body = [[r.model, r.suite, r.status, f"{r.items_done}/{r.items_total}", r.attempts, r.reason or ""]
+            for r in rows]
+    return markdown_table(["Model", "Suite", "Status", "Items", "Failed attempts", "Reason"], body)
+
+
+def accuracy_text(runs: Sequence[StudyRun]) -> str:
+    """Models × conditions: accuracy with its 95% interval, and per language where items carry one."""
+    body, languages = [], []
+    for s in runs:
+        m = s.entry.model
+        for cell, models in across.cells([s]).items():
+            records = models[s.label]
+            a = across.accuracy(records)
+            unparsed = sum(r.label == UNPARSED and r.error is None for r in records)
+            body.append([cell[0], cell[1], m.label, m.family, _size(m.n_params), f"{a.value:.3f}", _ci(a), a.n,
+                         unparsed, sum(r.error is not None for r in records)])
+            for lang in sorted({r.tags.get("language", "") for r in records} - {""}):
+                la = across.accuracy([r for r in records if r.tags.get("language") == lang])
+                languages.append([cell[0], cell[1], m.label, lang, f"{la.value:.3f}", _ci(la), la.n])
+    text = markdown_table(["Suite", "Condition", "Model", "Family", "Size", "Accuracy", "95% CI", "n", "Unparsed",
+                           "Errors"], body)
+    text += ("\nAccuracy: right / graded (an unparsed answer is wrong; an item the backend failed on is left "
+             "out and counted under Errors); 95% CI: Wilson.\n")
+    if languages:
+        text += "\n### Per language\n\n" + markdown_table(
+            ["Suite", "Condition", "Model", "Language", "Accuracy", "95% CI", "n"], languages)
+    return text
+
+
+def curves_text(runs: Sequence[StudyRun]) -> tuple[str, list[str]]:
+    """The learning-curve tables and the findings they support."""
+    parts, found = [], []
+    for (model, cell), points in across.learning_curves(runs).items():
+        first, stable = across.onset(points)
+        body = [[p.checkpoint, "" if p.step is None else p.step, "" if p.tokens is None else f"{p.tokens:g}",
+                 f"{p.accuracy.value:.3f}", _ci(p.accuracy), p.accuracy.n, f"{p.chance:.3f}",
+                 "yes" if p.present else "no"] for p in points]
+        where = "never appears" if first is None else \
+            f"first appears at {first.checkpoint} and is {'stable' if stable else 'not stable'} after it"
+        found.append(f"Learning curve of {model} on {cell[0]} {cell[1]}: the effect {where}.")
+        parts.append(f"### {model}: {cell[0]}, {cell[1]}\n\n" + markdown_table(
+            ["Checkpoint", "Step", "Tokens", "Accuracy", "95% CI", "n", "Chance", "Above chance"], body)
+            + f"\n{found[-1]}\n")
+    if not parts:
+        return "No model of the study has checkpoints.\n", found
+    return "\n".join(parts) + f"\nRule: {ONSET_RULE}.\n", found
+
+
+def curve_figures(runs: Sequence[StudyRun]) -> list[Figure]:
+    """Accuracy against step (or tokens) per model with checkpoints: one line per cell, 95% bars."""
+    curves = across.learning_curves(runs)
+    if not curves or not figs.available():
+        return []
+    plt = figs.pyplot()
+    out = []
+    for model in dict.fromkeys(m for m, _ in curves):
+        fig, ax = plt.subplots(figsize=(5.5, 3.4), layout="constrained")
+        for (m, cell), points in curves.items():
+            if m != model:
+                continue
+            xs = [p.step if p.step is not None else (p.tokens or 0.0) for p in points]
+            ys = [p.accuracy.value for p in points]
+            err = [[y - p.accuracy.ci95[0] for y, p in zip(ys, points, strict=True)],
+                   [p.accuracy.ci95[1] - y for y, p in zip(ys, points, strict=True)]]
+            ax.errorbar(xs, ys, yerr=err, fmt="-o", capsize=3, label=f"{cell[0]} {cell[1]}")
+        ax.set_xlabel("training step (tokens where no step is given)")
+        ax.set_ylabel("accuracy")
+        ax.legend(fontsize=6)
+        out.append(Figure(f"{model}: learning curve", figs.to_png(fig),
+                          "Accuracy at each checkpoint; bars: 95% Wilson intervals."))
+    return out
+
+
+def adjacent_text(runs: Sequence[StudyRun], seed: int = 0) -> tuple[str, list[str]]:
+    """The paired tests between neighbours and the differences they support."""
+    try:
+        tests, skipped = across.adjacent(runs, seed=seed)
+    except LingdiagError as e:
+        return f"Not tested: {e}\n", []
+    body = [[t.cell[0], t.cell[1], t.kind, t.a, t.b, t.test.n, f"{t.test.acc_a:.3f}", f"{t.test.acc_b:.3f}",
+             f"{-t.test.diff:+.3f} [{-t.test.ci95[1]:+.3f}, {-t.test.ci95[0]:+.3f}]", f"{t.test.p:.3g}",
+             f"{t.test.p_holm:.3g}"] for t in tests]
+    found = [f"{t.b} differs from {t.a} on {t.cell[0]} {t.cell[1]} (accuracy {t.test.acc_b:.2f} vs "
+             f"{t.test.acc_a:.2f}, McNemar p = {t.test.p_holm:.3g} after Holm)." for t in tests if t.test.p_holm < 0.05]
+    text = markdown_table(["Suite", "Condition", "Between", "A", "B", "n", "Acc A", "Acc B", "B − A [95% CI]",
+                           "McNemar p", "Holm p"], body) if body else "No neighbouring sizes or checkpoints.\n"
+    text += ("\nNeighbours: sizes of one family in order, and checkpoints of one model in order; exact McNemar "
+             "on the items both graded, Holm over every row. B − A interval: paired bootstrap.\n")
+    return text + "".join(f"\n- not tested: {s}" for s in skipped), found
+
+
+def mixed_text(runs: Sequence[StudyRun]) -> str:
+    """``correct ~ condition + (1 | item) + (1 | model)`` per suite over every model."""
+    parts = []
+    for suite in dict.fromkeys(s.entry.suite for s in runs):
+        records = {s.label: s.run.records for s in runs if s.entry.suite == suite}
+        try:
+            fitted = mixed.fit(records)
+        except LingdiagError as e:
+            parts.append(f"- {suite}: not fitted: {e}")
+            continue
+        rows = [[suite, e.condition, fitted.baseline, f"{e.estimate:+.3f}", f"{e.odds_ratio:.2f}",
+                 f"[{e.ci95[0]:+.3f}, {e.ci95[1]:+.3f}]"] for e in fitted.effects]
+        parts.append(markdown_table(["Suite", "Condition", "Baseline", "Log-odds", "Odds ratio", "95% CI"], rows)
+                     + f"\n{fitted.formula}; {fitted.n} records, {fitted.n_items} items, {fitted.n_models} models.\n")
+    return "\n".join(parts) + "\n"
+
+
+def items_text(runs: Sequence[StudyRun]) -> tuple[str, list[str]]:
+    """Per cell: each item's share of models right, the items every model fails, the items that
+    split families or sizes.
+    """
+    families = {s.label: s.entry.model.family for s in runs}
+    sizes = {s.label: _size(s.entry.model.n_params) or s.label for s in runs}
+    parts, found = [], []
+    for cell, models in across.cells(runs).items():
+        if len(models) < 2:
+            continue
+        shares = across.item_shares(models)
+        failed = [x.item_id for x in shares if not x.right]
+        split = across.splits(shares, families, "family") + across.splits(shares, sizes, "size")
+        found.append(f"{cell[0]} {cell[1]}: {len(failed)} of {len(shares)} items every model fails.")
+        body = [[x.item_id, len(x.right), len(x.right) + len(x.wrong), f"{x.share:.2f}", ", ".join(x.right)]
+                for x in shares]
+        parts.append(f"### Items across models: {cell[0]}, {cell[1]}\n\n"
+                     + markdown_table(["Item", "Models right", "Models graded", "Share right", "Right"], body)
+                     + f"\nItems every model fails ({len(failed)}): {', '.join(failed) or 'none'}.\n")
+        if split:
+            parts.append(f"### Items that split families or sizes: {cell[0]}, {cell[1]}\n\n" + markdown_table(
+                ["Item", "By", "All right", "All wrong"], [[x.item_id, x.by, x.right, x.wrong] for x in split]))
+    return ("\n".join(parts) or "Items across models need two models on a condition.\n"), found
+
+
+def agreement_text(runs: Sequence[StudyRun]) -> str:
+    """Per cell, the matrix of pairwise Cohen's kappa between the models' labels."""
+    parts = []
+    for cell, models in across.cells(runs).items():
+        if len(models) < 2:
+            continue
+        k = across.agreement(models)
+        names = list(models)
+        body = [[a, *("–" if k[(a, b)][0] is None else f"{k[(a, b)][0]:.2f}" for b in names)] for a in names]
+        parts.append(f"### Agreement: {cell[0]}, {cell[1]}\n\n" + markdown_table(["Model", *names], body))
+    note = ("\nCohen's kappa between two models' labels (UNPARSED is a label) over the items both answered "
+            "without a backend error; – where chance agreement is total.\n")
+    return ("\n".join(parts) + note) if parts else "Agreement needs two models on a condition.\n"
+
+
+def competence_text(runs: Sequence[StudyRun]) -> str:
+    """Competence against performance per model, smallest model first, where a suite has both."""
+    ordered = sorted(runs, key=lambda s: (s.entry.model.family, s.entry.model.n_params or 0.0,
+                                          s.entry.model.step or 0))
+    rows = [replace(r, model=s.label) for s in ordered for r in s.run.rows]
+    try:
+        joined = competence.competence_performance(rows)
+    except LingdiagError as e:
+        return f"Not joined: {e}\n"
+    return competence.to_markdown(joined) if joined else \
+        "No suite of the study ran both a generated and a log-likelihood (competence) condition.\n"
+
+
+def failures_text(rows: Sequence[GridRow], runs: Sequence[StudyRun], unreadable: Sequence[str]) -> str:
+    """Runs not done (with why), runs that could not be read, and conditions not interpretable."""
+    lines = [f"- {r.model} × {r.suite}: {r.status}, {r.items_done}/{r.items_total} items"
+             + (f" ({r.reason})" if r.reason else "") for r in rows if r.status != "done"]
+    lines += [f"- unreadable: {u}" for u in unreadable]
+    lines += [f"- {d.model} × {d.suite}, {d.condition}: not interpretable ({d.reason})"
+              for d in degenerate([s.run for s in runs])]
+    lines += [f"- {s.label} × {s.entry.suite}: {n} item(s) failed in the backend"
+              for s in runs if (n := sum(r.error is not None for r in s.run.records))]
+    return "\n".join(lines) + "\n" if lines else "Every run finished and every condition is interpretable.\n"
+
+
+def sections(out: Path, *, seed: int = 0) -> tuple[list[Section], list[StudyRun]]:
+    """The study report's sections, findings first, and the runs they read."""
+    state, rows, runs, unreadable = load(out)
+    curves, curve_found = curves_text(runs)
+    paired_text, paired_found = adjacent_text(runs, seed)
+    items, items_found = items_text(runs)
+    failures = failures_text(rows, runs, unreadable)
+    done = sum(r.status == "done" for r in rows)
+    found = [f"{done} of {len(rows)} runs done."] + curve_found + paired_found + items_found
+    if "Every run finished" not in failures:
+        found.append("Some runs failed, are unfinished or not interpretable: see 'Not interpretable or failed'.")
+    return [
+        Section("study-findings", "Findings", "\n".join(f"- {f}" for f in found) + "\n"),
+        Section("study-grid", "Runs", grid_text(rows)),
+        Section("study-accuracy", "Models × conditions", accuracy_text(runs)),
+        Section("study-curves", "Learning curves", curves, curve_figures(runs)),
+        Section("study-adjacent", "Adjacent sizes and checkpoints", paired_text),
+        Section("study-mixed", "Mixed model over all models", mixed_text(runs)),
+        Section("study-items", "Items across models", items),
+        Section("study-agreement", "Agreement between models", agreement_text(runs)),
+        Section("study-competence", "Competence and performance", competence_text(runs)),
+        Section("study-failed", "Not interpretable or failed", failures),
+    ], runs
+
+
+def write_report(out: Path, html: Path | None = None, tables_dir: Path | None = None, *, seed: int = 0) -> list[Path]:
+    """Write the HTML page and/or the Markdown and LaTeX tables of the study in ``out``; the files written."""
+    found, runs = sections(out, seed=seed)
+    state = read_state(out)
+    assert state is not None
+    written = []
+    if html is not None:
+        if Path(html).is_dir():
+            raise ConfigError(f"--html {html}: a directory; give a file name such as {Path(html) / 'study.html'}")
+        loaded = [s.run for s in runs]
+        families = {s.run.model: s.entry.model.family for s in runs}
+        make_dir(Path(html).parent)
+        write_atomic(html, render_html(tables(loaded), loaded, families, found, f"lingdiag study: {state.name}"))
+        written.append(Path(html))
+    if tables_dir is not None:
+        make_dir(tables_dir)
+        text = "\n".join(f"## {s.title}\n\n{s.text}" for s in found)
+        for name, body in (("study.md", text), ("study.tex", markdown_to_latex(text))):
+            write_atomic(Path(tables_dir) / name, body)
+            written.append(Path(tables_dir) / name)
+    return written
