@@ -162,3 +162,42 @@ def chromium_path() -> str:
     if path is None:
         pytest.fail("chromium is not installed: `make test` installs it (apt-get install chromium)")
     return path
+
+
+def study_backend(config: Any) -> Any:
+    """A deterministic stand-in model per spec for study tests (``load=`` of ``run_study``): its
+    answers and log-likelihoods hash the spec with the request, so models differ and repeat.
+    A spec starting with ``broken`` fails to load."""
+    import zlib
+
+    from lingdiag.models.mock import MockBackend
+
+    spec = config.model
+    if spec.startswith("broken"):
+        raise RuntimeError(f"cannot load {spec}")
+
+    def h(text: str) -> int:
+        return zlib.crc32(f"{spec}|{text}".encode())
+
+    return MockBackend(generate_fn=lambda r: ("True", "False", "Unknown")[h(str(r.prompt or r.messages)) % 3],
+                       loglik_fn=lambda r: -float(h(r.context + r.continuation) % 1000) / 10, name=spec)
+
+
+def tiny_checkpoints(root: Path, steps: Sequence[int] = (1, 2, 3)) -> list[Path]:
+    """A randomly initialised tiny Llama with the embedded SmolLM2's tokenizer, saved with
+    ``save_pretrained`` once per step (each from its own seed, so the steps score differently)."""
+    import torch
+    from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
+
+    tokenizer = AutoTokenizer.from_pretrained(smollm2_dir())
+    out = []
+    for step in steps:
+        torch.manual_seed(step)
+        config = LlamaConfig(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                             num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=512,
+                             bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id)
+        target = root / f"step{step}"
+        LlamaForCausalLM(config).save_pretrained(target)
+        tokenizer.save_pretrained(target)
+        out.append(target)
+    return out

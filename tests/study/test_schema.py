@@ -1,0 +1,72 @@
+"""The study file: what it accepts, and one-line errors naming the file and the field."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from lingdiag.errors import ConfigError
+from lingdiag.study.schema import load_study, parse_size
+
+GOOD = """
+name: s
+models:
+  - {spec: smollm2-135m, family: SmolLM2, size: 135M}
+  - name: tiny
+    checkpoints:
+      - {path: ckpt/step1, step: 1}
+      - {spec: "hf:org/m@step2", tokens: 2e6}
+suites:
+  - {suite: imperfective, dataset: data.json, axes: {strategy: zero-shot}, limit: 5}
+  - {suite: minimal-pairs, dataset: "pairs/{language}.jsonl", languages: [en, fr]}
+"""
+
+
+def _write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "study.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_a_good_file_reads_with_sizes_axes_and_relative_paths(tmp_path: Path) -> None:
+    study = load_study(_write(tmp_path, GOOD))
+    assert study.models[0].parameters == 135e6
+    assert study.suites[0].axes == {"strategy": ["zero-shot"]}
+    assert study.resolve("data.json") == str(tmp_path / "data.json")
+    assert study.resolve("imperfective") == "imperfective"
+    assert study.retries == 2 and study.where.executor == "here"
+
+
+@pytest.mark.parametrize(("value", "expected"), [("135M", 135e6), ("1.7B", 1.7e9), (360_000_000, 3.6e8), ("3e8", 3e8)])
+def test_sizes(value: object, expected: float) -> None:
+    assert parse_size(value) == expected
+
+
+@pytest.mark.parametrize(("change", "field", "words"), [
+    (("family: SmolLM2", "famly: SmolLM2"), "models.0.famly", "unknown key"),
+    (("size: 135M", "size: big"), "models.0.size", "a size is a number"),
+    (("{path: ckpt/step1, step: 1}", "{path: ckpt/step1}"), "models.1.checkpoints.0", "step or tokens"),
+    (("{path: ckpt/step1, step: 1}", "{path: a, spec: b, step: 1}"), "models.1.checkpoints.0", "exactly one"),
+    (("languages: [en, fr]", "languages: []"), "suites.1", "needs languages"),
+    (("limit: 5", "limit: 0"), "suites.0.limit", "greater than or equal to 1"),
+    (("name: s", "name: s\nretries: 99"), "retries", "less than or equal to 10"),
+])
+def test_errors_are_one_line_naming_file_and_field(tmp_path: Path, change: tuple[str, str], field: str,
+                                                   words: str) -> None:
+    path = _write(tmp_path, GOOD.replace(*change))
+    with pytest.raises(ConfigError) as e:
+        load_study(path)
+    message = str(e.value)
+    assert "\n" not in message and str(path) in message and field in message and words in message
+
+
+def test_not_a_file_not_yaml_and_base_from_text(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="no such file"):
+        load_study(tmp_path / "missing.yaml")
+    with pytest.raises(ConfigError, match="line 2, column 1: not valid YAML"):
+        load_study(_write(tmp_path, "models: [\n"))
+    with pytest.raises(ConfigError, match="field 'base'"):
+        load_study(_write(tmp_path, GOOD + "base: /etc\n"))
+    with pytest.raises(ConfigError, match="mapping"):
+        load_study(_write(tmp_path, "- a\n"))
