@@ -1,0 +1,99 @@
+"""Running a study: one model load for all its suites, a finished run never redone (its model
+never loaded), a partial run resumed, a failed one retried a bounded number of times with its
+reason kept, a changed plan refused."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import study_backend
+
+from lingdiag.config import RunConfig
+from lingdiag.errors import RunError
+from lingdiag.rundir import RunStore
+from lingdiag.study.execute import run_study
+from lingdiag.study.schema import StudyFile
+from lingdiag.study.state import read_state
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "suites"
+
+
+def _study(tmp_path: Path, models: list[dict[str, Any]], retries: int = 1) -> StudyFile:
+    return StudyFile.model_validate({
+        "models": models, "retries": retries, "base": tmp_path,
+        "suites": [{"suite": str(EXAMPLES / "agreement-pairs.yaml"), "name": "pairs"},
+                   {"suite": "imperfective", "dataset": str(EXAMPLES / "imperfective-nli-sample.json"),
+                    "axes": {"strategy": "zero-shot"}, "limit": 6, "name": "nli"}]})
+
+
+class Loads:
+    """``load=`` that counts loads and the requests each model served."""
+
+    def __init__(self) -> None:
+        self.loaded: list[str] = []
+        self.backends: list[Any] = []
+
+    def __call__(self, config: RunConfig) -> Any:
+        self.loaded.append(config.model)
+        backend = study_backend(config)
+        self.backends.append(backend)
+        return backend
+
+
+@pytest.fixture(autouse=True)
+def _own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LINGDIAG_CACHE", str(tmp_path / "cache"))  # a cached answer would hide a redone run
+
+
+def test_one_load_per_model_and_nothing_redone(tmp_path: Path) -> None:
+    study, out, loads = _study(tmp_path, [{"spec": "a"}, {"spec": "b"}]), tmp_path / "out", Loads()
+    state = run_study(study, out, load=loads)
+    assert loads.loaded == ["a", "b"]
+    assert [e.state.status for e in state.runs] == ["done"] * 4
+    assert [e.state.items_done for e in state.runs] == [16, 6, 16, 6]
+    before = {e.key: (e.directory(out) / "items.jsonl").stat().st_mtime_ns for e in state.runs}
+    again = Loads()
+    run_study(study, out, load=again)
+    assert again.loaded == []  # every run finished: no model is even loaded
+    assert {e.key: (e.directory(out) / "items.jsonl").stat().st_mtime_ns for e in state.runs} == before
+    assert read_state(out) is not None
+
+
+def test_a_partial_run_resumes_where_it_stopped(tmp_path: Path) -> None:
+    study, out = _study(tmp_path, [{"spec": "a"}]), tmp_path / "out"
+    run_study(study, out, load=Loads())
+    run_dir = out / "runs" / "a" / "pairs"
+    finished = (run_dir / "items.jsonl").read_text()
+    (run_dir / "items.jsonl").write_text("".join(finished.splitlines(keepends=True)[:10]))
+    (run_dir / "metrics.json").unlink()
+    loads = Loads()
+    state = run_study(study, out, load=loads)
+    assert loads.loaded == ["a"]
+    assert state.runs[0].state.status == "done" and len(RunStore(run_dir).load_records()) == 16
+    assert (run_dir / "items.jsonl").read_text() == finished  # the resumed run's records, byte for byte
+
+
+def test_a_failed_model_is_retried_a_bounded_number_of_times(tmp_path: Path) -> None:
+    study, out = _study(tmp_path, [{"spec": "broken-x"}, {"spec": "a"}], retries=1), tmp_path / "out"
+    tries = []
+    for _ in range(3):
+        loads = Loads()
+        state = run_study(study, out, load=loads)
+        tries.append(loads.loaded)
+    assert tries == [["broken-x", "a"], ["broken-x"], []]  # two failed attempts (retries 1), then given up
+    broken = state.runs[0].state
+    assert (broken.status, broken.attempts) == ("failed", 2)
+    assert broken.reason == "model broken-x did not load: RuntimeError: cannot load broken-x"
+    assert [e.state.status for e in state.runs[2:]] == ["done", "done"]
+
+
+def test_a_changed_plan_is_refused(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    run_study(_study(tmp_path, [{"spec": "a"}]), out, load=Loads())
+    changed = StudyFile.model_validate({**_study(tmp_path, [{"spec": "a"}]).model_dump(), "seed": 7,
+                                        "base": tmp_path})
+    with pytest.raises(RunError, match="run 'a/pairs' of the study directory was planned with another "
+                                       "configuration \\(differs in: seed\\)"):
+        run_study(changed, out, load=Loads())

@@ -1,0 +1,68 @@
+"""The planner: one run per model (or checkpoint) × suite (× language), unique directories,
+every run planned (data read) before a model loads, and planning 50 runs in seconds."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from lingdiag.errors import ConfigError, DatasetError
+from lingdiag.study.execute import check_plan
+from lingdiag.study.plan import plan_study
+from lingdiag.study.schema import StudyFile
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "suites"
+
+
+def _study(tmp_path: Path, **extra: object) -> StudyFile:
+    data = {"models": [{"spec": "m1", "family": "F", "size": "135M"},
+                       {"name": "tiny", "checkpoints": [{"path": "ck/s1", "step": 1}, {"path": "ck/s2", "step": 2}]}],
+            "suites": [{"suite": str(EXAMPLES / "agreement-pairs.yaml")},
+                       {"suite": "imperfective", "dataset": str(EXAMPLES / "imperfective-nli-sample.json"),
+                        "axes": {"strategy": "zero-shot"}, "limit": 4}], **extra}
+    return StudyFile.model_validate({**data, "base": tmp_path})
+
+
+def test_every_model_and_checkpoint_meets_every_suite(tmp_path: Path) -> None:
+    runs = plan_study(_study(tmp_path))
+    assert [r.key for r in runs] == ["m1/agreement-pairs", "m1/imperfective-imperfective-nli-sample",
+                                     "tiny_step1/agreement-pairs", "tiny_step1/imperfective-imperfective-nli-sample",
+                                     "tiny_step2/agreement-pairs", "tiny_step2/imperfective-imperfective-nli-sample"]
+    ckpt = runs[2]
+    assert ckpt.config.model == f"hf:{tmp_path / 'ck/s1'}" and ckpt.model.base == "tiny" and ckpt.model.step == 1
+    assert runs[1].config.axes == {"strategy": ["zero-shot"]} and runs[1].config.limit == 4
+    assert runs[0].model.n_params == 135e6 and runs[0].model.family == "F"
+    assert check_plan(runs)["m1/imperfective-imperfective-nli-sample"] == 4
+
+
+def test_languages_are_one_run_each(tmp_path: Path) -> None:
+    for lang in ("en", "fr"):
+        (tmp_path / f"{lang}.jsonl").write_text((EXAMPLES / "agreement-pairs.jsonl").read_text())
+    study = _study(tmp_path, suites=[{"suite": "minimal-pairs", "dataset": "{language}.jsonl",
+                                      "languages": ["en", "fr"], "name": "pairs"}])
+    runs = plan_study(study)
+    assert [(r.key, r.language, Path(r.config.dataset).name) for r in runs[:2]] == [
+        ("m1/pairs-en", "en", "en.jsonl"), ("m1/pairs-fr", "fr", "fr.jsonl")]
+
+
+def test_two_runs_in_one_directory_are_refused(tmp_path: Path) -> None:
+    study = _study(tmp_path, models=[{"spec": "m1"}, {"spec": "m2", "name": "m1"}])
+    with pytest.raises(ConfigError, match="planned twice"):
+        plan_study(study)
+
+
+def test_bad_data_is_named_with_its_run_before_any_model_loads(tmp_path: Path) -> None:
+    study = _study(tmp_path, suites=[{"suite": "imperfective", "dataset": str(tmp_path / "missing.json")}])
+    with pytest.raises(DatasetError, match="run m1/imperfective-missing"):
+        check_plan(plan_study(study))
+
+
+def test_fifty_runs_plan_in_seconds(tmp_path: Path) -> None:
+    study = _study(tmp_path, models=[{"spec": f"m{k}"} for k in range(25)])
+    started = time.perf_counter()
+    runs = plan_study(study)
+    check_plan(runs)
+    assert len(runs) == 50
+    assert time.perf_counter() - started < 10
