@@ -1,0 +1,113 @@
+"""The study report in Chromium: the grid, the learning curve over three checkpoints, items
+across models and the agreement matrix, each with its numbers recomputed here from the run
+records; a hostile model name stays text; the Markdown and LaTeX tables are written."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import chromium_path, study_backend
+
+from lingdiag.rundir import RunStore
+from lingdiag.study.execute import run_study
+from lingdiag.study.report import write_report
+from lingdiag.study.schema import StudyFile
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "suites"
+HOSTILE = "<img src=x onerror=alert(1)>|x"
+CELL = "pairs, simple/lingdiag"
+
+ROWS = """(title) => {
+  const h = [...document.querySelectorAll('h4')].find(x => x.textContent === title);
+  if (!h) return null;
+  let t = h.nextElementSibling;
+  while (t && t.tagName !== 'TABLE') t = t.nextElementSibling;
+  return [...t.querySelectorAll('tbody tr')].map(r => [...r.children].map(c => c.textContent));
+}"""
+
+
+@pytest.fixture(scope="module")
+def study(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    tmp = tmp_path_factory.mktemp("study")
+    spec = StudyFile.model_validate({
+        "name": "report-test", "base": tmp,
+        "models": [{"spec": "a", "family": "F", "size": "135M"}, {"spec": "b", "family": "F", "size": "360M"},
+                   {"spec": "c", "name": HOSTILE, "family": "G", "size": "1B"},
+                   {"name": "tiny", "family": "T", "checkpoints": [{"spec": f"t{k}", "step": k * 100}
+                                                                   for k in (1, 2, 3)]}],
+        "suites": [{"suite": str(EXAMPLES / "agreement-pairs.yaml"), "name": "pairs"}]})
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("LINGDIAG_CACHE", str(tmp / "cache"))
+        run_study(spec, tmp / "out", load=study_backend)
+    write_report(tmp / "out", tmp / "report.html", tmp / "tables")
+    return tmp
+
+
+def _records(study: Path, key: str) -> dict[str, Any]:
+    return {r.item_id: r for r in RunStore(study / "out" / "runs" / key / "pairs").load_records()}
+
+
+def _kappa(a: list[str], b: list[str]) -> float:
+    """Cohen's kappa from the confusion counts (written apart from the library's)."""
+    n = len(a)
+    pairs = Counter(zip(a, b, strict=True))
+    labels = set(a) | set(b)
+    po = sum(pairs[(x, x)] for x in labels) / n
+    pe = sum(sum(pairs[(x, y)] for y in labels) * sum(pairs[(y, x)] for y in labels) for x in labels) / n / n
+    return (po - pe) / (1 - pe)
+
+
+KEYS = {"a": "a", "b": "b", HOSTILE: "img_src_x_onerror_alert_1___x", "tiny@step100": "tiny_step100",
+        "tiny@step200": "tiny_step200", "tiny@step300": "tiny_step300"}
+
+
+def test_report_in_chromium(study: Path) -> None:
+    playwright = pytest.importorskip("playwright.sync_api")
+    records = {m: _records(study, k) for m, k in KEYS.items()}
+    with playwright.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium_path(), args=["--no-sandbox"])
+        page = browser.new_page()
+        errors: list[str] = []
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.goto((study / "report.html").as_uri())
+        grid = page.eval_on_selector_all("#study-grid tbody tr", "rs => rs.map(r => [...r.children].map(c => c.textContent))")
+        assert [(r[0], r[1], r[2], r[3]) for r in grid] == [(m, "pairs", "done", "16/16") for m in KEYS]
+        curve = page.evaluate(ROWS, f"tiny: {CELL}")
+        expected = []
+        for step in (100, 200, 300):
+            rs = records[f"tiny@step{step}"].values()
+            expected.append([f"tiny@step{step}", str(step), f"{sum(bool(r.correct) for r in rs) / len(rs):.3f}"])
+        assert [[r[0], r[1], r[3]] for r in curve] == expected
+        assert page.eval_on_selector("#study-curves img", "i => i.complete && i.naturalWidth") > 0
+        items = page.evaluate(ROWS, f"Items across models: {CELL}")
+        assert len(items) == 16
+        for row in items:
+            right = [m for m in KEYS if records[m][row[0]].correct]
+            assert row[1:3] == [str(len(right)), str(len(KEYS))] and row[4] == ", ".join(right)
+        never = [i for i in records["a"] if not any(records[m][i].correct for m in KEYS)]
+        assert f"Items every model fails ({len(never)})" in page.inner_text("#study-items")
+        matrix = page.evaluate(ROWS, f"Agreement: {CELL}")
+        assert [r[0] for r in matrix] == list(KEYS)
+        for row in matrix:
+            for other, cell in zip(KEYS, row[1:], strict=True):
+                ids = list(records[row[0]])
+                want = _kappa([records[row[0]][i].label for i in ids], [records[other][i].label for i in ids])
+                assert cell == f"{want:.2f}"
+        assert page.locator("img[src=x]").count() == 0 and HOSTILE in page.inner_text("#study-grid")
+        assert page.inner_text("h1") == "lingdiag study: report-test"
+        assert not errors
+        browser.close()
+
+
+def test_tables_as_markdown_and_latex(study: Path) -> None:
+    md = (study / "tables" / "study.md").read_text()
+    assert md.startswith("## Findings") and "## Learning curves" in md and "## Agreement between models" in md
+    tex = (study / "tables" / "study.tex").read_text()
+    assert "\\begin{tabular}" in tex
+    row = next(line for line in tex.splitlines() if "onerror" in line)
+    assert row.count(" & ") == 5  # the name's "|" stays inside its cell
+    assert json.loads((study / "out" / "study.json").read_text())["name"] == "report-test"
