@@ -74,7 +74,8 @@ def test_report_in_chromium(study: Path) -> None:
         errors: list[str] = []
         page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
         page.goto((study / "report.html").as_uri())
-        grid = page.eval_on_selector_all("#study-grid tbody tr", "rs => rs.map(r => [...r.children].map(c => c.textContent))")
+        grid = page.eval_on_selector_all("#study-grid tbody tr",
+                                         "rs => rs.map(r => [...r.children].map(c => c.textContent))")
         assert [(r[0], r[1], r[2], r[3]) for r in grid] == [(m, "pairs", "done", "16/16") for m in KEYS]
         curve = page.evaluate(ROWS, f"tiny: {CELL}")
         expected = []
