@@ -164,7 +164,7 @@ def mixed_text(runs: Sequence[StudyRun]) -> str:
                  f"[{e.ci95[0]:+.3f}, {e.ci95[1]:+.3f}]"] for e in fitted.effects]
         parts.append(markdown_table(["Suite", "Condition", "Baseline", "Log-odds", "Odds ratio", "95% CI"], rows)
                      + f"\n{fitted.formula}; {fitted.n} records, {fitted.n_items} items, {fitted.n_models} models.\n")
-    return "\n".join(parts) + "\n"
+    return "\n".join(parts) + "\n" if parts else "No finished run to fit.\n"
 
 
 def items_text(runs: Sequence[StudyRun]) -> tuple[str, list[str]]:

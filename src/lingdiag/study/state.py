@@ -124,7 +124,8 @@ def read_state(out: Path, *, missing_ok: bool = False) -> StudyState | None:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise RunError(f"{path}: damaged ({e}); `lingdiag study run` rewrites it from the study file") from None
+        raise RunError(f"{path}: damaged ({e}); move it aside and run `lingdiag study run` again "
+                       "(finished runs are found from their directories)") from None
     try:
         return StudyState.model_validate(data)
     except ValidationError as e:
