@@ -97,3 +97,22 @@ def test_a_changed_plan_is_refused(tmp_path: Path) -> None:
     with pytest.raises(RunError, match="run 'a/pairs' of the study directory was planned with another "
                                        "configuration \\(differs in: seed\\)"):
         run_study(changed, out, load=Loads())
+
+
+@pytest.mark.slow
+def test_runs_as_jobs_of_the_submit_executors(tmp_path: Path) -> None:
+    from helpers import tiny_checkpoints
+
+    tiny_checkpoints(tmp_path / "ckpt", steps=(1,))
+    study = StudyFile.model_validate({
+        "models": [{"name": "tiny", "checkpoints": [{"path": "ckpt/step1", "step": 1}]}], "base": tmp_path,
+        "suites": [{"suite": str(EXAMPLES / "agreement-pairs.yaml"), "name": "pairs"}],
+        "where": {"executor": "local", "time_min": 10}})
+    notes: list[str] = []
+    state = run_study(study, tmp_path / "out", say=notes.append)
+    assert state.runs[0].state.status == "done", state.runs[0].state.reason
+    assert any(n.startswith("run tiny_step1/pairs: job ") for n in notes)
+    assert list((tmp_path / "out" / "jobs").iterdir())  # submitit's job logs
+    notes.clear()
+    run_study(study, tmp_path / "out", say=notes.append)
+    assert not any("job" in n for n in notes)  # finished: nothing submitted again
