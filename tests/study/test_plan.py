@@ -66,3 +66,10 @@ def test_fifty_runs_plan_in_seconds(tmp_path: Path) -> None:
     check_plan(runs)
     assert len(runs) == 50
     assert time.perf_counter() - started < 10
+
+
+def test_a_study_of_too_many_runs_is_refused_before_planning(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LINGDIAG_MAX_STUDY_RUNS", "5")
+    with pytest.raises(ConfigError, match="the study plans 6 runs; the limit is 5 runs; raise it with "
+                                          "LINGDIAG_MAX_STUDY_RUNS=N"):
+        plan_study(_study(tmp_path))

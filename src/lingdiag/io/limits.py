@@ -45,6 +45,8 @@ class Limit:
 
 MAX_CONDITIONS = Limit("LINGDIAG_MAX_CONDITIONS", 1000, "conditions")
 """Conditions one suite file may expand to (the product of its axes' value counts)."""
+MAX_STUDY_RUNS = Limit("LINGDIAG_MAX_STUDY_RUNS", 10_000, "runs")
+"""Runs one study file may plan (models and checkpoints × suites and languages)."""
 TEMPLATE_CHARS = Limit("LINGDIAG_TEMPLATE_MAX_CHARS", 1_000_000, "characters of template output")
 """Characters one rendering of a suite-file or chat template may write."""
 TEMPLATE_SECONDS = Limit("LINGDIAG_TEMPLATE_SECONDS", 5, "seconds per template rendering")

@@ -15,6 +15,7 @@ from typing import Any
 
 from lingdiag.config import RunConfig
 from lingdiag.errors import ConfigError
+from lingdiag.io.limits import MAX_STUDY_RUNS
 from lingdiag.study.schema import LANGUAGE, Checkpoint, ModelEntry, StudyFile, SuiteEntry
 
 RUNS = "runs"
@@ -109,6 +110,9 @@ def plan_study(study: StudyFile) -> list[PlannedRun]:
     Raises:
         ConfigError: two runs would share a directory, or a run's configuration is invalid.
     """
+    n = sum(bool(m.spec) + len(m.checkpoints) for m in study.models) * sum(len(s.languages) or 1 for s in study.suites)
+    if n > MAX_STUDY_RUNS.value:
+        raise ConfigError(f"the study plans {n} runs; {MAX_STUDY_RUNS.how_to_raise()}")
     runs: list[PlannedRun] = []
     seen: dict[str, str] = {}
     for m, entry in enumerate(study.models):
