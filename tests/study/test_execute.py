@@ -116,3 +116,12 @@ def test_runs_as_jobs_of_the_submit_executors(tmp_path: Path) -> None:
     notes.clear()
     run_study(study, tmp_path / "out", say=notes.append)
     assert not any("job" in n for n in notes)  # finished: nothing submitted again
+
+
+def test_credentials_reach_the_model_and_never_study_json(tmp_path: Path) -> None:
+    spec = "openai:m@http://127.0.0.1:9/v1?api_key=SECRET"
+    loads = Loads()
+    run_study(_study(tmp_path, [{"spec": spec}]), tmp_path / "out", load=loads)
+    assert loads.loaded == [spec]
+    assert "SECRET" not in (tmp_path / "out" / "study.json").read_text()
+    assert not [p for p in (tmp_path / "out").rglob("*") if "SECRET" in p.name]

@@ -12,6 +12,7 @@ executors, which load the model per job.
 from __future__ import annotations
 
 import gc
+import json
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -30,6 +31,8 @@ from lingdiag.study.state import RunEntry, StudyState, merged, read_state, write
 
 Loader = Callable[[RunConfig], Backend]
 Say = Callable[[str], None]
+Configs = dict[str, RunConfig]
+"""Run key → its planned configuration (``study.json`` holds it with URL credentials redacted)."""
 
 
 def reason(e: BaseException) -> str:
@@ -54,9 +57,8 @@ def check_plan(runs: Sequence[PlannedRun]) -> dict[str, int]:
     return counts
 
 
-def _record(entry: RunEntry, out: Path, started: float, error: str | None) -> None:
+def _record(entry: RunEntry, config: RunConfig, out: Path, started: float, error: str | None) -> None:
     """Update ``entry`` after an attempt: done if finished, else failed with its reason."""
-    config = RunConfig.model_validate(entry.config)
     where = entry.directory(out)
     records = RunStore(where).load_records() if where.is_dir() else []
     entry.state.items_done = len({(r.condition, r.item_id) for r in records if r.error is None})
@@ -69,70 +71,72 @@ def _record(entry: RunEntry, out: Path, started: float, error: str | None) -> No
     entry.state.reason = error or f"{failed_items} items failed in the backend; running the study again retries them"
 
 
-def _todo(state: StudyState, out: Path) -> list[RunEntry]:
+def _todo(state: StudyState, configs: Configs, out: Path) -> list[RunEntry]:
     """The runs to attempt: not finished, and not failed more than ``retries`` times."""
     todo = []
     for entry in state.runs:
-        if finished(RunConfig.model_validate(entry.config), entry.directory(out)):
+        if finished(configs[entry.key], entry.directory(out)):
             entry.state.status, entry.state.reason = "done", None
         elif entry.state.status != "failed" or entry.state.attempts <= state.retries:
             todo.append(entry)
     return todo
 
 
-def _here(state: StudyState, out: Path, load: Loader, progress: Callable[[RunEntry], Progress | None],
-          say: Say) -> None:
+def _here(state: StudyState, configs: Configs, out: Path, load: Loader,
+          progress: Callable[[RunEntry], Progress | None], say: Say) -> None:
     by_model: dict[str, list[RunEntry]] = {}
-    for entry in _todo(state, out):
-        by_model.setdefault(entry.model.spec, []).append(entry)
+    for entry in _todo(state, configs, out):  # one load serves the runs of one spec with the same provider options
+        loading = {k: entry.config.get(k) for k in ("model", "model_options", "batch_tokens", "trust_remote_code")}
+        by_model.setdefault(json.dumps(loading, sort_keys=True, default=str), []).append(entry)
     write_state(out, state)
-    for spec, entries in by_model.items():
-        first = RunConfig.model_validate(entries[0].config)
+    for entries in by_model.values():
+        first = configs[entries[0].key]  # the planned config: a URL's credentials are redacted in study.json
+        spec = entries[0].model.spec
         started = time.monotonic()
         say(f"loading {entries[0].model.label} for {len(entries)} run(s)")
         try:
             backend = cached(load(first))
         except Exception as e:  # noqa: BLE001 - a model that will not load fails its runs, not the study
             for entry in entries:
-                _record(entry, out, started, f"model {spec} did not load: {reason(e)}")
+                _record(entry, configs[entry.key], out, started, f"model {spec} did not load: {reason(e)}")
             write_state(out, state)
             continue
         for entry in entries:
-            _attempt(entry, out, backend, progress(entry), say)
+            _attempt(entry, configs[entry.key], out, backend, progress(entry), say)
             write_state(out, state)
         del backend
         gc.collect()  # the weights go before the next model loads
 
 
-def _attempt(entry: RunEntry, out: Path, backend: Backend, progress: Progress | None, say: Say) -> None:
+def _attempt(entry: RunEntry, config: RunConfig, out: Path, backend: Backend, progress: Progress | None,
+             say: Say) -> None:
     started, error = time.monotonic(), None
     say(f"run {entry.key}")
     try:
-        run(RunConfig.model_validate(entry.config), entry.directory(out), backend=backend, cache=False,
-            progress=progress)
+        run(config, entry.directory(out), backend=backend, cache=False, progress=progress)
     except Exception as e:  # noqa: BLE001 - one run's failure is recorded; the study goes on
         error = reason(e)
-    _record(entry, out, started, error)
+    _record(entry, config, out, started, error)
     if entry.state.status == "failed":
         say(f"run {entry.key} failed (attempt {entry.state.attempts}): {entry.state.reason}")
 
 
-def _jobs(state: StudyState, out: Path, where: Where, say: Say) -> None:
+def _jobs(state: StudyState, configs: Configs, out: Path, where: Where, say: Say) -> None:
     """Each run as one job of a ``submit`` executor (a SLURM array, local processes, Ray tasks)."""
-    todo = _todo(state, out)
+    todo = _todo(state, configs, out)
     write_state(out, state)
     if not todo:
         return
     resources = Resources(cpus_per_task=where.cpus_per_task, gpus_per_task=where.gpus_per_task,
                           time_min=where.time_min, partition=where.partition, python=where.python,
                           address=where.address)
-    tasks = [ShardTask(RunConfig.model_validate(e.config), e.directory(out).resolve(), Path.cwd()) for e in todo]
+    tasks = [ShardTask(configs[e.key], e.directory(out).resolve(), Path.cwd()) for e in todo]
     started = time.monotonic()
     jobs = EXECUTORS.get(where.executor)(tasks, resources, Path(out).resolve() / "jobs")
     for entry, job in zip(todo, jobs, strict=True):
         say(f"run {entry.key}: job {job.id}")
     for entry, job in zip(todo, jobs, strict=True):
-        _record(entry, out, started, job.wait().error)
+        _record(entry, configs[entry.key], out, started, job.wait().error)
         write_state(out, state)
 
 
@@ -153,14 +157,15 @@ def run_study(study: StudyFile, out: Path, *, load: Loader = load_model,
     """
     runs = plan_study(study)
     totals = check_plan(runs)
+    configs = {r.key: r.config for r in runs}
     out = Path(out)
     with RunStore(out).lock():  # one study process per directory
         state = merged(study.name, study.retries, runs, read_state(out, missing_ok=True))
         for entry in state.runs:
             entry.state.items_total = totals[entry.key]
         if study.where.executor == "here":
-            _here(state, out, load, progress, say)
+            _here(state, configs, out, load, progress, say)
         else:
-            _jobs(state, out, study.where, say)
+            _jobs(state, configs, out, study.where, say)
     say(f"{sum(e.state.status == 'done' for e in state.runs)} of {len(state.runs)} runs done")
     return state

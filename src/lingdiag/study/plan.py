@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lingdiag.config import RunConfig
+from lingdiag.config import RunConfig, redact_url_secrets
 from lingdiag.errors import ConfigError
 from lingdiag.io.limits import MAX_STUDY_RUNS
 from lingdiag.study.schema import LANGUAGE, Checkpoint, ModelEntry, StudyFile, SuiteEntry
@@ -43,8 +43,8 @@ class StudyModel:
 
     def to_json(self) -> dict[str, Any]:
         """As ``study.json`` holds it."""
-        return {"label": self.label, "spec": self.spec, "family": self.family, "n_params": self.n_params,
-                "step": self.step, "tokens": self.tokens, "base": self.base}
+        return {"label": self.label, "spec": redact_url_secrets(self.spec), "family": self.family,
+                "n_params": self.n_params, "step": self.step, "tokens": self.tokens, "base": self.base}
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from lingdiag.config import load_config_yaml
+from lingdiag.config import load_config_yaml, redact_url_secrets
 from lingdiag.errors import ConfigError, one_line
 
 MAX_STUDY_BYTES = 1_000_000
@@ -102,8 +102,8 @@ class ModelEntry(BaseModel):
 
     @property
     def label(self) -> str:
-        """The model's name in the study."""
-        return self.name or str(self.spec)
+        """The model's name in the study (a spec's URL credentials never: it names directories)."""
+        return self.name or redact_url_secrets(str(self.spec))
 
     @property
     def parameters(self) -> float | None:
