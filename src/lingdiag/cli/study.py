@@ -14,9 +14,11 @@ from lingdiag.cli.app import app, err
 from lingdiag.cli.options import RUN, json_option, out_option, seed_option
 from lingdiag.errors import ConfigError
 from lingdiag.io.terminal import markup_safe, plain
+from lingdiag.run import Progress
 from lingdiag.study.execute import run_study
 from lingdiag.study.report import write_report
 from lingdiag.study.schema import load_study
+from lingdiag.study.state import RunEntry
 from lingdiag.study.status import grid, summary, to_json
 
 study_app = typer.Typer(no_args_is_help=True, help="Studies: models × sizes × checkpoints × suites, resumable.")
@@ -44,6 +46,13 @@ def _print_grid(out: Path) -> None:
                 f"{s['gave up']} gave up; {s['items_left']} items left, eta {_eta(s['eta_seconds'])}"))
 
 
+def _progress(entry: RunEntry) -> Progress:
+    def line(condition: str, done: int, total: int) -> None:
+        err.print(markup_safe(f"  {entry.key} {condition}: {done}/{total}"))
+
+    return line
+
+
 @study_app.command("run")
 def run_cmd(
     file: Annotated[Path, typer.Argument(help="The study file (YAML): models, suites, retries, where.")],
@@ -54,7 +63,7 @@ def run_cmd(
     where = out or (None if study.out is None else study.base / study.out)
     if where is None:
         raise ConfigError(f"{file}: no study directory: give --out DIR or out: in the study file")
-    state = run_study(study, where, say=lambda line: err.print(markup_safe(line)))
+    state = run_study(study, where, say=lambda line: err.print(markup_safe(line)), progress=_progress)
     _print_grid(where)
     if any(e.state.status != "done" for e in state.runs):
         raise typer.Exit(FAILED_RUNS_EXIT)
