@@ -18,6 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from lingdiag.io.paths import cache_dir
 from lingdiag.run import run
 from lingdiag.study.execute import check_plan, run_study
 from lingdiag.study.plan import plan_study
@@ -40,12 +41,21 @@ def planning(base: Path) -> float:
     return time.perf_counter() - started
 
 
+def _fresh_cache(path: Path, models: Path) -> None:
+    """An empty response cache at ``path``, sharing the converted embedded models (not timed here)."""
+    path.mkdir(parents=True)
+    if models.is_dir():
+        (path / "models").symlink_to(models)
+    os.environ["LINGDIAG_CACHE"] = str(path)
+
+
 def study_vs_singles(models: list[str], limit: int, base: Path) -> tuple[float, float, int]:
-    os.environ["LINGDIAG_CACHE"] = str(base / "cache-study")
+    converted = cache_dir() / "models"
+    _fresh_cache(base / "cache-study", converted)
     started = time.perf_counter()
     state = run_study(_study(models, limit, base), base / "study")
     study = time.perf_counter() - started
-    os.environ["LINGDIAG_CACHE"] = str(base / "cache-singles")
+    _fresh_cache(base / "cache-singles", converted)
     started = time.perf_counter()
     for k, entry in enumerate(plan_study(_study(models, limit, base))):
         run(entry.config, base / "singles" / str(k))
