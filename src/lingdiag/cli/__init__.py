@@ -31,6 +31,7 @@ from lingdiag.cli import (  # noqa: F401  (registers the commands)
     report,
     run,
     suite_file,
+    view,
 )
 from lingdiag.cli.app import app, err, reproduce_app, score_app
 from lingdiag.cli.options import SUITE_TOOLS

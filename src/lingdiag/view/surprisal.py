@@ -1,0 +1,102 @@
+"""Surprisal per token of every text a record scored with per-token log-probabilities
+(``LoglikelihoodRequest.per_token``): each token's surprisal in bits, the SyntaxGym regions it falls in
+(by the same assignment as the scores, :func:`lingdiag.prompts.regions.assign`), and, for a minimal
+pair, the words where the two sentences differ.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from lingdiag.prompts import regions
+from lingdiag.records import ItemRecord
+
+_WORD = re.compile(r"\S+")
+
+
+@dataclass(frozen=True, slots=True)
+class Token:
+    """One scored token."""
+
+    start: int
+    """Its first character in the text (a space the policy put before the text: 0)."""
+    end: int
+    bits: float
+    """Surprisal, ``-log2 p``."""
+    region: int | None
+    """Index of the region it counts in (None: no regions, or none)."""
+    differs: bool
+    """It overlaps a word where the two texts of a minimal pair differ."""
+
+
+@dataclass(frozen=True, slots=True)
+class Scored:
+    """One scored text of a record, token by token."""
+
+    name: str
+    """Its SyntaxGym condition, or ``text N``."""
+    text: str
+    tokens: tuple[Token, ...]
+    regions: tuple[tuple[int, int, str], ...]
+    """``(start, end, region number)`` of each non-empty region (SyntaxGym), else none."""
+
+
+def _per_token(prompt: Any, output: Any) -> tuple[str, list[tuple[int, int]], list[float]] | None:
+    if not (isinstance(prompt, Mapping) and isinstance(output, Mapping)):
+        return None
+    text, spans, lps = prompt.get("continuation"), output.get("token_spans"), output.get("token_logprobs")
+    if not isinstance(text, str) or not isinstance(spans, list) or not isinstance(lps, list) or len(spans) != len(lps):
+        return None
+    return text, [(max(int(a), 0), int(b)) for a, b in spans], [float(v) for v in lps]
+
+
+def _regions(r: ItemRecord, count: int) -> list[tuple[str, regions.Joined, Sequence[str]]] | None:
+    """SyntaxGym's conditions (name, joined regions, region numbers), one per scored text, if the record has them."""
+    conditions, numbers = r.fields.get("conditions"), r.fields.get("region_numbers")
+    if not isinstance(conditions, Mapping) or len(conditions) != count:
+        return None
+    out: list[tuple[str, regions.Joined, Sequence[str]]] = []
+    for name, contents in conditions.items():
+        if not isinstance(contents, list) or not all(isinstance(c, str) for c in contents):
+            return None
+        given = numbers.get(name) if isinstance(numbers, Mapping) else None
+        names = [str(n) for n in given] if isinstance(given, list) and len(given) == len(contents) \
+            else [str(k + 1) for k in range(len(contents))]
+        out.append((str(name), regions.join(contents), names))
+    return out
+
+
+def _differing(a: str, b: str) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """The character spans of the words where ``a`` and ``b`` differ, in each."""
+    wa, wb = list(_WORD.finditer(a)), list(_WORD.finditer(b))
+    matcher = difflib.SequenceMatcher(a=[m.group() for m in wa], b=[m.group() for m in wb], autojunk=False)
+    da: list[tuple[int, int]] = []
+    db: list[tuple[int, int]] = []
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        if op != "equal":
+            da += [m.span() for m in wa[i1:i2]]
+            db += [m.span() for m in wb[j1:j2]]
+    return da, db
+
+
+def scored(r: ItemRecord) -> list[Scored]:
+    """Every text of ``r`` scored with per-token log-probs, in request order (none: an empty list)."""
+    found = [x for x in (_per_token(p, o) for p, o in zip(r.prompts, r.outputs, strict=False)) if x is not None]
+    conditions = _regions(r, len(found))
+    differ = _differing(found[0][0], found[1][0]) if len(found) == 2 and conditions is None else ([], [])
+    out = []
+    for k, (text, spans, lps) in enumerate(found):
+        joined = conditions[k][1] if conditions else None
+        where = regions.assign(joined, spans) if joined is not None and joined.text == text else [None] * len(spans)
+        marks = differ[k] if k < 2 else []
+        tokens = tuple(Token(a, b, -lp / math.log(2), where[n], any(a < e and s < b for s, e in marks))
+                       for n, ((a, b), lp) in enumerate(zip(spans, lps, strict=True)))
+        named = tuple((a, b, conditions[k][2][n]) for n, (a, b) in enumerate(joined.spans) if b > a) \
+            if conditions and joined is not None else ()
+        out.append(Scored(conditions[k][0] if conditions else f"text {k + 1}", text, tokens, named))
+    return out
