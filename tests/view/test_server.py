@@ -25,7 +25,7 @@ from helpers import SRC, chromium_path, lingdiag
 
 from lingdiag.config import RunConfig
 from lingdiag.models.mock import MockBackend
-from lingdiag.records import GenerationRequest
+from lingdiag.records import UNPARSED, GenerationRequest
 from lingdiag.run import evaluate
 from lingdiag.rundir import RunStore
 
@@ -132,7 +132,7 @@ def test_run_list_and_a_filter(server: str, page: Any, root: Path) -> None:
     with page.expect_navigation():
         page.click("button:has-text('filter')")
     outcomes = page.locator("#items tbody tr td:last-child").all_inner_texts()
-    wrong = [r for r in _records(root / "study" / "a") if r["correct"] is False and r["label"] != "UNPARSED"]
+    wrong = [r for r in _records(root / "study" / "a") if r["correct"] is False and r["label"] != UNPARSED]
     assert outcomes == ["wrong"] * len(wrong) and wrong
     _shot(page, "items")
 

@@ -10,7 +10,7 @@ Modules, one per command or group: ``app`` (the typer app and its groups), ``opt
 options every command shares), ``run``, ``cluster`` (``merge``, ``submit``), ``compare``
 (``compare``, ``competence``, ``mixed``), ``data`` (``data fetch|stats|build|audit``),
 ``audit_view``, ``human``, ``cache``, ``score``, ``suite_file`` (``suite check|score``),
-``report``, ``inspect``, ``info`` (``list``, ``models``), ``env``, ``adapt``.
+``report``, ``inspect``, ``info`` (``list``, ``models``), ``env``, ``adapt``, ``view``.
 """
 
 from __future__ import annotations

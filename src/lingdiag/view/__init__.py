@@ -6,5 +6,6 @@
 - ``filters``: which records an items page shows.
 - ``surprisal``: per-token surprisal of a record's scored texts, with regions and differing words.
 - ``pages``: the pages, drawn in the report's shell (:func:`lingdiag.report.html.shell`).
-- ``app``: the routes (starlette, the ``view`` extra) and ``serve``.
+- ``app``: what each page draws from the catalog and the index (``PAGES``).
+- ``server``: the HTTP side (starlette and uvicorn, the ``view`` extra): headers, refusals, ``serve``.
 """
