@@ -99,8 +99,10 @@ def _output_json(r: Response, per_token: bool = False) -> Any:
     return out
 
 
-def _asking_tokens(requests: Sequence[Request]) -> list[Request]:
-    """``requests`` with every log-likelihood request asking for per-token log-probs (``--per-token``)."""
+def _asking_tokens(requests: Sequence[Request], ask: bool) -> Sequence[Request]:
+    """``requests``, with ``ask`` (``--per-token``) every log-likelihood request asking for per-token log-probs."""
+    if not ask:
+        return requests
     return [replace(r, per_token=True) if isinstance(r, LoglikelihoodRequest) else r for r in requests]
 
 
@@ -190,6 +192,12 @@ class Recording:
             return None
         return {"dtype": self.precision.dtype, "per_token_noise": self.precision.per_token,
                 "rescore_fragile": "float32" if self.precision.rescore else None}
+
+
+def _recording(config: RunConfig, backend: Backend) -> Recording:
+    """How ``config``'s run on ``backend`` records: its thinking tags, precision and per-token log-probs."""
+    return Recording(think_tags(config), backend.precision() if isinstance(backend, ReducedPrecision) else None,
+                     config.per_token)
 
 
 def resolve_axes(suite: Suite, selection: dict[str, list[str]]) -> dict[str, list[str]]:
@@ -435,8 +443,7 @@ def _evaluate(config: RunConfig, backend: Backend, store: RunStore, progress: Pr
 
     if suite.source is not None:  # reports read the records with this copy, whatever becomes of the file
         store.write_text(SUITE_COPY, suite.source.text)
-    recording = Recording(think_tags(config), backend.precision() if isinstance(backend, ReducedPrecision) else None,
-                          config.per_token)
+    recording = _recording(config, backend)
     first = replace(first, precision=recording.recorded())
     store.write_meta(meta())
     usage_before = backend.usage() if isinstance(backend, ReportsUsage) else {}
@@ -444,8 +451,7 @@ def _evaluate(config: RunConfig, backend: Backend, store: RunStore, progress: Pr
     for condition in conditions:
         items = p.items[condition.name]
         order += [(condition.name, it.id) for it in items]
-        rendered = {it.id: _asking_tokens(condition.strategy.render(it)) if config.per_token
-                    else condition.strategy.render(it) for it in items}
+        rendered = {it.id: _asking_tokens(condition.strategy.render(it), config.per_token) for it in items}
         named = _policies([r for rs in rendered.values() for r in rs], SCORING_POLICY_AXIS in condition.axes)
         if named:
             policies[condition.name] = named

@@ -154,6 +154,8 @@ def test_compare_counts_equal_lingdiag_compare(server: str, page: Any, root: Pat
     assert f"A right, B wrong: {sum(r['only_a'] for r in expected.values())}" in counts
     first = page.locator(".pair").first.get_attribute("data-kind")
     assert first == "A right, B wrong"  # disagreements first
+    boxes = [page.locator(".pair").first.locator(".side-by-side > div").nth(k).bounding_box() for k in (0, 1)]
+    assert boxes[0]["y"] == boxes[1]["y"] and boxes[0]["x"] < boxes[1]["x"]  # side by side
     _shot(page, "compare")
 
 
@@ -162,7 +164,7 @@ def test_an_item_beside_its_record_in_the_other_run(server: str, page: Any, root
     line = next(k for k, r in enumerate(records_b) if r["outputs"] == [HUGE])
     page.goto(f"{server}item?id=0/study/b&line={line}")
     assert page.locator("#record pre").filter(has_text="xxxxxxxxxx").first.inner_text().startswith(HUGE[:100])
-    others = page.locator("#others .side > div")
+    others = page.locator("#others .side-by-side > div")
     assert others.count() >= 1
     record_a = next(r for r in _records(root / "study" / "a")
                     if r["item_id"] == records_b[line]["item_id"] and r["condition"] == records_b[line]["condition"])
@@ -189,7 +191,11 @@ def test_surprisal_colours_carry_the_records_values(server: str, page: Any, root
     for k, output in enumerate(record["outputs"]):
         bits = [float(x) for x in scored.nth(k).locator(".tok").evaluate_all("ts => ts.map(t => t.dataset.bits)")]
         assert bits == [round(-lp / math.log(2), 6) for lp in output["token_logprobs"]]
-    assert scored.first.locator(".region").count() == len(next(iter(record["fields"]["conditions"].values())))
+    for k in range(scored.count()):  # each text's regions are its own condition's
+        regions = scored.nth(k).locator(".region").all_inner_texts()
+        contents = record["fields"]["conditions"][scored.nth(k).get_attribute("data-name")]
+        assert [r.split(": ", 1)[1] for r in regions] == [c for c in contents if c]
+    scored.first.scroll_into_view_if_needed()
     _shot(page, "surprisal")
 
 

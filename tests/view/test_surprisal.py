@@ -12,20 +12,22 @@ from lingdiag.view.surprisal import scored
 
 def test_syntaxgym_tokens_fall_in_their_regions() -> None:
     record = item_record("1", "pass", "pass")
+    # Stored with sorted keys, while the requests follow the suite's order: matched by text, not position.
     conditions = {"match": ["The", "author", "is"], "mismatch": ["The", "author", "are"]}
     record = replace(record, fields={"conditions": conditions, "region_numbers": {"match": ["1", "2", "3"],
                                                                                  "mismatch": ["1", "2", "7"]}},
-                     prompts=[{"context": "", "continuation": "The author is"},
-                              {"context": "", "continuation": "The author are"}],
-                     outputs=[{"logprob": -6.0, "token_logprobs": [-1.0, -2.0, -3.0],
-                               "token_spans": [[-1, 3], [3, 10], [10, 13]]},
-                              {"logprob": -7.0, "token_logprobs": [-1.0, -2.0, -4.0],
-                               "token_spans": [[0, 3], [3, 10], [10, 14]]}])
+                     prompts=[{"context": "", "continuation": "The author are"},
+                              {"context": "", "continuation": "The author is"}],
+                     outputs=[{"logprob": -7.0, "token_logprobs": [-1.0, -2.0, -4.0],
+                               "token_spans": [[0, 3], [3, 10], [10, 14]]},
+                              {"logprob": -6.0, "token_logprobs": [-1.0, -2.0, -3.0],
+                               "token_spans": [[-1, 3], [3, 10], [10, 13]]}])
     texts = scored(record)
-    assert [t.name for t in texts] == ["match", "mismatch"]
-    assert [round(t.bits, 9) for t in texts[0].tokens] == [round(v / math.log(2), 9) for v in (1.0, 2.0, 3.0)]
-    assert [t.region for t in texts[1].tokens] == [0, 1, 2]
-    assert texts[1].regions[2] == (11, 14, "7")
+    assert [t.name for t in texts] == ["mismatch", "match"]
+    assert [round(t.bits, 9) for t in texts[1].tokens] == [round(v / math.log(2), 9) for v in (1.0, 2.0, 3.0)]
+    assert [t.region for t in texts[0].tokens] == [0, 1, 2]
+    assert texts[0].regions[2] == (11, 14, "7")
+    assert [texts[1].text[a:b] for a, b, _ in texts[1].regions] == ["The", "author", "is"]
     assert not any(t.differs for t in texts[0].tokens)  # regions, not a pair's diff
 
 

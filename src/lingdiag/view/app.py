@@ -5,6 +5,7 @@ path), and the files opened are the run's own (:mod:`.files`). Pages are plain H
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -114,20 +115,19 @@ def _items(v: Viewer, q: dict[str, str]) -> str:
     return pages.items_page(run.id, f, v.row(run).conditions, found, len(offsets), nxt)
 
 
-def _same_item(v: Viewer, r: ItemRecord, skip: Path, runs: Sequence[Run]) -> list[tuple[str, ItemRecord]]:
-    """The records of ``r``'s item (same condition first) in ``runs`` other than ``skip``."""
+def _same_item(v: Viewer, item_id: str, runs: Sequence[Run], condition: str = "") -> list[tuple[str, ItemRecord]]:
+    """The records of item ``item_id`` in ``runs`` (those of ``condition`` first), streamed from disk."""
     out = []
-    needle = f'"item_id": "{r.item_id}"'.encode() if '"' not in r.item_id and "\\" not in r.item_id else b""
+    # A line holding the item holds its id as JSON wrote it; others are skipped unparsed.
+    needle = json.dumps({"item_id": item_id}, ensure_ascii=False)[1:-1].encode()
     for other in runs:
-        if other.path == skip:
-            continue
         offsets = v.index.of(other.path)
         for k, raw in index.lines(offsets):
             if needle in raw:
                 rec = index.record(offsets, k, raw)
-                if rec.item_id == r.item_id:
+                if rec.item_id == item_id:
                     out.append((f"{other.id} ({catalog.meta(other.path).model}): {rec.condition}", rec))
-    return sorted(out, key=lambda x: x[1].condition != r.condition)
+    return sorted(out, key=lambda x: x[1].condition != condition)
 
 
 def _item(v: Viewer, q: dict[str, str]) -> str:
@@ -138,7 +138,9 @@ def _item(v: Viewer, q: dict[str, str]) -> str:
         raise NotFound(f"run {run.id} has no record on line {line + 1}")
     cat = v.catalog()
     peers = [x for x in cat.runs.values() if run.group is not None and x.group == run.group] or list(cat.runs.values())
-    return pages.item_page(run.id, line, found[0][1], _same_item(v, found[0][1], run.path, peers))
+    record = found[0][1]
+    others = [x for x in peers if x.path != run.path]
+    return pages.item_page(run.id, line, record, _same_item(v, record.item_id, others, record.condition))
 
 
 def _paired(a: Sequence[ItemRecord], b: Sequence[ItemRecord], key: Callable[[ItemRecord], str],
@@ -180,10 +182,7 @@ def _group(v: Viewer, q: dict[str, str]) -> str:
         raise NotFound(f"no group {q.get('id', '')!r}")
     runs = [cat.runs[i] for i in group.runs]
     item = q.get("item", "").strip()
-    found: list[tuple[str, Any]] = []
-    if item:
-        probe = ItemRecord("", {}, item, {}, {}, [], [], "", {}, None, None)
-        found = _same_item(v, probe, Path("/nonexistent"), runs)
+    found = _same_item(v, item, runs) if item else []
     return pages.group_page(group.id, str(group.path), [v.row(r) for r in runs], item, found)
 
 

@@ -6,13 +6,14 @@ prompts and dataset text are shown as text whatever they hold.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from html import escape
 from typing import Any
 from urllib.parse import urlencode
 
 from lingdiag.analysis.compare import METHODS, Comparison
+from lingdiag.io.markdown import fmt
 from lingdiag.records import ItemRecord, as_text, thought
 from lingdiag.report.browser import outcome, thinking_text
 from lingdiag.report.html import shell
@@ -66,14 +67,19 @@ def _select(name: str, label: str, values: Sequence[str], chosen: str, blank: st
             f"{options}</select></label>")
 
 
+def _runs_table(header: Sequence[str], rows: Sequence[RunRow], cells: Callable[[RunRow], Sequence[str]]) -> str:
+    """A table of runs, each headed by a link to its page, every cell escaped."""
+    head = "".join(f"<th>{escape(h)}</th>" for h in header)
+    body = "".join(f"<tr><td>{a('/run', r.id, id=r.id)}</td>" + "".join(f"<td>{escape(c)}</td>" for c in cells(r))
+                   + "</tr>" for r in rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
 def runs_page(rows: Sequence[RunRow], groups: Mapping[str, tuple[str, bool, int]]) -> str:
     """Every run with its state; every group (study) with a link; a form to compare two runs."""
-    table = table_html(["Run", "Suite", "Model", "Conditions", "Items done / planned", "State"],
-                       [[r.id, r.suite, r.model, ", ".join(r.conditions),
-                         f"{r.done} / {'?' if r.planned is None else r.planned}", r.state] for r in rows])
-    # The run names become links: table_html escaped them, so the escaped id is what we replace.
-    for r in rows:
-        table = table.replace(f"<td>{escape(r.id)}</td>", f"<td>{a('/run', r.id, id=r.id)}</td>", 1)
+    table = _runs_table(["Run", "Suite", "Model", "Conditions", "Items done / planned", "State"], rows,
+                        lambda r: [r.suite, r.model, ", ".join(r.conditions),
+                                   f"{r.done} / {'?' if r.planned is None else r.planned}", r.state])
     studies = "".join(f"<li>{a('/group', path, id=gid)} ({n} runs{', study' if study else ''})</li>"
                       for gid, (path, study, n) in groups.items())
     ids = [r.id for r in rows]
@@ -184,7 +190,9 @@ def record_html(r: ItemRecord, where: str = "") -> str:
 
 def side_by_side(cells: Sequence[tuple[str, ItemRecord | None]]) -> str:
     """Records beside each other, each under its heading."""
-    return '<div class="side">' + "".join(
+    # A grid of equal columns (the report's .side wraps below 600 px a column; records compare side by side).
+    grid = f"display:grid;grid-template-columns:repeat({max(len(cells), 1)},minmax(0,1fr));gap:1em"
+    return f'<div class="side-by-side" style="{grid}">' + "".join(
         f"<div><h3>{escape(title)}</h3>{record_html(r) if r else '<p>No record.</p>'}</div>" for title, r in cells) \
         + "</div>"
 
@@ -198,10 +206,11 @@ def item_page(run_id: str, line: int, r: ItemRecord, others: Sequence[tuple[str,
 
 
 def comparison_table(rows: Sequence[Comparison]) -> str:
-    """The paired tests as ``lingdiag compare`` prints them."""
+    """The paired tests as ``lingdiag compare`` prints them (its cells, ``io.markdown.fmt``)."""
     return table_html(["Condition", "N", "Acc A", "Acc B", "A − B", "95% CI", "A only", "B only", "p", "p (Holm)"],
-                      [[r.condition, r.n, r.acc_a, r.acc_b, r.diff, f"[{r.ci95[0]:+.3f}, {r.ci95[1]:+.3f}]",
-                        r.only_a, r.only_b, f"{r.p:.3g}", f"{r.p_holm:.3g}"] for r in rows])
+                      [[r.condition, r.n, fmt(r.acc_a), fmt(r.acc_b), fmt(r.diff),
+                        f"[{r.ci95[0]:+.3f}, {r.ci95[1]:+.3f}]", r.only_a, r.only_b, f"{r.p:.3g}",
+                        f"{r.p_holm:.3g}"] for r in rows])
 
 
 def compare_page(title: str, rows: Sequence[Comparison], pairs: Sequence[tuple[str, ItemRecord, ItemRecord]],
@@ -226,9 +235,7 @@ def compare_page(title: str, rows: Sequence[Comparison], pairs: Sequence[tuple[s
 
 def group_page(group_id: str, path: str, rows: Sequence[RunRow], item: str, found: Sequence[tuple[str, Any]]) -> str:
     """A group's runs, and one item across all of them."""
-    table = table_html(["Run", "Model", "Suite", "State"], [[r.id, r.model, r.suite, r.state] for r in rows])
-    for r in rows:
-        table = table.replace(f"<td>{escape(r.id)}</td>", f"<td>{a('/run', r.id, id=r.id)}</td>", 1)
+    table = _runs_table(["Run", "Model", "Suite", "State"], rows, lambda r: [r.model, r.suite, r.state])
     form = (f'<form class="filters" method="get" action="/group"><input type="hidden" name="id" '
             f'value="{escape(group_id)}"><label>Item id <input name="item" value="{escape(item)}"></label> '
             '<button type="submit">show</button></form>')

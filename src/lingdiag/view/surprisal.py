@@ -55,19 +55,28 @@ def _per_token(prompt: Any, output: Any) -> tuple[str, list[tuple[int, int]], li
     return text, [(max(int(a), 0), int(b)) for a, b in spans], [float(v) for v in lps]
 
 
-def _regions(r: ItemRecord, count: int) -> list[tuple[str, regions.Joined, Sequence[str]]] | None:
-    """SyntaxGym's conditions (name, joined regions, region numbers), one per scored text, if the record has them."""
+def _regions(r: ItemRecord, texts: Sequence[str]) -> list[tuple[str, regions.Joined, Sequence[str]]] | None:
+    """SyntaxGym's condition (name, joined regions, region numbers) of each scored text, if the record has
+    them. Matched by the joined text, not by position: the record's fields are stored with sorted keys,
+    while the requests follow the suite's order.
+    """
     conditions, numbers = r.fields.get("conditions"), r.fields.get("region_numbers")
-    if not isinstance(conditions, Mapping) or len(conditions) != count:
+    if not isinstance(conditions, Mapping) or len(conditions) != len(texts):
         return None
-    out: list[tuple[str, regions.Joined, Sequence[str]]] = []
+    by_text: dict[str, list[tuple[str, regions.Joined, Sequence[str]]]] = {}
     for name, contents in conditions.items():
         if not isinstance(contents, list) or not all(isinstance(c, str) for c in contents):
             return None
         given = numbers.get(name) if isinstance(numbers, Mapping) else None
         names = [str(n) for n in given] if isinstance(given, list) and len(given) == len(contents) \
             else [str(k + 1) for k in range(len(contents))]
-        out.append((str(name), regions.join(contents), names))
+        joined = regions.join(contents)
+        by_text.setdefault(joined.text, []).append((str(name), joined, names))
+    out = []
+    for t in texts:
+        if not by_text.get(t):
+            return None
+        out.append(by_text[t].pop(0))
     return out
 
 
@@ -87,12 +96,12 @@ def _differing(a: str, b: str) -> tuple[list[tuple[int, int]], list[tuple[int, i
 def scored(r: ItemRecord) -> list[Scored]:
     """Every text of ``r`` scored with per-token log-probs, in request order (none: an empty list)."""
     found = [x for x in (_per_token(p, o) for p, o in zip(r.prompts, r.outputs, strict=False)) if x is not None]
-    conditions = _regions(r, len(found))
+    conditions = _regions(r, [text for text, _, _ in found])
     differ = _differing(found[0][0], found[1][0]) if len(found) == 2 and conditions is None else ([], [])
     out = []
     for k, (text, spans, lps) in enumerate(found):
         joined = conditions[k][1] if conditions else None
-        where = regions.assign(joined, spans) if joined is not None and joined.text == text else [None] * len(spans)
+        where = regions.assign(joined, spans) if joined is not None else [None] * len(spans)
         marks = differ[k] if k < 2 else []
         tokens = tuple(Token(a, b, -lp / math.log(2), where[n], any(a < e and s < b for s, e in marks))
                        for n, ((a, b), lp) in enumerate(zip(spans, lps, strict=True)))
