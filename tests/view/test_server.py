@@ -217,10 +217,10 @@ def test_a_growing_run_shows_its_new_records(server: str, page: Any, root: Path)
     assert row.locator("td").nth(5).inner_text() == "stale lock"
 
 
-def _get(server: str, path: str) -> int:
+def _get(server: str, path: str, host: str | None = None) -> int:
     where = urlsplit(server)
     conn = http.client.HTTPConnection(where.hostname or "", where.port, timeout=30)
-    conn.request("GET", path)  # sent as written: no client normalises the dots away
+    conn.request("GET", path, headers={"Host": host} if host else {})  # sent as written: no dots normalised away
     status = conn.getresponse().status
     conn.close()
     return status
@@ -243,3 +243,5 @@ def test_paths_and_symlinks_out_are_refused(server: str, root: Path, tmp_path: P
     assert _get(server, "/../../etc/passwd") == 404
     assert _get(server, "/raw?id=0/sg&name=../../etc/passwd") == 403
     assert _get(server, "/run?id=../../etc") == 404
+    assert _get(server, "/", host="attacker.example") == 400  # a rebound name reaches nothing
+    assert _get(server, "/", host=f"localhost:{urlsplit(server).port}") == 200

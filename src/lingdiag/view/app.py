@@ -29,6 +29,16 @@ class NotFound(LingdiagError):
     """No run, group or record by that name."""
 
 
+def _plannable(suite: str, dataset: str) -> bool:
+    """Whether a run's plan can be rebuilt here without the network or a file its ``meta.json`` names
+    outside a dataset: a built-in suite on its built-in data or on a local data file (a ``meta.json`` is
+    someone else's text; ``official`` data may need a download).
+    """
+    from lingdiag.suite import SUITES
+
+    return suite in SUITES.names() and (dataset == "builtin" or Path(dataset).is_file())
+
+
 class Viewer:
     """What the routes share: the given directories, the offsets index and the rendered reports."""
 
@@ -58,10 +68,13 @@ class Viewer:
             known = self._planned.get(path)
         if known and known[0] == stamp:
             return known[1]
+        planned: int | None = None
         try:  # the planner loads the suite's data, never a model
             from lingdiag.run import plan
 
-            planned: int | None = len(plan(catalog.meta(path).run_config).order())
+            config = catalog.meta(path).run_config
+            if _plannable(config.suite, config.dataset):
+                planned = len(plan(config).order())
         except (LingdiagError, OSError, ValueError):
             planned = None
         with self._lock:
@@ -135,7 +148,7 @@ def _item(v: Viewer, q: dict[str, str]) -> str:
     line = int(q["line"]) if q.get("line", "").isdigit() else -1
     found = index.read(v.index.of(run.path), line, 1) if line >= 0 else []
     if not found:
-        raise NotFound(f"run {run.id} has no record on line {line + 1}")
+        raise NotFound(f"run {run.id} has no record on line {q.get('line', '')!r} (lines count from 0 here)")
     cat = v.catalog()
     peers = [x for x in cat.runs.values() if run.group is not None and x.group == run.group] or list(cat.runs.values())
     record = found[0][1]

@@ -25,10 +25,14 @@ def _status(e: LingdiagError) -> int:
     return 403 if isinstance(e, Refused) else 404 if isinstance(e, NotFound) else 400
 
 
-def app(roots: Sequence[Path]) -> Any:
-    """The ASGI app over the runs under ``roots``."""
+def app(roots: Sequence[Path], hosts: Sequence[str] = ("127.0.0.1", "localhost")) -> Any:
+    """The ASGI app over the runs under ``roots``, answering requests addressed to ``hosts`` only (a page
+    of another site that rebinds its name to this address gets 400, not the runs).
+    """
     try:
         from starlette.applications import Starlette
+        from starlette.middleware import Middleware
+        from starlette.middleware.trustedhost import TrustedHostMiddleware
         from starlette.requests import Request
         from starlette.responses import HTMLResponse, PlainTextResponse, Response
         from starlette.routing import Route
@@ -58,8 +62,9 @@ def app(roots: Sequence[Path]) -> Any:
         return HTMLResponse(pages.error_page(404, "no such page"), 404, headers=HEADERS)
 
     routes = [Route(path, html(draw), methods=["GET"]) for path, draw in PAGES.items()]
-    return Starlette(routes=[*routes, Route("/raw", raw, methods=["GET"]),
-                             Route("/{rest:path}", missing, methods=["GET"])])
+    routes += [Route("/raw", raw, methods=["GET"]), Route("/{rest:path}", missing, methods=["GET"])]
+    return Starlette(routes=routes,
+                     middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=list(hosts))])
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -73,10 +78,14 @@ def bind(host: str, port: int) -> socket.socket:
 
 
 def serve(roots: Sequence[Path], sock: socket.socket) -> None:
-    """Serve until interrupted."""
+    """Serve until interrupted; requests must name the address listened on (or ``localhost`` on a
+    loopback one), except on a wildcard address, where any name reaches it.
+    """
     try:
         import uvicorn
     except ModuleNotFoundError:
         raise MissingDependency("lingdiag view", "view", ["starlette", "uvicorn"]) from None
-    config = uvicorn.Config(app(roots), log_level="warning", access_log=False)
+    host = str(sock.getsockname()[0])
+    names = ["*"] if host in ("0.0.0.0", "::") else [host, f"[{host}]", "localhost"]
+    config = uvicorn.Config(app(roots, names), log_level="warning", access_log=False)
     uvicorn.Server(config).run(sockets=[sock])
