@@ -48,3 +48,14 @@ def test_records_without_per_token_log_probs_have_none() -> None:
     record = replace(item_record("x", "a", "a"), prompts=[{"context": "", "continuation": "x"}],
                      outputs=[{"logprob": -1.0, "n_tokens": 1, "is_greedy": True}])
     assert scored(record) == []
+
+
+def test_syntaxgym_without_per_token_shows_its_recorded_region_surprisals() -> None:
+    record = replace(item_record("1", "pass", "pass"),
+                     fields={"conditions": {"match": ["The", "", "author", "is"]}},
+                     detail={"surprisal_bits": {"match": [3.5, 0.0, 9.25, 2.0]}},
+                     outputs=[{"logprob": -6.0, "n_tokens": 3, "is_greedy": False}])
+    (text,) = scored(record)
+    assert text.per_region and text.text == "The author is"
+    assert [(text.text[t.start:t.end], t.bits) for t in text.tokens] == [("The", 3.5), ("author", 9.25), ("is", 2.0)]
+    assert [n for _, _, n in text.regions] == ["1", "3", "4"]  # the empty region 2 adds nothing

@@ -165,7 +165,8 @@ def surprisal_html(texts: Sequence[Scored]) -> str:
                          f'{escape(region)}">{escape(s.text[t.start:t.end])}</span>')
         marks = " ".join(f'<span class="region" style="border:1px solid #888;padding:0 .2em">{escape(n)}: '
                          f"{escape(s.text[a:b])}</span>" for a, b, n in s.regions)
-        out.append(f'<div class="scored" data-name="{escape(s.name)}"><p>{escape(s.name)}</p>'
+        what = " (by region, as the prediction recorded it; run with --per-token for tokens)" if s.per_region else ""
+        out.append(f'<div class="scored" data-name="{escape(s.name)}"><p>{escape(s.name + what)}</p>'
                    f'<pre dir="auto">{"".join(spans)}</pre>' + (f"<p>Regions: {marks}</p>" if marks else "") + "</div>")
     return "".join(out)
 

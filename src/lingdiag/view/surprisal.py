@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lingdiag.prompts import regions
+from lingdiag.prompts.surprisal import SURPRISAL
 from lingdiag.records import ItemRecord
 
 _WORD = re.compile(r"\S+")
@@ -44,6 +45,9 @@ class Scored:
     tokens: tuple[Token, ...]
     regions: tuple[tuple[int, int, str], ...]
     """``(start, end, region number)`` of each non-empty region (SyntaxGym), else none."""
+    per_region: bool = False
+    """Each "token" is a whole region, from the surprisals the prediction recorded (a run without
+    ``--per-token``)."""
 
 
 def _per_token(prompt: Any, output: Any) -> tuple[str, list[tuple[int, int]], list[float]] | None:
@@ -55,21 +59,27 @@ def _per_token(prompt: Any, output: Any) -> tuple[str, list[tuple[int, int]], li
     return text, [(max(int(a), 0), int(b)) for a, b in spans], [float(v) for v in lps]
 
 
+def _numbers(r: ItemRecord, condition: str, count: int) -> list[str]:
+    """The region numbers of a SyntaxGym condition (``region_numbers``), else 1, 2, …"""
+    numbers = r.fields.get("region_numbers")
+    given = numbers.get(condition) if isinstance(numbers, Mapping) else None
+    return [str(n) for n in given] if isinstance(given, list) and len(given) == count \
+        else [str(k + 1) for k in range(count)]
+
+
 def _regions(r: ItemRecord, texts: Sequence[str]) -> list[tuple[str, regions.Joined, Sequence[str]]] | None:
     """SyntaxGym's condition (name, joined regions, region numbers) of each scored text, if the record has
     them. Matched by the joined text, not by position: the record's fields are stored with sorted keys,
     while the requests follow the suite's order.
     """
-    conditions, numbers = r.fields.get("conditions"), r.fields.get("region_numbers")
+    conditions = r.fields.get("conditions")
     if not isinstance(conditions, Mapping) or len(conditions) != len(texts):
         return None
     by_text: dict[str, list[tuple[str, regions.Joined, Sequence[str]]]] = {}
     for name, contents in conditions.items():
         if not isinstance(contents, list) or not all(isinstance(c, str) for c in contents):
             return None
-        given = numbers.get(name) if isinstance(numbers, Mapping) else None
-        names = [str(n) for n in given] if isinstance(given, list) and len(given) == len(contents) \
-            else [str(k + 1) for k in range(len(contents))]
+        names = _numbers(r, str(name), len(contents))
         joined = regions.join(contents)
         by_text.setdefault(joined.text, []).append((str(name), joined, names))
     out = []
@@ -93,9 +103,34 @@ def _differing(a: str, b: str) -> tuple[list[tuple[int, int]], list[tuple[int, i
     return da, db
 
 
+def _by_region(r: ItemRecord) -> list[Scored]:
+    """SyntaxGym's region surprisals as the prediction recorded them (``surprisal_bits``), one text per
+    condition, each region one span; none where the record holds none.
+    """
+    recorded, conditions = r.detail.get(SURPRISAL), r.fields.get("conditions")
+    if not isinstance(recorded, Mapping) or not isinstance(conditions, Mapping):
+        return []
+    out = []
+    for name, values in recorded.items():
+        contents = conditions.get(name)
+        if not isinstance(contents, list) or not isinstance(values, list) or len(values) != len(contents):
+            return []
+        joined = regions.join([str(c) for c in contents])
+        label = _numbers(r, str(name), len(contents))
+        spans = [(k, a, b) for k, (a, b) in enumerate(joined.spans) if b > a]
+        out.append(Scored(str(name), joined.text, tuple(Token(a, b, float(values[k]), n, False)
+                                                        for n, (k, a, b) in enumerate(spans)),
+                          tuple((a, b, label[k]) for k, a, b in spans), per_region=True))
+    return out
+
+
 def scored(r: ItemRecord) -> list[Scored]:
-    """Every text of ``r`` scored with per-token log-probs, in request order (none: an empty list)."""
+    """Every text of ``r`` scored with per-token log-probs, in request order; else SyntaxGym's recorded
+    region surprisals (:func:`_by_region`); else none.
+    """
     found = [x for x in (_per_token(p, o) for p, o in zip(r.prompts, r.outputs, strict=False)) if x is not None]
+    if not found:
+        return _by_region(r)
     conditions = _regions(r, [text for text, _, _ in found])
     differ = _differing(found[0][0], found[1][0]) if len(found) == 2 and conditions is None else ([], [])
     out = []
