@@ -169,6 +169,9 @@ class RunConfig(BaseModel):
     """``RUN_DIR[:CONDITION]``: a finished generation run of the same model with thinking; each chat
     log-likelihood condition gets a twin scored after that run's thinking, replayed per item
     (``lingdiag.analysis.after_thinking``)."""
+    per_token: bool = False
+    """Ask every log-likelihood request for per-token log-probs and keep them (``token_logprobs``,
+    ``token_spans``) in the records, for ``lingdiag view``'s surprisal; off, records stay as they were."""
 
     @model_validator(mode="after")
     def _think_tags(self) -> RunConfig:
@@ -220,6 +223,8 @@ class RunConfig(BaseModel):
             del data["think_tags"]  # configs of runs that never name tags stay as they were
         if self.after_thinking is None:
             del data["after_thinking"]
+        if not self.per_token:
+            del data["per_token"]
         return data
 
     @classmethod

@@ -82,7 +82,7 @@ def _prompt_json(r: Request) -> Any:
     return r.prompt
 
 
-def _output_json(r: Response) -> Any:
+def _output_json(r: Response, per_token: bool = False) -> Any:
     if isinstance(r, Generation):
         if r.error is not None:
             return {"error": r.error}
@@ -93,11 +93,21 @@ def _output_json(r: Response) -> Any:
                                  "rendered_prompt": r.rendered_prompt}
         extra = {k: v for k, v in extra.items() if v is not None}
         return {"text": r.text, **extra} if extra else r.text
-    return {"logprob": r.logprob, "n_tokens": r.n_tokens, "is_greedy": r.is_greedy}
+    out: dict[str, Any] = {"logprob": r.logprob, "n_tokens": r.n_tokens, "is_greedy": r.is_greedy}
+    if per_token and r.token_logprobs is not None and r.token_spans is not None:  # --per-token only
+        out |= {"token_logprobs": list(r.token_logprobs), "token_spans": [list(s) for s in r.token_spans]}
+    return out
+
+
+def _asking_tokens(requests: Sequence[Request], ask: bool) -> Sequence[Request]:
+    """``requests``, with ``ask`` (``--per-token``) every log-likelihood request asking for per-token log-probs."""
+    if not ask:
+        return requests
+    return [replace(r, per_token=True) if isinstance(r, LoglikelihoodRequest) else r for r in requests]
 
 
 def _score(condition: Condition, item: Item, requests: Sequence[Request], responses: Sequence[Response],
-           tags: ThinkTags | None = DEFAULT_TAGS) -> ItemRecord:
+           tags: ThinkTags | None = DEFAULT_TAGS, per_token: bool = False) -> ItemRecord:
     # The one place thinking is split from answers: parsers below see answers only.
     responses = [separate(r, tags) if isinstance(r, Generation) else r for r in responses]
     errors = [r.error for r in responses if r.error is not None]
@@ -122,7 +132,7 @@ def _score(condition: Condition, item: Item, requests: Sequence[Request], respon
     return ItemRecord(
         condition=condition.name, axes=dict(condition.axes), item_id=item.id, tags=dict(item.tags),
         fields=dict(item.fields), prompts=[_prompt_json(r) for r in requests],
-        outputs=[_output_json(r) for r in responses], label=label, detail=detail,
+        outputs=[_output_json(r, per_token) for r in responses], label=label, detail=detail,
         gold=item.gold, correct=correct, error="; ".join(errors) if errors else None, replays=replays,
     )
 
@@ -140,6 +150,8 @@ class Recording:
     """The inline thinking tags split off before any parser runs (None: the raw text is the answer)."""
     precision: Precision | None = None
     """A reduced-precision backend's noise bound and re-scoring (None: no decisions are recorded)."""
+    per_token: bool = False
+    """Keep log-likelihoods' per-token log-probs and spans in the records (``--per-token``)."""
 
     def records(self, condition: Condition, chunk: Sequence[Item], rendered: dict[str, Sequence[Request]],
                 responses: Sequence[Sequence[Response]]) -> list[ItemRecord]:
@@ -148,7 +160,8 @@ class Recording:
         """
         if self.precision is not None:
             return self.settle(condition, chunk, rendered, responses, self.precision)
-        return [_score(condition, it, rendered[it.id], rs, self.tags) for it, rs in zip(chunk, responses, strict=True)]
+        return [_score(condition, it, rendered[it.id], rs, self.tags, self.per_token)
+                for it, rs in zip(chunk, responses, strict=True)]
 
     def settle(self, condition: Condition, chunk: Sequence[Item], rendered: dict[str, Sequence[Request]],
                responses: Sequence[Sequence[Response]], precision: Precision) -> list[ItemRecord]:
@@ -169,7 +182,7 @@ class Recording:
                 decisions[k] = redone and replace(redone, fragile=True, rescored=True)
         records = []
         for it, rs, d in zip(chunk, answers, decisions, strict=True):
-            record = _score(condition, it, rendered[it.id], rs, self.tags)
+            record = _score(condition, it, rendered[it.id], rs, self.tags, self.per_token)
             records.append(record if d is None else replace(record, decision=d.recorded()))
         return records
 
@@ -179,6 +192,12 @@ class Recording:
             return None
         return {"dtype": self.precision.dtype, "per_token_noise": self.precision.per_token,
                 "rescore_fragile": "float32" if self.precision.rescore else None}
+
+
+def _recording(config: RunConfig, backend: Backend) -> Recording:
+    """How ``config``'s run on ``backend`` records: its thinking tags, precision and per-token log-probs."""
+    return Recording(think_tags(config), backend.precision() if isinstance(backend, ReducedPrecision) else None,
+                     config.per_token)
 
 
 def resolve_axes(suite: Suite, selection: dict[str, list[str]]) -> dict[str, list[str]]:
@@ -424,7 +443,7 @@ def _evaluate(config: RunConfig, backend: Backend, store: RunStore, progress: Pr
 
     if suite.source is not None:  # reports read the records with this copy, whatever becomes of the file
         store.write_text(SUITE_COPY, suite.source.text)
-    recording = Recording(think_tags(config), backend.precision() if isinstance(backend, ReducedPrecision) else None)
+    recording = _recording(config, backend)
     first = replace(first, precision=recording.recorded())
     store.write_meta(meta())
     usage_before = backend.usage() if isinstance(backend, ReportsUsage) else {}
@@ -432,7 +451,7 @@ def _evaluate(config: RunConfig, backend: Backend, store: RunStore, progress: Pr
     for condition in conditions:
         items = p.items[condition.name]
         order += [(condition.name, it.id) for it in items]
-        rendered = {it.id: condition.strategy.render(it) for it in items}
+        rendered = {it.id: _asking_tokens(condition.strategy.render(it), config.per_token) for it in items}
         named = _policies([r for rs in rendered.values() for r in rs], SCORING_POLICY_AXIS in condition.axes)
         if named:
             policies[condition.name] = named

@@ -9,7 +9,8 @@ from helpers import item_record
 
 from lingdiag.records import ItemRecord
 from lingdiag.report.findings import Degenerate, degenerate, degenerate_reason, differences, headline
-from lingdiag.report.html import markdown_to_html, render_html
+from lingdiag.report.html import render_html
+from lingdiag.report.markup import markdown_to_html
 from lingdiag.report.tables import load_runs, tables
 from lingdiag.rundir import write_imported
 

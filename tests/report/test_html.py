@@ -12,7 +12,8 @@ from lingdiag import figures
 from lingdiag.config import RunConfig
 from lingdiag.models.mock import MockBackend
 from lingdiag.records import GenerationRequest
-from lingdiag.report.html import markdown_to_html, write_html
+from lingdiag.report.html import write_html
+from lingdiag.report.markup import markdown_to_html
 from lingdiag.report.tables import load_runs, metrics_json, tables
 from lingdiag.run import evaluate
 from lingdiag.rundir import load_run
@@ -183,7 +184,7 @@ def test_tables_dir_holds_markdown_and_escaped_latex(tmp_path: Path) -> None:
 def test_intervals_table_lists_nested_intervals_with_their_method() -> None:
     from lingdiag.metrics.core import CI_METHODS
     from lingdiag.records import ResultRow
-    from lingdiag.report.html import _intervals
+    from lingdiag.report.sections.details import _intervals
     from lingdiag.rundir import LoadedRun, RunMeta
 
     metrics = {"accuracy": 0.5, "accuracy_ci95": [0.4, 0.6],

@@ -11,7 +11,7 @@ options every command shares), ``run``, ``cluster`` (``merge``, ``submit``), ``c
 (``compare``, ``competence``, ``mixed``), ``data`` (``data fetch|stats|build|audit``),
 ``audit_view``, ``human``, ``cache``, ``score``, ``suite_file`` (``suite check|score``),
 ``report``, ``inspect``, ``info`` (``list``, ``models``), ``env``, ``adapt``, ``study``
-(``study run|status|report``).
+(``study run|status|report``), ``view``.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from lingdiag.cli import (  # noqa: F401  (registers the commands)
     run,
     study,
     suite_file,
+    view,
 )
 from lingdiag.cli.app import app, err, reproduce_app, score_app
 from lingdiag.cli.options import SUITE_TOOLS

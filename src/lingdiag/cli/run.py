@@ -106,6 +106,9 @@ def run(
                                                        "--scoring loglik) after the thinking this generation run "
                                                        "of the same model wrote per item, as "
                                                        "<condition>/after-thinking (docs/reasoning.md).")] = None,
+    per_token: Annotated[bool, typer.Option("--per-token", help="Keep every log-likelihood's per-token "
+                                            "log-probs in the records, for the surprisal view of `lingdiag "
+                                            "view` (docs/viewer.md).")] = False,
 ) -> None:
     """Run a suite's conditions on a model; axes are options (e.g. --strategy zero-shot,cot)."""
     config = build_config(ctx.params, list(ctx.args))
@@ -169,6 +172,8 @@ def build_config(params: Mapping[str, Any], extra: list[str]) -> RunConfig:
         fields["model_options"]["dtype"] = params["dtype"]
     if params.get("trust_remote_code"):
         fields["trust_remote_code"] = True
+    if params.get("per_token"):
+        fields["per_token"] = True
     if "model" not in fields:
         raise ConfigError("--model is required (e.g. --model smollm2-135m)")
     if "dataset" not in fields:  # an omitted --dataset means the suite's default on every command

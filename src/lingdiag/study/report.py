@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from html import escape
 from pathlib import Path
 
 from lingdiag import figures as figs
@@ -20,7 +21,9 @@ from lingdiag.io.markdown import markdown_table
 from lingdiag.records import UNPARSED
 from lingdiag.report.export import markdown_to_latex
 from lingdiag.report.findings import degenerate
-from lingdiag.report.html import Section, render_html
+from lingdiag.report.html import render_html
+from lingdiag.report.markup import figure_html, markdown_to_html
+from lingdiag.report.sections import Fragment, Link, wrap
 from lingdiag.report.tables import tables
 from lingdiag.rundir import load_run
 from lingdiag.study import across
@@ -232,6 +235,24 @@ def failures_text(rows: Sequence[GridRow], runs: Sequence[StudyRun], unreadable:
     return "\n".join(lines) + "\n" if lines else "Every run finished and every condition is interpretable.\n"
 
 
+@dataclass(frozen=True)
+class Section:
+    """A section of the study report, put before the run report's sections: its markdown (escaped when
+    rendered) and its figures (drawn as data URIs), in the run report's page shell.
+    """
+
+    anchor: str
+    title: str
+    text: str
+    figures: Sequence[Figure] = ()
+
+    def fragment(self) -> Fragment:
+        """The section as the page shell takes it."""
+        shown = "".join(figure_html(f, ()) for f in self.figures)
+        inner = f'{markdown_to_html(self.text)}<div class="figures">{shown}</div>'
+        return Fragment(wrap(escape(self.anchor), escape(self.title), inner), (Link(self.anchor, self.title),))
+
+
 def sections(out: Path, *, seed: int = 0) -> tuple[list[Section], list[StudyRun]]:
     """The study report's sections, findings first, and the runs they read."""
     state, rows, runs, unreadable = load(out)
@@ -269,7 +290,8 @@ def write_report(out: Path, html: Path | None = None, tables_dir: Path | None = 
         loaded = [s.run for s in runs]
         families = {s.run.model: s.entry.model.family for s in runs}
         make_dir(Path(html).parent)
-        write_atomic(html, render_html(tables(loaded), loaded, families, found, f"lingdiag study: {state.name}"))
+        write_atomic(html, render_html(tables(loaded), loaded, families, [s.fragment() for s in found],
+                                           f"lingdiag study: {state.name}"))
         written.append(Path(html))
     if tables_dir is not None:
         make_dir(tables_dir)

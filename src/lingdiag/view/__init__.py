@@ -1,0 +1,11 @@
+"""``lingdiag view``: a read-only local web app over run directories and studies.
+
+- ``files``: the only way the viewer opens a file (inside a run it was given, regular, bounded).
+- ``index``: a byte-offset index of ``items.jsonl``, so pages read records from disk, never all at once.
+- ``catalog``: the runs and groups (studies) under the given directories, and each run's state.
+- ``filters``: which records an items page shows.
+- ``surprisal``: per-token surprisal of a record's scored texts, with regions and differing words.
+- ``pages``: the pages, drawn in the report's shell (:func:`lingdiag.report.html.shell`).
+- ``app``: what each page draws from the catalog and the index (``PAGES``).
+- ``server``: the HTTP side (starlette and uvicorn, the ``view`` extra): headers, refusals, ``serve``.
+"""

@@ -1,0 +1,91 @@
+"""The HTTP side of ``lingdiag view``: one starlette app answering GET only, every response with the
+report's Content-Security-Policy (no script) and ``nosniff``; uvicorn serving it on a socket bound
+before the URL is printed (so ``--port 0`` prints the port it got).
+"""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from lingdiag.errors import LingdiagError, MissingDependency
+from lingdiag.report.html import csp
+from lingdiag.view import pages
+from lingdiag.view.app import PAGES, NotFound, Viewer
+from lingdiag.view.files import SERVED, Refused, read_text
+
+HEADERS = {"Content-Security-Policy": csp(), "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer",
+           "Cache-Control": "no-store"}
+"""Sent with every response."""
+
+
+def _status(e: LingdiagError) -> int:
+    return 403 if isinstance(e, Refused) else 404 if isinstance(e, NotFound) else 400
+
+
+def app(roots: Sequence[Path], hosts: Sequence[str] = ("127.0.0.1", "localhost")) -> Any:
+    """The ASGI app over the runs under ``roots``, answering requests addressed to ``hosts`` only (a page
+    of another site that rebinds its name to this address gets 400, not the runs).
+    """
+    try:
+        from starlette.applications import Starlette
+        from starlette.middleware import Middleware
+        from starlette.middleware.trustedhost import TrustedHostMiddleware
+        from starlette.requests import Request
+        from starlette.responses import HTMLResponse, PlainTextResponse, Response
+        from starlette.routing import Route
+    except ModuleNotFoundError:
+        raise MissingDependency("lingdiag view", "view", ["starlette", "uvicorn"]) from None
+    viewer = Viewer(roots)
+
+    def html(draw: Callable[[Viewer, dict[str, str]], str]) -> Callable[[Request], Response]:
+        def endpoint(request: Request) -> Response:
+            try:
+                return HTMLResponse(draw(viewer, dict(request.query_params)), headers=HEADERS)
+            except LingdiagError as e:
+                return HTMLResponse(pages.error_page(_status(e), str(e)), _status(e), headers=HEADERS)
+        return endpoint
+
+    def raw(request: Request) -> Response:
+        name = request.query_params.get("name", "")
+        try:
+            if name not in SERVED:
+                raise Refused(f"{name!r}: not one of the files the viewer serves ({', '.join(SERVED)})")
+            text = read_text(viewer.run(request.query_params.get("id", "")).path, name)
+        except LingdiagError as e:
+            return PlainTextResponse(str(e), _status(e), headers=HEADERS)
+        return PlainTextResponse(text, headers=HEADERS)
+
+    def missing(request: Request) -> Response:
+        return HTMLResponse(pages.error_page(404, "no such page"), 404, headers=HEADERS)
+
+    routes = [Route(path, html(draw), methods=["GET"]) for path, draw in PAGES.items()]
+    routes += [Route("/raw", raw, methods=["GET"]), Route("/{rest:path}", missing, methods=["GET"])]
+    return Starlette(routes=routes,
+                     middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=list(hosts))])
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening socket (``port`` 0: any free port)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(128)
+    return sock
+
+
+def serve(roots: Sequence[Path], sock: socket.socket) -> None:
+    """Serve until interrupted; requests must name the address listened on (or ``localhost`` on a
+    loopback one), except on a wildcard address, where any name reaches it.
+    """
+    try:
+        import uvicorn
+    except ModuleNotFoundError:
+        raise MissingDependency("lingdiag view", "view", ["starlette", "uvicorn"]) from None
+    host = str(sock.getsockname()[0])
+    names = ["*"] if host in ("0.0.0.0", "::") else [host, f"[{host}]", "localhost"]
+    config = uvicorn.Config(app(roots, names), log_level="warning", access_log=False)
+    uvicorn.Server(config).run(sockets=[sock])

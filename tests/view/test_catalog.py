@@ -1,0 +1,54 @@
+"""Runs and groups under the given directories, no symlink out of them, and each run's state."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from lingdiag.config import RunConfig
+from lingdiag.models.mock import MockBackend
+from lingdiag.run import evaluate
+from lingdiag.rundir import RunStore
+from lingdiag.view.catalog import FAILED, FINISHED, RUNNING, STALE, catalog, state
+
+
+@pytest.fixture(scope="module")
+def study(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("catalog")
+    for name in ("a", "b"):
+        backend = MockBackend(lambda r: "True", name=f"mock-{name}")
+        evaluate(RunConfig(suite="imperfective", model=backend.name, dataset="builtin",
+                           axes={"strategy": ["zero-shot"]}, limit=4), backend, root / "study" / name)
+    (root / "study" / "study.json").write_text("{}")
+    return root
+
+
+def test_runs_and_groups_are_found_and_symlinks_out_are_not(study: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "elsewhere"
+    (outside / "run").mkdir(parents=True)
+    (outside / "run" / "meta.json").write_text("{}")
+    (study / "link").symlink_to(outside)
+    try:
+        found = catalog([study])
+    finally:
+        (study / "link").unlink()
+    assert sorted(found.runs) == ["0/study/a", "0/study/b"]
+    group = found.groups["g:0/study"]
+    assert group.runs == ("0/study/a", "0/study/b") and group.study
+    assert catalog([study / "study" / "a"]).runs["0"].group is None  # a given run is its own entry
+
+
+def test_state_reads_the_lock_and_the_files(study: Path) -> None:
+    run = study / "study" / "a"
+    assert state(run) == FINISHED
+    with RunStore(run).lock():  # held by a live process (this one)
+        assert state(run) == RUNNING
+    assert state(run) == FINISHED
+    (run / "items.jsonl").touch()  # records newer than metrics.json: stopped before its end
+    assert state(run) == STALE
+    metrics = json.loads((run / "metrics.json").read_text())
+    metrics["zero-shot"]["n_errors"] = 1
+    (run / "metrics.json").write_text(json.dumps(metrics))
+    assert state(run) == FAILED
