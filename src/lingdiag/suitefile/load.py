@@ -383,7 +383,11 @@ class _TextBooleans(yaml.SafeLoader):
     """YAML with every bare boolean kept as the text it was written as (``yes`` stays ``yes``)."""
 
 
-_TextBooleans.add_constructor("tag:yaml.org,2002:bool", lambda loader, node: loader.construct_scalar(node))
+def _as_written(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> str:
+    return str(node.value)
+
+
+_TextBooleans.add_constructor("tag:yaml.org,2002:bool", _as_written)
 
 
 def _validate(path: Path, data: dict[str, Any], raw: bytes) -> tuple[SuiteFile, list[str]]:
