@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from lingdiag.errors import BackendError, ConfigError
 from lingdiag.models.hf.adapters import Adapter
 from lingdiag.models.hf.placement import Placement, execution_device
+from lingdiag.models.progress import stage
 from lingdiag.records import ChatMessage, GenerationRequest
 from lingdiag.thinking import Thinking, replay
 
@@ -160,6 +161,7 @@ class LoadedModel:
 
             placement.before_load()
             dtype = placement.dtype
+            stage(f"loading the weights of {self.path} ({dtype}; {placement.describe_threads()})")
             try:
                 weights = torch.float32 if dtype == "bfloat16-mixed" else getattr(torch, dtype)
                 model: Any = AutoModelForCausalLM.from_pretrained(self.path, dtype=weights, **placement.load_kwargs(),
