@@ -45,6 +45,8 @@ def test_a_slow_chunk_is_never_quiet_for_ten_seconds(fake_api: Any, tmp_path: Pa
     assert proc.wait(timeout=120) == 0, "".join(line for _, line in heard)
     text = "".join(line for _, line in heard)
     assert "\r" not in text and "━" not in text
+    # Long lines are not wrapped at 80 columns: the usage line holds every counter.
+    assert re.search(r"^backend: .*completion_tokens 12, .*requests 6$", text, re.M), text
     within = [line for _, line in heard if line.startswith("zero-shot (in this chunk): ")]
     assert len(within) >= 1 and re.search(r"\d+ answered, [\d,]+ tokens decoded", text), text
     start = next(t for t, line in heard if line.startswith("zero-shot"))  # the chunk's first report

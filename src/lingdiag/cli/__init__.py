@@ -60,6 +60,8 @@ def main() -> None:
     # transformers' per-load progress bars would interleave with lingdiag's own.
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    if not sys.stderr.isatty():  # a log: tqdm's \r frames (GGUF conversion) would fill it; lingdiag says the stage
+        os.environ.setdefault("TQDM_DISABLE", "1")
     mount_suites()
     try:
         axes_help(sys.argv)

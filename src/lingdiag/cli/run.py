@@ -161,13 +161,14 @@ def _report(result: RunResult, as_json: bool) -> None:
     else:
         print(plain_lines(result.table))
     for name, reason in result.skipped.items():
-        err.print(f"[yellow]skipped {markup_safe(name)}:[/] {markup_safe(reason)}")
+        err.print(f"[yellow]skipped {markup_safe(name)}:[/] {markup_safe(reason)}", soft_wrap=True)
     if result.usage:
-        err.print("backend: " + ", ".join(f"{k} {v:,}" for k, v in sorted(result.usage.items()) if v))
-    err.print(f"run directory: {markup_safe(result.out)}")
+        err.print("backend: " + ", ".join(f"{k} {v:,}" for k, v in sorted(result.usage.items()) if v),
+                  soft_wrap=True)
+    err.print(f"run directory: {markup_safe(result.out)}", soft_wrap=True)
     failed = sum(int(m.get("n_errors", 0)) for m in result.metrics.values())
     if failed:
         total = sum(int(m.get("n", 0)) for m in result.metrics.values())
         err.print(f"[red]{failed} of {total} items failed (backend errors):[/] metrics are over the answered items; "
-                  "run the same command again to retry the failed ones")
+                  "run the same command again to retry the failed ones", soft_wrap=True)
         raise typer.Exit(FAILED_ITEMS_EXIT)
