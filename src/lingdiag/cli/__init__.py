@@ -7,7 +7,8 @@ command (``Suite.score_cli``) as ``lingdiag score <suite>``, its reproduction
 this package.
 
 Modules, one per command or group: ``app`` (the typer app and its groups), ``options`` (the
-options every command shares), ``run``, ``progress`` (what ``run`` says while it works), ``cluster`` (``merge``, ``submit``), ``compare``
+options every command shares), ``run``, ``progress`` (what ``run`` says while it works),
+``cluster`` (``merge``, ``submit``), ``compare``
 (``compare``, ``competence``, ``mixed``), ``data`` (``data fetch|stats|build|audit``),
 ``audit_view``, ``human``, ``cache``, ``score``, ``suite_file`` (``suite check|score``),
 ``report``, ``inspect``, ``info`` (``list``, ``models``), ``env``, ``adapt``.
