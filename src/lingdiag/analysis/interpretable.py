@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from lingdiag.records import UNPARSED, ItemRecord
 from lingdiag.rundir import RunStore
@@ -32,6 +33,16 @@ def degenerate_reason(records: Sequence[ItemRecord]) -> str | None:
     if len(records) > 1 and len(labels) == 1:
         return f"one label ({next(iter(labels))}) for every item"
     return None
+
+
+def counts_reason(metrics: Mapping[str, Any]) -> str | None:
+    """The rule from a condition's counts alone (``n``, ``n_unparsed``, ``n_errors``), where only
+    metrics are at hand (figures drawn from result rows): the unparsed-or-failed half of
+    :func:`degenerate_reason` (a constant answer needs the records to be seen).
+    """
+    n = int(metrics.get("n", 0) or 0)
+    bad = int(metrics.get("n_unparsed", 0) or 0) + int(metrics.get("n_errors", 0) or 0)
+    return f"{bad / n:.0%} unparsed or failed" if n and bad / n >= DEGENERATE_SHARE else None
 
 
 def reasons(records: Sequence[ItemRecord]) -> dict[str, str]:

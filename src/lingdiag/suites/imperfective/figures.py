@@ -66,12 +66,19 @@ def tradeoff_png(rows: Sequence[ResultRow]) -> bytes:
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(7.5, 4.2))
     colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    marked: set[str] = set()
     for k, t in enumerate(prompt_tradeoff(rows)):
         xs = [STRATEGIES.index(s) for s in t.strategies]
         colour = colours[k % len(colours)]
         ax.plot(xs, t.acc_c, "-o", color=colour, label=_legend_r(f"{t.model} Acc C", t.corr_c))
         ax.plot(xs, t.acc_d, "--s", color=colour, label=_legend_r(f"{t.model} Acc D", t.corr_d))
-    ax.set_xticks(range(len(STRATEGIES)), list(STRATEGIES))
+        # A strategy the report calls not interpretable: a hollow grey ring over its points, out of r.
+        bad = [j for j, s in enumerate(t.strategies) if s in t.not_interpretable]
+        for ys in (t.acc_c, t.acc_d):
+            ax.plot([xs[j] for j in bad], [ys[j] for j in bad], "o", markersize=13, markerfacecolor="none",
+                    markeredgecolor="#888888")
+        marked.update(t.not_interpretable)
+    ax.set_xticks(range(len(STRATEGIES)), [s + ("\n(not interpretable)" if s in marked else "") for s in STRATEGIES])
     ax.set_ylim(-0.05, 1.05)
     ax.set_ylabel("accuracy")
     ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
@@ -113,7 +120,9 @@ def figures(rows: Sequence[ResultRow]) -> list[Figure]:
     if prompt_tradeoff(rows):
         figures.append(Figure("Prompt trade-off (§5.2, Figure 1)", tradeoff_png(rows),
                               "Acc C (solid) and Acc D (dashed) from zero-shot to counterfactual; Pearson r "
-                              "against the strategy index (needs ≥ 3 strategies)."))
+                              "against the strategy index over the interpretable strategies (needs ≥ 3); a "
+                              "strategy at least half unparsed or failed is ringed, named not interpretable "
+                              "and left out of r."))
     figures.append(Figure("Telic verb classes (§5.4, Figure 3)", verb_class_png(rows),
                           "Acc A, Acc C and TBR_C per telic verb class, averaged over models."))
     return figures
