@@ -4,8 +4,9 @@ and the report's Markdown open with :func:`note`; ``lingdiag compare``, ``compet
 flag (``compare`` on request skips) them; figures mark them and draw no statistic through them.
 
 A condition is *degenerate* (not interpretable) when at least half of its answers are unparsed
-or failed, or when it gives the same label to every item: its accuracy and rates then measure
-the parser or a constant answer, not the model's knowledge.
+or failed, or when it gives the same label to every item although the items' gold labels differ
+from it: its accuracy and rates then measure the parser or a constant answer, not the model's
+knowledge.
 """
 
 from __future__ import annotations
@@ -30,7 +31,9 @@ def degenerate_reason(records: Sequence[ItemRecord]) -> str | None:
     if bad / len(records) >= DEGENERATE_SHARE:
         return f"{bad / len(records):.0%} unparsed or failed"
     labels = {r.label for r in records}
-    if len(records) > 1 and len(labels) == 1:
+    # A constant answer that is every item's gold (a minimal pair's "good" sentence preferred each
+    # time) is a result; one that the golds do not share measures a constant answer.
+    if len(records) > 1 and len(labels) == 1 and {r.gold for r in records} != labels:
         return f"one label ({next(iter(labels))}) for every item"
     return None
 
