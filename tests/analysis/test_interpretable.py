@@ -15,7 +15,6 @@ from lingdiag.records import GenerationRequest, LoglikelihoodRequest
 from lingdiag.report.tables import load_runs, tables
 from lingdiag.run import evaluate
 
-
 LABELS = ("True", "False", "Unknown")
 
 

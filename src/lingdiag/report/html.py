@@ -1,7 +1,7 @@
 """A self-contained HTML report that opens with its findings.
 
 Layout: a navigation sidebar; a summary (each suite's headline metric per model, its headline
-table beside its main figure, the statistically supported differences, the conditions that are
+table at full width and its main figure below, the statistically supported differences, the conditions that are
 not interpretable); one section per suite with its other tables, figures and analyses; the item
 browser; counts, intervals and provenance collapsed at the end. Degenerate conditions
 (:mod:`.findings`) are greyed with their reason in every table row and figure caption that
@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from html import escape
 from pathlib import Path
@@ -51,7 +52,7 @@ nav#toc a{display:block;color:#235;text-decoration:none;padding:.15em 0} nav#toc
 main{margin-left:190px;padding:.5em 1.5em;max-width:1250px}
 h1{font-size:1.4em;margin:.4em 0} h2{border-bottom:1px solid #ddd;padding-bottom:.2em}
 .glance td:nth-child(-n+3){white-space:nowrap} .side{display:flex;gap:1.2em;align-items:flex-start;flex-wrap:wrap}
-.side>div{flex:3 1 600px;min-width:0;overflow-x:auto} .side figure{flex:2 1 340px;margin:0;max-width:480px;min-width:0}
+.side>div{flex:1 1 100%;min-width:0;overflow-x:auto} .side figure{flex:0 1 640px;margin:0;min-width:0}
 tr.degenerate td{color:#999;background:#f4f4f4}
 .flag{color:#a33;font-size:.8em;font-style:italic} td .flag{display:inline-block;min-width:14em}
 details{margin:.5em 0} summary{cursor:pointer;font-weight:600}
@@ -80,24 +81,36 @@ def markdown_to_html(text: str, flagged: Sequence[Degenerate] = ()) -> str:
     return "\n".join(_block_html(b, flagged) for b in markdown.blocks(text))
 
 
+_STRONG = re.compile(r"\*\*(.+?)\*\*")
+_CODE = re.compile(r"`([^`]+)`")
+
+
+def _inline(text: str) -> str:
+    """``text`` escaped, with the Markdown emphasis the tables' notes use rendered (``**bold**``,
+    ```code```) rather than shown as literal marks; the marks are matched after escaping, so no
+    markup from the text itself survives.
+    """
+    return _CODE.sub(r"<code>\1</code>", _STRONG.sub(r"<strong>\1</strong>", escape(text)))
+
+
 def _block_html(block: markdown.Block, flagged: Sequence[Degenerate] = ()) -> str:
     if isinstance(block, markdown.Heading):
         level = min(block.level + 1, 6)
-        return f"<h{level}>{escape(block.text)}</h{level}>"
+        return f"<h{level}>{_inline(block.text)}</h{level}>"
     if isinstance(block, markdown.Table):
-        head = "".join(f"<th>{escape(c)}</th>" for c in block.header)
+        head = "".join(f"<th>{_inline(c)}</th>" for c in block.header)
         rows = "".join(_row_html(r, _flag_of(r, block.rows, flagged)) for r in block.rows)
         return f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
     if isinstance(block, markdown.Bullets):
-        return "<ul>" + "".join(f"<li>{escape(i)}</li>" for i in block.items) + "</ul>"
-    return f"<p>{escape(block.text)}</p>"
+        return "<ul>" + "".join(f"<li>{_inline(i)}</li>" for i in block.items) + "</ul>"
+    return f"<p>{_inline(block.text)}</p>"
 
 
 def _row_html(cells: Sequence[str], flag: Degenerate | None) -> str:
     if flag is None:
-        return "<tr>" + "".join(f'<td>{escape(c)}</td>' for c in cells) + "</tr>"
+        return "<tr>" + "".join(f'<td>{_inline(c)}</td>' for c in cells) + "</tr>"
     note = f'<br><span class="flag">not interpretable: {escape(flag.reason)}</span>'
-    tds = [f'<td>{escape(c)}{note if k == 0 else ""}</td>' for k, c in enumerate(cells)]
+    tds = [f'<td>{_inline(c)}{note if k == 0 else ""}</td>' for k, c in enumerate(cells)]
     return f'<tr class="degenerate" title="not interpretable: {escape(flag.reason)}">' + "".join(tds) + "</tr>"
 
 

@@ -85,11 +85,24 @@ def tradeoff_png(rows: Sequence[ResultRow]) -> bytes:
     return to_png(fig)
 
 
+def verb_class_strategies(rows: Sequence[ResultRow]) -> list[str]:
+    """The strategies with a verb-class value for some model: a panel for each, none left empty
+    (a log-likelihood condition or a sample without telic items has no breakdown).
+    """
+    present: set[str] = set()
+    for conds in by_model(rows).values():
+        for c, m in conds.items():
+            table = m.get(BY_CLASS) or {}
+            if any(not math.isnan(_nan(v)) for key in CLASS_METRICS for v in (table.get(key) or {}).values()):
+                present.add(c)
+    return _ordered(sorted(present))
+
+
 def verb_class_png(rows: Sequence[ResultRow]) -> bytes:
     """Acc A, Acc C and TBR_C per telic verb class, averaged over models, per strategy (Figure 3)."""
     plt = pyplot()
     models = by_model(rows)
-    strategies = _ordered(sorted({c for conds in models.values() for c in conds}))
+    strategies = verb_class_strategies(rows)
     fig, axes = plt.subplots(1, len(strategies), figsize=(4.5 * len(strategies), 3.4), squeeze=False, sharey=True)
     keys = tuple(zip(CLASS_METRICS, ("Acc A", "Acc C", "TBR_C"), strict=True))
     for ax, s in zip(axes.flat, strategies, strict=True):
@@ -123,6 +136,8 @@ def figures(rows: Sequence[ResultRow]) -> list[Figure]:
                               "against the strategy index over the interpretable strategies (needs ≥ 3); a "
                               "strategy at least half unparsed or failed is ringed, named not interpretable "
                               "and left out of r."))
-    figures.append(Figure("Telic verb classes (§5.4, Figure 3)", verb_class_png(rows),
-                          "Acc A, Acc C and TBR_C per telic verb class, averaged over models."))
+    if verb_class_strategies(rows):
+        figures.append(Figure("Telic verb classes (§5.4, Figure 3)", verb_class_png(rows),
+                              "Acc A, Acc C and TBR_C per telic verb class, averaged over models (a strategy "
+                              "without telic items has no panel)."))
     return figures
