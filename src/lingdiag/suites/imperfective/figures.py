@@ -10,7 +10,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from lingdiag.figures import Figure, pyplot, to_png
+from lingdiag.figures import Figure, model_colours, pyplot, to_png
 from lingdiag.records import ResultRow
 from lingdiag.suites.imperfective.analysis import by_model, prompt_tradeoff
 from lingdiag.suites.imperfective.data import TELIC_CLASSES
@@ -65,11 +65,11 @@ def tradeoff_png(rows: Sequence[ResultRow]) -> bytes:
     """Acc C (solid) and Acc D (dashed) across strategies, one colour per model (Figure 1)."""
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(7.5, 4.2))
-    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    colours = model_colours(r.model for r in rows)  # a model left out here keeps the others' colours
     marked: set[str] = set()
-    for k, t in enumerate(prompt_tradeoff(rows)):
+    for t in prompt_tradeoff(rows):
         xs = [STRATEGIES.index(s) for s in t.strategies]
-        colour = colours[k % len(colours)]
+        colour = colours[t.model]
         ax.plot(xs, t.acc_c, "-o", color=colour, label=_legend_r(f"{t.model} Acc C", t.corr_c))
         ax.plot(xs, t.acc_d, "--s", color=colour, label=_legend_r(f"{t.model} Acc D", t.corr_d))
         # A strategy the report calls not interpretable: a hollow grey ring over its points, out of r.
