@@ -16,7 +16,7 @@ fetch() {  # fetch SUITE [--only NAMES]: from the local mirror when present
 }
 
 step "Embedded model: SmolLM2-135M-Instruct, converted once from its GGUF (skipped when already done)"
-$LD models --convert smollm2-135m > /dev/null
+$LD models --convert smollm2-135m
 took
 
 step "ImperfectiveNLI, main job (configs/demo-imperfective.yaml): zero-shot and dap strategies, each answered by generation and by label log-likelihood, 200 built-in items"
