@@ -5,7 +5,6 @@ behind a scrollbar), and the not-interpretable note readable."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
