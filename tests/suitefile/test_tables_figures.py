@@ -122,6 +122,12 @@ def test_html_has_breakdowns_figures_competence_and_scaling(runs: list[Path]) ->
     assert 'class="degenerate"' in section
 
 
+def test_the_headline_metric_is_named_by_its_table_header(runs: list[Path]) -> None:
+    # The report's summary names the metric as the file's table does, not by its key.
+    suite = SUITES.get(NAME)
+    assert (suite.headline, suite.headline_label) == ("accuracy", "Acc")
+
+
 def test_scaling_points_one_line_per_family_from_config_or_option(runs: list[Path]) -> None:
     loaded = load_runs(runs)
     found = points(NAME, loaded, {})
