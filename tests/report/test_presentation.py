@@ -69,5 +69,6 @@ def test_the_headline_table_is_whole_at_1400_px(page: Any) -> None:
 
 
 def test_the_summary_names_the_headline_metric_as_its_table_does(page: Any) -> None:
-    cells = page.evaluate("[...document.querySelectorAll('table.glance tbody td:nth-child(2)')].map(e => e.textContent)")
+    cells = page.evaluate(
+        "[...document.querySelectorAll('table.glance tbody td:nth-child(2)')].map(e => e.textContent)")
     assert cells and set(cells) == {"TBR_C (↓): teleological bias rate, group C"}, cells
