@@ -40,3 +40,10 @@ def test_hf_hub_offline_without_the_model_cached_fails_in_one_line(tmp_path: Pat
     seconds, err, rc = run_offline(tmp_path, HF_HUB_OFFLINE="1")
     assert rc == 2 and seconds < RETRIES_SECONDS, (seconds, err)
     assert err.count("\n") == 1 and "and HF_HUB_OFFLINE is set" in err and "--model hf:/path/to/dir" in err, err
+
+
+def test_a_malformed_hub_id_is_one_line_without_a_traceback(tmp_path: Path) -> None:
+    proc = lingdiag(tmp_path, "run", "imperfective", "--model", "hf:a/b\x1b[31m", "--limit", "1", "--out", "run",
+                    env={"HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf")})
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr and proc.stderr.count("\n") == 1, proc.stderr
+    assert "'a/b\\x1b[31m' is neither a model directory nor a hub id" in proc.stderr and "\x1b" not in proc.stderr

@@ -9,7 +9,7 @@ import socket
 from typing import Any
 from urllib.parse import urlsplit
 
-from lingdiag.errors import BackendError
+from lingdiag.errors import BackendError, ConfigError
 
 PROBE_SECONDS = 3.0
 """How long the hub's host gets to accept a connection before the node counts as offline."""
@@ -34,11 +34,16 @@ def hub_kwargs(model_id: str) -> dict[str, Any]:
     ``local_files_only`` when it does not but the model is cached.
 
     Raises:
+        ConfigError: ``model_id`` is neither a directory nor a valid hub id.
         BackendError: The model is not cached and the hub is offline (HF_HUB_OFFLINE) or unreachable.
     """
     from huggingface_hub import constants, try_to_load_from_cache
 
-    cached = isinstance(try_to_load_from_cache(model_id, "config.json"), str)
+    try:
+        cached = isinstance(try_to_load_from_cache(model_id, "config.json"), str)
+    except ValueError:  # huggingface_hub's HFValidationError: not an owner/name id
+        raise ConfigError(f"{model_id!r} is neither a model directory nor a hub id (owner/name: letters, "
+                          "digits, '-', '_', '.')") from None
     where = f"{model_id!r} is not in the hub cache {constants.HF_HUB_CACHE}"
     if constants.HF_HUB_OFFLINE:
         if cached:
