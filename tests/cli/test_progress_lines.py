@@ -54,3 +54,18 @@ def test_a_slow_chunk_is_never_quiet_for_ten_seconds(fake_api: Any, tmp_path: Pa
     times = [t for t, _ in heard if t >= start]
     gaps = [b - a for a, b in zip([start, *times], [*times, end], strict=True)]
     assert end - start > 10 and max(gaps) <= 10, (gaps, text)
+
+
+def test_tqdm_bars_are_off_when_stderr_is_a_log() -> None:
+    # transformers' GGUF conversion draws tqdm bars: \r frames wrapped at 80 columns in a log.
+    import subprocess
+    import sys
+
+    from helpers import SRC
+
+    code = ("import os, sys\nsys.argv = ['lingdiag', '--help']\nfrom lingdiag.cli import main\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass\n"
+            "print('TQDM_DISABLE=' + os.environ.get('TQDM_DISABLE', ''))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          env={"PATH": "/usr/bin:/bin", "PYTHONPATH": SRC})
+    assert proc.stdout.rstrip().endswith("TQDM_DISABLE=1"), proc.stdout[-300:] + proc.stderr
