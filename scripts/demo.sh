@@ -1,31 +1,59 @@
 #!/usr/bin/env bash
-# The main job (`make demo`): ImperfectiveNLI on the embedded SmolLM2, built-in data and,
-# when available, the official data; then the other suites' demo runs.
+# `make demo`: what the embedded SmolLM2-135M can tell a researcher, in under 10 minutes on 2 CPU
+# cores. Each step says what it runs and how long it took (items/s for each condition are in the
+# progress lines). Data come from a local mirror when there is one (../shared/datasets, laid out
+# as `lingdiag data fetch --from` expects), else from their pinned public URLs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 LD=.venv/bin/lingdiag
 SHARED=../shared/datasets
+OUT=runs/demo
 
-echo "== ImperfectiveNLI: demo caps (see configs/demo-imperfective.yaml): 100 items per strategy, CoT/counterfactual capped at 160 new tokens"
-# Large batches: finished answers leave the batch, so many rows decode at once (≈3 GB RAM).
-$LD run imperfective --config configs/demo-imperfective.yaml --batch-tokens 65536 --dataset builtin --out runs/demo/imperfective-builtin
+step() { echo; echo "== $1"; STEP_START=$SECONDS; }
+took() { echo "-- took $((SECONDS - STEP_START)) s"; }
+fetch() {  # fetch SUITE [--only NAMES]: from the local mirror when present
+  if [ -d "$SHARED" ]; then $LD data fetch "$@" --from "$SHARED"; else $LD data fetch "$@"; fi
+}
 
-# The official file is fetched from its pinned public URL; a local mirror (the reference
-# copy beside this repository) is used first when present, since this machine may be offline.
-if [ -d "$SHARED/imperfective_nli" ]; then
-  $LD data fetch imperfective --from "$SHARED" || true
+step "Embedded model: SmolLM2-135M-Instruct, converted once from its GGUF (skipped when already done)"
+$LD models --convert smollm2-135m
+took
+
+step "ImperfectiveNLI, main job (configs/demo-imperfective.yaml): zero-shot and dap strategies, each answered by generation and by label log-likelihood, 200 built-in items"
+$LD run imperfective --config configs/demo-imperfective.yaml --dataset builtin --out $OUT/imperfective-builtin
+took
+
+step "Competence beside performance: the label the model finds likeliest against the label it writes, per item"
+$LD competence $OUT/imperfective-builtin || true
+
+step "ImperfectiveNLI, the paper's CoT and counterfactual strategies on 8 items (configs/demo-imperfective-reasoning.yaml)"
+$LD run imperfective --config configs/demo-imperfective-reasoning.yaml --dataset builtin --out $OUT/imperfective-reasoning
+took
+
+step "ImperfectiveNLI on the official data (the authors' 400-item file, SHA-256 checked), main job again"
+if fetch imperfective; then
+  $LD run imperfective --config configs/demo-imperfective.yaml --dataset official --out $OUT/imperfective-official
 else
-  $LD data fetch imperfective || true
+  echo "official ImperfectiveNLI data not available (see the error above; offline: --from DIR): skipped"
 fi
-if $LD data stats imperfective --dataset official --json >/dev/null 2>&1; then
-  $LD run imperfective --config configs/demo-imperfective.yaml --batch-tokens 65536 --dataset official --out runs/demo/imperfective-official
+took
+
+step "BLiMP minimal pairs, one paradigm (determiner-noun agreement), 200 pairs, beside human agreement and the paper's models"
+if fetch blimp --only determiner_noun_agreement_2,human_validation_summary,models_summary; then
+  $LD run minimal-pairs --model smollm2-135m --dataset blimp --limit 200 --out $OUT/blimp
 else
-  echo "official ImperfectiveNLI data not available (lingdiag data fetch imperfective failed): skipped"
+  echo "BLiMP files not available (see the error above; offline: --from DIR): skipped"
 fi
+took
 
 for extra in scripts/demo.d/*.sh; do
-  [ -e "$extra" ] && bash "$extra"
+  [ -e "$extra" ] || continue
+  STEP_START=$SECONDS
+  bash "$extra"
+  took
 done
 
-$LD report runs/demo/*/ --html runs/demo/report.html > /dev/null && echo "HTML report (every demo run): runs/demo/report.html"
-echo "run directories: $(ls -d runs/demo/*/ | tr '\n' ' ')"
+step "Report"
+$LD report $OUT/*/ --html $OUT/report.html > /dev/null && echo "HTML report (every demo run): $OUT/report.html"
+echo "run directories: $(ls -d $OUT/*/ | tr '\n' ' ')"
+echo "demo total: $SECONDS s"

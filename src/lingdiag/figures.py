@@ -7,6 +7,7 @@ draw, with the Agg backend (no display needed).
 from __future__ import annotations
 
 import io
+from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib.util import find_spec
 from typing import Any
@@ -38,6 +39,14 @@ def pyplot() -> Any:
     except ImportError as e:
         raise MissingDependency("figures", "plots", ["matplotlib>=3.8"]) from e
     return plt
+
+
+def model_colours(models: Iterable[str]) -> dict[str, str]:
+    """One colour per model, by the models' sorted names (matplotlib's ``C0``, ``C1``, ...): every
+    figure drawn from the same models gives a model the same colour, whatever it draws first or
+    leaves out.
+    """
+    return {m: f"C{k % 10}" for k, m in enumerate(sorted(set(models)))}
 
 
 def to_png(fig: Any) -> bytes:

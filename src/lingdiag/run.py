@@ -10,7 +10,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from lingdiag.analysis import after_thinking
+from lingdiag.analysis import after_thinking, interpretable
 from lingdiag.analysis import thinking as thinking_axis
 from lingdiag.analysis.sweep import AXIS as SCORING_POLICY_AXIS
 from lingdiag.config import RunConfig, redact_url_secrets
@@ -378,7 +378,8 @@ def finalize(store: RunStore, order: Sequence[tuple[str, str]], suite: Suite, co
     if failed:  # never let an outage pass for a result
         table = ("**Failed items** (backend errors; every metric is over the answered items only): "
                  + "; ".join(f"{c}: {k} of {metrics[c]['n']}" for c, k in failed.items()) + "\n\n" + table)
-    table = note + excluded_note(excluded) + fragile.table_note(metrics) + table
+    table = note + interpretable.note(interpretable.reasons(records)) + excluded_note(excluded) + \
+        fragile.table_note(metrics) + table
     store.write_json("metrics.json", metrics)
     store.write_text("table.md", table)
     return metrics, table

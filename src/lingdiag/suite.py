@@ -205,6 +205,8 @@ class Suite:
     headline: str = ""
     """The key in ``metrics`` of the paper's headline metric: the report's summary shows it per
     model and condition (empty: the summary shows the headline table only)."""
+    headline_label: str = ""
+    """The headline metric's name for readers (its table header, ``TBR_C (↓)``); empty: the key."""
 
     def axis(self, name: str) -> Axis:
         """The axis called ``name``."""

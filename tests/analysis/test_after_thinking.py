@@ -182,13 +182,16 @@ def test_cxnli_tables_keep_thinking_settings_and_after_thinking_rows_apart(tmp_p
     result = evaluate(RunConfig(suite="cxnli", model="mock", limit=3, after_thinking=str(gen),
                                 axes={"exp": ["1"], "setting": ["zero"], "scoring": ["loglik"]}),
                       MockBackend(loglik_fn=_prefers), tmp_path / "after")
-    main = result.table.split("\n## ")[0]
+    # The main table is the first section with rows (a note may open the table: one label for every item).
+    main = next(part for part in result.table.split("\n## ") if "| mock |" in part)
     rows = [line for line in main.splitlines() if line.startswith("| mock |")]
     assert [r.split("|")[3].strip() for r in rows] == [
         "variation-2 (loglik)", "variation-2 (loglik) after exp1/zero/variation-2/thinking-on"]
-    gen_rows = [line for line in evaluate(RunConfig(suite="cxnli", model="mock", limit=3, axes={
+    settings = evaluate(RunConfig(suite="cxnli", model="mock", limit=3, axes={
         "exp": ["1"], "setting": ["zero"], "thinking": ["off", "on"]}), MockBackend(lambda r: "entailment"),
-        tmp_path / "settings").table.split("\n## ")[0].splitlines() if line.startswith("| mock |")]
+        tmp_path / "settings").table
+    gen_rows = [line for line in next(part for part in settings.split("\n## ") if "| mock |" in part).splitlines()
+                if line.startswith("| mock |")]
     assert [r.split("|")[3].strip() for r in gen_rows] == ["variation-2 thinking off", "variation-2 thinking on"]
 
 

@@ -31,6 +31,20 @@ def test_load_returns_log_likelihood_prompts_and_outputs(tmp_path):
         assert output.startswith("log-prob -") and output.count("token(s)") == 4
 
 
+def test_load_takes_a_list_of_runs_and_refuses_other_types_in_one_line(tmp_path):
+    import pytest
+
+    from lingdiag.errors import ConfigError
+
+    for name in ("a", "b"):
+        evaluate(RunConfig(suite="imperfective", model="mock", axes={"strategy": ["zero-shot"]}, limit=2),
+                 MockBackend(generate_fn=lambda r: "True"), tmp_path / name)
+    listed = load([tmp_path / "a", str(tmp_path / "b")])
+    assert len(listed) == 4 and set(listed["run"]) == {str(tmp_path / "a"), str(tmp_path / "b")}
+    with pytest.raises(ConfigError, match="^lingdiag.load takes run directories .* not int$"):
+        load(3)
+
+
 def test_as_text_renders_every_shape_a_record_holds():
     from lingdiag.records import as_text
 

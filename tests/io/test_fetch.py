@@ -1,4 +1,5 @@
 import hashlib
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -44,9 +45,28 @@ def test_unreachable_server_is_a_dataset_error() -> None:
         fetch_mod.fetch("imperfective", "http://127.0.0.1:9")
 
 
+def test_offline_fetch_names_from_and_the_mirror_layout(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The pinned URL unreachable (as on an offline cluster node): the error says how to go on.
+    load_plugins()
+    (f,) = fetch_mod.OFFICIAL["imperfective"]
+    monkeypatch.setitem(fetch_mod.OFFICIAL, "imperfective", (replace(f, url="http://127.0.0.1:9/x.json"),))
+    with pytest.raises(DatasetError) as e:
+        fetch_mod.fetch("imperfective")
+    message = str(e.value)
+    assert "\n" not in message and message.startswith("http://127.0.0.1:9/x.json: download failed")
+    assert message.endswith("laid out as imperfective_nli/imperfectiveNLI.json (or serve them) and run: "
+                            "lingdiag data fetch imperfective --from DIR")
+
+
+def test_a_mirror_without_the_file_names_the_layout(tmp_path: Path) -> None:
+    load_plugins()
+    with pytest.raises(DatasetError, match="the mirror must hold imperfective_nli/imperfectiveNLI.json$"):
+        fetch_mod.fetch("imperfective", str(tmp_path))
+
+
 def test_official_spec_before_fetch_says_how() -> None:
     load_plugins()
-    with pytest.raises(DatasetError, match="run: lingdiag data fetch imperfective"):
+    with pytest.raises(DatasetError, match="run: lingdiag data fetch imperfective .*--from DIR"):
         fetch_mod.official_path("imperfective", "imperfective_nli/imperfectiveNLI.json")
 
 

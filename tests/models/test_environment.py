@@ -22,8 +22,11 @@ MOCK_RUN = RunConfig.model_validate({"suite": "imperfective", "model": "mock", "
 
 
 @pytest.mark.lock
+@pytest.mark.slow
 def test_every_locked_package_is_installed_at_its_locked_version() -> None:
     # make test installs every extra from the lock; a drifted or missing package fails CI here.
+    # Slow: the llama.cpp server and its web stack (fastapi, uvicorn, ...) come only with
+    # `make test`, so `make test-fast` on a fresh clone would find them missing.
     wrong = [f"{p.name}: installed {p.installed}, locked {p.locked}" for p in pins() if not p.matches]
     assert not wrong, "the environment is not the lock's:\n" + "\n".join(wrong)
 

@@ -31,7 +31,10 @@ def test_half_unparsed_or_failed_is_degenerate_and_just_under_is_not() -> None:
     assert degenerate_reason(four_bad) is None
     five_bad = [*ten[:5], *(record(k, "unparsed") for k in range(5, 9)), record(9, "unparsed", error="down")]
     assert degenerate_reason(five_bad) == "50% unparsed or failed"
-    assert degenerate_reason([record(k, "True") for k in range(10)]) == "one label (True) for every item"
+    assert degenerate_reason([record(k, "True", gold=mixed[k]) for k in range(10)]) == \
+        "one label (True) for every item"
+    # A constant answer that is every item's gold is a result (a minimal pair's good sentence each time).
+    assert degenerate_reason([record(k, "True") for k in range(10)]) is None
     assert degenerate_reason([record(0, "True")]) is None and degenerate_reason([]) is None
 
 

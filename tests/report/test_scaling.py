@@ -44,14 +44,15 @@ def test_a_built_in_suite_gets_the_scaling_figure(tmp_path: Path) -> None:
         runs.append(tmp_path / name)
     loaded = load_runs(runs)
     found = points("imperfective", loaded, {})
-    assert sorted((p.family, p.n_params) for p in found) == [("gemma3_text", 5e8), ("llama", 1e8), ("llama", 1e9)]
+    # Families by their readable names (transformers' model_type is a key: gemma3_text).
+    assert sorted((p.family, p.n_params) for p in found) == [("Gemma 3", 5e8), ("Llama", 1e8), ("Llama", 1e9)]
     assert {p.condition for p in found} == {"zero-shot"} and all(p.ci95 is not None for p in found)
     assert scaling_figure("imperfective", loaded[:1], {}) is None  # one size: no figure
     figure = scaling_figure("imperfective", loaded, {})
     assert figure is not None and figure.png.startswith(b"\x89PNG") and "a-large 1B" in figure.caption
     page = render_html(tables(loaded), loaded, {"b": "Gemma"})
     assert "imperfective: tbr_C by model size" in page
-    assert {p.family for p in points("imperfective", loaded, {"b": "Gemma"})} == {"llama", "Gemma"}
+    assert {p.family for p in points("imperfective", loaded, {"b": "Gemma"})} == {"Llama", "Gemma"}
 
 
 @pytest.mark.parametrize("option", ["smollm2", "=x", "a="])

@@ -244,6 +244,19 @@ def test_every_bare_yaml_boolean_gets_the_hint(tmp_path: Path) -> None:
                in p for p in e.value.problems)
 
 
+def test_a_bare_boolean_label_hides_none_of_the_files_other_problems(tmp_path: Path) -> None:
+    # The booleans are reported, and the checks go on with them read as written (yes, no):
+    # the template's unknown field is found too, and nothing follows from reading them wrongly.
+    doc = changed("conditions.strategy.values.plain.user", "{{ premis }}")
+    path = tmp_path / "suite.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False).replace("- 'yes'\n", "- yes\n").replace("- 'no'\n",
+                                                                                                 "- no\n"))
+    with pytest.raises(ConfigErrors) as e:
+        check(path)
+    assert [p.split(": ", 2)[1] for p in e.value.problems] == ["defaults.labels.0", "defaults.labels.1",
+                                                                "conditions.strategy.values.plain.user"]
+
+
 def test_a_non_utf8_file(tmp_path: Path) -> None:
     path = write(tmp_path, GOOD)
     path.write_bytes(b"name: caf\xe9\n")

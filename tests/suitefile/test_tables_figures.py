@@ -122,10 +122,16 @@ def test_html_has_breakdowns_figures_competence_and_scaling(runs: list[Path]) ->
     assert 'class="degenerate"' in section
 
 
+def test_the_headline_metric_is_named_by_its_table_header(runs: list[Path]) -> None:
+    # The report's summary names the metric as the file's table does, not by its key.
+    suite = SUITES.get(NAME)
+    assert (suite.headline, suite.headline_label) == ("accuracy", "Acc")
+
+
 def test_scaling_points_one_line_per_family_from_config_or_option(runs: list[Path]) -> None:
     loaded = load_runs(runs)
     found = points(NAME, loaded, {})
-    assert {(p.family, p.n_params) for p in found} == {("llama", 135e6), ("gemma3_text", 270e6)}
+    assert {(p.family, p.n_params) for p in found} == {("Llama", 135e6), ("Gemma 3", 270e6)}
     assert all(p.ci95 is not None and p.ci95[0] <= p.value <= p.ci95[1] for p in found)
     named = points(NAME, loaded, parse_families(["small=SmolLM2", "big=SmolLM2"]))
     assert {p.family for p in named} == {"SmolLM2"}

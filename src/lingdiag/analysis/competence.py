@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from lingdiag.analysis.compare import METHODS, paired
+from lingdiag.analysis.interpretable import degenerate_reason
 from lingdiag.io.markdown import markdown_table
 from lingdiag.prompts.loglik import LOGLIK, NORMALISATION, SCORING
 from lingdiag.records import ItemRecord, ResultRow
@@ -61,6 +62,8 @@ class CompetenceJoin:
     """Exact McNemar, competence against prompted accuracy."""
     ci95: tuple[float, float]
     """Paired bootstrap interval of competence − prompted accuracy."""
+    not_interpretable: str = ""
+    """Why either side is not interpretable (:mod:`lingdiag.analysis.interpretable`); empty when both are."""
 
     def extra_columns(self) -> dict[str, str]:
         """Columns a suite's join adds to the shared table (header → cell); none here."""
@@ -95,10 +98,13 @@ def pair(model: str, condition: str, competence: str, competence_records: Mappin
     comp, said = [competence_records[i] for i in shared], [prompted_records[i] for i in shared]
     test = paired(condition, comp, said, seed=seed)
     both = sum(bool(c.correct) and bool(s.correct) for c, s in zip(comp, said, strict=True))
+    flags = [f"{side}: {why}" for side, records in (("prompted", prompted_records), ("loglik", competence_records))
+             if (why := degenerate_reason(list(records.values()))) is not None]
     return CompetenceJoin(
         model, condition, competence, normalisation, len(shared), test.acc_a, test.acc_b, both, test.only_a,
         test.only_b, len(shared) - both - test.only_a - test.only_b,
-        sum(s.label == c.label for c, s in zip(comp, said, strict=True)) / len(shared), test.p, test.ci95)
+        sum(s.label == c.label for c, s in zip(comp, said, strict=True)) / len(shared), test.p, test.ci95,
+        "; ".join(flags))
 
 
 def by_condition(records: Sequence[ItemRecord]) -> dict[str, list[ItemRecord]]:
@@ -156,12 +162,19 @@ def to_markdown(joined: Sequence[CompetenceJoin], title: str = "") -> str:
              f"{j.knows_not_says} ({j.knows_not_says / j.n:.0%})", f"{j.says_not_knows} ({j.says_not_knows / j.n:.0%})",
              j.neither, j.agreement, f"{j.competence_acc - j.prompted_acc:+.2f} [{j.ci95[0]:+.2f}, {j.ci95[1]:+.2f}]",
              f"{j.p:.3g}", *(j.extra_columns().get(k, "–") for k in extra)] for j in joined]
+    flagged = [j for j in joined if j.not_interpretable]
+    if flagged:  # the test is drawn, and marked beside it: it compares the parser or a constant answer
+        header.append("Note")
+        for row, j in zip(rows, joined, strict=True):
+            row.append(f"not interpretable: {j.not_interpretable}" if j.not_interpretable else "")
     return (f"### {title + ': ' if title else ''}competence (label log-likelihood) vs performance (generated "
             "label), per item\n\n" + markdown_table(header, rows)
             + "\nCompetence: the label whose answer word is most likely as the first words of the answer to the "
               "same chat prompt (normalisation: total = summed log-prob of the word, lm-eval's acc; per-token = "
               f"its mean). Paired on the items both answered. p: {METHODS['p']}; interval: {METHODS['ci95']}, "
-              "seed 0. Unparsed generated answers count as wrong.\n")
+              "seed 0. Unparsed generated answers count as wrong."
+            + (" A row marked not interpretable (at least half unparsed or failed, or one label for every item) "
+               "compares the parser or a constant answer, not the model's knowledge." if flagged else "") + "\n")
 
 
 def report_section(title: str) -> Callable[[Sequence[ResultRow]], str]:

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from lingdiag.errors import ConfigError
 from lingdiag.metrics.core import reasoning_tokens
 from lingdiag.records import UNFINISHED, UNPARSED, record_text
 from lingdiag.rundir import RunStore
@@ -21,7 +22,21 @@ def _cell(value: Any) -> Any:
     return json.dumps(value, ensure_ascii=False, sort_keys=True) if isinstance(value, dict | list) else value
 
 
-def load(*runs: str | Path) -> pd.DataFrame:
+def _run_paths(runs: tuple[Any, ...]) -> list[Path]:
+    """The run directories given one by one or as lists (``load(a, b)`` and ``load([a, b])``)."""
+    paths: list[Path] = []
+    for run in runs:
+        if isinstance(run, list | tuple):
+            paths.extend(_run_paths(tuple(run)))
+        elif isinstance(run, str | Path):
+            paths.append(Path(run))
+        else:
+            raise ConfigError(f"lingdiag.load takes run directories (str or Path, or lists of them), "
+                              f"not {type(run).__name__}")
+    return paths
+
+
+def load(*runs: str | Path | list[str | Path] | tuple[str | Path, ...]) -> pd.DataFrame:
     """One row per item record of every run: run, suite, model, dataset, condition, one
     ``axis.<name>`` column per axis, item id, one ``tag.<name>`` column per item tag, one
     ``field.<name>`` column per item field (the premise, the sentence...), label, gold, correct,
@@ -30,13 +45,16 @@ def load(*runs: str | Path) -> pd.DataFrame:
     the records' ``detail`` (the parse rule,
     log-probabilities, surprisals...; a nested value as JSON text), and the record's prompts and raw
     outputs as text (:func:`lingdiag.records.as_text`; several requests of one item, such as the
-    log-likelihood of each option, separated by ``---`` lines).
+    log-likelihood of each option, separated by ``---`` lines). Runs may also come as one list.
+
+    Raises:
+        ConfigError: A run is neither a path nor a list of paths.
     """
     import pandas as pd
 
     rows = []
-    for path in runs:
-        store = RunStore(Path(path))
+    for path in _run_paths(runs):
+        store = RunStore(path)
         meta = store.read_meta()
         head = {"run": str(path), "suite": meta.suite, "dataset": meta.dataset, "model": meta.model}
         for r in store.load_records():

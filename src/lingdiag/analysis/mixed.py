@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from lingdiag.analysis.interpretable import reasons
 from lingdiag.errors import ConfigError, MissingDependency
 from lingdiag.records import ItemRecord
 from lingdiag.rundir import RunStore
@@ -58,7 +59,17 @@ class MixedModel:
     effects: list[FixedEffect]
     random_sd: dict[str, float]
     """Posterior mean of each random intercept's standard deviation (``item``, ``model``)."""
+    not_interpretable: dict[str, str] = field(default_factory=dict)
+    """Condition → which models' answers under it are not interpretable, and why
+    (:mod:`lingdiag.analysis.interpretable`): an effect against or of such a condition measures the
+    parser or a constant answer."""
     method: str = METHOD
+
+    def note(self, condition: str) -> str:
+        """The flag of ``condition``'s effect row: its own and the baseline's reasons (empty when none)."""
+        parts = [f"{c}: {self.not_interpretable[c]}" for c in dict.fromkeys((condition, self.baseline))
+                 if c in self.not_interpretable]
+        return "not interpretable: " + "; ".join(parts) if parts else ""
 
 
 def _frame(records: Mapping[str, Sequence[ItemRecord]]) -> Any:
@@ -108,8 +119,12 @@ def fit(records: Mapping[str, Sequence[ItemRecord]], baseline: str | None = None
     # vcp_mean holds the log standard deviations of the variance components, in vc_formulas order.
     random_sd = {name: float(math.exp(v)) for name, v in zip(model.vcp_names, result.vcp_mean, strict=True)}
     formula = "correct ~ condition + (1 | item)" + (" + (1 | model)" if "model" in random else "")
+    flags: dict[str, list[str]] = {}
+    for name, rs in records.items():
+        for condition, why in reasons(rs).items():
+            flags.setdefault(condition, []).append(f"{name} {why}")
     return MixedModel(formula, len(df), int(df["item"].nunique()), int(df["model"].nunique()), baseline,
-                      float(result.fe_mean[0]), effects, random_sd)
+                      float(result.fe_mean[0]), effects, random_sd, {c: ", ".join(v) for c, v in flags.items()})
 
 
 def load(runs: Sequence[Path]) -> dict[str, list[ItemRecord]]:

@@ -7,7 +7,8 @@ command (``Suite.score_cli``) as ``lingdiag score <suite>``, its reproduction
 this package.
 
 Modules, one per command or group: ``app`` (the typer app and its groups), ``options`` (the
-options every command shares), ``run``, ``cluster`` (``merge``, ``submit``), ``compare``
+options every command shares), ``run``, ``progress`` (what ``run`` says while it works),
+``cluster`` (``merge``, ``submit``), ``compare``
 (``compare``, ``competence``, ``mixed``), ``data`` (``data fetch|stats|build|audit``),
 ``audit_view``, ``human``, ``cache``, ``score``, ``suite_file`` (``suite check|score``),
 ``report``, ``inspect``, ``info`` (``list``, ``models``), ``env``, ``adapt``, ``study``
@@ -63,6 +64,8 @@ def main() -> None:
     # transformers' per-load progress bars would interleave with lingdiag's own.
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    if not sys.stderr.isatty():  # a log: tqdm's \r frames (GGUF conversion) would fill it; lingdiag says the stage
+        os.environ.setdefault("TQDM_DISABLE", "1")
     mount_suites()
     try:
         axes_help(sys.argv)

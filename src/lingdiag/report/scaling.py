@@ -3,8 +3,8 @@ with the metric's 95% intervals, for any set of runs (built-in suites and suite 
 
 The parameter count is the one the backend recorded in ``meta.json`` (``model.n_params``). A
 model's family is the one given (``lingdiag report --family MODEL=FAMILY``), else the
-``model_type`` of the ``config.json`` in the model directory the backend recorded (``llama``,
-``gemma3_text``), else the model's own name.
+``model_type`` of the ``config.json`` in the model directory the backend recorded, by its readable
+name (``llama`` → Llama, ``gemma3_text`` → Gemma 3), else the model's own name.
 """
 
 from __future__ import annotations
@@ -41,8 +41,22 @@ def parse_families(given: Sequence[str]) -> dict[str, str]:
     return out
 
 
+FAMILY_NAMES = {"llama": "Llama", "mistral": "Mistral", "gemma": "Gemma", "gemma2": "Gemma 2", "gemma3": "Gemma 3",
+                "qwen2": "Qwen2", "qwen3": "Qwen3", "phi3": "Phi-3", "gpt2": "GPT-2", "olmo2": "OLMo 2",
+                "smollm3": "SmolLM3"}
+"""transformers' ``model_type`` → the family's name as readers know it (a legend shows names, not keys)."""
+
+
+def family_name(model_type: str) -> str:
+    """The readable name of a ``model_type``: ``gemma3_text`` → ``Gemma 3``; an unknown one as given,
+    without the ``_text`` suffix of a text-only half.
+    """
+    base = model_type.removesuffix("_text")
+    return FAMILY_NAMES.get(base, base)
+
+
 def config_family(run: LoadedRun) -> str | None:
-    """The ``model_type`` of the model directory's ``config.json`` the run recorded, if readable."""
+    """The family of the ``model_type`` of the model directory's ``config.json`` the run recorded, if readable."""
     path = run.meta.identity.fields.get("path")
     if not isinstance(path, str) or not path:
         return None
@@ -51,7 +65,7 @@ def config_family(run: LoadedRun) -> str | None:
         kind = json.loads(config.read_text(encoding="utf-8")).get("model_type")
     except (OSError, ValueError, AttributeError):
         return None
-    return kind if isinstance(kind, str) and kind else None
+    return family_name(kind) if isinstance(kind, str) and kind else None
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,12 +7,12 @@ pure metric function; they never load a model.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from lingdiag.analysis import after_thinking, languages, thinking
+from lingdiag.analysis import after_thinking, interpretable, languages, thinking
 from lingdiag.records import ResultRow
 from lingdiag.rundir import LoadedRun, load_run
 from lingdiag.suite import SUITES
@@ -72,9 +72,15 @@ def suite_tables(runs: Sequence[LoadedRun]) -> dict[str, str]:
     for s, rows in rows_by_suite(runs).items():
         mine = [r for r in runs if r.suite == s]
         across = languages.section([(str(r.path), names[str(r.path)], r.records) for r in mine])
-        out[s] = (_item_set_warning(mine) + SUITES.get(s).table(rows) + ("\n" + across if across else "")
-                  + _thinking(mine))
+        out[s] = (_item_set_warning(mine) + _not_interpretable(mine, names) + SUITES.get(s).table(rows)
+                  + ("\n" + across if across else "") + _thinking(mine))
     return out
+
+
+def _not_interpretable(runs: Sequence[LoadedRun], names: Mapping[str, str]) -> str:
+    """The note naming the conditions, per model as the table names it, that are not interpretable."""
+    return interpretable.note({f"{names[str(r.path)]} · {c}": why for r in runs
+                               for c, why in interpretable.reasons(r.records).items()})
 
 
 def _thinking(runs: Sequence[LoadedRun]) -> str:

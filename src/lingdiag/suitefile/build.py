@@ -221,10 +221,13 @@ class FileSuite:
                   for j in self.competence(model, records)]
         return to_markdown(joined, self.c.spec.name) if joined else ""
 
-    def headline(self) -> str:
-        """The table's first metric column (the report's summary shows it per model and condition)."""
+    def headline(self) -> tuple[str, str]:
+        """The table's first metric column and its header (the report's summary shows it per model
+        and condition, under that header).
+        """
         table = self.c.spec.table
-        return next((c.metric for c in table.columns if c.metric not in COUNTS), "") if table else ""
+        column = next((c for c in table.columns if c.metric not in COUNTS), None) if table else None
+        return (column.metric, column.header or column.metric) if column else ("", "")
 
 
 def suite_of(compiled: Compiled, conditions: Sequence[Condition0], labels: tuple[str, ...]) -> Suite:
@@ -236,11 +239,13 @@ def suite_of(compiled: Compiled, conditions: Sequence[Condition0], labels: tuple
     if fs.policy_axis:
         axes += (sweep.axis(*(spec.scoring_policy or ())),)
     source = SuiteSource(str(compiled.path), hashlib.sha256(compiled.raw).hexdigest(), compiled.raw.decode("utf-8-sig"))
+    headline, headline_label = fs.headline()
     return Suite(
         name=spec.name, description=spec.description or f"suite file {compiled.path}", axes=axes,
         load=fs.load, conditions=fs.conditions, metrics=fs.metrics, table=fs.table, labels=labels,
         options=Options, stat_tags=tuple(spec.items.tags), default_dataset="builtin",
-        paired_metrics=compiled.metrics.paired(), source=source, headline=fs.headline(),
+        paired_metrics=compiled.metrics.paired(), source=source, headline=headline,
+        headline_label=headline_label,
         figures=fs.figures if declared(spec) else None,
         competence=fs.competence if fs.has_competence() else None,
         analyses=fs.analyses if fs.has_competence() else None,

@@ -10,7 +10,9 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from lingdiag.errors import ConfigError, ConfigErrors, validation_lines
@@ -377,18 +379,45 @@ class Compiled:
                 self.report(where, problem)
 
 
+class _TextBooleans(yaml.SafeLoader):
+    """YAML with every bare boolean kept as the text it was written as (``yes`` stays ``yes``)."""
+
+
+def _as_written(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> str:
+    return str(node.value)
+
+
+_TextBooleans.add_constructor("tag:yaml.org,2002:bool", _as_written)
+
+
+def _validate(path: Path, data: dict[str, Any], raw: bytes) -> tuple[SuiteFile, list[str]]:
+    """The file's schema and the problems it already has. When every schema problem is a bare
+    boolean where text belongs (``labels: [yes, no]``), each is reported and the checks go on with
+    the booleans read as the text they were written as, so that they hide none of the file's other problems.
+    """
+    try:
+        return SuiteFile.model_validate(data), []
+    except ValidationError as e:
+        lines = validation_lines(e, path)
+        failed = ConfigErrors(lines) if len(lines) > 1 else ConfigError(lines[0])
+        if not all(isinstance(error["input"], bool) for error in e.errors()):
+            raise failed from None
+        try:
+            # The text already passed read_yaml's size and depth checks.
+            return SuiteFile.model_validate(yaml.load(raw.decode("utf-8-sig"), Loader=_TextBooleans)), lines
+        except ValidationError:
+            raise failed from None
+
+
 def compile_file(path: Path, taken: Sequence[str] = ()) -> tuple[Compiled, list[Condition0], tuple[str, ...]]:
     """Read and check ``path`` (no data read); ``taken``: names the file's suite may not have."""
     data, raw = read_yaml(path)
     if not isinstance(data, dict):
         raise suite_error(path, "", f"expected a mapping with name, items, conditions, metrics; "
                           f"found {type(data).__name__}")
-    try:
-        spec = SuiteFile.model_validate(data)
-    except ValidationError as e:
-        lines = validation_lines(e, path)
-        raise (ConfigErrors(lines) if len(lines) > 1 else ConfigError(lines[0])) from None
+    spec, booleans = _validate(path, data, raw)
     c = Compiled(path, raw, spec)
+    c.problems.lines += booleans
     if spec.name in taken:
         c.report("name", f"{spec.name!r} is a built-in suite's name; choose another")
     c.check_data_specs()

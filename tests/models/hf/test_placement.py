@@ -36,6 +36,18 @@ def test_threads_default_to_the_cpus_this_process_may_use() -> None:
     assert resolve(threads=1).threads == 1
 
 
+def test_the_thread_choice_is_said_with_how_to_change_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The default stays the usable CPUs (the same numbers on a busy machine as on a quiet one);
+    # a busy machine gets the hint that one thread is often faster.
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.2, 0.2, 0.2))
+    assert resolve(machine=CPU).describe_threads() == "3 torch thread(s); change with --model-option threads=N"
+    monkeypatch.setattr(os, "getloadavg", lambda: (6.5, 6.0, 5.0))
+    assert resolve(machine=CPU).describe_threads().endswith(
+        "(the machine's load is 6.5: threads=1 is often several times faster)")
+    assert "load" not in resolve(threads=1, machine=CPU).describe_threads()
+    assert resolve(device="cuda", machine=ONE_GPU).describe_threads() == "on cuda"
+
+
 def test_auto_without_cuda_is_the_cpu() -> None:
     assert resolve(device="auto", machine=CPU) == resolve(machine=CPU)
 

@@ -73,6 +73,39 @@ def test_tradeoff_needs_three_strategies_for_a_correlation() -> None:
     assert t.corr_c.r == pytest.approx(pearson([0, 2, 3], [0.0, 0.2, 0.9]).r)  # type: ignore[union-attr]
 
 
+def test_tradeoff_draws_no_correlation_through_unparsed_strategies() -> None:
+    # The demo's shape: CoT and counterfactual 100% unparsed. They are shown and marked, and r is
+    # over the interpretable strategies only (here two: no correlation at all).
+    counts = {"zero-shot": 0, "dap": 5, "cot": 100, "counterfactual": 100}
+    rows = [row("m", s, {"acc_C": 0.1 * k, "acc_D": 1 - 0.1 * k, "n": 100, "n_unparsed": counts[s], "n_errors": 0})
+            for k, s in enumerate(STRATEGIES)]
+    (t,) = prompt_tradeoff(rows)
+    assert t.strategies == STRATEGIES and t.not_interpretable == ("cot", "counterfactual")
+    assert t.corr_c is None and t.corr_d is None
+    from lingdiag.suites.imperfective.analysis import Analysis
+
+    text = to_markdown(Analysis((t,), None, None, ()))
+    assert "zero-shot → dap → cot (not interpretable) → counterfactual (not interpretable)" in text
+    assert "left out of the correlations" in text
+    from lingdiag.suites.imperfective.figures import tradeoff_png
+
+    assert tradeoff_png(rows).startswith(b"\x89PNG")
+
+
+def test_verb_class_figure_has_no_empty_panel() -> None:
+    from lingdiag.suites.imperfective.figures import figures, verb_class_strategies
+
+    nan = float("nan")
+    rows = [row("m", "zero-shot", {"acc_A": 1.0, "acc_B": 1.0, "acc_C": 0.0, "acc_D": 0.5,
+                                   "by_class": {"acc_A": {"Creation": 1.0}, "acc_C": {"Creation": 0.0}}}),
+            row("m", "dap", {"acc_A": 1.0, "acc_B": 1.0, "acc_C": 0.5, "acc_D": 0.5,
+                             "by_class": {"acc_A": {"Creation": nan}, "acc_C": {}}}),
+            row("m", "cot", {"acc_A": 1.0, "acc_B": 1.0, "acc_C": 0.5, "acc_D": 0.5})]
+    assert verb_class_strategies(rows) == ["zero-shot"]
+    assert verb_class_strategies(rows[1:]) == []
+    assert not [f for f in figures(rows[1:]) if f.title.startswith("Telic verb classes")]
+
+
 # Table 5: Qwen2.5 sizes in zero-shot; §5.3 reports r = -0.93 (p = 0.02) and 0.94 (p = 0.01),
 # Appendix E "the linear scaling trend (r = 0.79)" for Δ_AA against raw size.
 TABLE5 = {"1.5B": (1.00, 0.00), "7B": (0.53, 0.44), "14B": (0.61, 0.37), "32B": (0.09, 0.83), "72B": (0.16, 0.81)}

@@ -4,7 +4,8 @@
 ``--model-option``); the three loaders below are what ``lingdiag.models.providers``
 registers for ``hf:``, ``gguf:`` and the embedded short names.
 
-Modules: ``backend`` (``HFBackend``), ``load`` (lazy model loading), ``placement`` (device,
+Modules: ``backend`` (``HFBackend``), ``load`` (lazy model loading), ``hub`` (whether a hub id
+can be had, asked before loading: offline, one line at once), ``placement`` (device,
 dtype and threads, resolved once), ``memory`` (batch budgets, out-of-memory back-off),
 ``batching`` (batches and shared prefixes, no torch), ``forward`` and ``kv`` (shared-prefix
 forward passes and key/value caches), ``score`` and ``tokens`` (log-likelihood scoring),

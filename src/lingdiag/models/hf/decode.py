@@ -25,6 +25,7 @@ from lingdiag.models.base import cut_at_stop
 from lingdiag.models.hf.batching import Budget, common_prefix_all, token_budget_batches
 from lingdiag.models.hf.forward import Forward, Rows
 from lingdiag.models.hf.load import on_device
+from lingdiag.models.progress import tick
 from lingdiag.records import Constraint, Generation, GenerationRequest
 
 if TYPE_CHECKING:
@@ -464,6 +465,7 @@ class Decoder:
             lps = (best.values - torch.logsumexp(scores, dim=-1)).tolist()
             picks = best.indices.tolist()
         window = stop_window(stop)
+        was_done = sum(batch.done[r] for r in batch.live)
         for b, r in enumerate(batch.live):
             if batch.done[r]:
                 picks[b] = self.lm.tokenizer.pad_token_id
@@ -473,6 +475,8 @@ class Decoder:
             batch.logprobs[r].append(round(lps[b], 6))
             tail = self.lm.tokenizer.decode(tokens[-window:], skip_special_tokens=True) if stop else ""
             batch.done[r] = picks[b] in eos_ids or len(tokens) >= max_new or any(x in tail for x in stop)
+        now_done = sum(batch.done[r] for r in batch.live)
+        tick(requests=now_done - was_done, tokens=len(batch.live) - was_done)
         return picks
 
     def _result(self, prompt: list[int], row: list[int], logprobs: list[float], eos_ids: set[int],

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from lingdiag.models.hf.batching import token_budget_batches
 from lingdiag.models.hf.load import LoadedModel, on_device
+from lingdiag.models.progress import tick
 
 if TYPE_CHECKING:
     import torch
@@ -118,6 +119,7 @@ def full_logits(lm: LoadedModel, usage: Counter[str], seqs: Sequence[list[int]],
             logits = lm.model(input_ids=ids, attention_mask=mask).logits
         usage.update(forward_tokens=int(mask.sum()), padded_tokens=ids.numel(), head_positions=ids.numel())
         use(rows, logits)
+        tick(requests=len(rows))
 
     for batch in token_budget_batches([len(s) for s in seqs], tokens, max_batch):
         split_on_oom(run, batch, device)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from lingdiag.errors import BackendError, ConfigError
 from lingdiag.models.hf.adapters import Adapter
 from lingdiag.models.hf.placement import Placement, execution_device
+from lingdiag.models.progress import stage
 from lingdiag.records import ChatMessage, GenerationRequest
 from lingdiag.thinking import Thinking, replay
 
@@ -76,6 +77,11 @@ def stored_param_count(model_path: str) -> int | None:
     return total or None
 
 
+def _first_line(e: OSError) -> str:
+    """Transformers' loading error without its lines of advice (the first line says what failed)."""
+    return str(e).strip().split("\n")[0]
+
+
 def _local(path: str) -> bool:
     """Whether ``path`` names a directory rather than a hub id (``name`` or ``namespace/name``)."""
     return path.startswith(("/", ".", "~")) or path.count("/") > 1 or Path(path).exists()
@@ -110,17 +116,29 @@ class LoadedModel:
         self._tokenizer: Any = None
         self._model: Any = None
 
+    @cached_property
+    def sources(self) -> dict[str, Any]:
+        """``from_pretrained``'s arguments: ``load_kwargs``, and for a hub id whether the hub is
+        reachable (checked once, so that an offline node fails at once, in one line).
+        """
+        if _local(self.path):
+            return self.load_kwargs
+        from lingdiag.models.hf.hub import hub_kwargs
+
+        return {**self.load_kwargs, **hub_kwargs(self.path)}
+
     @property
     def tokenizer(self) -> Any:
         """The transformers tokenizer, loaded on first use (a pad token is always set)."""
         if self._tokenizer is None:
+            sources = self.sources  # before transformers is imported: offline, the error comes at once
             self.placement.before_torch()
             from transformers import AutoTokenizer
 
             try:
-                tokenizer = AutoTokenizer.from_pretrained(self.path, **self.load_kwargs)
+                tokenizer = AutoTokenizer.from_pretrained(self.path, **sources)
             except OSError as e:
-                raise BackendError(f"cannot load the tokenizer of {self.path!r}: {e}") from e
+                raise BackendError(f"cannot load the tokenizer of {self.path!r}: {_first_line(e)}") from e
             except ValueError as e:
                 if "trust_remote_code" not in str(e):
                     raise
@@ -135,6 +153,7 @@ class LoadedModel:
     def model(self) -> Any:
         """The transformers model in the placement's dtype and device, eval mode, loaded on first use."""
         if self._model is None:
+            sources = self.sources
             placement = self.placement
             placement.before_torch()
             import torch
@@ -142,12 +161,13 @@ class LoadedModel:
 
             placement.before_load()
             dtype = placement.dtype
+            stage(f"loading the weights of {self.path} ({dtype}; {placement.describe_threads()})")
             try:
                 weights = torch.float32 if dtype == "bfloat16-mixed" else getattr(torch, dtype)
                 model: Any = AutoModelForCausalLM.from_pretrained(self.path, dtype=weights, **placement.load_kwargs(),
-                                                                  **self.load_kwargs)
+                                                                  **sources)
             except OSError as e:
-                raise BackendError(f"cannot load model {self.path!r}: {e}") from e
+                raise BackendError(f"cannot load model {self.path!r}: {_first_line(e)}") from e
             model.eval()
             if self.adapter is not None:
                 model = self.adapter.apply(model)

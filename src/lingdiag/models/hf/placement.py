@@ -196,6 +196,18 @@ class Placement:
         if self.cpu_levers:
             keep_gpu_compiler_out()
 
+    def describe_threads(self) -> str:
+        """The threads chosen and how to change them, in words (a shared machine slows torch down
+        many times when its threads outnumber the CPUs that are free).
+        """
+        if not self.cpu_levers:
+            return f"on {self.kind}"
+        line = f"{self.threads} torch thread(s); change with --model-option threads=N"
+        busy = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
+        if self.threads > 1 and busy >= self.threads:
+            line += f" (the machine's load is {busy:.1f}: threads=1 is often several times faster)"
+        return line
+
     def before_load(self) -> None:
         """The process-wide CPU levers, set before the weights load (nothing on CUDA)."""
         if not self.cpu_levers:

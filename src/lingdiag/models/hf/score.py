@@ -18,6 +18,7 @@ from lingdiag.models.hf.forward import Forward, full_logits
 from lingdiag.models.hf.load import LoadedModel
 from lingdiag.models.hf.placement import offloaded
 from lingdiag.models.hf.tokens import Split, TokenScorer, split_requests
+from lingdiag.models.progress import tick
 from lingdiag.records import LogLikelihood, LoglikelihoodRequest
 
 if TYPE_CHECKING:
@@ -269,6 +270,7 @@ class Scorer:
                          for row, (_, end, i) in enumerate(part)]
                 contributions += self.score(hidden, spans, scored, head)
             add(totals, wrong, contributions)
+            tick(requests=sum(len(g.members) for g in grouped))
 
         for batch in pack_groups(plan_groups(seqs, root, budget.max_batch), seqs, root, budget):
             split_on_oom(run, batch, device)

@@ -26,6 +26,8 @@ from typing import Any, TypeVar
 
 import httpx
 
+from lingdiag.models.progress import tick
+
 T = TypeVar("T")
 
 RETRY_STATUS = frozenset({408, 409, 429})
@@ -181,9 +183,11 @@ class ApiClient:
                 usage = usage if isinstance(usage, dict) else {}
                 self.counts["prompt_tokens"] += token_count(usage.get("prompt_tokens"))
                 self.counts["completion_tokens"] += token_count(usage.get("completion_tokens"))
+                tick(requests=1, tokens=token_count(usage.get("completion_tokens")))
                 return outcome
             if not outcome.retryable or attempt >= self.policy.max_retries:
                 self.counts["errors"] += 1
+                tick(requests=1)
                 tries = f" (after {attempt + 1} attempts)" if attempt else ""
                 return ApiFailure(outcome.message + tries, outcome.status, outcome.retryable, outcome.reason)
             attempt += 1

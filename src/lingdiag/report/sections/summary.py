@@ -20,7 +20,8 @@ def _glance(runs: Sequence[LoadedRun], flagged: Sequence[Degenerate]) -> str:
     """Each suite's headline metric per model and condition, in one small table."""
     rows = []
     for suite, models in headline(runs, flagged).items():
-        key = SUITES.get(suite).headline or "headline table below"
+        spec = SUITES.get(suite)
+        key = spec.headline_label or spec.headline or "headline table below"
         for model, cells in models.items():
             shown = " · ".join(f"{c} {v}" for c, v in cells)
             rows.append(f'<tr><td><a href="#{anchor(suite)}">{escape(suite)}</a></td><td>{escape(key)}</td>'

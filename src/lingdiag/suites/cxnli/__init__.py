@@ -168,5 +168,6 @@ SUITE = register_suite(Suite(
     parse_answer=parse_answer,
     paired_metrics=metrics.PAIRED,
     headline=metrics.HEADLINE,
+    headline_label="Accuracy (↑)",
     competence=competence.join,
 ))

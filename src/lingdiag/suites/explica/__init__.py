@@ -109,5 +109,6 @@ SUITE = register_suite(Suite(
     reproduce_cli=lazy("lingdiag.suites.explica.cli", "reproduce"),
     paired_metrics=metrics.PAIRED,
     headline=metrics.HEADLINE,
+    headline_label="Accuracy (↑)",
     competence=analysis.join,
 ))

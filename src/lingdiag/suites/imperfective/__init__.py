@@ -102,5 +102,6 @@ SUITE = register_suite(Suite(
     parse_answer=parse_answer,
     paired_metrics=metrics.PAIRED,
     headline=metrics.HEADLINE,
+    headline_label="TBR_C (↓): teleological bias rate, group C",
     competence=competence.join,
 ))

@@ -22,8 +22,9 @@ import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
+from lingdiag.analysis.interpretable import counts_reason
 from lingdiag.errors import ConfigError, MissingDependency
 from lingdiag.io.markdown import fmt, markdown_table
 from lingdiag.metrics import stats
@@ -53,8 +54,12 @@ class TradeOff:
     acc_c: tuple[float, ...]
     acc_d: tuple[float, ...]
     corr_c: Correlation | None
-    """Acc C against the strategy index; None with fewer than 3 strategies or constant values."""
+    """Acc C against the strategy index, over the interpretable strategies only; None with fewer
+    than 3 of them or constant values."""
     corr_d: Correlation | None
+    not_interpretable: tuple[str, ...] = ()
+    """Strategies at least half unparsed or failed (:mod:`lingdiag.analysis.interpretable`): shown,
+    marked, and left out of the correlations."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,10 +183,13 @@ def prompt_tradeoff(rows: Sequence[ResultRow]) -> list[TradeOff]:
         present = [s for s in STRATEGIES if s in conds]
         if len(present) < 2:
             continue
-        x = [float(STRATEGIES.index(s)) for s in present]
         acc_c = tuple(float(conds[s][ACC["C"]]) for s in present)
         acc_d = tuple(float(conds[s][ACC["D"]]) for s in present)
-        out.append(TradeOff(model, tuple(present), acc_c, acc_d, pearson(x, acc_c), pearson(x, acc_d)))
+        bad = tuple(s for s in present if counts_reason(cast(Mapping[str, Any], conds[s])) is not None)
+        keep = [k for k, s in enumerate(present) if s not in bad]
+        x = [float(STRATEGIES.index(present[k])) for k in keep]
+        out.append(TradeOff(model, tuple(present), acc_c, acc_d, pearson(x, [acc_c[k] for k in keep]),
+                            pearson(x, [acc_d[k] for k in keep]), bad))
     return out
 
 
@@ -333,6 +341,8 @@ def _corr(c: Correlation | None) -> str:
     return f"r = {c.r:.2f} [{c.ci95[0]:.2f}, {c.ci95[1]:.2f}], p = {c.p:.2f} (n = {c.n})"
 
 
+TRADEOFF_NOTE = ("A strategy marked not interpretable (at least half unparsed or failed) is shown but left out "
+                 "of the correlations: its accuracy measures the parser.\n")
 FISHER_NOTE = "r: Pearson, [95% interval]: Fisher z (scipy pearsonr); [-1.00, 1.00] with 3 points.\n"
 
 
@@ -342,9 +352,10 @@ def to_markdown(a: Analysis) -> str:
     if a.tradeoff:
         parts.append("### Prompt trade-off (§5.2, Figure 1)\n\n" + markdown_table(
             ["Model", "Strategies", "Acc C", "Acc D", "Acc C ~ strategy", "Acc D ~ strategy"],
-            [[t.model, " → ".join(t.strategies), " ".join(fmt(v) for v in t.acc_c),
+            [[t.model, " → ".join(s + (" (not interpretable)" if s in t.not_interpretable else "")
+                                  for s in t.strategies), " ".join(fmt(v) for v in t.acc_c),
               " ".join(fmt(v) for v in t.acc_d), _corr(t.corr_c), _corr(t.corr_d)] for t in a.tradeoff])
-            + "\n" + FISHER_NOTE)
+            + "\n" + FISHER_NOTE + (TRADEOFF_NOTE if any(t.not_interpretable for t in a.tradeoff) else ""))
     if a.scale:
         s = a.scale
         parts.append(f"### Model scale (§5.3, {s.strategy})\n\n" + markdown_table(

@@ -10,7 +10,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from lingdiag.figures import Figure, pyplot, to_png
+from lingdiag.figures import Figure, model_colours, pyplot, to_png
 from lingdiag.records import ResultRow
 from lingdiag.suites.imperfective.analysis import by_model, prompt_tradeoff
 from lingdiag.suites.imperfective.data import TELIC_CLASSES
@@ -65,24 +65,44 @@ def tradeoff_png(rows: Sequence[ResultRow]) -> bytes:
     """Acc C (solid) and Acc D (dashed) across strategies, one colour per model (Figure 1)."""
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(7.5, 4.2))
-    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    for k, t in enumerate(prompt_tradeoff(rows)):
+    colours = model_colours(r.model for r in rows)  # a model left out here keeps the others' colours
+    marked: set[str] = set()
+    for t in prompt_tradeoff(rows):
         xs = [STRATEGIES.index(s) for s in t.strategies]
-        colour = colours[k % len(colours)]
+        colour = colours[t.model]
         ax.plot(xs, t.acc_c, "-o", color=colour, label=_legend_r(f"{t.model} Acc C", t.corr_c))
         ax.plot(xs, t.acc_d, "--s", color=colour, label=_legend_r(f"{t.model} Acc D", t.corr_d))
-    ax.set_xticks(range(len(STRATEGIES)), list(STRATEGIES))
+        # A strategy the report calls not interpretable: a hollow grey ring over its points, out of r.
+        bad = [j for j, s in enumerate(t.strategies) if s in t.not_interpretable]
+        for ys in (t.acc_c, t.acc_d):
+            ax.plot([xs[j] for j in bad], [ys[j] for j in bad], "o", markersize=13, markerfacecolor="none",
+                    markeredgecolor="#888888")
+        marked.update(t.not_interpretable)
+    ax.set_xticks(range(len(STRATEGIES)), [s + ("\n(not interpretable)" if s in marked else "") for s in STRATEGIES])
     ax.set_ylim(-0.05, 1.05)
     ax.set_ylabel("accuracy")
     ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
     return to_png(fig)
 
 
+def verb_class_strategies(rows: Sequence[ResultRow]) -> list[str]:
+    """The strategies with a verb-class value for some model: a panel for each, none left empty
+    (a log-likelihood condition or a sample without telic items has no breakdown).
+    """
+    present: set[str] = set()
+    for conds in by_model(rows).values():
+        for c, m in conds.items():
+            table = m.get(BY_CLASS) or {}
+            if any(not math.isnan(_nan(v)) for key in CLASS_METRICS for v in (table.get(key) or {}).values()):
+                present.add(c)
+    return _ordered(sorted(present))
+
+
 def verb_class_png(rows: Sequence[ResultRow]) -> bytes:
     """Acc A, Acc C and TBR_C per telic verb class, averaged over models, per strategy (Figure 3)."""
     plt = pyplot()
     models = by_model(rows)
-    strategies = _ordered(sorted({c for conds in models.values() for c in conds}))
+    strategies = verb_class_strategies(rows)
     fig, axes = plt.subplots(1, len(strategies), figsize=(4.5 * len(strategies), 3.4), squeeze=False, sharey=True)
     keys = tuple(zip(CLASS_METRICS, ("Acc A", "Acc C", "TBR_C"), strict=True))
     for ax, s in zip(axes.flat, strategies, strict=True):
@@ -113,7 +133,11 @@ def figures(rows: Sequence[ResultRow]) -> list[Figure]:
     if prompt_tradeoff(rows):
         figures.append(Figure("Prompt trade-off (§5.2, Figure 1)", tradeoff_png(rows),
                               "Acc C (solid) and Acc D (dashed) from zero-shot to counterfactual; Pearson r "
-                              "against the strategy index (needs ≥ 3 strategies)."))
-    figures.append(Figure("Telic verb classes (§5.4, Figure 3)", verb_class_png(rows),
-                          "Acc A, Acc C and TBR_C per telic verb class, averaged over models."))
+                              "against the strategy index over the interpretable strategies (needs ≥ 3); a "
+                              "strategy at least half unparsed or failed is ringed, named not interpretable "
+                              "and left out of r."))
+    if verb_class_strategies(rows):
+        figures.append(Figure("Telic verb classes (§5.4, Figure 3)", verb_class_png(rows),
+                              "Acc A, Acc C and TBR_C per telic verb class, averaged over models (a strategy "
+                              "without telic items has no panel)."))
     return figures

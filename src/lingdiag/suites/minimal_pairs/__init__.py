@@ -191,4 +191,6 @@ SUITE = register_suite(Suite(
     labels=data.LABELS,
     stat_tags=data.TAGS,
     default_dataset=FETCHED,
+    headline=ACC,
+    headline_label="Accuracy (↑): good sentence likelier",
 ))

@@ -121,4 +121,6 @@ SUITE = register_suite(Suite(
     labels=LABELS,
     stat_tags=("suite",),
     default_dataset=FETCHED,
+    headline=ACC,
+    headline_label="Accuracy (↑): predictions met",
 ))
