@@ -17,7 +17,6 @@ from lingdiag.figures import Figure
 from lingdiag.report import markdown
 from lingdiag.report.findings import Degenerate
 
-
 _STRONG = re.compile(r"\*\*(.+?)\*\*")
 _CODE = re.compile(r"`([^`]+)`")
 
