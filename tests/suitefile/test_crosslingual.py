@@ -10,13 +10,11 @@ from pathlib import Path
 
 from lingdiag.config import RunConfig
 from lingdiag.models.mock import MockBackend
-from lingdiag.parse.labels import LANGUAGES
 from lingdiag.records import GenerationRequest, ItemRecord
 from lingdiag.report.html import render_html
 from lingdiag.report.tables import tables
 from lingdiag.run import run
 from lingdiag.rundir import load_run
-from lingdiag.suitefile.schema import AnswerLanguageCode
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "suites" / "imperfective-crosslingual.yaml"
 
@@ -67,9 +65,61 @@ def test_languages_run_apart_and_compare_paired(tmp_path: Path) -> None:
     assert "Across languages" in page and "unicode-bidi:plaintext" in page
 
 
-def test_schema_languages_are_the_parsers() -> None:
-    assert set(AnswerLanguageCode.__args__) == set(LANGUAGES)  # type: ignore[attr-defined]
-    json.dumps(sorted(LANGUAGES))
+RUSSIAN = """
+name: ru-nli
+items:
+  data: items.json
+  id: id
+  fields: [premise]
+  gold: gold
+defaults:
+  labels: ["True", "False"]
+  parser: nli-label
+conditions:
+  language:
+    values:
+      ru:
+        language: ru
+        aliases: {"верно": "True", "неверно": "False"}
+        %s
+        user: "{{ premise }} Ответ:"
+"""
+RU_WORDS = "cues: [ответ]; copulas: ['—']; negations: [не, нет]; questions: [ли]; reasons: [потому]"
+
+
+def _russian(tmp_path: Path, words: str) -> Path:
+    (tmp_path / "items.json").write_text(json.dumps([{"id": str(k), "premise": "Анна строила дом.", "gold": "False"}
+                                                     for k in range(4)]), encoding="utf-8")
+    path = tmp_path / "ru.yaml"
+    path.write_text(RUSSIAN % words.replace("; ", "\n        "), encoding="utf-8")
+    return path
+
+
+def test_any_language_is_declarable_with_its_words(tmp_path: Path) -> None:
+    """``language: ru`` (no words built in) reads answers by the words the file gives, never by English's."""
+    answers = iter(["Ответ — неверно.", "Верно ли это? Не знаю.", "Неверно, потому что дом не достроен.",
+                    "Верно не это."])
+    config = RunConfig(suite=str(_russian(tmp_path, RU_WORDS)), model="mock", dataset="builtin")
+    result = run(config, tmp_path / "run", backend=MockBackend(generate_fn=lambda r: next(answers)), cache=False)
+    records = [ItemRecord.from_json(x) for x in (result.out / "items.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert [(r.label, r.detail["rule"]) for r in records] == [
+        ("False", "answer-phrase"), ("unparsed", "questioned-label"), ("False", "leading-label"),
+        ("unparsed", "negated-label")]
+    assert all(r.detail["language"] == "ru" for r in records)
+
+
+def test_a_language_without_words_is_one_line(tmp_path: Path) -> None:
+    from lingdiag.errors import ConfigError
+    from lingdiag.suitefile import load_suite
+
+    for words, missing in (("", "cues and negations"), ("cues: [ответ]", "negations")):
+        try:
+            load_suite(_russian(tmp_path, words))
+        except ConfigError as e:
+            assert "ru.yaml" in str(e) and "language 'ru'" in str(e) and f"give its {missing}" in str(e)
+            assert "\n" not in str(e)
+        else:
+            raise AssertionError("a language with no words was accepted")
 
 
 def test_items_export_for_native_speaker_review(tmp_path: Path) -> None:

@@ -20,11 +20,11 @@ _HARMONY = re.compile(r"\s*(?:<\|start\|>assistant)?<\|channel\|>\w+(?:\s[^<]*)?
 
 
 def separate(g: Generation, tags: ThinkTags | None = DEFAULT_TAGS) -> Generation:
-    """``g`` with every trace split from its answer: ``text`` becomes the answer alone.
+    r"""``g`` with every trace split from its answer: ``text`` becomes the answer alone.
 
     The one place that decides what is thinking, for every server shape. A server's field
     (``reasoning``) is a trace only when it holds text: an empty field, or an empty inline block
-    (``<think>\\n\\n</think>``, what Qwen3 writes with thinking off), is no thinking and adds no
+    (``<think>\n\n</think>``, what Qwen3 writes with thinking off), is no thinking and adds no
     thinking count. Whatever a server separated, the content is still searched for inline
     ``tags`` (a server that left a second trace in it): everything before the last closing tag
     is trace (an opening tag before it is optional: the template may have opened the block); an
