@@ -40,6 +40,7 @@ def _texts(record: dict[str, Any]) -> str | None:
 
 
 def main() -> int:
+    """Re-parse the runs named; 1 when a label changed."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--old", type=Path, required=True, help="the src folder of the other checkout")
     ap.add_argument("runs", type=Path, nargs="+")
