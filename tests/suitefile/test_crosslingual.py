@@ -135,3 +135,31 @@ def test_items_export_for_native_speaker_review(tmp_path: Path) -> None:
     assert {"在建一座房子", "建了一座房子", "baute gerade ein Haus", "hat ein Haus gebaut"} <= texts
     assert len([s for s in study["stimuli"] if s["item_id"].startswith("zh-")]) == 48
     assert "在建一座房子" in (tmp_path / "study" / "platform.csv").read_text(encoding="utf-8")
+
+
+def test_two_items_of_one_language_sharing_an_align_id_are_refused(tmp_path: Path) -> None:
+    """``suite check`` and ``run`` name the file, both items and the id; nothing is silently dropped."""
+    from lingdiag.errors import DatasetError
+    from lingdiag.suitefile.check import check
+
+    text = (EXAMPLE.parent / "imperfective-crosslingual-lexicon.csv").read_text(encoding="utf-8").splitlines()
+    header, rows = text[0], text[1:]
+    zh = [r for r in rows if ",zh," in f",{r},"]
+    twin = zh[1].split(",")
+    twin[header.split(",").index("align")] = zh[0].split(",")[header.split(",").index("align")]
+    (tmp_path / "imperfective-crosslingual-lexicon.csv").write_text("\n".join([header, *rows, ]).replace(
+        zh[1], ",".join(twin)), encoding="utf-8")
+    suite = tmp_path / "x.yaml"
+    suite.write_text(EXAMPLE.read_text(encoding="utf-8"), encoding="utf-8")
+    align = zh[0].split(",")[header.split(",").index("align")]
+    for attempt in (lambda: check(suite), lambda: run(RunConfig(suite=str(suite), model="mock", dataset="builtin"),
+                                                     tmp_path / "run", backend=MockBackend(generate_fn=_answer),
+                                                     cache=False)):
+        try:
+            attempt()
+        except DatasetError as e:
+            message = str(e)
+            assert "imperfective-crosslingual-lexicon.csv" in message and f"share align id {align!r}" in message
+            assert "of language 'zh'" in message and "\n" not in message
+        else:
+            raise AssertionError("two zh items with one align id were accepted")
