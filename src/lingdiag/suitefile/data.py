@@ -197,7 +197,8 @@ def to_items(rows: Sequence[tuple[int, Any]], items: Items, where: str, labels: 
 
 def _one_per_align(items: Sequence[Item], rows: Sequence[int], spec: Items, where: str) -> None:
     """Aligned translations pair one item per language and ``align`` id: a second one would be
-    silently dropped by the paired comparison, so it is refused naming both items and the id."""
+    silently dropped by the paired comparison, so it is refused naming both items and the id.
+    """
     if ALIGN not in spec.tags:
         return
     first: dict[tuple[str | None, str], str] = {}
