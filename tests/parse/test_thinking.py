@@ -83,7 +83,8 @@ def test_every_trace_before_the_last_closing_tag_is_thinking() -> None:
 
 @pytest.mark.parametrize("g", [Generation(text="<think>\n\n</think>\n\nTrue", n_tokens=9),
                                Generation(text="True", reasoning="", reasoning_tokens=0),
-                               Generation(text="<think> </think>True", reasoning=" \n", reasoning_tokens=0)])
+                               Generation(text="<think> </think>True", reasoning=" \n", reasoning_tokens=0),
+                               Generation(text="<think>\u200b\u200f</think>True")])
 def test_an_empty_block_or_field_is_no_thinking(g: Generation) -> None:
     out = separate(g)
     assert (out.text, out.reasoning, out.reasoning_tokens, out.unfinished) == ("True", None, None, False)

@@ -157,7 +157,7 @@ def _bounded(word: str, *, before: bool = True, after: Sequence[str] | None = No
         out = r"(?<![\w-])" + out
     particles = "".join("|" + re.escape(p) for p in after or ())
     if _UNSPACED.match(word[-1:]):
-        out += "" if after is None else "(?=$|\\W" + particles + ")"
+        out += "" if after is None else "(?=$|(?!" + INVISIBLE + ")\\W" + particles + ")"
     else:  # a particle may close a word of a spaced script too (Korean 참입니다)
         out += "(?=$|[^\\w-]" + particles + ")" if particles else r"(?![\w-])"
     return out
@@ -169,6 +169,8 @@ def _alternation(words: Iterable[str], *, before: bool = True, after: Sequence[s
     return "(" + "|".join(_bounded(w, before=before, after=after) for w in ordered) + ")"
 
 
+INVISIBLE = "[\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]"
+"""Zero-width and bidi marks (a regex class): no word boundary, no text (``对\u200b不起`` is still ``对不起``)."""
 _CLAUSE_END = re.compile(r"[,;.!?:\n，。；！？：、؟]")
 _QUESTION_MARKS = "?？؟"
 

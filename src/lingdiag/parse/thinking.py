@@ -9,11 +9,13 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
+from lingdiag.parse.labels import INVISIBLE
 from lingdiag.records import Generation
 from lingdiag.thinking import DEFAULT_TAGS, ThinkTags
 
 _CHANNEL = re.compile(r"<\|channel\|>(\w+)(?:\s[^<]*)?<\|message\|>")
 _CHANNEL_END = re.compile(r"<\|(?:end|return|call)\|>")
+_INVISIBLE = re.compile(INVISIBLE)
 _HARMONY = re.compile(r"\s*(?:<\|start\|>assistant)?<\|channel\|>\w+(?:\s[^<]*)?<\|message\|>")
 """How a real gpt-oss answer begins: a channel header, nothing before it (an answer that only
 *mentions* ``<|channel|>`` is not one)."""
@@ -44,9 +46,14 @@ def separate(g: Generation, tags: ThinkTags | None = DEFAULT_TAGS) -> Generation
     return _inline(g, tags)
 
 
+def _visible(text: str) -> bool:
+    """Whether ``text`` holds more than spaces and zero-width or bidi marks."""
+    return bool(_INVISIBLE.sub("", text).strip())
+
+
 def _without_empty_thinking(g: Generation) -> Generation:
     """``g`` with an empty reasoning field and a zero thinking count dropped (neither is thinking)."""
-    reasoning = g.reasoning if g.reasoning is not None and g.reasoning.strip() else None
+    reasoning = g.reasoning if g.reasoning is not None and _visible(g.reasoning) else None
     tokens = g.reasoning_tokens or None
     if (reasoning, tokens) == (g.reasoning, g.reasoning_tokens):
         return g
@@ -55,7 +62,7 @@ def _without_empty_thinking(g: Generation) -> Generation:
 
 def _joined(*traces: str | None) -> str | None:
     """Traces with text, joined by a blank line (None: none had any)."""
-    kept = [t.strip() for t in traces if t is not None and t.strip()]
+    kept = [t.strip() for t in traces if t is not None and _visible(t)]
     return "\n\n".join(kept) or None
 
 
