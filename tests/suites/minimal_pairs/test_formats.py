@@ -132,3 +132,20 @@ def test_fetch_sling_and_clams_from_loopback(server: tuple[str, list[str]]) -> N
     fetched.write_text("True\tchanged\nFalse\tchanged too\n", encoding="utf-8")
     bad = CliRunner().invoke(app, ["fetch", "clams", "--from", str(fetch_mod.datasets_dir()), "--only", "simple_agrmt"])
     assert bad.exit_code != 0 and "SHA-256 mismatch" in str(bad.exception)
+
+
+def test_a_folder_skips_hidden_copies_and_a_duplicate_names_both_files(shared_datasets: Path, tmp_path: Path) -> None:
+    """A Jupyter checkpoint copy of a paradigm is not read (it doubled the data); a real duplicate
+    pair id names both files."""
+    src = shared_datasets / "blimp" / "anaphor_gender_agreement.jsonl"
+    folder = tmp_path / "pairs"
+    (folder / ".ipynb_checkpoints").mkdir(parents=True)
+    (folder / "anaphor_gender_agreement.jsonl").write_bytes(src.read_bytes())
+    (folder / ".ipynb_checkpoints" / "anaphor_gender_agreement-checkpoint.jsonl").write_bytes(src.read_bytes())
+    (folder / ".backup.jsonl").write_bytes(src.read_bytes())
+    n = len(src.read_text(encoding="utf-8").splitlines())
+    assert len(load(str(folder)).items) == n
+    (folder / "copy.jsonl").write_bytes(src.read_bytes())
+    with pytest.raises(DatasetError, match="anaphor_gender_agreement.jsonl and in this file") as e:
+        load(str(folder))
+    assert "copy.jsonl" in str(e.value)
