@@ -140,10 +140,7 @@ def read_rows(spec: str, items: Items, base: Path) -> tuple[list[tuple[int, Any]
     if declared and declared.sha256 and sha != declared.sha256:
         raise DatasetError(f"SHA-256 mismatch: expected {declared.sha256}, got {sha}", path=path)
     if path.suffix.lower() in (".csv", ".tsv"):
-        columns, table = read_table(path, items.delimiter)
-        if len(columns) == 1 and ";" in columns[0] and items.delimiter is None:
-            raise DatasetError(f"one column {columns[0][:60]!r}: the file looks ';'-separated; "
-                               "set items.delimiter: ';' in the suite file", path=path)
+        _, table = read_table(path, items.delimiter, setting="items.delimiter: ';' in the suite file")
         rows: list[tuple[int, Any]] = list(enumerate(table, 2))  # row 1 is the header
     elif path.suffix.lower() in (".json", ".jsonl"):
         rows = list(_json_rows(path))
