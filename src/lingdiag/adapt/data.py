@@ -87,7 +87,8 @@ def lemma_of(item: Item, field: str) -> str:
 def tag_lemma(tags: Mapping[str, Any], field: str, item_id: str) -> str:
     """The lemma in ``tags[field]``: NFKC, invisible marks and edge spaces dropped, case-folded
     (``"build "`` and ``"Build"`` are ``build``, so the leakage guard sees them); missing is an
-    error naming ``item_id``."""
+    error naming ``item_id``.
+    """
     value = tags.get(field)
     lemma = "".join(ch for ch in unicodedata.normalize("NFKC", value) if unicodedata.category(ch) != "Cf").strip() \
         if isinstance(value, str) else ""
