@@ -149,3 +149,15 @@ def test_a_folder_skips_hidden_copies_and_a_duplicate_names_both_files(shared_da
     with pytest.raises(DatasetError, match="anaphor_gender_agreement.jsonl and in this file") as e:
         load(str(folder))
     assert "copy.jsonl" in str(e.value)
+
+
+@pytest.mark.parametrize("name", ["sling", "clams"])
+def test_one_prefix_without_one_prefix_pairs_is_one_line(shared_datasets: Path, tmp_path: Path, name: str) -> None:
+    """Issue 44 item 9: it exited 0 with empty tables and no word why."""
+    from lingdiag.errors import ConfigError
+
+    config = RunConfig(suite="minimal-pairs", model="mock", dataset=str(shared_datasets / name), limit=4,
+                       axes={"method": ["one-prefix"]})
+    with pytest.raises(ConfigError, match=r"--method one-prefix: none of the \d+ pairs .* has one-prefix fields"):
+        run(config, tmp_path / "run", backend=MockBackend(), cache=False)
+    assert not (tmp_path / "run" / "table.md").exists()
