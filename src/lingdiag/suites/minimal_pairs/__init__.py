@@ -111,7 +111,8 @@ def conditions(dataset: Dataset, axes: Mapping[str, Sequence[str]], options: Any
         items = [it for it in dataset.items if method == "simple" or it.fields.get("one_prefix_method")]
         if not items and dataset.items:  # an empty condition would be a table of nothing, exit 0
             raise ConfigError(f"--method {method}: none of the {len(dataset.items)} pairs of {dataset.name} has "
-                              "one-prefix fields (BLiMP's one_prefix_*; SLING and CLAMS have none); use --method simple")
+                              "one-prefix fields (BLiMP's one_prefix_*; SLING and CLAMS have none); "
+                              "use --method simple")
         for p in sweep.chosen(dict(axes)):
             out.append(Condition(f"{method}/{p.name}", {"method": method, sweep.AXIS: p.name},
                                  PairScoring(method, p), items))
