@@ -161,3 +161,18 @@ def test_one_prefix_without_one_prefix_pairs_is_one_line(shared_datasets: Path, 
     with pytest.raises(ConfigError, match=r"--method one-prefix: none of the \d+ pairs .* has one-prefix fields"):
         run(config, tmp_path / "run", backend=MockBackend(), cache=False)
     assert not (tmp_path / "run" / "table.md").exists()
+
+
+def test_data_stats_names_the_pair_it_excluded(shared_datasets: Path, tmp_path: Path) -> None:
+    """Issue 44 item 11: ``data stats`` said "1 items" without naming the pair a blank sentence excluded."""
+    lines = (shared_datasets / "blimp" / "anaphor_gender_agreement.jsonl").read_text(encoding="utf-8").splitlines()[:2]
+    blank = {**json.loads(lines[1]), "sentence_bad": "  "}
+    (tmp_path / "pairs.jsonl").write_text(lines[0] + "\n" + json.dumps(blank) + "\n", encoding="utf-8")
+    result = CliRunner().invoke(app, ["data", "stats", "minimal-pairs", "--dataset", str(tmp_path / "pairs.jsonl")])
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert "1 items" in text and f"1 excluded (not interpretable, never scored): anaphor_gender_agreement/" \
+        f"{blank['pairID']}" in text
+    as_json = json.loads(CliRunner().invoke(app, ["data", "stats", "minimal-pairs", "--dataset",
+                                                  str(tmp_path / "pairs.jsonl"), "--json"]).output)
+    assert [e["item_id"] for e in as_json["excluded"]] == [f"anaphor_gender_agreement/{blank['pairID']}"]
