@@ -163,3 +163,22 @@ def test_two_items_of_one_language_sharing_an_align_id_are_refused(tmp_path: Pat
             assert "of language 'zh'" in message and "\n" not in message
         else:
             raise AssertionError("two zh items with one align id were accepted")
+
+
+def test_report_refuses_records_sharing_an_align_id(tmp_path: Path) -> None:
+    """A run made before the refusal (or edited) cannot be reported with one of two twins dropped."""
+    import pytest
+
+    from lingdiag.errors import RunError
+
+    config = RunConfig(suite=str(EXAMPLE), model="mock", dataset="builtin")
+    result = run(config, tmp_path / "run", backend=MockBackend(generate_fn=_answer), cache=False)
+    lines = (result.out / "items.jsonl").read_text(encoding="utf-8").splitlines()
+    records = [json.loads(x) for x in lines]
+    zh = [k for k, r in enumerate(records) if r["condition"] == "zh"]
+    records[zh[1]]["tags"]["align"] = records[zh[0]]["tags"]["align"]
+    (result.out / "items.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records),
+                                            encoding="utf-8")
+    with pytest.raises(RunError, match=rf"items {records[zh[0]]['item_id']!r} and {records[zh[1]]['item_id']!r} "
+                                       rf"share align id {records[zh[0]]['tags']['align']!r}"):
+        tables([load_run(result.out)])
