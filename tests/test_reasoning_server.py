@@ -55,7 +55,20 @@ class Reasoner:
             return {"content": f"<think>\n{thinking}"}, usage, "length"
         if style == "hidden":  # o-series: billed, never shown
             return {"content": answer}, usage | {"completion_tokens_details": {"reasoning_tokens": 512}}, "stop"
-        if style == "harmony":
+        if style == "field-empty-inline":  # an empty field, the trace left inline in the content
+            return {"content": f"<think>{thinking}</think> {answer}", "reasoning_content": ""}, usage, "stop"
+        if style == "field-and-inline":  # a separated trace, and a second one inline
+            return {"content": f"<think>{thinking}</think>{answer}", "reasoning": "first"}, usage | tokens, "stop"
+        if style == "empty-block":  # Qwen3 with thinking off
+            return {"content": f"<think>\n\n</think>\n\n{answer}"}, usage, "stop"
+        if style == "empty-field":
+            return {"content": answer, "reasoning": ""}, usage | {"completion_tokens_details": {
+                "reasoning_tokens": 0}}, "stop"
+        if style == "mentions-channel":
+            return {"content": f"{answer}\n\n(no <|channel|>final<|message|> markers here)"}, usage, "stop"
+        if style == "commentary-once" and len(self.bodies) == 1:  # one tool call among valid answers
+            return {"content": "<|channel|>commentary to=functions.lookup<|message|>{}<|call|>"}, usage, "stop"
+        if style in ("harmony", "commentary-once"):
             return {"content": f"<|channel|>analysis<|message|>{thinking}<|end|><|start|>assistant"
                                f"<|channel|>final<|message|>{answer}<|return|>"}, usage, "stop"
         raise AssertionError(style)
@@ -220,3 +233,50 @@ def test_suite_files_take_the_axis_too(reasoner: Reasoner, tmp_path: Path) -> No
         ("choice/thinking-off", "in"), ("choice/thinking-off", "in"), ("choice/thinking-on", "in"),
         ("choice/thinking-on", "in")]
     assert all(r["outputs"][0]["reasoning"] == reasoner.thinking for r in records)
+
+
+def test_a_label_is_never_read_from_a_trace_a_server_left_inline(reasoner: Reasoner, tmp_path: Path) -> None:
+    """An empty ``reasoning_content`` is not "the server separated it"; nor is a non-empty one the last trace."""
+    for style in ("field-empty-inline", "field-and-inline"):
+        reasoner.style = style
+        axes, _, _ = SUITES["imperfective"]
+        reasoner.answer, reasoner.thinking = "I cannot decide.", "The answer is True."
+        cfg = RunConfig(suite="imperfective", model=f"openai:m@{reasoner.url}", limit=2, axes=axes,
+                        model_options={"max_retries": 0})
+        run(cfg, tmp_path / style, cache=False)
+        records = [json.loads(line) for line in (tmp_path / style / "items.jsonl").read_text().splitlines()]
+        assert [r["label"] for r in records] == ["unparsed", "unparsed"], style
+        assert all(r["outputs"][0]["text"] == "I cannot decide." for r in records)
+        assert all(r["outputs"][0]["reasoning"].endswith("The answer is True.") for r in records)
+
+
+@pytest.mark.parametrize("style", ["empty-block", "empty-field"])
+def test_an_empty_block_is_no_thinking(reasoner: Reasoner, tmp_path: Path, style: str) -> None:
+    reasoner.style = style
+    records = _run(reasoner, "imperfective", tmp_path / "run")
+    assert [r["label"] for r in records] == ["False", "False"]
+    assert all(r["outputs"][0] == "False" for r in records)  # a plain answer: no reasoning, no count
+    metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
+    assert "reasoning_tokens_mean" not in metrics["zero-shot"]
+
+
+def test_an_answer_mentioning_a_channel_is_read_as_it_is(reasoner: Reasoner, tmp_path: Path) -> None:
+    reasoner.style = "mentions-channel"
+    for tags in ("<think>,</think>", "none"):
+        records = _run(reasoner, "imperfective", tmp_path / tags.replace("/", "").replace(",", "-").strip("<>"),
+                       think_tags=tags)
+        assert [r["label"] for r in records] == ["False", "False"]
+        assert all(isinstance(r["outputs"][0], str) and "<|channel|>" in r["outputs"][0] for r in records)
+
+
+def test_one_tool_call_fails_its_item_and_the_run_finishes(reasoner: Reasoner, tmp_path: Path) -> None:
+    reasoner.style = "commentary-once"
+    axes, reasoner.answer, reasoner.thinking = SUITES["imperfective"]
+    cfg = RunConfig(suite="imperfective", model=f"openai:m@{reasoner.url}", limit=4, axes=axes,
+                    model_options={"max_retries": 0, "concurrency": 1})
+    run(cfg, tmp_path / "run", cache=False)
+    records = [json.loads(line) for line in (tmp_path / "run" / "items.jsonl").read_text().splitlines()]
+    assert len(records) == 4
+    failed = [r for r in records if r["error"]]
+    assert len(failed) == 1 and "'commentary'" in failed[0]["error"] and failed[0]["label"] == "unparsed"
+    assert [r["label"] for r in records if not r["error"]] == ["False"] * 3

@@ -101,3 +101,18 @@ def test_disguised_overlap_is_refused(shared_datasets: Path, tmp_path: Path, dis
     crafted.write_text(json.dumps([{**trained, "premise": premise, "hypothesis": "Something else entirely."}]))
     with pytest.raises(DatasetError, match=r"shares 1 sentence\(s\)"):
         prepare(TrainingPlan("imperfective", str(crafted), eval_dataset=official, seed=0))
+
+
+@pytest.mark.parametrize("disguise", [" ", "\u200b", "\u00a0"])
+def test_a_held_out_lemma_with_a_trailing_mark_is_still_held_out(shared_datasets: Path, tmp_path: Path,
+                                                                 disguise: str) -> None:
+    """Issue 44 item 11: a held-out verb written ``"build "`` passed the lemma leakage guard."""
+    official = _official(shared_datasets)
+    rows = json.loads(Path(official).read_text(encoding="utf-8"))
+    split = split_lemmas(load_json(Path(official)), "verb", 0.5, 0)
+    held = next(r for r in rows if r["verb"] in split.held_out)
+    crafted = tmp_path / "train.json"
+    crafted.write_text(json.dumps([{**held, "verb": held["verb"] + disguise, "premise": "A new premise.",
+                                    "hypothesis": "A new hypothesis."}]))
+    with pytest.raises(DatasetError, match=r"held-out verb"):
+        prepare(TrainingPlan("imperfective", str(crafted), eval_dataset=official, seed=0))

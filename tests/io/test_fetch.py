@@ -78,3 +78,24 @@ def test_cli_fetch_and_stats(server: tuple[str, list[str]]) -> None:
     result = runner.invoke(app, ["data", "stats", "imperfective", "--dataset", "official", "--json"])
     assert result.exit_code == 0, result.output
     assert '"n": 400' in result.output and '"Creation"' in result.output
+
+
+def test_a_file_past_the_bound_is_refused_while_it_streams(server: tuple[str, list[str]], shared_datasets: Path,
+                                                           tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 44 item 10: ``--from`` read a whole 400 MB answer into memory before its checksum."""
+    import os
+
+    load_plugins()
+    base, _ = server
+    monkeypatch.setenv("LINGDIAG_FETCH_MAX_BYTES", "4096")  # the real file is larger
+    for mirror in (base, str(shared_datasets)):
+        with pytest.raises(DatasetError, match=r"larger than a fetched file may be; the limit is 4096 bytes per "
+                                               r"fetched file; raise it with LINGDIAG_FETCH_MAX_BYTES"):
+            fetch_mod.fetch("imperfective", mirror)
+    assert not (fetch_mod.datasets_dir() / "imperfective_nli" / "imperfectiveNLI.json").exists()
+    monkeypatch.delenv("LINGDIAG_FETCH_MAX_BYTES")
+    fifo = tmp_path / "fifo" / "imperfective_nli"
+    fifo.mkdir(parents=True)
+    os.mkfifo(fifo / "imperfectiveNLI.json")
+    with pytest.raises(DatasetError, match="not a regular file"):
+        fetch_mod.fetch("imperfective", str(tmp_path / "fifo"))

@@ -56,13 +56,53 @@ def test_gpt_oss_channels() -> None:
     assert (g.text, g.reasoning) == ("Unknown", TRACE)
     cut = separate(Generation(text=f"<|channel|>analysis<|message|>{TRACE}", n_tokens=64))
     assert cut.unfinished and cut.text == "" and cut.reasoning_tokens == 64
-    with pytest.raises(ConfigError, match="commentary"):
-        separate(Generation(text="<|channel|>commentary to=functions.x<|message|>{}<|call|>"))
+    tool = separate(Generation(text="<|channel|>commentary to=functions.x<|message|>{}<|call|>"))
+    assert tool.text == "" and tool.error is not None and "'commentary'" in tool.error  # a failed item, no abort
 
 
 def test_a_backends_own_split_is_kept() -> None:
-    g = Generation(text="<think>not mine</think>False", reasoning="the server's")
+    g = Generation(text="False", reasoning="the server's", reasoning_tokens=9)
     assert separate(g) is g
+
+
+@pytest.mark.parametrize("field", ["", "  \n", "the server's"])
+def test_an_inline_trace_after_a_servers_field_is_thinking_too(field: str) -> None:
+    """An empty field is not "the server separated it"; a second inline trace is still a trace."""
+    g = separate(Generation(text="<think>The answer is True.</think> I cannot decide.", reasoning=field))
+    assert g.text == "I cannot decide."
+    assert g.reasoning == ("the server's\n\n" if field.strip() else "") + "The answer is True."
+    assert parse_label(g.text, ("True", "False"))[0] == "unparsed"
+
+
+def test_every_trace_before_the_last_closing_tag_is_thinking() -> None:
+    g = separate(Generation(text="<think>a</think>The answer is True<think>b, so False</think>\nUnknown"))
+    assert g.text == "Unknown" and "True" in (g.reasoning or "")
+    reopened = separate(Generation(text="<think>a</think>True <think>wait", n_tokens=7))
+    assert (reopened.text, reopened.unfinished, reopened.reasoning_tokens) == ("", True, 7)
+
+
+@pytest.mark.parametrize("g", [Generation(text="<think>\n\n</think>\n\nTrue", n_tokens=9),
+                               Generation(text="True", reasoning="", reasoning_tokens=0),
+                               Generation(text="<think> </think>True", reasoning=" \n", reasoning_tokens=0),
+                               Generation(text="<think>\u200b\u200f</think>True")])
+def test_an_empty_block_or_field_is_no_thinking(g: Generation) -> None:
+    out = separate(g)
+    assert (out.text, out.reasoning, out.reasoning_tokens, out.unfinished) == ("True", None, None, False)
+
+
+@pytest.mark.parametrize("text", ["The answer is True; gpt-oss would write <|channel|>final<|message|> here.",
+                                  "True <|channel|>", "Answer: <|channel|>analysis<|message|>"])
+def test_an_answer_that_mentions_a_channel_is_a_plain_answer(text: str) -> None:
+    g = Generation(text=text, n_tokens=12)
+    assert separate(g) is g
+    assert separate(g, None) is g
+
+
+def test_none_tags_read_no_channels() -> None:
+    harmony = Generation(text="<|channel|>analysis<|message|>x<|end|><|start|>assistant<|channel|>final<|message|>"
+                              "True<|return|>")
+    assert separate(harmony, None) is harmony
+    assert separate(harmony).text == "True"
 
 
 @pytest.mark.parametrize(("value", "name", "budget"), [("off", "off", THINKING_CAP), ("on", "on", THINKING_CAP),

@@ -10,13 +10,11 @@ from pathlib import Path
 
 from lingdiag.config import RunConfig
 from lingdiag.models.mock import MockBackend
-from lingdiag.parse.labels import LANGUAGES
 from lingdiag.records import GenerationRequest, ItemRecord
 from lingdiag.report.html import render_html
 from lingdiag.report.tables import tables
 from lingdiag.run import run
 from lingdiag.rundir import load_run
-from lingdiag.suitefile.schema import AnswerLanguageCode
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "suites" / "imperfective-crosslingual.yaml"
 
@@ -67,9 +65,61 @@ def test_languages_run_apart_and_compare_paired(tmp_path: Path) -> None:
     assert "Across languages" in page and "unicode-bidi:plaintext" in page
 
 
-def test_schema_languages_are_the_parsers() -> None:
-    assert set(AnswerLanguageCode.__args__) == set(LANGUAGES)  # type: ignore[attr-defined]
-    json.dumps(sorted(LANGUAGES))
+RUSSIAN = """
+name: ru-nli
+items:
+  data: items.json
+  id: id
+  fields: [premise]
+  gold: gold
+defaults:
+  labels: ["True", "False"]
+  parser: nli-label
+conditions:
+  language:
+    values:
+      ru:
+        language: ru
+        aliases: {"верно": "True", "неверно": "False"}
+        %s
+        user: "{{ premise }} Ответ:"
+"""
+RU_WORDS = "cues: [ответ]; copulas: ['—']; negations: [не, нет]; questions: [ли]; reasons: [потому]"
+
+
+def _russian(tmp_path: Path, words: str) -> Path:
+    (tmp_path / "items.json").write_text(json.dumps([{"id": str(k), "premise": "Анна строила дом.", "gold": "False"}
+                                                     for k in range(4)]), encoding="utf-8")
+    path = tmp_path / "ru.yaml"
+    path.write_text(RUSSIAN % words.replace("; ", "\n        "), encoding="utf-8")
+    return path
+
+
+def test_any_language_is_declarable_with_its_words(tmp_path: Path) -> None:
+    """``language: ru`` (no words built in) reads answers by the words the file gives, never by English's."""
+    answers = iter(["Ответ — неверно.", "Верно ли это? Не знаю.", "Неверно, потому что дом не достроен.",
+                    "Верно не это."])
+    config = RunConfig(suite=str(_russian(tmp_path, RU_WORDS)), model="mock", dataset="builtin")
+    result = run(config, tmp_path / "run", backend=MockBackend(generate_fn=lambda r: next(answers)), cache=False)
+    records = [ItemRecord.from_json(x) for x in (result.out / "items.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert [(r.label, r.detail["rule"]) for r in records] == [
+        ("False", "answer-phrase"), ("unparsed", "questioned-label"), ("False", "leading-label"),
+        ("unparsed", "negated-label")]
+    assert all(r.detail["language"] == "ru" for r in records)
+
+
+def test_a_language_without_words_is_one_line(tmp_path: Path) -> None:
+    from lingdiag.errors import ConfigError
+    from lingdiag.suitefile import load_suite
+
+    for words, missing in (("", "cues and negations"), ("cues: [ответ]", "negations")):
+        try:
+            load_suite(_russian(tmp_path, words))
+        except ConfigError as e:
+            assert "ru.yaml" in str(e) and "language 'ru'" in str(e) and f"give its {missing}" in str(e)
+            assert "\n" not in str(e)
+        else:
+            raise AssertionError("a language with no words was accepted")
 
 
 def test_items_export_for_native_speaker_review(tmp_path: Path) -> None:
@@ -85,3 +135,50 @@ def test_items_export_for_native_speaker_review(tmp_path: Path) -> None:
     assert {"在建一座房子", "建了一座房子", "baute gerade ein Haus", "hat ein Haus gebaut"} <= texts
     assert len([s for s in study["stimuli"] if s["item_id"].startswith("zh-")]) == 48
     assert "在建一座房子" in (tmp_path / "study" / "platform.csv").read_text(encoding="utf-8")
+
+
+def test_two_items_of_one_language_sharing_an_align_id_are_refused(tmp_path: Path) -> None:
+    """``suite check`` and ``run`` name the file, both items and the id; nothing is silently dropped."""
+    from lingdiag.errors import DatasetError
+    from lingdiag.suitefile.check import check
+
+    text = (EXAMPLE.parent / "imperfective-crosslingual-lexicon.csv").read_text(encoding="utf-8").splitlines()
+    header, rows = text[0], text[1:]
+    zh = [r for r in rows if ",zh," in f",{r},"]
+    twin = zh[1].split(",")
+    twin[header.split(",").index("align")] = zh[0].split(",")[header.split(",").index("align")]
+    (tmp_path / "imperfective-crosslingual-lexicon.csv").write_text("\n".join([header, *rows, ]).replace(
+        zh[1], ",".join(twin)), encoding="utf-8")
+    suite = tmp_path / "x.yaml"
+    suite.write_text(EXAMPLE.read_text(encoding="utf-8"), encoding="utf-8")
+    align = zh[0].split(",")[header.split(",").index("align")]
+    for attempt in (lambda: check(suite), lambda: run(RunConfig(suite=str(suite), model="mock", dataset="builtin"),
+                                                     tmp_path / "run", backend=MockBackend(generate_fn=_answer),
+                                                     cache=False)):
+        try:
+            attempt()
+        except DatasetError as e:
+            message = str(e)
+            assert "imperfective-crosslingual-lexicon.csv" in message and f"share align id {align!r}" in message
+            assert "of language 'zh'" in message and "\n" not in message
+        else:
+            raise AssertionError("two zh items with one align id were accepted")
+
+
+def test_report_refuses_records_sharing_an_align_id(tmp_path: Path) -> None:
+    """A run made before the refusal (or edited) cannot be reported with one of two twins dropped."""
+    import pytest
+
+    from lingdiag.errors import RunError
+
+    config = RunConfig(suite=str(EXAMPLE), model="mock", dataset="builtin")
+    result = run(config, tmp_path / "run", backend=MockBackend(generate_fn=_answer), cache=False)
+    lines = (result.out / "items.jsonl").read_text(encoding="utf-8").splitlines()
+    records = [json.loads(x) for x in lines]
+    zh = [k for k, r in enumerate(records) if r["condition"] == "zh"]
+    records[zh[1]]["tags"]["align"] = records[zh[0]]["tags"]["align"]
+    (result.out / "items.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records),
+                                            encoding="utf-8")
+    with pytest.raises(RunError, match=rf"items {records[zh[0]]['item_id']!r} and {records[zh[1]]['item_id']!r} "
+                                       rf"share align id {records[zh[0]]['tags']['align']!r}"):
+        tables([load_run(result.out)])

@@ -90,6 +90,11 @@ def test_a_semicolon_csv_reads_with_the_hint_and_without_it_says_so(tmp_path: Pa
     with pytest.raises(DatasetError, match=r"items\.csv: one column 'id;premise;.*looks ';'-separated; set "
                                            r"items\.delimiter: ';'"):
         ids(suite(tmp_path, "items.csv"))
+    # A comma in a cell split the row into more cells than the header's one: refused the same way.
+    (tmp_path / "items.csv").write_text(text.replace(str(ROWS[0]["premise"]), "Anna, who was tired, ran"),
+                                        encoding="utf-8")
+    with pytest.raises(DatasetError, match=r"looks ';'-separated; set items\.delimiter: ';'"):
+        ids(suite(tmp_path, "items.csv"))
 
 
 @pytest.mark.parametrize("data", ["hf:./typo-dir", "typo-dir", "typo.csv", "typo.parquet"])

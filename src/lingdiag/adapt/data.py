@@ -85,11 +85,16 @@ def lemma_of(item: Item, field: str) -> str:
 
 
 def tag_lemma(tags: Mapping[str, Any], field: str, item_id: str) -> str:
-    """The lemma in ``tags[field]``, lower-cased; missing is an error naming ``item_id``."""
+    """The lemma in ``tags[field]``: NFKC, invisible marks and edge spaces dropped, case-folded
+    (``"build "`` and ``"Build"`` are ``build``, so the leakage guard sees them); missing is an
+    error naming ``item_id``.
+    """
     value = tags.get(field)
-    if not isinstance(value, str) or not value:
+    lemma = "".join(ch for ch in unicodedata.normalize("NFKC", value) if unicodedata.category(ch) != "Cf").strip() \
+        if isinstance(value, str) else ""
+    if not lemma:
         raise ConfigError(f"item {item_id!r} has no {field!r} tag to split lemmas by")
-    return value.lower()
+    return lemma.casefold()
 
 
 SPLIT_FILE = "split.json"

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from itertools import combinations
 
 from lingdiag.analysis.compare import Comparison, paired
-from lingdiag.errors import ConfigError
+from lingdiag.errors import ConfigError, RunError
 from lingdiag.io.markdown import markdown_table
 from lingdiag.metrics.core import accuracy, proportion_ci
 from lingdiag.metrics.stats import holm_rows
@@ -71,6 +71,8 @@ def paired_languages(records: Sequence[ItemRecord], *, seed: int = 0) -> list[Co
     for r in records:
         if ALIGN in r.tags:
             by_condition[r.condition].append(r)
+    for condition, rs in by_condition.items():
+        _one_per_align(condition, rs)
     rows = []
     for a, b in combinations(sorted(by_condition), 2):
         ra, rb = by_condition[a], by_condition[b]
@@ -82,6 +84,21 @@ def paired_languages(records: Sequence[ItemRecord], *, seed: int = 0) -> list[Co
         except ConfigError:  # no aligned item answered on both sides (e.g. --limit picked others): no row
             continue
     return holm_rows(rows)
+
+
+def _one_per_align(condition: str, records: Sequence[ItemRecord]) -> None:
+    """One record per align id in a condition, else the pairing would keep whichever came last.
+
+    Raises:
+        RunError: two records share an align id (a run made before suite files refused it).
+    """
+    first: dict[str, str] = {}
+    for r in records:
+        key = str(r.tags[ALIGN])
+        if key in first:
+            raise RunError(f"condition {condition!r}: items {first[key]!r} and {r.item_id!r} share align id {key!r}; "
+                           "the paired comparison needs one item per language and align id")
+        first[key] = r.item_id
 
 
 def section(runs: Sequence[tuple[str, str, Sequence[ItemRecord]]]) -> str:

@@ -19,6 +19,7 @@ from lingdiag.io.atomic import write_atomic
 from lingdiag.io.fetch import fetch as do_fetch
 from lingdiag.io.itemcounts import counts
 from lingdiag.io.tabular import read_table
+from lingdiag.io.terminal import plain
 from lingdiag.records import Item, dumps
 from lingdiag.registry import load_plugins
 from lingdiag.suite import SUITES
@@ -53,10 +54,16 @@ def data_stats(
     s = SUITES.get(suite)
     ds = s.load(dataset or s.default_dataset)
     result = counts(ds.items, s.stat_tags)
+    excluded = [{"item_id": e.item_id, "reason": e.reason} for e in ds.excluded]
     if as_json:
-        print(dumps(result.to_json(), indent=2, sort_keys=True))
+        print(dumps({**result.to_json(), **({"excluded": excluded} if excluded else {})}, indent=2, sort_keys=True))
         return
     out.print(f"{suite} / {ds.name}: {result.n} items")
+    if excluded:  # as a run's table.md names them: never scored, so never silently missing from the count
+        listed = ", ".join(f"{e['item_id']} ({e['reason']})" for e in excluded[:10])
+        more = f", and {len(excluded) - 10} more" if len(excluded) > 10 else ""
+        out.print(plain(f"{len(excluded)} excluded (not interpretable, never scored): {listed}{more}"), markup=False,
+                  highlight=False, soft_wrap=True)
     for tag, table in result.by.items():
         t = Table(tag, "n", *result.labels)
         for value, row in table.items():

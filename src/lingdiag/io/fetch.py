@@ -17,6 +17,7 @@ from pathlib import Path
 
 from lingdiag.errors import DatasetError, UnknownNameError
 from lingdiag.io.atomic import make_dir, write_atomic
+from lingdiag.io.limits import FETCH_BYTES
 from lingdiag.io.paths import cache_dir
 
 RAW = "https://raw.githubusercontent.com"
@@ -55,17 +56,33 @@ def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _read(source: str, timeout: float = 60) -> bytes:
-    if "://" in source:
-        try:
-            with urllib.request.urlopen(source, timeout=timeout) as resp:  # noqa: S310 - http(s) only
-                return bytes(resp.read())
-        except (urllib.error.URLError, TimeoutError, OSError) as e:
-            raise DatasetError(f"download failed: {e}", path=source) from e
+_CHUNK = 1 << 20
+
+
+def _read(source: str, timeout: float = 60) -> tuple[bytes, str]:
+    """The bytes at ``source`` and their SHA-256, read in chunks and hashed as they come; past
+    ``FETCH_BYTES`` the read stops and is refused (a 400 MB answer is never held whole).
+    """
+    bound = int(FETCH_BYTES.value)
+    if "://" not in source and Path(source).exists() and not Path(source).is_file():
+        raise DatasetError("not a regular file", path=source)  # a FIFO would block, a folder is no file
+    digest, chunks, size = hashlib.sha256(), [], 0
     try:
-        return Path(source).read_bytes()
+        with (urllib.request.urlopen(source, timeout=timeout) if "://" in source  # noqa: S310 - http(s) only
+              else Path(source).open("rb")) as stream:
+            while chunk := stream.read(_CHUNK):
+                size += len(chunk)
+                if size > bound:
+                    raise DatasetError(f"larger than a fetched file may be; {FETCH_BYTES.how_to_raise()}",
+                                       path=source)
+                digest.update(chunk)
+                chunks.append(chunk)
+    except (urllib.error.URLError, TimeoutError) as e:
+        raise DatasetError(f"download failed: {e}", path=source) from e
     except OSError as e:
-        raise DatasetError(f"cannot read: {e.strerror}", path=source) from e
+        raise DatasetError(f"download failed: {e}" if "://" in source else f"cannot read: {e.strerror}",
+                           path=source) from e
+    return b"".join(chunks), digest.hexdigest()
 
 
 def _verified(path: Path, f: OfficialFile) -> bool:
@@ -104,13 +121,13 @@ def fetch(suite: str, mirror: str | None = None, only: Sequence[str] = ()) -> li
         source = f.url if mirror is None else (
             mirror.rstrip("/") + "/" + f.local if "://" in mirror else str(Path(mirror) / f.local))
         try:
-            data = _read(source)
+            data, sha = _read(source)
         except DatasetError as e:
             if mirror is not None:
                 raise DatasetError(f"{e.args[0]}; the mirror must hold {f.local}") from e
             raise DatasetError(f"{e.args[0]}; {offline_hint(suite, f)}") from e
-        if f.sha256 and _sha256(data) != f.sha256:
-            raise DatasetError(f"SHA-256 mismatch: expected {f.sha256}, got {_sha256(data)}; "
+        if f.sha256 and sha != f.sha256:
+            raise DatasetError(f"SHA-256 mismatch: expected {f.sha256}, got {sha}; "
                                "the mirror holds a different version of this file", path=source)
         make_dir(target.parent)
         write_atomic(target, data)

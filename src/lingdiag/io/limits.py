@@ -51,3 +51,5 @@ TEMPLATE_CHARS = Limit("LINGDIAG_TEMPLATE_MAX_CHARS", 1_000_000, "characters of 
 """Characters one rendering of a suite-file or chat template may write."""
 TEMPLATE_SECONDS = Limit("LINGDIAG_TEMPLATE_SECONDS", 5, "seconds per template rendering")
 """Seconds one template may take to compile or render."""
+FETCH_BYTES = Limit("LINGDIAG_FETCH_MAX_BYTES", 256 * 2**20, "bytes per fetched file")
+"""Bytes one official file (``data fetch``, ``--from``) may hold; read in chunks and refused past it."""

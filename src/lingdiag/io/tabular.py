@@ -129,9 +129,12 @@ def sniff_delimiter(header: str) -> str:
     return "\t" if "\t" in header else ","
 
 
-def read_table(path: Path, delimiter: str | None = None) -> tuple[list[str], list[dict[str, str]]]:
+def read_table(path: Path, delimiter: str | None = None, *,
+               setting: str = "the delimiter to ';'") -> tuple[list[str], list[dict[str, str]]]:
     """Columns and rows of a CSV/TSV file, names stripped, every value as text; ``delimiter``: the
-    caller's hint (``;``), else read from the header line.
+    caller's hint (``;``), else read from the header line. A header read as one column holding
+    ``;`` is refused before any row (a row's comma would otherwise split it), naming ``setting``,
+    where the caller's user sets the delimiter (``items.delimiter``).
 
     A row with fewer cells than the header has the missing ones empty; one with more is an error.
 
@@ -144,6 +147,9 @@ def read_table(path: Path, delimiter: str | None = None) -> tuple[list[str], lis
     done = 0  # lines of the rows read whole; a failed read has already counted lines of its own
     try:
         columns = [c.strip() for c in next(reader)]
+        if delimiter is None and len(columns) == 1 and ";" in columns[0]:
+            raise DatasetError(f"one column {columns[0][:60]!r}: the file looks ';'-separated; set {setting}",
+                               path=path)
         rows, done = [], reader.line_num
         for cells in reader:
             done = reader.line_num

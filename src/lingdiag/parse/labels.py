@@ -24,7 +24,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from lingdiag.errors import UnknownNameError
+from lingdiag.errors import ConfigError, UnknownNameError
 from lingdiag.records import UNPARSED
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.S)
@@ -40,13 +40,23 @@ class AnswerLanguage:
     """How answers in one language name their label: cue words, copulas, negations, normalisation."""
 
     code: str
-    """BCP 47 tag (``en``, ``zh``)."""
+    """BCP 47 tag (``en``, ``zh``, ``ru``)."""
     cues: tuple[str, ...]
     """Words that introduce the answer (``answer``, ``答案``); plain text, matched case-insensitively."""
     copulas: tuple[str, ...]
     """What joins a cue to its label besides ``:`` and ``=`` (``is``, ``ist``, ``是``)."""
     negations: tuple[str, ...] = ()
-    """Words that, between a cue and its label, make the phrase a denial (``不``, ``nicht``)."""
+    """Words that deny a label: between a cue and its label (``不是``, ``nicht``) or in the label's own
+    clause after it (``Wahr ist das nicht``); matched as words (``no`` is not inside ``uno``)."""
+    questions: tuple[str, ...] = ()
+    """Words that question or hedge a label in its own clause after it (``ли``, ``oder``, ``吗``)."""
+    reasons: tuple[str, ...] = ()
+    """Words that open a reason after a label (``because``, ``weil``, ``因为``): the label's clause
+    ends there, so ``False because he did not finish`` is not a negated ``False``."""
+    particles: tuple[str, ...] = ()
+    """What may follow a label besides punctuation, a space or the end (``的``, ``です``, Korean
+    ``입니다``): in a script without spaces nothing else may, so ``对不起`` and ``对于`` do not name
+    ``对``, nor ``答えは誤りではありません`` ``誤り``."""
     nfkc: bool = True
     """Normalise answer and labels with Unicode NFKC first (full-width forms)."""
     gap: str = ".。\n"
@@ -56,9 +66,11 @@ class AnswerLanguage:
     strip: str = _STRIP + "。、「」『』“”‘’【】¡¿"
     """Characters trimmed around a whole answer or a line."""
 
-    def with_cues(self, cues: Iterable[str]) -> AnswerLanguage:
-        """This language with more cue words (a suite's own)."""
-        return replace(self, cues=(*self.cues, *(c for c in cues if c not in self.cues)))
+    def extended(self, words: Mapping[str, Iterable[str]]) -> AnswerLanguage:
+        """This language with more words of each kind (a suite's own: ``{"cues": ["Urteil"]}``)."""
+        more: dict[str, Any] = {kind: (*getattr(self, kind), *(w for w in ws if w not in getattr(self, kind)))
+                                for kind, ws in words.items()}
+        return replace(self, **more) if more else self
 
     def recorded(self) -> dict[str, str]:
         """What a parse detail records of the language (English's records predate languages: nothing)."""
@@ -67,19 +79,38 @@ class AnswerLanguage:
         return {"language": self.code, **({"normalisation": "NFKC"} if self.nfkc else {})}
 
 
+WORD_KINDS = ("cues", "copulas", "negations", "questions", "reasons", "particles")
+"""The kinds of answer words a language has and a suite file may add to (or give, for a language
+lingdiag has none of)."""
+NEEDED = ("cues", "negations")
+"""The kinds a language without built-in words must be given: without cues no answer phrase is
+read, without negations a denied label would be read as the label."""
+
 ENGLISH = AnswerLanguage("en", ("answer", "label", "judgment", "judgement", "relation", "prediction", "output"),
-                         ("is",), nfkc=False, gap=".\n", quotes="\"'*`", strip=_STRIP)
+                         ("is",), ("not", "no", "never", "isn't", "isn’t", "cannot", "can't", "can’t", "nor"),
+                         ("whether", "maybe", "perhaps", "possibly"), ("because", "since", "as", "given"),
+                         nfkc=False, gap=".\n", quotes="\"'*`", strip=_STRIP)
 LANGUAGES: Mapping[str, AnswerLanguage] = {lang.code: lang for lang in (
     ENGLISH,
     AnswerLanguage("de", ("antwort", "label", "urteil", "lösung", "ergebnis"), ("ist", "lautet"),
-                   ("nicht", "kein", "keine")),
-    AnswerLanguage("es", ("respuesta", "etiqueta", "juicio", "resultado"), ("es",), ("no",)),
-    AnswerLanguage("fr", ("réponse", "étiquette", "jugement", "résultat"), ("est",), ("pas", "non")),
-    AnswerLanguage("zh", ("答案", "回答", "答", "标签", "结论", "判断"), ("是", "为", "為"), ("不", "没", "沒", "非")),
+                   ("nicht", "kein", "keine", "nie", "niemals"), ("oder", "ob", "vielleicht"),
+                   ("weil", "da", "denn")),
+    AnswerLanguage("es", ("respuesta", "etiqueta", "juicio", "resultado"), ("es",),
+                   ("no", "nunca", "ni", "tampoco"), ("o", "quizás", "quizá", "acaso", "tal vez"),
+                   ("porque", "ya que", "pues", "dado que")),
+    AnswerLanguage("fr", ("réponse", "étiquette", "jugement", "résultat"), ("est",),
+                   ("pas", "non", "ne", "jamais", "ni"), ("ou", "peut-être", "si", "est-ce"),
+                   ("car", "parce", "puisque")),
+    AnswerLanguage("zh", ("答案", "回答", "答", "标签", "结论", "判断"), ("是", "为", "為"),
+                   ("不是", "不为", "不為", "并非", "並非", "没有", "沒有", "未必", "不一定"),
+                   ("吗", "嗎", "吧", "还是", "還是", "或者", "也许", "也許", "可能"), ("因为", "因為", "由于", "由於"),
+                   ("的", "了", "啊", "呀")),
     AnswerLanguage("ja", ("答え", "回答", "解答", "答", "ラベル", "判断"), ("は", "が"),
-                   ("ない", "ではない", "じゃない")),
+                   ("ない", "ではない", "じゃない", "ません", "違う", "違い"), ("か", "かも"),
+                   ("から", "ので", "なぜなら"), ("です", "だ", "である", "でした")),
 )}
-"""The answer languages built in, by code; a suite adds cue words of its own (``with_cues``)."""
+"""The answer languages built in, by code; a suite adds words of its own (``extended``) and
+gives all of them for a language not here (``suite_language``)."""
 
 
 def language(code: str) -> AnswerLanguage:
@@ -89,24 +120,81 @@ def language(code: str) -> AnswerLanguage:
     return LANGUAGES[code]
 
 
+def suite_language(code: str, words: Mapping[str, Sequence[str]]) -> AnswerLanguage:
+    """The answer language ``code`` with a suite's own ``words`` (kind → words, ``WORD_KINDS``).
+
+    A language lingdiag has no words for (``ru``, ``ko``, ``ar``) is built from ``words`` alone,
+    which must then hold ``NEEDED``: never parsed with another language's rules.
+
+    Raises:
+        ConfigError: no built-in words for ``code`` and some of ``NEEDED`` not given.
+    """
+    given = {kind: tuple(ws) for kind, ws in words.items() if ws}
+    if code in LANGUAGES:
+        return LANGUAGES[code].extended(given)
+    missing = [kind for kind in NEEDED if kind not in given]
+    if missing:
+        raise ConfigError(f"language {code!r}: lingdiag has no answer words for it (built in: "
+                          f"{', '.join(LANGUAGES)}); give its {' and '.join(missing)} (and, if it has them, "
+                          f"{', '.join(k for k in WORD_KINDS if k not in NEEDED)})")
+    return AnswerLanguage(code, given["cues"], given.get("copulas", ()), given["negations"],
+                          given.get("questions", ()), given.get("reasons", ()), given.get("particles", ()))
+
+
 def _norm(text: str, strip: str = _STRIP) -> str:
     return text.strip(strip).lower()
 
 
-def _bounded(word: str, *, before: bool = True) -> str:
-    """``word`` as a regex, with a word boundary on each side whose edge is not in an unspaced script."""
+def _bounded(word: str, *, before: bool = True, after: Sequence[str] | None = None) -> str:
+    """``word`` as a regex, with a word boundary on each side whose edge is not in an unspaced script.
+
+    ``after`` given, an edge in an unspaced script is bounded too: punctuation, a space, the end
+    or one of ``after`` (the language's ``particles``) must follow it; in a spaced script a
+    particle may follow where a word boundary would.
+    """
     out = re.escape(word)
     if before and not _UNSPACED.match(word[:1]):
         out = r"(?<![\w-])" + out
-    if not _UNSPACED.match(word[-1:]):
-        out += r"(?![\w-])"
+    particles = "".join("|" + re.escape(p) for p in after or ())
+    if _UNSPACED.match(word[-1:]):
+        out += "" if after is None else "(?=$|(?!" + INVISIBLE + ")\\W" + particles + ")"
+    else:  # a particle may close a word of a spaced script too (Korean 참입니다)
+        out += "(?=$|[^\\w-]" + particles + ")" if particles else r"(?![\w-])"
     return out
 
 
-def _alternation(words: Iterable[str], *, before: bool = True) -> str:
+def _alternation(words: Iterable[str], *, before: bool = True, after: Sequence[str] | None = None) -> str:
     """One group matching any of ``words``, longest first, each bounded where its script needs it."""
     ordered = sorted(words, key=lambda w: len(re.escape(w)), reverse=True)  # the order English always had
-    return "(" + "|".join(_bounded(w, before=before) for w in ordered) + ")"
+    return "(" + "|".join(_bounded(w, before=before, after=after) for w in ordered) + ")"
+
+
+INVISIBLE = "[\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]"
+"""Zero-width and bidi marks (a regex class): no word boundary, no text (``对\u200b不起`` is still ``对不起``)."""
+_CLAUSE_END = re.compile(r"[,;.!?:\n，。；！？：、؟]")
+_QUESTION_MARKS = "?？؟"
+
+
+def _doubted(rest: str, lang: AnswerLanguage) -> str | None:
+    """Why the clause after a label questions or denies it (the rule name), or None.
+
+    The clause runs to the first punctuation (an ellipsis does not end it) or reason word: a
+    question mark ending it (``True? No.``), a question or hedge word (``Верно ли это``) or a
+    negation (``Wahr ist das nicht``, ``False is not the answer``) in it takes the label back.
+    """
+    rest = re.sub(r"\.{2,}|…", " ", rest)
+    end = _CLAUSE_END.search(rest)
+    clause = rest[:end.start()] if end else rest
+    reason = re.search(_alternation(lang.reasons), clause, re.I) if lang.reasons else None
+    if reason:
+        clause = clause[:reason.start()]
+    elif end and end.group() in _QUESTION_MARKS:
+        return "questioned-label"
+    if lang.questions and re.search(_alternation(lang.questions), clause, re.I):
+        return "questioned-label"
+    if lang.negations and re.search(_alternation(lang.negations), clause, re.I):
+        return "negated-label"
+    return None
 
 
 def extract_json(text: str) -> dict[str, Any] | None:
@@ -181,8 +269,10 @@ def parse_label(
         ``(label or UNPARSED, detail)``; ``detail`` holds the parsed JSON object, if any, and
         under ``rule`` the name of the rule that decided (``lingdiag inspect`` counts them):
         ``json``, ``json-field``, ``whole-answer``, ``leading-label``, ``answer-phrase``,
-        ``last-line``, or for unparsed answers ``phrase-then-label``, ``negated-phrase`` and
-        ``no-label``; for a language other than English, ``language`` and ``normalisation``.
+        ``last-line``, or for unparsed answers ``phrase-then-label``, ``negated-phrase``,
+        ``questioned-label`` and ``negated-label`` (a label its own clause questions or denies:
+        ``True? No.``, ``Wahr ist das nicht``) and ``no-label``; for a language other than
+        English, ``language`` and ``normalisation``.
     """
     label, detail = _parse(text, labels, aliases or {}, json_key, lang)
     return label, {**detail, **lang.recorded()}
@@ -215,24 +305,32 @@ def _parse(text: str, labels: Sequence[str], aliases: Mapping[str, str], json_ke
     body = _FENCE.sub(lambda mm: mm.group(1), text).strip()
     if norm(body) in table:
         return table[norm(body)], {**detail, "rule": "whole-answer"}
-    first = re.match(rf"[\s{re.escape(lang.quotes)}(\[]*" + _alternation(table, before=False), body, re.I)
+    # A label in an unspaced script is a word only before punctuation, a space, the end or a particle.
+    bounded = _alternation(table, before=False, after=lang.particles)
+    first = re.match(rf"[\s{re.escape(lang.quotes)}(\[]*" + bounded, body, re.I)
+    doubt = None
     if first:
         label = table[first.group(1).lower()]
         # "True or False? ..." names several labels in its first line: not an answer.
-        others = {table[w.lower()] for w in re.findall(named, body.splitlines()[0], re.I)}
-        if others == {label}:
+        rest = body.splitlines()[0][first.end():]
+        others = {label} | {table[w.lower()] for w in re.findall(named, rest, re.I)}
+        doubt = _doubted(body[first.end():], lang)  # "True? No.", "Wahr ist das nicht."
+        if others == {label} and not doubt:
             return label, {**detail, "rule": "leading-label"}
-    phrases = list(re.finditer(_phrase(lang, _alternation(table, before=False)), body, re.I))
+    phrases = list(re.finditer(_phrase(lang, bounded), body, re.I))
     if phrases:
         # The last such phrase is the answer, unless a label follows it: "Answer: True. Actually
         # False." and an echoed schema ("label": "True / False / Unknown") are not one label.
         last = phrases[-1]
         if _names_label(body[last.end():], named):
             return UNPARSED, {**detail, "rule": "phrase-then-label"}
-        if any(n in body[last.start():last.start(1)].lower() for n in lang.negations):
+        if lang.negations and re.search(_alternation(lang.negations), body[last.start():last.start(1)], re.I):
             return UNPARSED, {**detail, "rule": "negated-phrase"}  # "答案不是对", "Die Antwort ist nicht wahr"
+        doubt = _doubted(body[last.end():], lang)  # "The answer is True or not"
+        if doubt:
+            return UNPARSED, {**detail, "rule": doubt}
         return table[last.group(1).lower()], {**detail, "rule": "answer-phrase"}
     lines = [ln for ln in body.splitlines() if ln.strip()]
     if lines and norm(lines[-1]) in table:
         return table[norm(lines[-1])], {**detail, "rule": "last-line"}
-    return UNPARSED, {**detail, "rule": "no-label"}
+    return UNPARSED, {**detail, "rule": doubt or "no-label"}

@@ -13,7 +13,6 @@ from lingdiag.analysis import after_thinking, sweep, thinking
 from lingdiag.analysis.competence import CompetenceJoin, answered, by_condition, pair, run_records, to_markdown
 from lingdiag.figures import Figure
 from lingdiag.io.markdown import markdown_table
-from lingdiag.parse.labels import ENGLISH
 from lingdiag.prompts.formulas import parse
 from lingdiag.records import Item, ItemRecord, ResultRow
 from lingdiag.scoring import LINGDIAG, UNSPACED_LANGUAGES, ScoringPolicy, policy, policy_names
@@ -22,7 +21,7 @@ from lingdiag.suitefile.choice import ContinuationChoice, RegionPredictions, Sen
 from lingdiag.suitefile.data import read_rows, to_items
 from lingdiag.suitefile.figures import breakdown_table, declared, figures
 from lingdiag.suitefile.load import COUNTS, SCORINGS, Compiled, Condition0, Options, has_policy_axis, implied_gold
-from lingdiag.suitefile.parsers import PARSERS, AnswerFormat
+from lingdiag.suitefile.parsers import PARSERS, AnswerFormat, answer_language
 from lingdiag.suitefile.prompt import ShotDraw, TemplatePrompt
 from lingdiag.suitefile.schema import Formulation
 from lingdiag.suitefile.templates import Template
@@ -38,7 +37,7 @@ def answer_format(f: Formulation) -> tuple[str, AnswerFormat]:
     """The parser a condition names and what it reads answers with."""
     return f.parser or "free-text", AnswerFormat(tuple(f.labels or ()), tuple(sorted((f.aliases or {}).items())),
                                                  f.json_key or "label", tuple((f.options or {}).items()),
-                                                 f.language or ENGLISH.code, tuple(f.cues or ()))
+                                                 answer_language(f))
 
 
 class FileSuite:

@@ -9,6 +9,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from lingdiag.analysis.languages import ALIGN, LANGUAGE
 from lingdiag.errors import DatasetError, MissingDependency
 from lingdiag.io.fetch import datasets_dir
 from lingdiag.io.inline import PREFIX, held
@@ -139,10 +140,7 @@ def read_rows(spec: str, items: Items, base: Path) -> tuple[list[tuple[int, Any]
     if declared and declared.sha256 and sha != declared.sha256:
         raise DatasetError(f"SHA-256 mismatch: expected {declared.sha256}, got {sha}", path=path)
     if path.suffix.lower() in (".csv", ".tsv"):
-        columns, table = read_table(path, items.delimiter)
-        if len(columns) == 1 and ";" in columns[0] and items.delimiter is None:
-            raise DatasetError(f"one column {columns[0][:60]!r}: the file looks ';'-separated; "
-                               "set items.delimiter: ';' in the suite file", path=path)
+        _, table = read_table(path, items.delimiter, setting="items.delimiter: ';' in the suite file")
         rows: list[tuple[int, Any]] = list(enumerate(table, 2))  # row 1 is the header
     elif path.suffix.lower() in (".json", ".jsonl"):
         rows = list(_json_rows(path))
@@ -190,4 +188,21 @@ def to_items(rows: Sequence[tuple[int, Any]], items: Items, where: str, labels: 
                 raise DatasetError(f"gold {gold!r} is not a label ({', '.join(labels)})", path=where, row=n,
                                    field=items.gold)
         out.append(Item(item_id, fields, gold, tags))
+    _one_per_align(out, [n for n, _ in rows], items, where)
     return out
+
+
+def _one_per_align(items: Sequence[Item], rows: Sequence[int], spec: Items, where: str) -> None:
+    """Aligned translations pair one item per language and ``align`` id: a second one would be
+    silently dropped by the paired comparison, so it is refused naming both items and the id.
+    """
+    if ALIGN not in spec.tags:
+        return
+    first: dict[tuple[str | None, str], str] = {}
+    for n, it in zip(rows, items, strict=True):
+        key = (it.tags.get(LANGUAGE), it.tags[ALIGN])
+        if key in first:
+            lang = f" of language {key[0]!r}" if key[0] is not None else ""
+            raise DatasetError(f"items {first[key]!r} and {it.id!r}{lang} share align id {key[1]!r} (one item per "
+                               "language and align id)", path=where, row=n, field=spec.tags[ALIGN].column)
+        first[key] = it.id

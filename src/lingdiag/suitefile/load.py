@@ -25,6 +25,7 @@ from lingdiag.records import Item
 from lingdiag.scoring import policy_names
 from lingdiag.suitefile.data import check_spec
 from lingdiag.suitefile.metrics import Metrics
+from lingdiag.suitefile.parsers import answer_language
 from lingdiag.suitefile.schema import Formulation, MetricSpec, Regions, SuiteFile
 from lingdiag.suitefile.source import read_yaml, suite_error
 from lingdiag.suitefile.templates import Template, TemplateProblem, compile_template
@@ -242,6 +243,11 @@ class Compiled:
         need = NEEDS_LABELS.get(f.parser)
         if need and not getattr(f, need):
             raise self.fail(where, f"parser {f.parser} needs {need}")
+        if f.parser == "nli-label":
+            try:
+                answer_language(f)
+            except ConfigError as e:
+                raise self.fail(where, str(e)) from None
 
     def labels(self, conditions: Sequence[Condition0]) -> tuple[str, ...]:
         """The closed label set of the suite, or () when a condition's answers are open."""

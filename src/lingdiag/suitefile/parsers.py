@@ -7,9 +7,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from lingdiag.parse.choice import parse_letter
-from lingdiag.parse.labels import ENGLISH, language, parse_label
+from lingdiag.parse.labels import ENGLISH, WORD_KINDS, AnswerLanguage, parse_label, suite_language
 from lingdiag.parse.rating import clean_answer, parse_rating
 from lingdiag.records import UNPARSED
+from lingdiag.suitefile.schema import Formulation
 
 
 @dataclass(frozen=True)
@@ -22,18 +23,26 @@ class AnswerFormat:
     json_key: str = "label"
     options: tuple[tuple[str, str], ...] = ()
     """Letter → label pairs in prompt order (``choice-letter``)."""
-    language: str = ENGLISH.code
-    """The answers' language (``nli-label``: cue words, copulas, normalisation)."""
-    cues: tuple[str, ...] = ()
-    """More answer cue words (``nli-label``)."""
+    language: AnswerLanguage = ENGLISH
+    """The answers' language with the suite's own words (``nli-label``: cue words, copulas,
+    negations, normalisation; ``lingdiag.parse.labels.declared``)."""
+
+
+def answer_language(f: Formulation) -> AnswerLanguage:
+    """The language a condition's answers are read in, with the file's own words.
+
+    Raises:
+        ConfigError: a language lingdiag has no words for, and not enough given.
+    """
+    return suite_language(f.language or ENGLISH.code, {kind: getattr(f, kind) or () for kind in WORD_KINDS})
 
 
 Parser = Callable[[str, AnswerFormat], tuple[str, dict[str, Any]]]
 
 
 def _nli_label(text: str, fmt: AnswerFormat) -> tuple[str, dict[str, Any]]:
-    lang = language(fmt.language).with_cues(fmt.cues) if fmt.cues else language(fmt.language)
-    label, detail = parse_label(text, fmt.labels, aliases=dict(fmt.aliases), json_key=fmt.json_key, lang=lang)
+    label, detail = parse_label(text, fmt.labels, aliases=dict(fmt.aliases), json_key=fmt.json_key,
+                                lang=fmt.language)
     return label, {k: v for k, v in detail.items() if k in ("rule", "json", "language", "normalisation")}
 
 

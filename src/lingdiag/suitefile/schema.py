@@ -11,8 +11,9 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic_core import PydanticCustomError
 
 ParserName = Literal["nli-label", "rating", "choice-letter", "free-text"]
-AnswerLanguageCode = Literal["en", "de", "es", "fr", "zh", "ja"]
-"""The answer languages of ``lingdiag.parse.labels.LANGUAGES`` (a test keeps the two alike)."""
+LanguageTag = Annotated[str, Field(pattern=r"^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$")]
+"""A BCP 47 language tag (``ru``, ``pt-BR``, ``zh-Hant``)."""
+Words = list[Annotated[str, Field(min_length=1)]]
 """lingdiag's answer parsers a generation condition can choose (``lingdiag.suitefile.parsers``)."""
 
 
@@ -152,13 +153,25 @@ class Formulation(Strict):
     """``nli-label``: the key holding the label in a JSON answer (default ``label``)."""
     options: dict[str, str] | None = None
     """``choice-letter``: letter → label, as the prompt lists them."""
-    language: AnswerLanguageCode | None = None
-    """The language of the prompt and its answers. ``nli-label`` (``lingdiag.parse.labels``): its
-    answer cue words and copulas, labels found in unsegmented scripts, NFKC normalisation (default
-    ``en``, English as always). The label words in that language go in ``aliases``. ``regions`` in
-    a script without spaces (``zh``, ``ja``): the regions are joined by nothing, not by spaces."""
-    cues: list[Annotated[str, Field(min_length=1)]] | None = None
+    language: LanguageTag | None = None
+    """The language of the prompt and its answers, any BCP 47 tag. ``nli-label``
+    (``lingdiag.parse.labels``): its answer cue words, copulas, negations, labels found in
+    unsegmented scripts, NFKC normalisation (default ``en``, English as always); a language
+    lingdiag has no words for needs at least ``cues`` and ``negations`` here. The label words in
+    that language go in ``aliases``. ``regions`` in a script without spaces (``zh``, ``ja``): the
+    regions are joined by nothing, not by spaces."""
+    cues: Words | None = None
     """``nli-label``: more words that introduce the answer (``Urteil``), beside the language's own."""
+    copulas: Words | None = None
+    """``nli-label``: more words joining a cue to its label (``ist``), beside ``:`` and ``=``."""
+    negations: Words | None = None
+    """``nli-label``: more words that deny a label (``не``), matched as words."""
+    questions: Words | None = None
+    """``nli-label``: more words that question or hedge a label in its clause (``ли``)."""
+    reasons: Words | None = None
+    """``nli-label``: more words that open a reason after a label (``потому``)."""
+    particles: Words | None = None
+    """``nli-label``: what may follow a label in a script without spaces (``的``, ``です``)."""
     max_new_tokens: int | None = Field(default=None, ge=1)
     shots: Shots | None = None
     loglik: Loglik | None = None

@@ -132,3 +132,47 @@ def test_fetch_sling_and_clams_from_loopback(server: tuple[str, list[str]]) -> N
     fetched.write_text("True\tchanged\nFalse\tchanged too\n", encoding="utf-8")
     bad = CliRunner().invoke(app, ["fetch", "clams", "--from", str(fetch_mod.datasets_dir()), "--only", "simple_agrmt"])
     assert bad.exit_code != 0 and "SHA-256 mismatch" in str(bad.exception)
+
+
+def test_a_folder_skips_hidden_copies_and_a_duplicate_names_both_files(shared_datasets: Path, tmp_path: Path) -> None:
+    """A Jupyter checkpoint copy of a paradigm is not read (it doubled the data); a real duplicate
+    pair id names both files."""
+    src = shared_datasets / "blimp" / "anaphor_gender_agreement.jsonl"
+    folder = tmp_path / "pairs"
+    (folder / ".ipynb_checkpoints").mkdir(parents=True)
+    (folder / "anaphor_gender_agreement.jsonl").write_bytes(src.read_bytes())
+    (folder / ".ipynb_checkpoints" / "anaphor_gender_agreement-checkpoint.jsonl").write_bytes(src.read_bytes())
+    (folder / ".backup.jsonl").write_bytes(src.read_bytes())
+    n = len(src.read_text(encoding="utf-8").splitlines())
+    assert len(load(str(folder)).items) == n
+    (folder / "copy.jsonl").write_bytes(src.read_bytes())
+    with pytest.raises(DatasetError, match="anaphor_gender_agreement.jsonl and in this file") as e:
+        load(str(folder))
+    assert "copy.jsonl" in str(e.value)
+
+
+@pytest.mark.parametrize("name", ["sling", "clams"])
+def test_one_prefix_without_one_prefix_pairs_is_one_line(shared_datasets: Path, tmp_path: Path, name: str) -> None:
+    """Issue 44 item 9: it exited 0 with empty tables and no word why."""
+    from lingdiag.errors import ConfigError
+
+    config = RunConfig(suite="minimal-pairs", model="mock", dataset=str(shared_datasets / name), limit=4,
+                       axes={"method": ["one-prefix"]})
+    with pytest.raises(ConfigError, match=r"--method one-prefix: none of the \d+ pairs .* has one-prefix fields"):
+        run(config, tmp_path / "run", backend=MockBackend(), cache=False)
+    assert not (tmp_path / "run" / "table.md").exists()
+
+
+def test_data_stats_names_the_pair_it_excluded(shared_datasets: Path, tmp_path: Path) -> None:
+    """Issue 44 item 11: ``data stats`` said "1 items" without naming the pair a blank sentence excluded."""
+    lines = (shared_datasets / "blimp" / "anaphor_gender_agreement.jsonl").read_text(encoding="utf-8").splitlines()[:2]
+    blank = {**json.loads(lines[1]), "sentence_bad": "  "}
+    (tmp_path / "pairs.jsonl").write_text(lines[0] + "\n" + json.dumps(blank) + "\n", encoding="utf-8")
+    result = CliRunner().invoke(app, ["data", "stats", "minimal-pairs", "--dataset", str(tmp_path / "pairs.jsonl")])
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert "1 items" in text and f"1 excluded (not interpretable, never scored): anaphor_gender_agreement/" \
+        f"{blank['pairID']}" in text
+    as_json = json.loads(CliRunner().invoke(app, ["data", "stats", "minimal-pairs", "--dataset",
+                                                  str(tmp_path / "pairs.jsonl"), "--json"]).output)
+    assert [e["item_id"] for e in as_json["excluded"]] == [f"anaphor_gender_agreement/{blank['pairID']}"]

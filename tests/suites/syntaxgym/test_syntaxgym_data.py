@@ -46,6 +46,7 @@ def _suite(formula: str = "(2;%a%) > (2;%b%)") -> dict[str, object]:
      r"field 'items\[0\].conditions\[0\].regions\[0\].content': missing"),
     # Each of these scored 100% or silently replaced a definition before (issue 35).
     (lambda d: d.update(predictions=[]), "field 'predictions': empty: a suite needs at least one prediction"),
+    (lambda d: d.update(items=[]), "field 'items': empty: a suite needs at least one item"),  # issue 44
     (lambda d: d["items"][0]["conditions"].append({"condition_name": "a", "regions": []}),
      r"field 'items\[0\].conditions\[2\].condition_name': condition 'a' appears twice in item 1"),
     (lambda d: d["items"][0]["conditions"][0].update(

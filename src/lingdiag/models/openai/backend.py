@@ -225,14 +225,17 @@ def _reasoning(message: Any, usage: Mapping[str, Any]) -> tuple[str | None, int 
 
     vLLM and SGLang put it in ``message.reasoning`` (older versions: ``reasoning_content``);
     ``usage.completion_tokens_details.reasoning_tokens`` counts it, and is all a hosted model
-    that hides its thinking reports.
+    that hides its thinking reports. A field holding only whitespace is no thinking: the other
+    field is read, else None (``lingdiag.parse.thinking.separate`` decides the rest).
     """
     reasoning = None
     if isinstance(message, Mapping):
         for key in ("reasoning", "reasoning_content"):
-            if isinstance(message.get(key), str):
-                reasoning = message[key]
-                break
+            value = message.get(key)
+            if isinstance(value, str) and (value.strip() or reasoning is None):
+                reasoning = value
+                if value.strip():
+                    break
     details = usage.get("completion_tokens_details")
     count = details.get("reasoning_tokens") if isinstance(details, Mapping) else None
     tokens = count if isinstance(count, int) and not isinstance(count, bool) and count >= 0 else None

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal, TypedDict, cast
 
 from lingdiag.analysis import sweep
+from lingdiag.errors import ConfigError
 from lingdiag.io.markdown import markdown_table
 from lingdiag.metrics.core import Counts, accuracy, grouped, proportion_ci
 from lingdiag.prompts.sentences import likeliest, sentence_requests
@@ -108,6 +109,10 @@ def conditions(dataset: Dataset, axes: Mapping[str, Sequence[str]], options: Any
         if method not in axes["method"]:
             continue
         items = [it for it in dataset.items if method == "simple" or it.fields.get("one_prefix_method")]
+        if not items and dataset.items:  # an empty condition would be a table of nothing, exit 0
+            raise ConfigError(f"--method {method}: none of the {len(dataset.items)} pairs of {dataset.name} has "
+                              "one-prefix fields (BLiMP's one_prefix_*; SLING and CLAMS have none); "
+                              "use --method simple")
         for p in sweep.chosen(dict(axes)):
             out.append(Condition(f"{method}/{p.name}", {"method": method, sweep.AXIS: p.name},
                                  PairScoring(method, p), items))

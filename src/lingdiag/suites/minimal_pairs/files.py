@@ -110,7 +110,9 @@ def _files(spec: str) -> tuple[list[Path], Path, bool]:
         return files, files[0].parent, True
     path = Path(spec)
     if path.is_dir():
-        files = sorted(p for p in path.rglob("*") if p.suffix in (".jsonl", ".txt") and p.name not in NOT_PAIRS)
+        # Hidden folders and files (.ipynb_checkpoints, editor backups) hold copies, not pairs.
+        files = sorted(p for p in path.rglob("*") if p.suffix in (".jsonl", ".txt") and p.name not in NOT_PAIRS
+                       and not any(part.startswith(".") for part in p.relative_to(path).parts))
         if not files:
             raise DatasetError("no minimal-pair file (.jsonl or CLAMS .txt) in this directory", path=path)
         return files, path, False
@@ -139,17 +141,17 @@ def load(spec: str) -> Dataset:
     models = data.read_models(models_file) if models_file.is_file() else {}
     items: list[Item] = []
     excluded: list[Excluded] = []
+    seen: dict[str, Path] = {}
     for f in files:
         pairs = (chosen or formats.detect(f)).read(f)
         excluded += pairs.excluded
         for it in pairs.items:
+            if it.id in seen:
+                where = "twice in this file" if seen[it.id] == f else f"in {seen[it.id]} and in this file"
+                raise DatasetError(f"pair {it.id!r} appears {where}", path=f, field="pairID")
+            seen[it.id] = f
             ref = data.published(human, models, str(it.tags["UID"]))
             items.append(replace(it, fields={**it.fields, "published": ref}) if ref else it)
-    seen: set[str] = set()
-    for it in items:
-        if it.id in seen:
-            raise DatasetError(f"pair {it.id!r} appears twice", field="pairID")
-        seen.add(it.id)
     checked = {**SHA256, **SLING_SHA256, **CLAMS_SHA256}
     sources = {str(f): _known(f, checked) if official else "" for f in files}
     for extra in (human_file, models_file):

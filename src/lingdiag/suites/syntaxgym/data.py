@@ -42,7 +42,10 @@ def read_suite(path: Path) -> list[Item]:
         except FormulaError as e:
             raise DatasetError(str(e), path=path, field=f"predictions[{k}].formula") from None
     items = []
-    for i, raw in enumerate(_need(doc, "items", list, path, "")):
+    raws = _need(doc, "items", list, path, "")
+    if not raws:  # a suite of no items would add nothing and say nothing
+        raise DatasetError("empty: a suite needs at least one item", path=path, field="items")
+    for i, raw in enumerate(raws):
         where = f"items[{i}]"
         number = _need(raw, "item_number", int, path, where)
         conditions: dict[str, dict[str, str]] = {}
