@@ -8,14 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from lingdiag.models.hf import HFBackend
-from lingdiag.models.hf.placement import resolve
+from lingdiag.models.hf import HFBackend, HFOptions
 from lingdiag.records import LoglikelihoodRequest
 
 
 @cache
 def _backend(path: str, packed: bool, dtype: str = "float32") -> HFBackend:
-    return HFBackend(path, resolve(packed_linears=packed, dtype=dtype))  # type: ignore[arg-type]
+    return HFBackend(path, HFOptions(packed_linears=packed, dtype=dtype))  # type: ignore[arg-type]
 
 
 def _explica_requests(n: int) -> list[LoglikelihoodRequest]:

@@ -171,7 +171,7 @@ def test_a_device_map_gives_the_results_of_one_device() -> None:
     scored = [LoglikelihoodRequest("The cat sat on the", x) for x in (" mat", " moon", " mat and slept")]
     answers = {}
     for name, placement in (("plain", plain), ("mapped", mapped)):
-        backend = HFBackend(path, placement)
+        backend = HFBackend(path, placement=placement)
         answers[name] = (backend.generate(prompts), backend.loglikelihood(scored))
     assert answers["mapped"] == answers["plain"]
 
