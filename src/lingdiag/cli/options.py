@@ -14,7 +14,7 @@ from typing import Annotated, Any
 
 import typer
 
-MODEL_HELP = "Model spec: an embedded name (smollm2-135m), hf:DIR|ID, gguf:FILE or openai:NAME[@URL]."
+MODEL_HELP = "Model spec: an embedded name (smollm2-135m), hf:DIR|ID[@REVISION], gguf:FILE or openai:NAME[@URL]."
 
 Model = Annotated[str, typer.Option("--model", "-m", help=MODEL_HELP)]
 """A required model."""
