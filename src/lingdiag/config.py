@@ -138,7 +138,7 @@ class RunConfig(BaseModel):
     """Registered suite name (``lingdiag list``)."""
     model: str
     """Model spec: an embedded short name (``smollm2-135m``), ``hf:<hub id or dir>``,
-    ``gguf:<file>`` or ``openai:<model>[@<base_url>]``."""
+    ``hf:<hub id>@<revision>``, ``gguf:<file>`` or ``openai:<model>[@<base_url>]`` (``lingdiag.model_spec``)."""
     dataset: str = "builtin"
     """``builtin``, ``official`` (fetched and checksummed) or a local path; for a suite file also a
     pandas DataFrame (anything with ``to_dict("records")``), held as ``rows:<sha256>`` (``lingdiag.io.inline``)."""
