@@ -15,7 +15,7 @@ import functools
 import importlib.abc
 import importlib.machinery
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from types import ModuleType
 from typing import Any
 
@@ -97,7 +97,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 @pytest.hookimpl(wrapper=True)
-def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None, object, object]:
     """Weights are forbidden from the test's setup to its teardown unless it is marked slow."""
     fast = item.get_closest_marker("slow") is None
     if fast:
@@ -110,7 +110,8 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
 
 
 @pytest.hookimpl(wrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[pytest.TestReport]:
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]
+                              ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     """A fast test that loaded weights fails at teardown, whatever became of the error its load raised."""
     report: pytest.TestReport = yield
     loaded = _loaded.pop(item.nodeid, None) if call.when == "teardown" else None
