@@ -30,7 +30,7 @@ def main() -> None:
     if "--call-tokens" in sys.argv:
         value = sys.argv[sys.argv.index("--call-tokens") + 1]
         placement = dataclasses.replace(placement, call_tokens=None if value == "none" else int(value))
-    backend = HFBackend(model_dir, placement)
+    backend = HFBackend(model_dir, placement=placement)
     backend.model  # noqa: B018 - load now: only the request phase is timed
     sentences = json.loads(Path(requests_file).read_text(encoding="utf-8"))["sentences"]
     requests = [LoglikelihoodRequest("", s, policy=policy(name)) for s in sentences]

@@ -33,7 +33,7 @@ def main() -> None:
     worst = sorted(range(len(requests)), key=lambda i: -abs(ref[i][0] - ours[i][0]))[:k]
     unpacked = json.loads((WORK / "lingdiag_worker-loglik-unpacked.json").read_text())["answers"]
     # torch's own layers: packed oneDNN weights are float32 only.
-    backend = HFBackend(str(ensure_converted("smollm2-135m")[0]), resolve(threads=2, packed_linears=False))
+    backend = HFBackend(str(ensure_converted("smollm2-135m")[0]), placement=resolve(threads=2, packed_linears=False))
     model = backend.model.double()
     for i in worst:
         split = split_request(backend.loaded, LoglikelihoodRequest(*requests[i]))

@@ -47,7 +47,7 @@ import torch
 from lingdiag.io.atomic import write_atomic
 from lingdiag.metrics.fragile import decide
 from lingdiag.models.embedded import ensure_converted
-from lingdiag.models.hf import HFBackend
+from lingdiag.models.hf import HFBackend, HFOptions
 from lingdiag.models.hf.memory import small_device
 from lingdiag.models.hf.placement import NOISE_PER_TOKEN, Placement, resolve
 from lingdiag.records import Constraint, GenerationRequest, LogLikelihood, LoglikelihoodRequest
@@ -243,7 +243,7 @@ def check(cpu_smoke: bool, n_items: int, peak_tflops: float | None, out: Path,
     repeats = 3 if cuda else 1
 
     def backend(model: Any, where: Placement = placement, **options: Any) -> HFBackend:
-        return HFBackend.from_model(model, tokenizer_dir, where, name="random-llama", **options)
+        return HFBackend.from_model(model, tokenizer_dir, where, name="random-llama", options=HFOptions(**options))
 
     model = random_llama(shape, vocab, dtype, device)
     n_params = sum(p.numel() for p in model.parameters())

@@ -19,8 +19,7 @@ import sys
 import time
 from pathlib import Path
 
-from lingdiag.models.hf import HFBackend
-from lingdiag.models.hf.placement import resolve
+from lingdiag.models.hf import HFBackend, HFOptions
 from lingdiag.records import ChatMessage, GenerationRequest, LoglikelihoodRequest
 
 
@@ -30,10 +29,10 @@ def main() -> None:
     options = sys.argv[5:]
     budget = int(options[options.index("--batch-tokens") + 1]) if "--batch-tokens" in options else None
     dtype = options[options.index("--dtype") + 1] if "--dtype" in options else "float32"
-    placement = resolve(threads=2, batch_tokens=budget, dtype=dtype,  # type: ignore[arg-type]
-                        packed_linears="--unpacked" not in options)
-    backend = HFBackend(model_dir, placement, prefix_reuse="--plain" not in options,
-                        continuous_batching="--fixed" not in options)
+    backend = HFBackend(model_dir, HFOptions(threads=2, batch_tokens=budget, dtype=dtype,  # type: ignore[arg-type]
+                                             packed_linears="--unpacked" not in options,
+                                             prefix_reuse="--plain" not in options,
+                                             continuous_batching="--fixed" not in options))
     backend.model  # noqa: B018 - load now: only the request phase is timed
     data = json.loads(Path(requests_file).read_text(encoding="utf-8"))
     answers: list[object]

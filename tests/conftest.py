@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fast_lane import pytest_configure, pytest_runtest_makereport, pytest_runtest_protocol  # noqa: F401  (hooks)
 from helpers import Reply, serve
 
 REPO = Path(__file__).resolve().parents[1]

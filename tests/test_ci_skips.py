@@ -16,7 +16,7 @@ REPO = Path(__file__).resolve().parents[1]
 def _pytest(tmp_path: Path, body: str, ci: str) -> subprocess.CompletedProcess[str]:
     # A tiny project that uses the repository's conftest, so the hooks under test are the real ones.
     (tmp_path / "tests").mkdir()
-    for name in ("conftest.py", "helpers.py"):  # the conftest imports the shared helpers
+    for name in ("conftest.py", "helpers.py", "fast_lane.py"):  # the conftest imports the helpers and the weights check
         shutil.copy(REPO / "tests" / name, tmp_path / "tests" / name)
     (tmp_path / "tests" / "test_tiny.py").write_text(body)
     env = {**os.environ, "CI": ci}

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from lingdiag.errors import ConfigError, one_line
 from lingdiag.io.inline import hold, holds_rows
+from lingdiag.model_spec import ModelSpec
 
 OptionsT = TypeVar("OptionsT", bound=BaseModel)
 
@@ -137,7 +138,7 @@ class RunConfig(BaseModel):
     """Registered suite name (``lingdiag list``)."""
     model: str
     """Model spec: an embedded short name (``smollm2-135m``), ``hf:<hub id or dir>``,
-    ``gguf:<file>`` or ``openai:<model>[@<base_url>]``."""
+    ``hf:<hub id>@<revision>``, ``gguf:<file>`` or ``openai:<model>[@<base_url>]`` (``lingdiag.model_spec``)."""
     dataset: str = "builtin"
     """``builtin``, ``official`` (fetched and checksummed) or a local path; for a suite file also a
     pandas DataFrame (anything with ``to_dict("records")``), held as ``rows:<sha256>`` (``lingdiag.io.inline``)."""
@@ -202,17 +203,26 @@ class RunConfig(BaseModel):
         """The configuration of the whole run this shard belongs to."""
         return self.model_copy(update={"shard": None, "shard_base_urls": []})
 
-    def model_spec(self) -> str:
-        """``model`` with this shard's server: ``{shard}`` replaced by K, or the K-th of ``shard_base_urls``."""
-        spec = self.model
+    def model_spec(self) -> ModelSpec:
+        """``model`` parsed, with this shard's server: ``{shard}`` replaced by K, or the K-th of ``shard_base_urls``."""
         if self.shard is None:
-            return spec
-        spec = spec.replace("{shard}", str(self.shard.index))
+            return ModelSpec.parse(self.model)
+        spec = ModelSpec.parse(self.model.replace("{shard}", str(self.shard.index)))
         if self.shard_base_urls:
-            if not spec.startswith("openai:"):
-                raise ConfigError(f"shard_base_urls needs an openai: model, not {spec!r}")
-            spec = f"{spec.partition('@')[0]}@{self.shard_base_urls[self.shard.index - 1]}"
+            spec = spec.with_base_url(self.shard_base_urls[self.shard.index - 1])
         return spec
+
+    def provider_options(self) -> dict[str, Any]:
+        """The options the model's provider validates into its one options object: ``model_options``
+        (``--model-option``, ``--dtype``) with ``--batch-tokens`` and ``--trust-remote-code``, which stay
+        fields of their own so that recorded configs keep their bytes.
+        """
+        options = dict(self.model_options)
+        if self.batch_tokens is not None:
+            options["batch_tokens"] = self.batch_tokens
+        if self.trust_remote_code:
+            options["trust_remote_code"] = True
+        return options
 
     def recorded(self) -> dict[str, Any]:
         """The configuration as ``meta.json`` keeps it and resume compares it: no URL credentials."""

@@ -489,19 +489,10 @@ def thinking_setting(condition: Condition) -> Thinking | None:
 
 
 def load_model(config: RunConfig) -> Backend:
-    """The model of ``config`` with its provider options (not cached); a shard's own server if it has one.
-
-    ``--batch-tokens``, ``--trust-remote-code`` and ``--model-option`` all reach the provider
-    here, validated by its option model.
-    """
+    """The model of ``config`` with its provider options (not cached); a shard's own server if it has one."""
     from lingdiag.models.providers import load_backend
 
-    options = dict(config.model_options)
-    if config.batch_tokens is not None:
-        options["batch_tokens"] = config.batch_tokens
-    if config.trust_remote_code:
-        options["trust_remote_code"] = True
-    return load_backend(config.model_spec(), options)
+    return load_backend(config.model_spec(), config.provider_options())
 
 
 def _check_axes(store: RunStore, conditions: Sequence[Condition]) -> None:

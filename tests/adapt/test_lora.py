@@ -40,6 +40,7 @@ def one_step(smollm2: object, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+@pytest.mark.slow
 def test_one_step_lora_changes_identity_and_cache_key(one_step: Path) -> None:
     base = load_backend("smollm2-135m")
     adapted = load_backend(f"smollm2-135m+lora:{one_step}")

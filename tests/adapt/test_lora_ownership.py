@@ -33,6 +33,7 @@ def test_a_foreign_directory_is_refused_and_left_whole(smollm2: object, tmp_path
     assert (out / "adapter_config.json").read_text() == "{}"
 
 
+@pytest.mark.slow
 def test_a_checkpoint_dir_outside_out_is_refused(smollm2: object, tmp_path: Path) -> None:
     outside = tmp_path / "elsewhere"
     outside.mkdir()

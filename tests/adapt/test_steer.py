@@ -32,11 +32,13 @@ def vector_file(smollm2: object, tmp_path_factory: pytest.TempPathFactory) -> Pa
     return path
 
 
+@pytest.mark.slow
 def test_vectors_are_deterministic(smollm2: object, vector_file: Path, tmp_path: Path) -> None:
     assert _vectors(smollm2, tmp_path / "again.safetensors", [5, 20]) == vector_file.read_bytes()
     assert _vectors(smollm2, tmp_path / "other.safetensors", [5]) != vector_file.read_bytes()
 
 
+@pytest.mark.slow
 def test_steering_changes_identity_and_cache_key(vector_file: Path, tmp_path: Path) -> None:
     base = load_backend("smollm2-135m")
     steered = load_backend(f"smollm2-135m+steer:{vector_file}@0.5")

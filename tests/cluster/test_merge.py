@@ -108,9 +108,9 @@ def test_unfinished_shard_is_refused(tmp_path):
 
 def test_shard_server_from_template_or_list():
     shard = {**CONFIG, "model": "openai:m@http://node{shard}:8000/v1", "shard": "2/3"}
-    assert RunConfig.model_validate(shard).model_spec() == "openai:m@http://node2:8000/v1"
+    assert str(RunConfig.model_validate(shard).model_spec()) == "openai:m@http://node2:8000/v1"
     listed = {**shard, "model": "openai:m", "shard_base_urls": ["http://a/v1", "http://b/v1", "http://c/v1"]}
-    assert RunConfig.model_validate(listed).model_spec() == "openai:m@http://b/v1"
+    assert str(RunConfig.model_validate(listed).model_spec()) == "openai:m@http://b/v1"
     with pytest.raises(Exception, match="one per shard"):
         RunConfig.model_validate({**listed, "shard_base_urls": ["http://a/v1"]})
     with pytest.raises(ConfigError, match="needs an openai: model"):

@@ -23,6 +23,7 @@ from lingdiag.analysis.compare import paired, permuted
 from lingdiag.errors import ConfigError, RunError
 from lingdiag.metrics.core import wilson
 from lingdiag.metrics.stats import holm_rows
+from lingdiag.model_spec import ModelSpec
 from lingdiag.models.hf.adapters import AdapterIdentity
 from lingdiag.records import ItemRecord
 from lingdiag.rundir import LoadedRun, load_run
@@ -129,7 +130,7 @@ def _adapter(run: LoadedRun) -> AdapterInfo | None:
     if identity is None:
         return None
     config = run.meta.run_config
-    spec = str(config.model_options.get("adapter", "")) or config.model.partition("+")[2]
+    spec = str(config.model_options.get("adapter", "")) or ModelSpec.parse(config.model).adapter or ""
     return AdapterInfo(spec, identity)
 
 

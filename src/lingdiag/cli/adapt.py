@@ -110,10 +110,11 @@ def steer(
 ) -> None:
     """Compute steering vectors (mean activation difference, correct − biased) per layer."""
     from lingdiag.adapt.steer import save_vectors, steering_vectors
+    from lingdiag.model_spec import ModelSpec
     from lingdiag.models.hf import HFBackend
-    from lingdiag.models.providers import load_backend, split_adapter
+    from lingdiag.models.providers import load_backend
 
-    if split_adapter(model)[1]:
+    if ModelSpec.parse(model).adapter:
         raise ConfigError(f"--model {model}: steer from the base model, not an adapted one")
     if pairs == BUILDER:
         builder = BUILDERS.get(suite)()
@@ -159,10 +160,11 @@ def lora(
     """Train a LoRA adapter on guarded chat examples (gold label as the answer; loss on it only)."""
     from lingdiag.adapt.lora import LoraPlan, train
     from lingdiag.io.atomic import make_dir
+    from lingdiag.model_spec import ModelSpec
     from lingdiag.models.hf import HFBackend
-    from lingdiag.models.providers import load_backend, split_adapter
+    from lingdiag.models.providers import load_backend
 
-    if split_adapter(model)[1]:
+    if ModelSpec.parse(model).adapter:
         raise ConfigError(f"--model {model}: train on the base model, not an adapted one")
     training = guarded(TrainingPlan(suite, train_data, eval_dataset, held_out, lemma_field, seed))
     examples = chat_examples(suite, training.items, strategy, seed)

@@ -14,7 +14,8 @@ from typing import Annotated, Any
 
 import typer
 
-MODEL_HELP = "Model spec: an embedded name (smollm2-135m), hf:DIR|ID, gguf:FILE or openai:NAME[@URL]."
+# Brackets escaped: the help is rich markup, which would swallow ``[@URL]`` as a tag.
+MODEL_HELP = r"Model spec: an embedded name (smollm2-135m), hf:DIR|ID\[@REVISION], gguf:FILE or openai:NAME\[@URL]."
 
 Model = Annotated[str, typer.Option("--model", "-m", help=MODEL_HELP)]
 """A required model."""

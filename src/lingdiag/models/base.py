@@ -14,6 +14,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel
 
+from lingdiag.model_spec import ModelSpec
 from lingdiag.records import Generation, GenerationRequest, LogLikelihood, LoglikelihoodRequest, Request, Response
 
 
@@ -122,8 +123,8 @@ class Loader:
 
     options: type[BaseModel]
     """A pydantic model with ``extra="forbid"``."""
-    load: Callable[[str, Any], Backend]
-    """``load(spec, options)`` with ``options`` an instance of ``options``."""
+    load: Callable[[ModelSpec, Any], Backend]
+    """``load(spec, options)`` with ``options`` an instance of ``options``, passed on whole."""
 
 
 def dispatch(backend: Backend, requests: Sequence[Request]) -> list[Response]:

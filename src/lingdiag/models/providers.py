@@ -1,4 +1,4 @@
-"""Model specs → backends: ``smollm2-135m``, ``hf:<id|dir>``, ``gguf:<file>``, ``openai:<model>``.
+"""Model specs → backends: ``smollm2-135m``, ``hf:<id|dir>[@<revision>]``, ``gguf:<file>``, ``openai:<model>``.
 
 A provider is registered under its prefix as a lazy stub returning a ``Loader`` (the
 provider's option model and its load function): a backend's module, and its heavy
@@ -9,12 +9,12 @@ one-line error naming the valid options.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from lingdiag.config import validate_options
 from lingdiag.errors import UnknownNameError
+from lingdiag.model_spec import ModelSpec
 from lingdiag.models.base import Backend, Loader
 from lingdiag.models.embedded import EMBEDDED
 from lingdiag.registry import Registry
@@ -51,39 +51,27 @@ def _openai() -> Loader:
     return openai.LOADER
 
 
-_ADAPTED = re.compile(r"^(?P<base>.+?)\+(?P<adapter>(?:steer|lora):.+)$")
-
-
-def split_adapter(spec: str) -> tuple[str, str | None]:
-    """``smollm2-135m+steer:v.safetensors@4`` → ``("smollm2-135m", "steer:v.safetensors@4")``.
-
-    The adapter travels as the provider option ``adapter`` (``--model-option adapter=…``
-    says the same); providers without adapters refuse it as an unknown option.
-    """
-    m = _ADAPTED.match(spec)
-    return (m["base"], m["adapter"]) if m else (spec, None)
-
-
-def load_backend(spec: str, options: Mapping[str, Any] | None = None) -> Backend:
+def load_backend(spec: ModelSpec | str, options: Mapping[str, Any] | None = None) -> Backend:
     """Build the backend named by ``spec``.
 
     Args:
-        spec: ``<embedded name>`` or ``<provider>:<rest>`` (``hf:gpt2``, ``gguf:m.gguf``,
+        spec: A ``ModelSpec`` or its text (``lingdiag.model_spec``): ``<embedded name>`` or
+            ``<provider>:<rest>`` (``hf:gpt2@main``, ``gguf:m.gguf``,
             ``openai:gpt-4o-mini@http://127.0.0.1:8000/v1``), optionally adapted:
             ``+steer:FILE@ALPHA`` or ``+lora:DIR`` (``lingdiag.models.hf.adapters``).
-        options: Provider options (e.g. ``batch_tokens``), validated by the provider.
+        options: Provider options (e.g. ``batch_tokens``), validated once into the provider's
+            options object, which the backend takes whole.
 
     Returns:
         The backend, not yet wrapped in the response cache.
     """
-    spec, adapter = split_adapter(spec)
-    if adapter:
-        options = {**(options or {}), "adapter": adapter}
-    if spec in EMBEDDED:
-        provider, rest = "embedded", spec
-    else:
-        provider, sep, rest = spec.partition(":")
-        if not sep:
-            raise UnknownNameError("model", spec, [*EMBEDDED, *(f"{p}:..." for p in PROVIDERS.names())])
-    loader = PROVIDERS.get(provider)()
-    return loader.load(rest, validate_options(loader.options, options or {}, f"the {provider} backend"))
+    if isinstance(spec, str):
+        spec = ModelSpec.parse(spec)
+    if spec.adapter:
+        # The adapter travels as the provider option ``adapter`` (``--model-option adapter=…`` says the
+        # same); providers without adapters refuse it as an unknown option.
+        options = {**(options or {}), "adapter": spec.adapter}
+    if spec.provider == "embedded" and spec.name not in EMBEDDED:
+        raise UnknownNameError("model", spec.name, [*EMBEDDED, *(f"{p}:..." for p in PROVIDERS.names())])
+    loader = PROVIDERS.get(spec.provider)()
+    return loader.load(spec, validate_options(loader.options, options or {}, f"the {spec.provider} backend"))

@@ -5,17 +5,17 @@ from __future__ import annotations
 
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from lingdiag.models.hf import HFBackend
-from lingdiag.models.hf.placement import resolve
+from lingdiag.models.hf import HFBackend, HFOptions
 from lingdiag.records import LoglikelihoodRequest
 
 
 @cache
 def _backend(path: str, packed: bool, dtype: str = "float32") -> HFBackend:
-    return HFBackend(path, resolve(packed_linears=packed, dtype=dtype))  # type: ignore[arg-type]
+    return HFBackend(path, HFOptions(packed_linears=packed, dtype=dtype))  # type: ignore[arg-type]
 
 
 def _explica_requests(n: int) -> list[LoglikelihoodRequest]:
@@ -91,8 +91,8 @@ def _tiny(kind: str) -> object:
     import transformers
 
     torch.manual_seed(0)
-    sizes = {"hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 4,
-             "num_key_value_heads": 2, "head_dim": 16, "vocab_size": 256}
+    sizes: dict[str, Any] = {"hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
+                             "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16, "vocab_size": 256}
     if kind == "gemma3":
         return transformers.Gemma3ForCausalLM(transformers.Gemma3TextConfig(**sizes)).eval()
     return transformers.LlamaForCausalLM(transformers.LlamaConfig(**sizes)).eval()

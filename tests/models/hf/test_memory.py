@@ -16,7 +16,7 @@ import pytest
 
 from lingdiag.config import RunConfig
 from lingdiag.errors import BackendError
-from lingdiag.models.hf import HFBackend
+from lingdiag.models.hf import Checkpoint, HFBackend, HFOptions
 from lingdiag.models.hf.memory import MIN_TOKENS, SHARE, TokenCost, budget_tokens, small_device, token_cost
 from lingdiag.run import evaluate
 
@@ -60,7 +60,8 @@ def test_out_of_memory_back_off_gives_the_same_records(tmp_path: Path, prefix_re
     leaves every decision as it was."""
     from lingdiag.models.embedded import ensure_converted
 
-    backend = HFBackend(str(ensure_converted("smollm2-135m")[0]), name="smollm2-135m", prefix_reuse=prefix_reuse)
+    backend = HFBackend(Checkpoint(str(ensure_converted("smollm2-135m")[0]), name="smollm2-135m"),
+                        HFOptions(prefix_reuse=prefix_reuse))
     # A card holding 200 input tokens fits one ~170-token ImperfectiveNLI prompt, not a batch of them;
     # one of 64 fits an ExpliCa sentence pair, not a batch of them.
     configs = {"gen": (RunConfig(suite="imperfective", model="smollm2-135m", axes={"strategy": ["zero-shot"]},

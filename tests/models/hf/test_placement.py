@@ -183,7 +183,7 @@ def test_a_device_map_gives_the_results_of_one_device() -> None:
     scored = [LoglikelihoodRequest("The cat sat on the", x) for x in (" mat", " moon", " mat and slept")]
     answers = {}
     for name, placement in (("plain", plain), ("mapped", mapped)):
-        backend = HFBackend(path, placement)
+        backend = HFBackend(path, placement=placement)
         answers[name] = (backend.generate(prompts), backend.loglikelihood(scored))
     assert answers["mapped"] == answers["plain"]
 
@@ -195,9 +195,16 @@ def test_the_similarity_encoder_takes_the_same_devices() -> None:
         load_encoder("smollm2-135m", "gpu")
     with pytest.raises(ConfigError, match="device=cuda: no CUDA device here"):
         load_encoder("smollm2-135m", "cuda")
+
+
+@pytest.mark.slow
+def test_the_similarity_encoder_on_auto_is_the_cpu_without_a_gpu() -> None:
+    from lingdiag.suites.imperfective.similarity import load_encoder
+
     assert load_encoder("smollm2-135m", "auto").model.device.type == "cpu"  # no GPU here
 
 
+@pytest.mark.slow
 def test_cpu_usage_has_no_gpu_memory(smollm2: object) -> None:
     from lingdiag.records import LoglikelihoodRequest
 

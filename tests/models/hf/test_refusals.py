@@ -4,9 +4,12 @@ trained on; a tokenizer asking to run its own code is a one-line error, never a 
 
 from __future__ import annotations
 
+import pytest
+
 from lingdiag.records import LoglikelihoodRequest
 
 
+@pytest.mark.slow
 def test_a_text_past_the_context_is_failed_not_scored(smollm2: object) -> None:
     backend = smollm2
     context = backend.loaded.context_length  # type: ignore[attr-defined]

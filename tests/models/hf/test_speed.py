@@ -12,7 +12,7 @@ from functools import cache
 
 import pytest
 
-from lingdiag.models.hf import HFBackend
+from lingdiag.models.hf import HFBackend, HFOptions
 from lingdiag.models.hf.decode import Decoder
 from lingdiag.models.hf.forward import Forward
 from lingdiag.models.hf.placement import resolve
@@ -25,7 +25,7 @@ LOGPROB_TOLERANCE = 1e-4
 
 @cache
 def _plain_backend(path: str) -> HFBackend:
-    return HFBackend(path, prefix_reuse=False)
+    return HFBackend(path, HFOptions(prefix_reuse=False))
 
 
 def _plain(backend: HFBackend) -> HFBackend:
@@ -108,9 +108,9 @@ def test_smollm2_loglikelihood_prefix_reuse_equals_plain(smollm2: HFBackend) -> 
 def test_smollm2_tail_passes_split_by_length_equal_plain(smollm2: HFBackend, call_tokens: int | None) -> None:
     # The tree's last level in one padded pass (None) or one pass per tail length (0): the same
     # log-probs as the plain path; splitting pads strictly less on these mixed-length tails.
-    split = HFBackend(smollm2.identity["path"], replace(resolve(), call_tokens=call_tokens))
+    split = HFBackend(smollm2.identity["path"], placement=replace(resolve(), call_tokens=call_tokens))
     _assert_loglik_equal(split, _loglik_requests())
-    whole = HFBackend(smollm2.identity["path"], replace(resolve(), call_tokens=None))
+    whole = HFBackend(smollm2.identity["path"], placement=replace(resolve(), call_tokens=None))
     whole.loglikelihood(_loglik_requests())
     if call_tokens == 0:
         assert split.usage()["padded_tokens"] < whole.usage()["padded_tokens"]
@@ -142,7 +142,7 @@ def test_smollm2_grouped_query_attention_equals_repeated_heads(smollm2: HFBacken
     assert [a.logprob for a in grouped[0]] == [b.logprob for b in repeated[0]]
     assert [a.text for a in grouped[1]] == [b.text for b in repeated[1]]
     assert max(abs(x - y) for a, b in zip(grouped[1], repeated[1], strict=True)
-               for x, y in zip(a.logprobs, b.logprobs, strict=True)) < 1e-5
+               for x, y in zip(a.logprobs or (), b.logprobs or (), strict=True)) < 1e-5
 
 
 @pytest.mark.slow
@@ -191,8 +191,8 @@ def test_smollm2_continuous_batching_equals_fixed_batches(smollm2: HFBackend, pr
     requests = [replace(r, messages=(ChatMessage("system", r.messages[0].content + " Please answer." * 30 * (11 - j)),
                                      *r.messages[1:])) for j, r in enumerate(pairs)]
     path = smollm2.identity["path"]
-    pool = HFBackend(path, resolve(batch_tokens=4000), prefix_reuse=prefix_reuse)
-    fixed = HFBackend(path, resolve(batch_tokens=4000), prefix_reuse=prefix_reuse, continuous_batching=False)
+    pool = HFBackend(path, HFOptions(batch_tokens=4000, prefix_reuse=prefix_reuse))
+    fixed = HFBackend(path, HFOptions(batch_tokens=4000, prefix_reuse=prefix_reuse, continuous_batching=False))
     ours, ref = pool.generate(requests), fixed.generate(requests)
     assert pool.usage()["refilled_rows"] > 0 and fixed.usage()["refilled_rows"] == 0
     assert [g.text for g in ours] == [g.text for g in ref]

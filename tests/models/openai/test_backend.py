@@ -26,7 +26,7 @@ import pytest
 
 from lingdiag.config import RunConfig
 from lingdiag.errors import CapabilityError, ConfigError
-from lingdiag.models.openai.backend import OpenAIBackend, OpenAIOptions, constraint_fields, parse_spec
+from lingdiag.models.openai.backend import OpenAIBackend, OpenAIOptions, constraint_fields
 from lingdiag.models.openai.client import retry_after
 from lingdiag.models.openai.prices import estimate, load_prices, price_for
 from lingdiag.models.providers import load_backend
@@ -48,22 +48,6 @@ needs_server = pytest.mark.skipif(find_spec("llama_cpp") is None,
 
 
 # -- pure parts ---------------------------------------------------------------------------
-
-@pytest.mark.parametrize(("spec", "expected"), [
-    ("gpt-4o-mini", ("gpt-4o-mini", "https://api.openai.com/v1")),
-    ("smol@http://127.0.0.1:8000", ("smol", "http://127.0.0.1:8000/v1")),
-    ("smol@http://127.0.0.1:8000/v1/", ("smol", "http://127.0.0.1:8000/v1")),
-    ("meta/llama@https://host.example/api/v1", ("meta/llama", "https://host.example/api/v1")),
-])
-def test_parse_spec(spec: str, expected: tuple[str, str]) -> None:
-    assert parse_spec(spec) == expected
-
-
-@pytest.mark.parametrize("spec", ["", "@http://h/v1", "m@ftp://h", "m@http://user:pw@h/v1"])
-def test_parse_spec_rejects(spec: str) -> None:
-    with pytest.raises(ConfigError):
-        parse_spec(spec)
-
 
 def test_key_from_environment_is_sent_but_never_shown(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MY_KEY", "sk-test-0123456789abcdef")

@@ -1,11 +1,12 @@
 """The transformers backend: hub ids, local directories, GGUF files and the embedded models.
 
-``HFOptions`` are the provider options (``--batch-tokens``, ``--trust-remote-code`` and
-``--model-option``); the three loaders below are what ``lingdiag.models.providers``
-registers for ``hf:``, ``gguf:`` and the embedded short names.
+``HFOptions`` (``options``) are the provider options, passed whole to the backend; the three
+loaders below are what ``lingdiag.models.providers`` registers for ``hf:``, ``gguf:`` and the
+embedded short names.
 
-Modules: ``backend`` (``HFBackend``), ``load`` (lazy model loading), ``hub`` (whether a hub id
-can be had, asked before loading: offline, one line at once), ``placement`` (device,
+Modules: ``backend`` (``HFBackend``), ``checkpoint`` (which weights, and a hub revision resolved
+to its commit), ``load`` (lazy model loading), ``hub`` (whether a hub id can be had, asked before
+loading: offline, one line at once), ``placement`` (device,
 dtype and threads, resolved once), ``memory`` (batch budgets, out-of-memory back-off),
 ``batching`` (batches and shared prefixes, no torch), ``forward`` and ``kv`` (shared-prefix
 forward passes and key/value caches), ``score`` and ``tokens`` (log-likelihood scoring),
@@ -18,93 +19,28 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
-from typing import Literal
-
-from pydantic import BaseModel, ConfigDict, Field
 
 from lingdiag.errors import ConfigError
 from lingdiag.io.paths import cache_dir, sha256_weights
+from lingdiag.model_spec import ModelSpec
 from lingdiag.models.base import Backend, Loader
 from lingdiag.models.embedded import convert_gguf, ensure_converted
-from lingdiag.models.hf.adapters import parse_adapter
 from lingdiag.models.hf.backend import HFBackend
-from lingdiag.models.hf.placement import DEVICE_PATTERN, DtypeOption, Placement, resolve
+from lingdiag.models.hf.checkpoint import Checkpoint, resolve_revision
+from lingdiag.models.hf.options import HFOptions
 
-__all__ = ["EMBEDDED_LOADER", "GGUF_LOADER", "HF_LOADER", "HFBackend", "HFOptions"]
-
-
-class HFOptions(BaseModel):
-    """Options of the transformers backend."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    batch_tokens: int | None = Field(default=None, ge=1)
-    """Padded-token budget per batch, for both request kinds (``--batch-tokens``)."""
-    trust_remote_code: bool = False
-    """Allow the model repository's own code (``--trust-remote-code``)."""
-    max_batch: int = Field(default=256, ge=1)
-    """Upper bound on rows per forward batch."""
-    threads: int | None = Field(default=None, ge=1)
-    """Torch CPU threads (default: the CPUs this process may run on, e.g. a SLURM allocation's)."""
-    device: str = Field(default="cpu", pattern=DEVICE_PATTERN)
-    """``cpu``, ``cuda``, ``cuda:N`` or ``auto`` (every visible GPU, ``device_map="auto"``; the CPU
-    when there is none). Anything but the CPU is named in the model's name (``smollm2-135m-bfloat16-cuda``),
-    the backend identity (so meta.json and cache keys) and every table: CUDA kernels give other
-    log-probs than the CPU's."""
-    max_memory: dict[str, str] | None = None
-    """With ``device=auto``: memory caps per device, e.g. ``{"0": "70GiB", "1": "70GiB", "cpu": "200GiB"}``;
-    layers that do not fit the GPUs are offloaded to the CPU (slow, but a model larger than the cards runs)."""
-    prefix_reuse: bool = True
-    """Compute shared prompt prefixes once."""
-    system_turn: Literal["plain", "fold"] = "plain"
-    """When the chat template refuses a system turn (Gemma-2): ``plain`` text ``system + blank line + user``
-    without chat markup, as the ImperfectiveNLI authors' code did, or ``fold`` it into the first user
-    turn of the template. Recorded per answer (``rendering``) and in the backend identity."""
-    continuous_batching: bool = True
-    """Refill the rows of finished answers with waiting requests (generation)."""
-    packed_linears: bool = True
-    """Run the transformer body's linear layers on oneDNN with weights packed at load (float32
-    results equal within float32 rounding; ``lingdiag.models.hf.linear``)."""
-    dtype: DtypeOption = "auto"
-    """Weights dtype (``--dtype``; ``auto``: float32 on the CPU, bfloat16 on CUDA; ``bfloat16-mixed``:
-    bf16 matrix products in a float32 model, CPU only). Anything but float32 changes log-probs and
-    can change decisions: it is named in the model's name (``smollm2-135m-bfloat16``), the backend
-    identity (so meta.json and cache keys) and every table. ``make bench`` measures its price."""
-
-    adapter: str | None = None
-    """A steering vector or LoRA adapter applied to the model: ``steer:FILE@ALPHA`` or ``lora:DIR``
-    (``--model BASE+steer:…`` says the same; ``lingdiag.models.hf.adapters``). Named in the
-    model's name and identity, with its files' SHA-256."""
-
-    rescore_fragile: Literal["float32"] | None = None
-    """In bfloat16/float16: score the requests of fragile decisions (margin within the dtype's
-    measured noise, ``lingdiag.metrics.fragile``) again in float32 on the same device, so those
-    decisions are float32's; the records say which (``decision.rescored``), meta.json names it
-    (``precision``). Nothing to do in float32."""
-
-    def placement(self) -> Placement:
-        """Where the model runs, resolved from these options and the machine."""
-        return resolve(device=self.device, dtype=self.dtype, threads=self.threads, batch_tokens=self.batch_tokens,
-                       max_batch=self.max_batch, packed_linears=self.packed_linears, max_memory=self.max_memory)
+__all__ = ["EMBEDDED_LOADER", "GGUF_LOADER", "HF_LOADER", "Checkpoint", "HFBackend", "HFOptions"]
 
 
-def _backend(path: str, options: HFOptions, *, weights_hash: str, name: str | None = None) -> HFBackend:
-    return HFBackend(path, options.placement(), name=name, weights_hash=weights_hash,
-                     trust_remote_code=options.trust_remote_code, prefix_reuse=options.prefix_reuse,
-                     system_turn=options.system_turn, continuous_batching=options.continuous_batching,
-                     adapter=parse_adapter(options.adapter) if options.adapter else None,
-                     rescore_fragile=options.rescore_fragile)
-
-
-def load_embedded(name: str, options: HFOptions) -> Backend:
+def load_embedded(spec: ModelSpec, options: HFOptions) -> Backend:
     """An embedded model by short name, converted into the cache on first use."""
-    path, digest = ensure_converted(name)
-    return _backend(str(path), options, name=name, weights_hash=digest)
+    path, digest = ensure_converted(spec.name)
+    return HFBackend(Checkpoint(str(path), name=spec.name, weights_hash=digest), options)
 
 
-def load_hf(spec: str, options: HFOptions) -> Backend:
-    """A hub id or a local model directory."""
-    path = Path(spec)
+def load_hf(spec: ModelSpec, options: HFOptions) -> Backend:
+    """A hub id (at ``spec.revision``, resolved to its commit, when one is named) or a local model directory."""
+    path = Path(spec.name)
     digest = ""
     if path.is_dir():
         weights = sorted(path.glob("*.safetensors")) or sorted(path.glob("*.bin"))
@@ -112,20 +48,21 @@ def load_hf(spec: str, options: HFOptions) -> Backend:
             digest = sha256_weights(weights[0])
         elif weights:  # sharded: every shard counts, so a changed shard never serves stale cached answers
             digest = hashlib.sha256("".join(f"{w.name}:{sha256_weights(w)}\n" for w in weights).encode()).hexdigest()
-    return _backend(spec, options, weights_hash=digest)
+    revision = resolve_revision(spec.name, spec.revision) if spec.revision else None
+    return HFBackend(Checkpoint(spec.name, weights_hash=digest, revision=revision), options)
 
 
-def load_gguf(spec: str, options: HFOptions) -> Backend:
+def load_gguf(spec: ModelSpec, options: HFOptions) -> Backend:
     """A GGUF file, converted once into a transformers directory in the cache."""
-    path = Path(spec).expanduser().resolve()
+    path = Path(spec.name).expanduser().resolve()
     if not path.is_file():
-        raise ConfigError(f"gguf:{spec}: no such file")
+        raise ConfigError(f"gguf:{spec.name}: no such file")
     digest = sha256_weights(path)
     target = cache_dir() / "models" / f"gguf-{digest[:16]}"
     if not (target / "lingdiag_source.json").exists():
         target.parent.mkdir(parents=True, exist_ok=True)
         convert_gguf(path, target)
-    return _backend(str(target), options, name=path.name, weights_hash=digest)
+    return HFBackend(Checkpoint(str(target), name=path.name, weights_hash=digest), options)
 
 
 EMBEDDED_LOADER = Loader(HFOptions, load_embedded)

@@ -25,16 +25,18 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
 from importlib.util import find_spec
-from typing import Any, Literal
+from typing import Any
 
 from lingdiag.errors import MissingDependency
 from lingdiag.models.base import Capabilities, Precision
-from lingdiag.models.hf.adapters import Adapter
+from lingdiag.models.hf.adapters import Adapter, parse_adapter
 from lingdiag.models.hf.batching import Budget
+from lingdiag.models.hf.checkpoint import Checkpoint
 from lingdiag.models.hf.decode import Decoder
 from lingdiag.models.hf.forward import Forward
 from lingdiag.models.hf.load import LoadedModel, stored_param_count
-from lingdiag.models.hf.placement import NOISE_PER_TOKEN, Placement, resolve
+from lingdiag.models.hf.options import HFOptions
+from lingdiag.models.hf.placement import NOISE_PER_TOKEN, Placement
 from lingdiag.models.hf.score import Scorer
 from lingdiag.records import Generation, GenerationRequest, LogLikelihood, LoglikelihoodRequest
 
@@ -42,69 +44,34 @@ from lingdiag.records import Generation, GenerationRequest, LogLikelihood, Logli
 class HFBackend:
     """A causal LM from transformers, run where its ``Placement`` says (the CPU in float32 by default)."""
 
-    def __init__(
-        self,
-        model_path: str,
-        placement: Placement | None = None,
-        *,
-        name: str | None = None,
-        weights_hash: str = "",
-        trust_remote_code: bool = False,
-        prefix_reuse: bool = True,
-        system_turn: Literal["plain", "fold"] = "plain",
-        continuous_batching: bool = True,
-        adapter: Adapter | None = None,
-        rescore_fragile: Literal["float32"] | None = None,
-    ) -> None:
-        """Describe ``model_path`` (a hub id or a directory).
-
-        Nothing is loaded until the first request.
+    def __init__(self, checkpoint: Checkpoint | str, options: HFOptions | None = None,
+                 placement: Placement | None = None) -> None:
+        """Describe the model at ``checkpoint`` (a hub id or a directory); nothing is loaded until the
+        first request.
 
         Args:
-            model_path: Hub id or local directory.
-            placement: Device, dtype, threads, batch budgets and CPU levers, resolved once
-                (default: ``lingdiag.models.hf.placement.resolve()``, the CPU in float32 with every CPU lever).
-            name: Display name (defaults to ``model_path``).
-            weights_hash: SHA-256 of the weights file, recorded in ``meta.json`` and cache keys.
-            trust_remote_code: Allow the model repository's own code; off unless asked.
-            prefix_reuse: Compute shared prompt prefixes once (see the module docstring).
-            system_turn: When the chat template refuses a system turn: ``plain`` text
-                ``system + blank line + user`` (as the ImperfectiveNLI authors' code), or ``fold``
-                it into the first user turn; see ``LoadedModel.rendered``.
-            continuous_batching: Refill the rows of finished answers with waiting requests
-                (see ``decode``); off, batches are fixed and thin out as answers end.
-            adapter: A steering vector or LoRA adapter applied at load (``adapters``); named
-                in the model's name and identity.
-            rescore_fragile: ``float32``: in a reduced dtype, fragile decisions' requests are scored
-                again by the same weights in float32 on the same device (``precision``).
+            checkpoint: The weights: their path, display name, hash and hub revision (a bare
+                path for a directory named by itself).
+            options: Every option of the backend, whole (``HFOptions``; default: all defaults).
+            placement: Where it runs, if not ``options.placement()`` (the float32 twin; benchmarks).
         """
         missing = [p for p in ("torch", "transformers") if find_spec(p) is None]
         if missing:
             raise MissingDependency("the transformers backend", "hf", ["torch==2.13.0", "transformers"])
-        self.placement = placement = placement or resolve()
-        self.name = placement.name(name or model_path)
-        self.prefix_reuse = prefix_reuse
-        self.continuous_batching = continuous_batching
-        self._lm = LoadedModel(model_path, placement, system_turn=system_turn, adapter=adapter,
-                               trust_remote_code=trust_remote_code)
-        self._identity = {"backend": "hf", "model": self.name, "path": model_path, "weights_sha256": weights_hash}
-        if system_turn != "plain":
-            # Named only when not the default, so existing cache keys and meta.json stay as they were.
-            self._identity["system_turn"] = system_turn
-        self._identity |= placement.identity  # dtype and device, each only where not float32 and the CPU
-        if adapter is not None:
-            self.name += adapter.suffix
-            self._identity |= {"model": self.name, **adapter.identity.recorded()}
+        self.checkpoint = checkpoint = Checkpoint(checkpoint) if isinstance(checkpoint, str) else checkpoint
+        self.options = options = options or HFOptions()
+        self.placement = placement = placement or options.placement()
+        adapter = parse_adapter(options.adapter) if options.adapter else None
+        self.name = placement.name(checkpoint.display_name) + (adapter.suffix if adapter else "")
+        # The revision only when one is named, so the ``from_pretrained`` calls of every other model stay as they were.
+        revision: dict[str, Any] = {"revision": checkpoint.revision.commit} if checkpoint.revision else {}
+        self._lm = LoadedModel(checkpoint.path, placement, system_turn=options.system_turn, adapter=adapter,
+                               trust_remote_code=options.trust_remote_code, **revision)
+        self._identity = _identity(self.name, checkpoint, options, placement, adapter)
         # Not in the identity: the answers the cache keeps are the reduced dtype's either way (re-scored
         # ones bypass it); meta.json names the option under ``precision``, the table line counts its work.
-        self._rescore = rescore_fragile if placement.dtype != "float32" else None
-        self._twin_args: dict[str, Any] = {"name": name, "weights_hash": weights_hash,
-                                           "trust_remote_code": trust_remote_code, "prefix_reuse": prefix_reuse,
-                                           "system_turn": system_turn, "adapter": adapter}
+        self._rescore = options.rescore_fragile if placement.dtype != "float32" else None
         self._float32: HFBackend | None = None
-        n_params = stored_param_count(model_path)
-        if n_params:
-            self._identity["n_params"] = str(n_params)
         self._usage: Counter[str] = Counter()
         forward = Forward(self._lm, self._usage)
         self._decoder = Decoder(forward)
@@ -112,7 +79,7 @@ class HFBackend:
 
     @classmethod
     def from_model(cls, model: Any, tokenizer_path: str, placement: Placement, *, name: str,
-                   **options: Any) -> HFBackend:
+                   options: HFOptions | None = None) -> HFBackend:
         """A backend on a model built in memory (a random-initialised 8B for ``bench/gpu.py``,
         which no checkpoint on disk holds), with the tokenizer at ``tokenizer_path``.
 
@@ -121,9 +88,9 @@ class HFBackend:
             tokenizer_path: A model directory whose tokenizer the model uses.
             placement: Where ``model`` is.
             name: Its name (the identity names no weights: there are none on disk).
-            **options: ``HFBackend`` keywords (``prefix_reuse``, ``continuous_batching``, ...).
+            options: The backend's options (``prefix_reuse``, ``continuous_batching``, ...).
         """
-        backend = cls(tokenizer_path, placement, name=name, **options)
+        backend = cls(Checkpoint(tokenizer_path, name=name), options, placement)
         backend._lm.adopt(model)
         return backend
 
@@ -193,8 +160,8 @@ class HFBackend:
         """Greedy generation, batched by a token budget; see ``Backend.generate``."""
         placement = self.placement
         tokens = placement.tokens("generate", lambda: self._lm.model)
-        return self._decoder.generate(requests, Budget(tokens, placement.max_batch, self.prefix_reuse,
-                                                       self.continuous_batching))
+        return self._decoder.generate(requests, Budget(tokens, placement.max_batch, self.options.prefix_reuse,
+                                                       self.options.continuous_batching))
 
     def precision(self) -> Precision | None:
         """The dtype's noise bound (``NOISE_PER_TOKEN``) and, with ``rescore_fragile``, float32 re-scoring;
@@ -208,7 +175,7 @@ class HFBackend:
     def _rescored(self, requests: Sequence[LoglikelihoodRequest]) -> list[LogLikelihood]:
         """``requests`` scored by the same weights in float32 on the same device (loaded on first use)."""
         if self._float32 is None:
-            self._float32 = HFBackend(self._lm.path, replace(self.placement, dtype="float32"), **self._twin_args)
+            self._float32 = HFBackend(self.checkpoint, self.options, replace(self.placement, dtype="float32"))
         answers = self._float32.loglikelihood(requests)
         self._usage["rescored_requests"] += len(requests)
         return answers
@@ -217,5 +184,25 @@ class HFBackend:
         """Summed continuation log-probs, batched by a token budget; see ``Backend.loglikelihood``."""
         placement = self.placement
         tokens = placement.tokens("loglik", lambda: self._lm.model)
-        return self._scorer.loglikelihood(requests, Budget(tokens, placement.max_batch, self.prefix_reuse,
+        return self._scorer.loglikelihood(requests, Budget(tokens, placement.max_batch, self.options.prefix_reuse,
                                                            call_tokens=placement.call_tokens))
+
+
+def _identity(name: str, checkpoint: Checkpoint, options: HFOptions, placement: Placement,
+              adapter: Adapter | None) -> dict[str, str]:
+    """The backend identity (``meta.json``'s model part and the cache key's): each part beyond
+    backend, model, path and weights only where it is not the default, so identities written
+    before it existed stay as they were.
+    """
+    identity = {"backend": "hf", "model": name, "path": checkpoint.path, "weights_sha256": checkpoint.weights_hash}
+    if checkpoint.revision is not None:
+        identity["revision"] = checkpoint.revision.commit
+    if options.system_turn != "plain":
+        identity["system_turn"] = options.system_turn
+    identity |= placement.identity  # dtype and device, each only where not float32 and the CPU
+    if adapter is not None:
+        identity |= adapter.identity.recorded()
+    n_params = stored_param_count(checkpoint.path)
+    if n_params:
+        identity["n_params"] = str(n_params)
+    return identity

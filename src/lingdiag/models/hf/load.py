@@ -101,7 +101,7 @@ class LoadedModel:
             adapter: Applied once the weights load, before the linear layers are packed (``adapters``).
             bounded_template: Render the chat template in the bounded sandbox (``chat``): for a
                 tokenizer from someone else whose template is the only thing read from it.
-            **load_kwargs: Passed to both ``from_pretrained`` calls (``trust_remote_code``).
+            **load_kwargs: Passed to both ``from_pretrained`` calls (``trust_remote_code``, ``revision``).
         """
         if _local(path) and not Path(path).expanduser().is_dir():
             # Checked here: transformers would call it a malformed hub repo id.

@@ -8,20 +8,20 @@ prompt-logprob check, ``prices`` the cost estimate. ``LOADER`` is what
 from __future__ import annotations
 
 from lingdiag.errors import MissingDependency
+from lingdiag.model_spec import ModelSpec
 from lingdiag.models.base import Backend, Loader
-from lingdiag.models.openai.backend import OpenAIBackend, OpenAIOptions, parse_spec
+from lingdiag.models.openai.backend import OpenAIBackend, OpenAIOptions
 
 __all__ = ["LOADER", "OpenAIBackend", "OpenAIOptions", "load"]
 
 
-def load(spec: str, options: OpenAIOptions) -> Backend:
-    """``<model>[@<base_url>]`` with validated options."""
+def load(spec: ModelSpec, options: OpenAIOptions) -> Backend:
+    """``openai:<model>[@<base_url>]`` with validated options."""
     try:
         import httpx  # noqa: F401
     except ImportError as e:
         raise MissingDependency("the openai backend", "openai", ["httpx"]) from e
-    model, base_url = parse_spec(spec)
-    return OpenAIBackend(model, base_url, options)
+    return OpenAIBackend(spec.name, spec.url, options)
 
 
 LOADER = Loader(OpenAIOptions, load)

@@ -27,11 +27,12 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from lingdiag.errors import CapabilityError, ConfigError
+from lingdiag.model_spec import OPENAI_URL
 from lingdiag.models.base import Capabilities, cut_at_stop
 from lingdiag.records import (
     ChatMessage,
@@ -48,7 +49,6 @@ if TYPE_CHECKING:
     from lingdiag.models.hf.load import LoadedModel
     from lingdiag.models.openai.client import ApiClient, ApiFailure
 
-OPENAI_URL = "https://api.openai.com/v1"
 OPENAI_COMPLETION_MODELS = ("gpt-3.5-turbo-instruct", "davinci-002", "babbage-002")
 """OpenAI models served by ``/completions``; every other OpenAI model is chat-only."""
 MAX_STOP = 4
@@ -107,29 +107,6 @@ class OpenAIOptions(BaseModel):
     """Name of the chat length limit; default ``max_completion_tokens`` on OpenAI, else ``max_tokens``."""
     extra_body: dict[str, Any] = Field(default_factory=dict)
     """Merged into every request body; a null value removes a field (e.g. ``{"temperature": null}``)."""
-
-
-def parse_spec(spec: str) -> tuple[str, str]:
-    """Split ``<model>[@<base_url>]`` into the model name and a normalised base URL.
-
-    Args:
-        spec: What follows ``openai:`` in a model spec.
-
-    Returns:
-        ``(model, base_url)``; the base URL defaults to OpenAI's and gains ``/v1`` when it has no path.
-    """
-    model, sep, url = spec.partition("@")
-    if not model:
-        raise ConfigError(f"openai:{spec}: name a model, e.g. openai:gpt-4o-mini or openai:NAME@http://HOST:PORT/v1")
-    if not sep:
-        return model, OPENAI_URL
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ConfigError(f"openai:{model}@...: {url!r} is not an http(s) URL")
-    if parts.username or parts.password:
-        raise ConfigError(f"openai:{model}@...: put no credentials in the URL; name the variable holding the key "
-                          "with the api_key_env option")
-    return model, urlunsplit((parts.scheme, parts.netloc, parts.path.rstrip("/") or "/v1", "", ""))
 
 
 def _redactor(secret: str | None, patterns: bool = True) -> Callable[[str], str]:

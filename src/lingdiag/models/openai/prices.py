@@ -19,6 +19,7 @@ from pathlib import Path
 import yaml
 
 from lingdiag.errors import ConfigError
+from lingdiag.model_spec import OPENAI_URL, ModelSpec
 from lingdiag.records import GenerationRequest, Request
 
 PRICES_ENV = "LINGDIAG_OPENAI_PRICES"
@@ -123,15 +124,13 @@ def estimate(model_spec: str, requests: Sequence[Request], prices: Path | None =
     Returns:
         The estimate; None for other providers and for unlisted models on other servers.
     """
-    from lingdiag.models.openai.backend import OPENAI_URL, parse_spec
-
-    provider, _, spec = model_spec.partition(":")
-    if provider != "openai":
+    spec = ModelSpec.parse(model_spec)
+    if spec.provider != "openai":
         return None
-    model, base_url = parse_spec(spec)
+    model = spec.name
     table, source = load_prices(prices)
     price = price_for(model, table)
-    if price is None and base_url != OPENAI_URL:
+    if price is None and spec.url != OPENAI_URL:
         return None
     counts = [request_tokens(r) for r in requests]
     return CostEstimate(model, len(counts), sum(i for i, _ in counts), sum(o for _, o in counts), price, source)

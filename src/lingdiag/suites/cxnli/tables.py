@@ -33,6 +33,19 @@ def _source(axes: Mapping[str, Any]) -> str:
     return str(axes.get("prompt_source", "paper"))
 
 
+def _per_label(rows: Sequence[ResultRow], both_sources: bool) -> str:
+    """Accuracy, F1 and predictions per label, one row per run condition (by experiment)."""
+    ordered = sorted(rows, key=lambda r: (str(r.axes.get("exp")), _order(r.axes), r.model))
+    return markdown_table(
+        ["Model", "Condition", "Acc", "Acc E", "Acc N", "Acc C", "F1 E", "F1 N", "F1 C", "Macro-F1",
+         "Pred E", "Pred N", "Pred C", "Unparsed", "N"],
+        [[r.model, f"{_source(r.axes)}:{r.condition}" if both_sources else r.condition, of(r)["accuracy"],
+          *(of(r)["by_label"][lab]["accuracy"] for lab in data.LABELS),
+          *(of(r)["by_label"][lab]["f1"] for lab in data.LABELS), of(r)["macro_f1"],
+          *(of(r)["predicted"][lab] for lab in data.LABELS), of(r)["predicted"][UNPARSED], of(r)["n"]]
+         for r in ordered])
+
+
 def table(rows: Sequence[ResultRow]) -> str:
     """Exp 1 vs Exp 2 with human agreement (Tables 1, 4, 6), per-label scores, and accuracy
     per construction pair (Figure 1). The header names the prompt source; with both sources
@@ -72,15 +85,7 @@ def table(rows: Sequence[ResultRow]) -> str:
           at(k, "2", lambda m: m["majority_baseline"]), at(k, "1", lambda m: m["unparsed_rate"]),
           at(k, "2", lambda m: m["unparsed_rate"]), at(k, "1", lambda m: m["n"]), at(k, "2", lambda m: m["n"])]
          for k in keys])
-    ordered = sorted(rows, key=lambda r: (str(r.axes.get("exp")), _order(r.axes), r.model))
-    per_label = markdown_table(
-        ["Model", "Condition", "Acc", "Acc E", "Acc N", "Acc C", "F1 E", "F1 N", "F1 C", "Macro-F1",
-         "Pred E", "Pred N", "Pred C", "Unparsed", "N"],
-        [[r.model, r.condition if len(sources) == 1 else f"{_source(r.axes)}:{r.condition}", of(r)["accuracy"],
-          *(of(r)["by_label"][lab]["accuracy"] for lab in data.LABELS),
-          *(of(r)["by_label"][lab]["f1"] for lab in data.LABELS), of(r)["macro_f1"],
-          *(of(r)["predicted"][lab] for lab in data.LABELS), of(r)["predicted"][UNPARSED], of(r)["n"]]
-         for r in ordered])
+    per_label = _per_label(rows, len(sources) > 1)
     schemas = [c.name for c in data.CONSTRUCTIONS.values() if c.exp == "1"]
 
     def construction(k: tuple[str, str, str, str], exp: str, name: str) -> float | None:

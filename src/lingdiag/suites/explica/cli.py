@@ -29,7 +29,7 @@ from lingdiag.rundir import write_imported
 from lingdiag.suite import spread
 from lingdiag.suites.explica import SUITE, data
 from lingdiag.suites.explica.files import load
-from lingdiag.suites.explica.importing import ScoreColumns, Task, import_scores
+from lingdiag.suites.explica.importing import ImportResult, ScoreColumns, Task, import_scores
 from lingdiag.suites.explica.metrics import metrics
 from lingdiag.suites.explica.options import Options
 from lingdiag.suites.explica.prompts import PROMPT_TASKS, load_prompts
@@ -101,6 +101,11 @@ def score(
         print(table([ResultRow(scores.name, task, dict(result.records[0].axes), m)]))
     print(f"matched items: {len(result.records)} of {len(items)}; rating rules: {cols.rule.describe()}",
           file=sys.stderr)
+    _left_out(result)
+
+
+def _left_out(result: ImportResult) -> None:
+    """On stderr: the items left out for a missing connective and the rows that matched no item."""
     if result.incomplete:
         print(f"left out, missing some connective: {len(result.incomplete)} items "
               f"({', '.join(result.incomplete[:10])}{' ...' if len(result.incomplete) > 10 else ''})", file=sys.stderr)

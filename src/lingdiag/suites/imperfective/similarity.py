@@ -161,7 +161,7 @@ def load_encoder(spec: str, device: str = "cpu") -> Encoder:
     """Load ``hf:<hub id or dir>`` with ``AutoModel``, or an embedded model by name.
 
     Args:
-        spec: ``hf:bert-base-uncased``, ``hf:/path/to/dir`` or ``smollm2-135m``.
+        spec: ``hf:bert-base-uncased``, ``hf:bert-base-uncased@REVISION``, ``hf:/path/to/dir`` or ``smollm2-135m``.
         device: ``cpu``, ``cuda``, ``cuda:N`` or ``auto``, placed as the transformers backend's
             models are (``lingdiag.models.hf.placement``), in float32 on every device: the
             similarities are the paper's float32 ones.
@@ -169,13 +169,15 @@ def load_encoder(spec: str, device: str = "cpu") -> Encoder:
     Returns:
         The encoder, in eval mode, float32.
     """
+    from lingdiag.model_spec import ModelSpec
     from lingdiag.models.embedded import EMBEDDED, ensure_converted
     from lingdiag.models.hf.placement import DEVICE_PATTERN, resolve
 
-    if spec in EMBEDDED:
-        path = str(ensure_converted(spec)[0])
-    elif spec.startswith("hf:"):
-        path = spec[3:]
+    model = ModelSpec.parse(spec)
+    if model.adapter is None and model.provider == "embedded" and model.name in EMBEDDED:
+        path = str(ensure_converted(model.name)[0])
+    elif model.adapter is None and model.provider == "hf":
+        path = model.name
     else:
         raise ConfigError(f"model {spec!r}: the similarity analysis takes hf:<hub id or directory> "
                           f"or an embedded model ({', '.join(EMBEDDED)})")
@@ -188,12 +190,13 @@ def load_encoder(spec: str, device: str = "cpu") -> Encoder:
         raise ConfigError(f"--device {device}: expected cpu, cuda, cuda:N or auto")
     placement = resolve(device=device, dtype="float32", packed_linears=False)
     try:
-        tokenizer = AutoTokenizer.from_pretrained(path)
-        model = AutoModel.from_pretrained(path, dtype=torch.float32, **placement.load_kwargs())
+        tokenizer = AutoTokenizer.from_pretrained(path, revision=model.revision)
+        encoder = AutoModel.from_pretrained(path, revision=model.revision, dtype=torch.float32,
+                                            **placement.load_kwargs())
     except OSError as e:
         raise ConfigError(f"cannot load model {spec!r}: {e}") from e
-    model.eval()
-    return Encoder(model, tokenizer, spec)
+    encoder.eval()
+    return Encoder(encoder, tokenizer, spec)
 
 
 def _token_ids(encoder: Encoder, span: Span) -> tuple[list[int], list[int]]:

@@ -1,0 +1,69 @@
+"""``HFOptions``: every option of the transformers backend, declared once.
+
+Built once from the command line (``--batch-tokens``, ``--trust-remote-code``, ``--dtype`` and
+``--model-option``, through ``RunConfig.provider_options``) and passed whole to ``HFBackend`` and
+to its float32 twin: an option added here reaches the backend without being named again.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from lingdiag.models.hf.placement import DEVICE_PATTERN, DtypeOption, Placement, resolve
+
+
+class HFOptions(BaseModel):
+    """Options of the transformers backend."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    batch_tokens: int | None = Field(default=None, ge=1)
+    """Padded-token budget per batch, for both request kinds (``--batch-tokens``)."""
+    trust_remote_code: bool = False
+    """Allow the model repository's own code (``--trust-remote-code``)."""
+    max_batch: int = Field(default=256, ge=1)
+    """Upper bound on rows per forward batch."""
+    threads: int | None = Field(default=None, ge=1)
+    """Torch CPU threads (default: the CPUs this process may run on, e.g. a SLURM allocation's)."""
+    device: str = Field(default="cpu", pattern=DEVICE_PATTERN)
+    """``cpu``, ``cuda``, ``cuda:N`` or ``auto`` (every visible GPU, ``device_map="auto"``; the CPU
+    when there is none). Anything but the CPU is named in the model's name (``smollm2-135m-bfloat16-cuda``),
+    the backend identity (so meta.json and cache keys) and every table: CUDA kernels give other
+    log-probs than the CPU's."""
+    max_memory: dict[str, str] | None = None
+    """With ``device=auto``: memory caps per device, e.g. ``{"0": "70GiB", "1": "70GiB", "cpu": "200GiB"}``;
+    layers that do not fit the GPUs are offloaded to the CPU (slow, but a model larger than the cards runs)."""
+    prefix_reuse: bool = True
+    """Compute shared prompt prefixes once."""
+    system_turn: Literal["plain", "fold"] = "plain"
+    """When the chat template refuses a system turn (Gemma-2): ``plain`` text ``system + blank line + user``
+    without chat markup, as the ImperfectiveNLI authors' code did, or ``fold`` it into the first user
+    turn of the template. Recorded per answer (``rendering``) and in the backend identity."""
+    continuous_batching: bool = True
+    """Refill the rows of finished answers with waiting requests (generation)."""
+    packed_linears: bool = True
+    """Run the transformer body's linear layers on oneDNN with weights packed at load (float32
+    results equal within float32 rounding; ``lingdiag.models.hf.linear``)."""
+    dtype: DtypeOption = "auto"
+    """Weights dtype (``--dtype``; ``auto``: float32 on the CPU, bfloat16 on CUDA; ``bfloat16-mixed``:
+    bf16 matrix products in a float32 model, CPU only). Anything but float32 changes log-probs and
+    can change decisions: it is named in the model's name (``smollm2-135m-bfloat16``), the backend
+    identity (so meta.json and cache keys) and every table. ``make bench`` measures its price."""
+
+    adapter: str | None = None
+    """A steering vector or LoRA adapter applied to the model: ``steer:FILE@ALPHA`` or ``lora:DIR``
+    (``--model BASE+steer:…`` says the same; ``lingdiag.models.hf.adapters``). Named in the
+    model's name and identity, with its files' SHA-256."""
+
+    rescore_fragile: Literal["float32"] | None = None
+    """In bfloat16/float16: score the requests of fragile decisions (margin within the dtype's
+    measured noise, ``lingdiag.metrics.fragile``) again in float32 on the same device, so those
+    decisions are float32's; the records say which (``decision.rescored``), meta.json names it
+    (``precision``). Nothing to do in float32."""
+
+    def placement(self) -> Placement:
+        """Where the model runs, resolved from these options and the machine."""
+        return resolve(device=self.device, dtype=self.dtype, threads=self.threads, batch_tokens=self.batch_tokens,
+                       max_batch=self.max_batch, packed_linears=self.packed_linears, max_memory=self.max_memory)
