@@ -145,7 +145,9 @@ def test_thinking_cut_off_is_unfinished_never_a_label(reasoner: Reasoner, tmp_pa
     metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
     for m in metrics.values():
         assert (m["n_unfinished"], m["n_unparsed"], m["unfinished_rate"]) == (2, 0, 1.0)
-    assert (tmp_path / "run" / "table.md").read_text().startswith("**Unfinished thinking**")
+    # Opened by the not-interpretable note (every answer unfinished), then the unfinished counts.
+    head = (tmp_path / "run" / "table.md").read_text().split("\n\n")
+    assert head[0].startswith("**Not interpretable**") and head[1].startswith("**Unfinished thinking**")
 
 
 def test_hidden_reasoning_keeps_its_token_count(reasoner: Reasoner, tmp_path: Path) -> None:
