@@ -36,9 +36,9 @@ from lingdiag.records import (
     ResultRow,
     nonfinite,
 )
-from lingdiag.rundir import SCHEMA_VERSION, ModelIdentity, RunMeta, RunStore
+from lingdiag.rundir import SCHEMA_VERSION, SUITE_COPY, Excluded, ModelIdentity, RunMeta, RunStore
 from lingdiag.scoring import LINGDIAG
-from lingdiag.suite import SUITE_COPY, SUITES, Condition, Dataset, Excluded, Suite, spread
+from lingdiag.suite import SUITES, Condition, Dataset, Suite, spread
 from lingdiag.thinking import DEFAULT_TAGS, Thinking, ThinkTags
 
 RESUMABLE_CHANGES = ("batch_tokens",)
@@ -419,13 +419,13 @@ def _evaluate(config: RunConfig, backend: Backend, store: RunStore, progress: Pr
                     if p.thoughts is not None else None)
 
     def meta(usage: dict[str, int] | None = None) -> RunMeta:
-        return replace(first, timings=dict(timings), skipped=dict(skipped), scoring_policies=dict(policies) or None,
-                       thinking=dict(thinking) or None, usage=usage)
+        return first.replaced(timings=dict(timings), skipped=dict(skipped), scoring_policies=dict(policies) or None,
+                              thinking=dict(thinking) or None, usage=usage)
 
     if suite.source is not None:  # reports read the records with this copy, whatever becomes of the file
         store.write_text(SUITE_COPY, suite.source.text)
     recording = Recording(think_tags(config), backend.precision() if isinstance(backend, ReducedPrecision) else None)
-    first = replace(first, precision=recording.recorded())
+    first = first.replaced(precision=recording.recorded())
     store.write_meta(meta())
     usage_before = backend.usage() if isinstance(backend, ReportsUsage) else {}
     order: list[tuple[str, str]] = []

@@ -10,12 +10,12 @@ import pytest
 
 from lingdiag import figures
 from lingdiag.config import RunConfig
+from lingdiag.loading import load_run
 from lingdiag.models.mock import MockBackend
 from lingdiag.records import GenerationRequest
 from lingdiag.report.html import markdown_to_html, write_html
 from lingdiag.report.tables import load_runs, metrics_json, tables
 from lingdiag.run import evaluate
-from lingdiag.rundir import load_run
 from lingdiag.suites.imperfective import figures as plots
 
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -181,10 +181,11 @@ def test_tables_dir_holds_markdown_and_escaped_latex(tmp_path: Path) -> None:
 
 
 def test_intervals_table_lists_nested_intervals_with_their_method() -> None:
+    from lingdiag.loading import LoadedRun
     from lingdiag.metrics.core import CI_METHODS
     from lingdiag.records import ResultRow
     from lingdiag.report.html import _intervals
-    from lingdiag.rundir import LoadedRun, RunMeta
+    from lingdiag.rundir import RunMeta
 
     metrics = {"accuracy": 0.5, "accuracy_ci95": [0.4, 0.6],
                "spearman": {"all": {"rho": 0.25, "rho_ci95": [0.1, 0.4]}}, CI_METHODS: {"spearman": "bootstrap X"}}

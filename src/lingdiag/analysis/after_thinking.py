@@ -38,7 +38,7 @@ from lingdiag.records import (
 )
 from lingdiag.rundir import ModelIdentity, RunStore
 from lingdiag.suite import Condition, Strategy
-from lingdiag.thinking import DEFAULT_TAGS, Thinking, ThinkTags
+from lingdiag.thinking import Thinking, ThinkTags
 
 AXIS = "after_thinking"
 """The axis an after-thinking condition adds: the generation condition whose thinking it replays."""
@@ -120,7 +120,7 @@ class Thoughts:
             meta = store.read_meta()
         except RunError as e:
             raise ConfigError(f"--after-thinking {source.run}: {e}") from None
-        thinking = {c: s for c, s in (meta.thinking or {}).items() if s.get("setting") != "off"}
+        thinking = {c: s for c, s in (meta.thinking or {}).items() if s.setting != "off"}
         condition = source.condition
         if condition is None:
             if len(thinking) != 1:
@@ -130,8 +130,7 @@ class Thoughts:
         if condition not in thinking:
             raise ConfigError(f"--after-thinking {source.run}: condition {condition!r} ran without thinking "
                               f"(conditions with thinking: {_listed(thinking)})")
-        open_tag, close_tag = thinking[condition].get("tags") or (DEFAULT_TAGS.open, DEFAULT_TAGS.close)
-        tags = ThinkTags(str(open_tag), str(close_tag))
+        tags = ThinkTags(*thinking[condition].tags)
         replays: dict[str, Replay] = {}
         unusable: dict[str, str] = {}
         for r in store.load_records():
@@ -142,7 +141,7 @@ class Thoughts:
                 replays[r.item_id] = replay
             else:
                 unusable[r.item_id] = reason
-        return cls(store.root, condition, str(thinking[condition]["setting"]), tags, meta.identity, replays, unusable)
+        return cls(store.root, condition, thinking[condition].setting, tags, meta.identity, replays, unusable)
 
     def check_model(self, identity: ModelIdentity) -> None:
         """Refuse to score another model after this run's thinking.

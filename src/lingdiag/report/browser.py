@@ -15,8 +15,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from lingdiag.loading import LoadedRun
 from lingdiag.records import REQUEST_SEPARATOR, UNFINISHED, UNPARSED, ItemRecord, record_text, thought
-from lingdiag.rundir import LoadedRun
 from lingdiag.suite import SUITES
 
 COLUMNS = ("suite", "model", "run", "condition", "item", "tags", "outcome", "gold", "label", "prompt", "output",

@@ -12,9 +12,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from lingdiag.io.atomic import make_dir, write_atomic
+from lingdiag.loading import LoadedRun
 from lingdiag.report import markdown
 from lingdiag.report.tables import rows_by_suite
-from lingdiag.rundir import LoadedRun
 from lingdiag.suite import SUITES
 
 _LATEX_SPECIALS = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",

@@ -31,13 +31,13 @@ from lingdiag.errors import ConfigError, LingdiagError
 from lingdiag.figures import Figure
 from lingdiag.io.atomic import make_dir, write_atomic
 from lingdiag.io.markdown import fmt
+from lingdiag.loading import LoadedRun
 from lingdiag.metrics.core import CI_METHODS, N_ERRORS, N_UNPARSED, UNPARSED_RATE, WILSON, N
 from lingdiag.report import browser, markdown
 from lingdiag.report.budget import budget_figure
 from lingdiag.report.findings import Degenerate, degenerate, differences, headline
 from lingdiag.report.scaling import scaling_figure
 from lingdiag.report.tables import rows_by_suite, suite_tables
-from lingdiag.rundir import LoadedRun
 from lingdiag.suite import SUITES
 
 # td,li,pre: each takes the direction of its first strong letter (as dir="auto" does), so Hebrew or

@@ -18,8 +18,8 @@ from pathlib import Path
 
 from lingdiag.errors import ConfigError
 from lingdiag.figures import Figure, pyplot, to_png
+from lingdiag.loading import LoadedRun
 from lingdiag.report.tables import display_names
-from lingdiag.rundir import LoadedRun
 from lingdiag.suite import SUITES
 
 MAX_PANELS = 6
