@@ -189,7 +189,7 @@ def test_intervals_table_lists_nested_intervals_with_their_method() -> None:
 
     metrics = {"accuracy": 0.5, "accuracy_ci95": [0.4, 0.6],
                "spearman": {"all": {"rho": 0.25, "rho_ci95": [0.1, 0.4]}}, CI_METHODS: {"spearman": "bootstrap X"}}
-    meta = RunMeta("explica", "m", "builtin", {})
+    meta = RunMeta({"suite": "explica", "model": "m", "dataset": "builtin"}, {"model": "m"})
     page = _intervals([LoadedRun(Path("r"), "explica", "m", meta, [ResultRow("m", "rating", {}, metrics)])])
     assert "<td>accuracy</td><td>0.500</td><td>[0.400, 0.600]</td><td>Wilson score</td>" in page
     assert "<td>spearman/all/rho</td><td>0.250</td><td>[0.100, 0.400]</td><td>bootstrap X</td>" in page
