@@ -416,7 +416,8 @@ def _evaluate(config: RunConfig, backend: Backend, store: RunStore, progress: Pr
                     timings={}, skipped={}, suite_file=suite_file,
                     excluded=tuple(dataset.excluded) or None,
                     after_thinking={c: p.thoughts.recorded(reasons) for c, reasons in p.not_scored.items()}
-                    if p.thoughts is not None else None)
+                    if p.thoughts is not None else None,
+                    planned=sum(len(p.items[c.name]) for c in conditions))  # until it finishes: readers see M
 
     def meta(usage: dict[str, int] | None = None) -> RunMeta:
         return first.replaced(timings=dict(timings), skipped=dict(skipped), scoring_policies=dict(policies) or None,
@@ -458,7 +459,7 @@ def _evaluate(config: RunConfig, backend: Backend, store: RunStore, progress: Pr
                               after_thinking.note(p.not_scored))
     usage = ({k: v - usage_before.get(k, 0) for k, v in backend.usage().items()}
              if isinstance(backend, ReportsUsage) else None)
-    store.write_meta(meta(usage))
+    store.write_meta(meta(usage).replaced(planned=None))  # finished: meta.json as before planned existed
     return RunResult(out=store.root, metrics=metrics, table=table, skipped=dict(skipped), usage=usage or {})
 
 

@@ -73,7 +73,8 @@ def test_competence_command_prints_the_table_and_refuses_runs_without_loglik(tmp
                                        check=True).stdout)
     assert (row["suite"], row["knows_not_says"], row["says_not_knows"]) == ("imperfective", 4, 2)
     write_imported(tmp_path / "prompted", suite="imperfective", model="m", dataset="builtin",
-                   records=[r for r in records() if r.condition == "zero-shot"], provenance={"file": "answers.csv", "sha256": ""})
+                   records=[r for r in records() if r.condition == "zero-shot"],
+                   provenance={"file": "answers.csv", "sha256": ""})
     bad = subprocess.run([*cmd, str(tmp_path / "prompted")], capture_output=True, text=True)
     assert bad.returncode != 0 and "no run holds a loglik condition" in bad.stderr
     assert "Traceback" not in bad.stderr and len(bad.stderr.strip().splitlines()) == 1

@@ -53,6 +53,8 @@ TEMPLATE_SECONDS = Limit("LINGDIAG_TEMPLATE_SECONDS", 5, "seconds per template r
 """Seconds one template may take to compile or render."""
 RUN_FILE_BYTES = Limit("LINGDIAG_RUN_FILE_MAX_BYTES", 2 * 1024**3, "bytes per run-directory file")
 """Bytes one file of a run directory (``items.jsonl``, ``meta.json``...) may hold when read back."""
+MODEL_CONFIG_BYTES = Limit("LINGDIAG_MODEL_CONFIG_MAX_BYTES", 16 * 1024**2, "bytes of a model's config.json")
+"""Bytes of the ``config.json`` beside a model's weights, read for its family (``report/scaling.py``)."""
 
 
 def read_regular(path: Path, limit: Limit = RUN_FILE_BYTES) -> bytes:
