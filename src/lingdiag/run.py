@@ -25,7 +25,6 @@ from lingdiag.parse.thinking import separate
 from lingdiag.records import (
     UNFINISHED,
     UNPARSED,
-    ChatMessage,
     Generation,
     Item,
     ItemRecord,
@@ -37,6 +36,7 @@ from lingdiag.records import (
     nonfinite,
 )
 from lingdiag.rundir import SCHEMA_VERSION, SUITE_COPY, Excluded, ModelIdentity, RunMeta, RunStore
+from lingdiag.rundir.records import output_of, prompt_json
 from lingdiag.scoring import LINGDIAG
 from lingdiag.suite import SUITES, Condition, Dataset, Suite, spread
 from lingdiag.thinking import DEFAULT_TAGS, Thinking, ThinkTags
@@ -60,40 +60,6 @@ class RunResult:
     """Conditions not run, with the reason (e.g. the backend has no log-likelihoods)."""
     usage: dict[str, int] = field(default_factory=dict)
     """What the backend counted during this run (requests, retries, errors, tokens, cache hits)."""
-
-
-def _messages_json(messages: Sequence[ChatMessage]) -> list[dict[str, str]]:
-    return [{"role": m.role, "content": m.content} for m in messages]
-
-
-def _prompt_json(r: Request) -> Any:
-    if isinstance(r, LoglikelihoodRequest):
-        if r.messages:
-            chat: dict[str, Any] = {"messages": _messages_json(r.messages), "continuation": r.continuation}
-            if r.assistant_prefix:  # the replayed thinking the continuation was scored after
-                chat["assistant_prefix"] = r.assistant_prefix
-            return chat
-        prompt = {"context": r.context, "continuation": r.continuation}
-        if r.policy != LINGDIAG:  # records of the default policy stay as they were before policies
-            prompt["policy"] = r.policy.name
-        return prompt
-    if r.messages:
-        return _messages_json(r.messages)
-    return r.prompt
-
-
-def _output_json(r: Response) -> Any:
-    if isinstance(r, Generation):
-        if r.error is not None:
-            return {"error": r.error}
-        # A prompt not rendered by the chat template as given says so beside its answer, and a
-        # model that thought keeps its thinking beside it; other answers stay plain text.
-        extra: dict[str, Any] = {"rendering": r.rendering, "reasoning": r.reasoning,
-                                 "reasoning_tokens": r.reasoning_tokens, "unfinished": r.unfinished or None,
-                                 "rendered_prompt": r.rendered_prompt}
-        extra = {k: v for k, v in extra.items() if v is not None}
-        return {"text": r.text, **extra} if extra else r.text
-    return {"logprob": r.logprob, "n_tokens": r.n_tokens, "is_greedy": r.is_greedy}
 
 
 def _score(condition: Condition, item: Item, requests: Sequence[Request], responses: Sequence[Response],
@@ -121,8 +87,8 @@ def _score(condition: Condition, item: Item, requests: Sequence[Request], respon
         else None
     return ItemRecord(
         condition=condition.name, axes=dict(condition.axes), item_id=item.id, tags=dict(item.tags),
-        fields=dict(item.fields), prompts=[_prompt_json(r) for r in requests],
-        outputs=[_output_json(r) for r in responses], label=label, detail=detail,
+        fields=dict(item.fields), prompts=[prompt_json(r) for r in requests],
+        outputs=[output_of(r) for r in responses], label=label, detail=detail,
         gold=item.gold, correct=correct, error="; ".join(errors) if errors else None, replays=replays,
     )
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from lingdiag.loading import load_run
+from lingdiag.records import ScoreOutput, TextOutput
 from lingdiag.rundir import RunStore, read_run
 from lingdiag.rundir.parts import ImportedPart, LockPart, PrecisionPart, ShardPart, ThinkingPart
 
@@ -28,6 +29,17 @@ def test_a_3789a70_run_reads_typed_and_writes_back_byte_identical(name: str, tmp
     assert read.records and read.progress.line is None
     RunStore(run).write_meta(read.meta)
     assert (run / "meta.json").read_bytes() == before
+    items = (run / "items.jsonl").read_bytes()
+    assert "".join(r.to_json() + "\n" for r in read.records).encode() == items
+
+
+def test_outputs_are_typed_by_what_answered_them() -> None:
+    thinking = read_run(FIXTURES / "thinking").records
+    texts = [o for r in thinking for o in r.outputs]
+    assert texts and all(isinstance(o, TextOutput) for o in texts)
+    assert any(o.thought and o.reasoning_tokens == 9 for o in texts if isinstance(o, TextOutput))
+    scores = [o for r in read_run(FIXTURES / "precision").records for o in r.outputs]
+    assert scores and all(isinstance(o, ScoreOutput) and isinstance(o.logprob, float) for o in scores)
 
 
 def test_each_part_is_read_into_its_typed_form() -> None:

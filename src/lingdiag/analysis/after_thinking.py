@@ -35,6 +35,7 @@ from lingdiag.records import (
     Prediction,
     Request,
     Response,
+    TextOutput,
 )
 from lingdiag.rundir import ModelIdentity, RunStore
 from lingdiag.suite import Condition, Strategy
@@ -174,14 +175,14 @@ def _replay(r: ItemRecord, run: str, tags: ThinkTags) -> tuple[str, Replay | Non
     prompt = r.prompts[0] if len(r.prompts) == 1 else None
     if r.error is not None:
         return "failed", None
-    if not isinstance(prompt, list) or not isinstance(output, dict | str):
+    if not isinstance(prompt, list) or not isinstance(output, TextOutput):
         return "not a chat generation", None
-    if isinstance(output, dict) and output.get("unfinished"):
+    if output.unfinished:
         return "unfinished", None
-    if isinstance(output, str) or not output.get("reasoning"):  # hidden by a server counts as none: nothing to replay
+    if not output.reasoning:  # hidden by a server counts as none: nothing to replay
         return "no thinking", None
     messages = tuple(ChatMessage(m["role"], m.get("content", "")) for m in prompt)
-    return "", Replay(tags.wrap(str(output["reasoning"]).strip()), messages,
+    return "", Replay(tags.wrap(output.reasoning.strip()), messages,
                       Replayed(run, r.condition, r.item_id, r.label))
 
 

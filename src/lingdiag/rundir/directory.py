@@ -11,7 +11,6 @@ the same configuration gives a byte-identical file however often it was interrup
 from __future__ import annotations
 
 import fcntl
-import json
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -123,7 +122,7 @@ class RunStore:
         for n, line in enumerate(lines, 1):
             try:
                 record = ItemRecord.from_json(line)
-            except (json.JSONDecodeError, TypeError) as e:
+            except (ValueError, TypeError) as e:  # a JSONDecodeError is a ValueError
                 if n == len(lines):
                     break
                 raise RunError(f"{self.items_path}, line {n}: not an item record ({e})") from e
