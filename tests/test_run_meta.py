@@ -68,6 +68,8 @@ def test_typed_parts_read_what_the_file_holds(tmp_path: Path) -> None:
      r"meta.json, field 'thinking.c1.setting': Field required$"),
     (lambda m: m | {"lock": {"matches": "yes", "differs": {}, "unlocked": []}},
      r"meta.json, field 'lock.matches': Input should be a valid boolean"),
+    (lambda m: m | {"model": m["model"] | {"n_params": [1]}}, r"meta.json, field 'model.n_params': Input should be"),
+    (lambda m: m | {"timings": {"dap": "slow"}}, r"meta.json, field 'timings.dap': Input should be a valid"),
     (lambda m: m | {"shards": [{"shard": "1/2", "dir": "/x", "host": "h"}]},
      r"meta.json, field 'shards.0.host': unknown key$"),
 ])

@@ -379,8 +379,7 @@ def _evaluate(config: RunConfig, backend: Backend, store: RunStore, progress: Pr
     policies: dict[str, list[dict[str, Any]]] = {}
     first = RunMeta(config=config.recorded(), identity=ModelIdentity(backend.identity), schema_version=SCHEMA_VERSION,
                     checksums=sources, versions=_versions(), lock=lock_status().recorded(), seed=config.seed,
-                    timings={}, skipped={}, suite_file=suite_file,
-                    excluded=tuple(dataset.excluded) or None,
+                    timings={}, skipped={}, suite_file=suite_file, excluded=tuple(dataset.excluded) or None,
                     after_thinking={c: p.thoughts.recorded(reasons) for c, reasons in p.not_scored.items()}
                     if p.thoughts is not None else None,
                     planned=sum(len(p.items[c.name]) for c in conditions))  # until it finishes: readers see M

@@ -168,3 +168,14 @@ def test_a_run_records_its_planned_items_until_it_finishes(tmp_path: Path) -> No
     evaluate(config, MockBackend(lambda r: "True"), tmp_path / "run")
     assert "planned" not in json.loads((tmp_path / "run" / "meta.json").read_text())
     assert read_run(tmp_path / "run").progress.line is None
+
+
+def test_an_output_of_a_shape_lingdiag_never_writes_names_the_line_and_field(run: Path) -> None:
+    lines = (run / "items.jsonl").read_text(encoding="utf-8").splitlines()
+    record = json.loads(lines[1])
+    record["outputs"] = [{"text": "True", "mood": "odd"}]
+    lines[1] = json.dumps(record)
+    (run / "items.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(RunError, match=r"items.jsonl, line 2: not an item record \(field 'outputs.0': unknown key "
+                                       r"'mood'\)$"):
+        read_run(run)

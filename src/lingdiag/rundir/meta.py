@@ -124,6 +124,8 @@ class MetaFile(Part):
     planned: int | None = None
 
 
+_UNION_TAGS = ("int", "float", "str")
+"""What pydantic appends to the key path of a value that fits no member of a union (``Number``)."""
 Given = Mapping[str, Any]
 """A part as its writer hands it over (``Thinking.recorded()``...): validated into the typed part."""
 _ATTRIBUTE = {"dataset": "checksums", "model": "identity"}
@@ -276,7 +278,10 @@ class RunMeta:
         try:
             return cls(**{_ATTRIBUTE.get(str(k), str(k)): v for k, v in meta.items()}, source=Path(path))
         except ValidationError as e:
-            where, problem = field_problem(e.errors()[0])
+            error = e.errors()[0]
+            if len(error["loc"]) > 1 and error["loc"][-1] in _UNION_TAGS:  # a number is an int or a float: say neither
+                error["loc"] = error["loc"][:-1]
+            where, problem = field_problem(error)
             raise RunError(f"{path}, field '{where}': {problem}") from None
 
     @classmethod
