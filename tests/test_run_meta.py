@@ -22,7 +22,9 @@ RUN = {
               "adapter_sha256": "1a2b3c4d" * 8, "steer_layers": "3,5", "steer_alpha": "0.5",
               "weights_sha256": "ab" * 32},
     "schema_version": 1,
-    "scoring_policies": {"minimal/simple": [{"name": "minicons", "bos": True}]},
+    "scoring_policies": {"minimal/simple": [{"leading_space": False, "name": "minicons", "prefix": "auto",
+                                             "prefix_scope": "always", "score_first_token": False,
+                                             "whitespace_correction": False}]},
     "seed": 0,
     "skipped": {"cot": "backend mock cannot serve loglikelihood requests"},
     "suite_file": {"path": "my.yaml", "sha256": "cd" * 32},
@@ -60,8 +62,16 @@ def test_typed_parts_read_what_the_file_holds(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("change", "message"), [
     (lambda m: m | {"pondering": True}, r"meta.json: unknown key 'pondering' \(known: "),
     (lambda m: {k: v for k, v in m.items() if k != "model"}, r"meta.json: missing key 'model'$"),
-    (lambda m: m | {"timings": [1.0]}, r"meta.json, field 'timings': list, not an object$"),
-    (lambda m: m | {"seed": "0"}, r"meta.json, field 'seed': str, not an integer$"),
+    (lambda m: m | {"timings": [1.0]}, r"meta.json, field 'timings': Input should be a valid dictionary"),
+    (lambda m: m | {"seed": "0"}, r"meta.json, field 'seed': Input should be a valid integer \(got '0'\)$"),
+    (lambda m: m | {"thinking": {"c1": {"budget": 0, "effort": "", "forced": False, "tags": ["<t>", "</t>"]}}},
+     r"meta.json, field 'thinking.c1.setting': Field required$"),
+    (lambda m: m | {"lock": {"matches": "yes", "differs": {}, "unlocked": []}},
+     r"meta.json, field 'lock.matches': Input should be a valid boolean"),
+    (lambda m: m | {"model": m["model"] | {"n_params": [1]}}, r"meta.json, field 'model.n_params': Input should be"),
+    (lambda m: m | {"timings": {"dap": "slow"}}, r"meta.json, field 'timings.dap': Input should be a valid"),
+    (lambda m: m | {"shards": [{"shard": "1/2", "dir": "/x", "host": "h"}]},
+     r"meta.json, field 'shards.0.host': unknown key$"),
 ])
 def test_an_unknown_missing_or_mistyped_key_is_one_line_naming_meta_json(tmp_path: Path, change, message) -> None:
     store = RunStore(tmp_path)

@@ -313,6 +313,114 @@ class Prediction:
 
 
 @dataclass(frozen=True, slots=True)
+class TextOutput:
+    """A generation as a record keeps it: its answer, and what came with it where anything did."""
+
+    text: str
+    rendering: str | None = None
+    """How the chat turns became the prompt, where not by the template as given (``Generation.rendering``)."""
+    reasoning: str | None = None
+    """The thinking, apart from the answer; None where the model showed none."""
+    reasoning_tokens: int | None = None
+    unfinished: bool | None = None
+    """True where the thinking never closed (absent otherwise, as written)."""
+    rendered_prompt: str | None = None
+
+    @property
+    def thought(self) -> bool:
+        """Whether the generation carries thinking (its text, or only its length where a server hid it)."""
+        return self.reasoning is not None or self.reasoning_tokens is not None
+
+    def to_json(self) -> str | dict[str, Any]:
+        """Plain text where nothing came with the answer, so records without thinking stay as they were."""
+        extra = {k: v for k, v in (("rendering", self.rendering), ("reasoning", self.reasoning),
+                                   ("reasoning_tokens", self.reasoning_tokens), ("unfinished", self.unfinished),
+                                   ("rendered_prompt", self.rendered_prompt)) if v is not None}
+        return {"text": self.text, **extra} if extra else self.text
+
+
+@dataclass(frozen=True, slots=True)
+class FailedOutput:
+    """A generation request that failed after retries: the backend's error."""
+
+    error: str
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"error": ...}``."""
+        return {"error": self.error}
+
+
+@dataclass(frozen=True, slots=True)
+class ScoreOutput:
+    """A log-likelihood as a record keeps it (None where the number was not finite, written null)."""
+
+    logprob: float | None
+    n_tokens: int | None
+    is_greedy: bool | None
+    token_logprobs: tuple[float, ...] | None = None
+    """Each scored token's log-prob, under ``--per-token`` only (the viewer's surprisal)."""
+    token_spans: tuple[tuple[int, int], ...] | None = None
+    """Each scored token's ``(start, end)`` characters in the continuation, beside ``token_logprobs``."""
+
+    def to_json(self) -> dict[str, Any]:
+        """All three keys, always; the per-token ones where the run asked for them."""
+        out: dict[str, Any] = {"logprob": self.logprob, "n_tokens": self.n_tokens, "is_greedy": self.is_greedy}
+        if self.token_logprobs is not None and self.token_spans is not None:
+            out |= {"token_logprobs": list(self.token_logprobs), "token_spans": [list(s) for s in self.token_spans]}
+        return out
+
+
+Output = TextOutput | FailedOutput | ScoreOutput
+"""One response of an ``ItemRecord``, typed by what answered it."""
+
+_TEXT_KEYS = {"text": str, "rendering": str, "reasoning": str, "reasoning_tokens": int, "unfinished": bool,
+              "rendered_prompt": str}
+_SCORE_KEYS = {"logprob": float | int, "n_tokens": int, "is_greedy": bool, "token_logprobs": list, "token_spans": list}
+
+
+def _score_output(value: dict[str, Any]) -> ScoreOutput:
+    lps, spans = value.get("token_logprobs"), value.get("token_spans")
+    if (lps is None) != (spans is None):
+        raise ValueError("'token_logprobs' without 'token_spans' or the reverse")
+    if lps is None or spans is None:
+        return ScoreOutput(value["logprob"], value.get("n_tokens"), value.get("is_greedy"))
+    try:
+        per_token = tuple(float(v) for v in lps), tuple((int(a), int(b)) for a, b in spans)
+    except (TypeError, ValueError):
+        raise ValueError("'token_logprobs' or 'token_spans' not numbers and pairs") from None
+    if len(per_token[0]) != len(per_token[1]):
+        raise ValueError("'token_logprobs' and 'token_spans' differ in length")
+    return ScoreOutput(value["logprob"], value.get("n_tokens"), value.get("is_greedy"), *per_token)
+
+
+def output_from_json(value: Any) -> Output:
+    """One element of ``outputs`` as ``items.jsonl`` holds it, typed.
+
+    Raises:
+        ValueError: not a shape lingdiag writes (naming the key).
+    """
+    if isinstance(value, Output):
+        return value
+    if isinstance(value, str):
+        return TextOutput(value)
+    if not isinstance(value, dict):
+        raise ValueError(f"{type(value).__name__}, not a text or an object")
+    if set(value) == {"error"} and isinstance(value["error"], str):
+        return FailedOutput(value["error"])
+    keys = _SCORE_KEYS if "logprob" in value else _TEXT_KEYS
+    for k, v in value.items():
+        if k not in keys:
+            raise ValueError(f"unknown key {k!r}")
+        if v is not None and (not isinstance(v, keys[k]) or isinstance(v, bool) is not (keys[k] is bool)):
+            raise ValueError(f"key {k!r}: {type(v).__name__} {v!r:.40}")
+    if keys is _SCORE_KEYS:
+        return _score_output(value)
+    if not isinstance(value.get("text"), str):
+        raise ValueError("no 'text'")
+    return TextOutput(**value)
+
+
+@dataclass(frozen=True, slots=True)
 class ItemRecord:
     """One line of ``items.jsonl``: one item under one condition, scored."""
 
@@ -325,9 +433,10 @@ class ItemRecord:
     fields: Mapping[str, Any]
     prompts: list[Any]
     """Every request sent for this item, in full (messages or raw text)."""
-    outputs: list[Any]
-    """Every raw response (generated text, or log-prob and token count). A generation whose
-    prompt was not rendered by the chat template as given is ``{"text", "rendering"}``."""
+    outputs: list[Output]
+    """Every response, typed by what answered it (given as ``items.jsonl`` holds them, they are read
+    into their typed form): a generation's text and what came with it, a failed request's error, or
+    a log-likelihood."""
     label: str
     """Predicted label or ``UNPARSED``."""
     detail: Mapping[str, Any]
@@ -343,11 +452,21 @@ class ItemRecord:
     """Under ``--after-thinking``, the generation whose thinking this item's scoring replayed
     (``Replayed.recorded()``: ``run``, ``condition``, ``item_id``); absent otherwise."""
 
+    def __post_init__(self) -> None:
+        typed = []
+        for n, output in enumerate(self.outputs):
+            try:
+                typed.append(output_from_json(output))
+            except ValueError as e:
+                raise ValueError(f"field 'outputs.{n}': {e}") from None
+        object.__setattr__(self, "outputs", typed)
+
     def to_json(self) -> str:
         """One deterministic JSON line (sorted keys, no timestamps; no ``decision`` or ``replays`` key
         when there is none, so records of other runs stay as they were before these existed).
         """
         body = asdict(self)
+        body["outputs"] = [o.to_json() for o in self.outputs]
         for optional in ("decision", "replays"):
             if body[optional] is None:
                 del body[optional]
@@ -368,46 +487,53 @@ def as_text(value: Any) -> str:
 
     Chat turns are ``[role]`` blocks; a log-likelihood request shows its context and the
     continuation scored; a log-likelihood answer its log-prob and token count; a failed
-    request its error; a generation rendered otherwise than as given its rendering. Anything
-    else is JSON. Reports, the item browser and ``lingdiag.load`` all read records through this.
+    request its error; a generation its thinking (:func:`thinking_text`) before the answer and
+    its rendering, where not the template's as given. Anything else is JSON. Reports, the item
+    browser and ``lingdiag.load`` all read records through this.
     """
     if isinstance(value, str):
         return value
     if value is None:
         return ""
+    if isinstance(value, TextOutput):
+        thinking = thinking_text(value)
+        rendering = f"\n\n[rendering]\n{value.rendering}" if value.rendering else ""
+        return (f"{thinking}\n\n[answer]\n" if thinking else "") + value.text + rendering
+    if isinstance(value, FailedOutput):
+        return f"[error]\n{value.error}"
+    if isinstance(value, ScoreOutput):
+        greedy = "" if value.is_greedy is None else ", greedy" if value.is_greedy else ", not greedy"
+        return f"log-prob {value.logprob} over {value.n_tokens} token(s){greedy}"
     if isinstance(value, list) and all(isinstance(m, dict) and "role" in m for m in value):
         return "\n\n".join(f"[{m['role']}]\n{m.get('content', '')}" for m in value)
-    if isinstance(value, dict):
-        if "continuation" in value:
-            head = as_text(value["messages"]) if "messages" in value else str(value.get("context", ""))
-            if value.get("assistant_prefix"):
-                head += f"\n\n[assistant, replayed]\n{value['assistant_prefix']}".rstrip("\n")
-            return (f"{head}\n\n" if head else "") + f"[continuation]\n{value['continuation']}"
-        if "logprob" in value:
-            greedy = {True: ", greedy", False: ", not greedy"}.get(bool(value["is_greedy"]), "") \
-                if value.get("is_greedy") is not None else ""
-            return f"log-prob {value['logprob']} over {value.get('n_tokens')} token(s){greedy}"
-        if set(value) == {"error"}:
-            return f"[error]\n{value['error']}"
-        if "text" in value:
-            rendering = value.get("rendering")
-            return _thinking_text(value) + str(value["text"]) + (f"\n\n[rendering]\n{rendering}" if rendering else "")
+    if isinstance(value, dict) and "continuation" in value:
+        head = as_text(value["messages"]) if "messages" in value else str(value.get("context", ""))
+        if value.get("assistant_prefix"):
+            head += f"\n\n[assistant, replayed]\n{value['assistant_prefix']}".rstrip("\n")
+        return (f"{head}\n\n" if head else "") + f"[continuation]\n{value['continuation']}"
+    if isinstance(value, dict):  # an output as items.jsonl holds it
+        try:
+            return as_text(output_from_json(value))
+        except ValueError:
+            pass
     return json.dumps(value, indent=2, ensure_ascii=False)
 
 
-def _thinking_text(output: Mapping[str, Any]) -> str:
-    """The thinking part of a generation's output, as ``as_text`` shows it before the answer."""
-    if output.get("reasoning") is None and output.get("reasoning_tokens") is None:
+def thinking_text(output: TextOutput) -> str:
+    """A generation's thinking under its header (``[thinking, N tokens, unfinished]``); empty where it
+    thought none. The one rendering of it: records as text and the report's item browser show this.
+    """
+    if not output.thought:
         return ""
-    tokens = output.get("reasoning_tokens")
+    tokens = output.reasoning_tokens
     head = "[thinking" + (f", {tokens} tokens" if tokens is not None else "") \
-        + (", unfinished" if output.get("unfinished") else "") + "]"
-    return f"{head}\n{output.get('reasoning') or '(hidden by the server)'}\n\n[answer]\n"
+        + (", unfinished" if output.unfinished else "") + "]"
+    return f"{head}\n{output.reasoning or '(hidden by the server)'}"
 
 
-def thought(output: Any) -> bool:
+def thought(output: Output) -> bool:
     """Whether one output of a record (``ItemRecord.outputs``) carries thinking."""
-    return isinstance(output, dict) and ("reasoning" in output or "reasoning_tokens" in output)
+    return isinstance(output, TextOutput) and output.thought
 
 
 def record_text(values: list[Any]) -> str:

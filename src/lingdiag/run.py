@@ -25,7 +25,6 @@ from lingdiag.parse.thinking import separate
 from lingdiag.records import (
     UNFINISHED,
     UNPARSED,
-    ChatMessage,
     Generation,
     Item,
     ItemRecord,
@@ -36,9 +35,10 @@ from lingdiag.records import (
     ResultRow,
     nonfinite,
 )
-from lingdiag.rundir import SCHEMA_VERSION, ModelIdentity, RunMeta, RunStore
+from lingdiag.rundir import SCHEMA_VERSION, SUITE_COPY, Excluded, ModelIdentity, RunMeta, RunStore
+from lingdiag.rundir.records import output_of, prompt_json
 from lingdiag.scoring import LINGDIAG
-from lingdiag.suite import SUITE_COPY, SUITES, Condition, Dataset, Excluded, Suite, spread
+from lingdiag.suite import SUITES, Condition, Dataset, Suite, spread
 from lingdiag.thinking import DEFAULT_TAGS, Thinking, ThinkTags
 
 RESUMABLE_CHANGES = ("batch_tokens",)
@@ -60,43 +60,6 @@ class RunResult:
     """Conditions not run, with the reason (e.g. the backend has no log-likelihoods)."""
     usage: dict[str, int] = field(default_factory=dict)
     """What the backend counted during this run (requests, retries, errors, tokens, cache hits)."""
-
-
-def _messages_json(messages: Sequence[ChatMessage]) -> list[dict[str, str]]:
-    return [{"role": m.role, "content": m.content} for m in messages]
-
-
-def _prompt_json(r: Request) -> Any:
-    if isinstance(r, LoglikelihoodRequest):
-        if r.messages:
-            chat: dict[str, Any] = {"messages": _messages_json(r.messages), "continuation": r.continuation}
-            if r.assistant_prefix:  # the replayed thinking the continuation was scored after
-                chat["assistant_prefix"] = r.assistant_prefix
-            return chat
-        prompt = {"context": r.context, "continuation": r.continuation}
-        if r.policy != LINGDIAG:  # records of the default policy stay as they were before policies
-            prompt["policy"] = r.policy.name
-        return prompt
-    if r.messages:
-        return _messages_json(r.messages)
-    return r.prompt
-
-
-def _output_json(r: Response, per_token: bool = False) -> Any:
-    if isinstance(r, Generation):
-        if r.error is not None:
-            return {"error": r.error}
-        # A prompt not rendered by the chat template as given says so beside its answer, and a
-        # model that thought keeps its thinking beside it; other answers stay plain text.
-        extra: dict[str, Any] = {"rendering": r.rendering, "reasoning": r.reasoning,
-                                 "reasoning_tokens": r.reasoning_tokens, "unfinished": r.unfinished or None,
-                                 "rendered_prompt": r.rendered_prompt}
-        extra = {k: v for k, v in extra.items() if v is not None}
-        return {"text": r.text, **extra} if extra else r.text
-    out: dict[str, Any] = {"logprob": r.logprob, "n_tokens": r.n_tokens, "is_greedy": r.is_greedy}
-    if per_token and r.token_logprobs is not None and r.token_spans is not None:  # --per-token only
-        out |= {"token_logprobs": list(r.token_logprobs), "token_spans": [list(s) for s in r.token_spans]}
-    return out
 
 
 def _asking_tokens(requests: Sequence[Request], ask: bool) -> Sequence[Request]:
@@ -131,8 +94,8 @@ def _score(condition: Condition, item: Item, requests: Sequence[Request], respon
         else None
     return ItemRecord(
         condition=condition.name, axes=dict(condition.axes), item_id=item.id, tags=dict(item.tags),
-        fields=dict(item.fields), prompts=[_prompt_json(r) for r in requests],
-        outputs=[_output_json(r, per_token) for r in responses], label=label, detail=detail,
+        fields=dict(item.fields), prompts=[prompt_json(r) for r in requests],
+        outputs=[output_of(r, per_token) for r in responses], label=label, detail=detail,
         gold=item.gold, correct=correct, error="; ".join(errors) if errors else None, replays=replays,
     )
 
@@ -433,19 +396,19 @@ def _evaluate(config: RunConfig, backend: Backend, store: RunStore, progress: Pr
     policies: dict[str, list[dict[str, Any]]] = {}
     first = RunMeta(config=config.recorded(), identity=ModelIdentity(backend.identity), schema_version=SCHEMA_VERSION,
                     checksums=sources, versions=_versions(), lock=lock_status().recorded(), seed=config.seed,
-                    timings={}, skipped={}, suite_file=suite_file,
-                    excluded=tuple(dataset.excluded) or None,
+                    timings={}, skipped={}, suite_file=suite_file, excluded=tuple(dataset.excluded) or None,
                     after_thinking={c: p.thoughts.recorded(reasons) for c, reasons in p.not_scored.items()}
-                    if p.thoughts is not None else None)
+                    if p.thoughts is not None else None,
+                    planned=sum(len(p.items[c.name]) for c in conditions))  # until it finishes: readers see M
 
     def meta(usage: dict[str, int] | None = None) -> RunMeta:
-        return replace(first, timings=dict(timings), skipped=dict(skipped), scoring_policies=dict(policies) or None,
-                       thinking=dict(thinking) or None, usage=usage)
+        return first.replaced(timings=dict(timings), skipped=dict(skipped), scoring_policies=dict(policies) or None,
+                              thinking=dict(thinking) or None, usage=usage)
 
     if suite.source is not None:  # reports read the records with this copy, whatever becomes of the file
         store.write_text(SUITE_COPY, suite.source.text)
     recording = _recording(config, backend)
-    first = replace(first, precision=recording.recorded())
+    first = first.replaced(precision=recording.recorded())
     store.write_meta(meta())
     usage_before = backend.usage() if isinstance(backend, ReportsUsage) else {}
     order: list[tuple[str, str]] = []
@@ -478,7 +441,7 @@ def _evaluate(config: RunConfig, backend: Backend, store: RunStore, progress: Pr
                               after_thinking.note(p.not_scored))
     usage = ({k: v - usage_before.get(k, 0) for k, v in backend.usage().items()}
              if isinstance(backend, ReportsUsage) else None)
-    store.write_meta(meta(usage))
+    store.write_meta(meta(usage).replaced(planned=None))  # finished: meta.json as before planned existed
     return RunResult(out=store.root, metrics=metrics, table=table, skipped=dict(skipped), usage=usage or {})
 
 

@@ -24,6 +24,7 @@ from lingdiag.figures import Figure
 from lingdiag.metrics.core import summary
 from lingdiag.records import Item, ItemRecord, Prediction, Request, Response, ResultRow
 from lingdiag.registry import Registry
+from lingdiag.rundir.parts import Excluded, SuiteSource
 
 if TYPE_CHECKING:
     from lingdiag.metrics.counts import CountMetric
@@ -63,16 +64,6 @@ class Axis:
     values: tuple[str, ...]
     default: tuple[str, ...]
     help: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class Excluded:
-    """An item of the data that cannot be scored as published (e.g. a minimal pair whose good and
-    bad sentences are identical): never scored, counted and listed in the table and the report.
-    """
-
-    item_id: str
-    reason: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,22 +115,6 @@ class RatingLayout:
     """Variant → column of its mean rating."""
     tags: Mapping[str, str] = field(default_factory=dict)
     """Column → the item tag copied into it (``pair_id``)."""
-
-
-@dataclass(frozen=True, slots=True)
-class SuiteSource:
-    """The suite file a suite was read from: ``meta.json`` records its path and SHA-256 (a run
-    is not resumed from another version of it), and the run keeps a copy (``SUITE_COPY``) that
-    reports read the records with.
-    """
-
-    path: str
-    sha256: str
-    text: str
-
-
-SUITE_COPY = "suite.yaml"
-"""The copy of its suite file a run directory keeps."""
 
 
 Conditions = Callable[[Dataset, Mapping[str, Sequence[str]], Any, int], list[Condition]]

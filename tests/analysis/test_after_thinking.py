@@ -18,7 +18,14 @@ from lingdiag.cluster import merge
 from lingdiag.config import RunConfig
 from lingdiag.errors import ConfigError
 from lingdiag.models.mock import MockBackend
-from lingdiag.records import ChatMessage, GenerationRequest, ItemRecord, LoglikelihoodRequest, record_text
+from lingdiag.records import (
+    ChatMessage,
+    GenerationRequest,
+    ItemRecord,
+    LoglikelihoodRequest,
+    TextOutput,
+    record_text,
+)
 from lingdiag.run import evaluate
 from lingdiag.rundir import ModelIdentity, RunStore
 from lingdiag.thinking import DEFAULT_TAGS, Thinking, ThinkTags
@@ -143,7 +150,7 @@ def test_items_without_completed_thinking_are_named_and_shards_merge_byte_identi
                                                                            "thinking": ["on"]}),
              MockBackend(_thought), gen)
     kinds = {r.item_id: "unfinished" if r.label == "unfinished" else
-             "completed" if isinstance(r.outputs[0], dict) and r.outputs[0].get("reasoning") else "none"
+             "completed" if isinstance(r.outputs[0], TextOutput) and r.outputs[0].reasoning else "none"
              for r in RunStore(gen).load_records()}
     config = {"suite": "imperfective", "model": "mock", "limit": 12, "after_thinking": f"{gen}:zero-shot/thinking-on",
               "axes": {"strategy": ["zero-shot"], "scoring": ["loglik"]}}

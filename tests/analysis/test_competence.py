@@ -65,7 +65,7 @@ def test_table_names_the_columns_and_normalisation() -> None:
 
 def test_competence_command_prints_the_table_and_refuses_runs_without_loglik(tmp_path: Path) -> None:
     write_imported(tmp_path / "run", suite="imperfective", model="m", dataset="builtin", records=records(),
-                   provenance={"test": True})
+                   provenance={"file": "answers.csv", "sha256": ""})
     cmd = [sys.executable, "-m", "lingdiag", "competence"]
     shown = subprocess.run([*cmd, str(tmp_path / "run")], capture_output=True, text=True, check=True).stdout
     assert "| m | zero-shot | total | 10 | 0.60 | 0.40 | 2 | 4 (40%) | 2 (20%) | 2 |" in shown
@@ -73,7 +73,8 @@ def test_competence_command_prints_the_table_and_refuses_runs_without_loglik(tmp
                                        check=True).stdout)
     assert (row["suite"], row["knows_not_says"], row["says_not_knows"]) == ("imperfective", 4, 2)
     write_imported(tmp_path / "prompted", suite="imperfective", model="m", dataset="builtin",
-                   records=[r for r in records() if r.condition == "zero-shot"], provenance={"test": True})
+                   records=[r for r in records() if r.condition == "zero-shot"],
+                   provenance={"file": "answers.csv", "sha256": ""})
     bad = subprocess.run([*cmd, str(tmp_path / "prompted")], capture_output=True, text=True)
     assert bad.returncode != 0 and "no run holds a loglik condition" in bad.stderr
     assert "Traceback" not in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
@@ -81,7 +82,7 @@ def test_competence_command_prints_the_table_and_refuses_runs_without_loglik(tmp
 
 def test_report_analyses_show_the_join(tmp_path: Path) -> None:
     write_imported(tmp_path / "run", suite="imperfective", model="m", dataset="builtin", records=records(),
-                   provenance={"test": True})
+                   provenance={"file": "answers.csv", "sha256": ""})
     out = tmp_path / "report.html"
     subprocess.run([sys.executable, "-m", "lingdiag", "report", str(tmp_path / "run"), "--html", str(out)],
                    capture_output=True, text=True, check=True)

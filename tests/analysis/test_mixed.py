@@ -40,7 +40,7 @@ def test_mixed_command(tmp_path: Path) -> None:
     runs = []
     for model, records in simulate(2, 20, {"a": 0.0, "b": 1.0}).items():
         write_imported(tmp_path / model, suite="imperfective", model=model, dataset="sim", records=records,
-                       provenance={})
+                       provenance={"file": "answers.csv", "sha256": ""})
         runs.append(str(tmp_path / model))
     cmd = [sys.executable, "-m", "lingdiag", "mixed", *runs]
     out = json.loads(subprocess.run([*cmd, "--json"], capture_output=True, text=True, check=True).stdout)

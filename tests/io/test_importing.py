@@ -12,7 +12,7 @@ from lingdiag.config import RunConfig
 from lingdiag.errors import DatasetError
 from lingdiag.io.importing import import_labels
 from lingdiag.models.mock import MockBackend
-from lingdiag.records import UNPARSED
+from lingdiag.records import UNPARSED, as_text
 from lingdiag.registry import load_plugins
 from lingdiag.run import evaluate
 from lingdiag.rundir import RunStore
@@ -53,7 +53,7 @@ def test_scored_answers_equal_the_run_that_produced_them(tmp_path, suite, axes):
     metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
     (expected,) = metrics.values() if len(metrics) == 1 else [next(iter(metrics.values()))]
     first = records[0].condition
-    rows = [{"id": r.item_id, "answer": r.outputs[0]} for r in records if r.condition == first]
+    rows = [{"id": r.item_id, "answer": as_text(r.outputs[0])} for r in records if r.condition == first]
     rows.append({"id": "no-such-item", "answer": "True"})
     rows.append({"id": rows[0]["id"], "answer": "a second answer is ignored"})
     path = write(tmp_path / "answers.csv", rows)

@@ -40,7 +40,7 @@ def test_half_unparsed_or_failed_is_degenerate_and_just_under_is_not() -> None:
 
 def _run(path: Path, model: str, records: list[ItemRecord]) -> Path:
     write_imported(path, suite="imperfective", model=model, dataset="builtin", records=records,
-                   provenance={"test": True})
+                   provenance={"file": "answers.csv", "sha256": ""})
     return path
 
 

@@ -10,13 +10,13 @@ import pytest
 
 from lingdiag import figures
 from lingdiag.config import RunConfig
+from lingdiag.loading import load_run
 from lingdiag.models.mock import MockBackend
 from lingdiag.records import GenerationRequest
 from lingdiag.report.html import write_html
 from lingdiag.report.markup import markdown_to_html
 from lingdiag.report.tables import load_runs, metrics_json, tables
 from lingdiag.run import evaluate
-from lingdiag.rundir import load_run
 from lingdiag.suites.imperfective import figures as plots
 
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -182,14 +182,15 @@ def test_tables_dir_holds_markdown_and_escaped_latex(tmp_path: Path) -> None:
 
 
 def test_intervals_table_lists_nested_intervals_with_their_method() -> None:
+    from lingdiag.loading import LoadedRun
     from lingdiag.metrics.core import CI_METHODS
     from lingdiag.records import ResultRow
     from lingdiag.report.sections.details import _intervals
-    from lingdiag.rundir import LoadedRun, RunMeta
+    from lingdiag.rundir import RunMeta
 
     metrics = {"accuracy": 0.5, "accuracy_ci95": [0.4, 0.6],
                "spearman": {"all": {"rho": 0.25, "rho_ci95": [0.1, 0.4]}}, CI_METHODS: {"spearman": "bootstrap X"}}
-    meta = RunMeta("explica", "m", "builtin", {})
+    meta = RunMeta({"suite": "explica", "model": "m", "dataset": "builtin"}, {"model": "m"})
     page = _intervals([LoadedRun(Path("r"), "explica", "m", meta, [ResultRow("m", "rating", {}, metrics)])])
     assert "<td>accuracy</td><td>0.500</td><td>[0.400, 0.600]</td><td>Wilson score</td>" in page
     assert "<td>spearman/all/rho</td><td>0.250</td><td>[0.100, 0.400]</td><td>bootstrap X</td>" in page

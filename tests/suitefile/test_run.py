@@ -18,7 +18,7 @@ from lingdiag.models.mock import MockBackend
 from lingdiag.records import GenerationRequest, LoglikelihoodRequest
 from lingdiag.report.html import render_html
 from lingdiag.report.tables import load_runs, tables
-from lingdiag.suite import SUITE_COPY
+from lingdiag.rundir import SUITE_COPY
 
 EXAMPLES = Path(__file__).parents[2] / "examples" / "suites"
 

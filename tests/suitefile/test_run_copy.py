@@ -13,7 +13,7 @@ from lingdiag.errors import RunError
 from lingdiag.models.mock import MockBackend
 from lingdiag.report.tables import load_runs
 from lingdiag.run import evaluate
-from lingdiag.suite import SUITE_COPY
+from lingdiag.rundir import SUITE_COPY
 
 EXAMPLES = Path(__file__).parents[2] / "examples" / "suites"
 

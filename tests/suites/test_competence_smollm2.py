@@ -11,7 +11,7 @@ import pytest
 
 from lingdiag.analysis.competence import join
 from lingdiag.config import RunConfig
-from lingdiag.records import ItemRecord
+from lingdiag.records import ItemRecord, ScoreOutput
 from lingdiag.run import evaluate
 
 pytestmark = pytest.mark.slow
@@ -39,7 +39,8 @@ def test_loglik_condition_and_its_join(suite: str, smollm2: Any, tmp_path: Path)
         assert r.axes["scoring"] == "loglik" and r.axes["normalisation"] == "total"
         assert sorted(lls) == sorted(answers) and r.detail["answers"] == answers  # records sort their keys
         assert r.label == max(lls, key=lls.__getitem__) and r.correct == (r.label == r.gold)
-        assert [o["logprob"] for o in r.outputs] == [lls[label] for label in answers]  # request order
+        scores = [o.logprob for o in r.outputs if isinstance(o, ScoreOutput)]
+        assert scores == [lls[label] for label in answers]  # request order
         # The same chat turns as the prompted condition, each label's answer word as the continuation.
         assert [p["continuation"] for p in r.prompts] == list(answers.values())
         assert all(p["messages"] == said[item_id].prompts[0] for p in r.prompts)

@@ -35,10 +35,11 @@ from lingdiag.records import (
     Prediction,
     Request,
     Response,
+    TextOutput,
 )
 from lingdiag.rundir import ModelIdentity, RunStore
 from lingdiag.suite import Condition, Strategy
-from lingdiag.thinking import DEFAULT_TAGS, Thinking, ThinkTags
+from lingdiag.thinking import Thinking, ThinkTags
 
 AXIS = "after_thinking"
 """The axis an after-thinking condition adds: the generation condition whose thinking it replays."""
@@ -120,7 +121,7 @@ class Thoughts:
             meta = store.read_meta()
         except RunError as e:
             raise ConfigError(f"--after-thinking {source.run}: {e}") from None
-        thinking = {c: s for c, s in (meta.thinking or {}).items() if s.get("setting") != "off"}
+        thinking = {c: s for c, s in (meta.thinking or {}).items() if s.setting != "off"}
         condition = source.condition
         if condition is None:
             if len(thinking) != 1:
@@ -130,8 +131,7 @@ class Thoughts:
         if condition not in thinking:
             raise ConfigError(f"--after-thinking {source.run}: condition {condition!r} ran without thinking "
                               f"(conditions with thinking: {_listed(thinking)})")
-        open_tag, close_tag = thinking[condition].get("tags") or (DEFAULT_TAGS.open, DEFAULT_TAGS.close)
-        tags = ThinkTags(str(open_tag), str(close_tag))
+        tags = ThinkTags(*thinking[condition].tags)
         replays: dict[str, Replay] = {}
         unusable: dict[str, str] = {}
         for r in store.load_records():
@@ -142,7 +142,7 @@ class Thoughts:
                 replays[r.item_id] = replay
             else:
                 unusable[r.item_id] = reason
-        return cls(store.root, condition, str(thinking[condition]["setting"]), tags, meta.identity, replays, unusable)
+        return cls(store.root, condition, thinking[condition].setting, tags, meta.identity, replays, unusable)
 
     def check_model(self, identity: ModelIdentity) -> None:
         """Refuse to score another model after this run's thinking.
@@ -175,14 +175,14 @@ def _replay(r: ItemRecord, run: str, tags: ThinkTags) -> tuple[str, Replay | Non
     prompt = r.prompts[0] if len(r.prompts) == 1 else None
     if r.error is not None:
         return "failed", None
-    if not isinstance(prompt, list) or not isinstance(output, dict | str):
+    if not isinstance(prompt, list) or not isinstance(output, TextOutput):
         return "not a chat generation", None
-    if isinstance(output, dict) and output.get("unfinished"):
+    if output.unfinished:
         return "unfinished", None
-    if isinstance(output, str) or not output.get("reasoning"):  # hidden by a server counts as none: nothing to replay
+    if not output.reasoning:  # hidden by a server counts as none: nothing to replay
         return "no thinking", None
     messages = tuple(ChatMessage(m["role"], m.get("content", "")) for m in prompt)
-    return "", Replay(tags.wrap(str(output["reasoning"]).strip()), messages,
+    return "", Replay(tags.wrap(output.reasoning.strip()), messages,
                       Replayed(run, r.condition, r.item_id, r.label))
 
 

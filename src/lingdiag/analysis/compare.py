@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from lingdiag.errors import ConfigError, MissingDependency
+from lingdiag.loading import suite_of
 from lingdiag.metrics.permutation import PERMUTATION, PERMUTATIONS, sign_flip
 from lingdiag.metrics.stats import BOOTSTRAP_SAMPLES, holm_rows, percentile_interval, resampled_means
 from lingdiag.records import ItemRecord
@@ -151,7 +152,7 @@ def permuted(suite: Suite, name: str, a: Sequence[ItemRecord], b: Sequence[ItemR
 
 
 def _suite(run: Path) -> Suite:
-    return RunStore(run).read_meta().suite_of(run)
+    return suite_of(RunStore(run).read_meta(), run)
 
 
 def _by_condition(run: Path) -> dict[str, list[ItemRecord]]:

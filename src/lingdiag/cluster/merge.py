@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -194,8 +194,8 @@ def _merged_meta(whole: RunConfig, shards: Sequence[ShardRun], skipped: Mapping[
             usage[k] += v
     # The run's own parts (identity, data, thinking, precision, policies...) are every shard's: the
     # first's carry over whole, so a part added to RunMeta later cannot be dropped here.
-    return replace(
-        first, config=whole.recorded(), seed=whole.seed, schema_version=SCHEMA_VERSION,
+    return first.replaced(
+        config=whole.recorded(), seed=whole.seed, schema_version=SCHEMA_VERSION,
         # Seconds summed over the shards (compute spent, not the wall time of the whole).
         timings={c: round(t, 3) for c, t in timings.items()}, skipped=dict(skipped),
         shards=[{"shard": str(s.shard), "dir": str(s.path.resolve()),

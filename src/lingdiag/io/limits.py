@@ -10,9 +10,11 @@ passing one is a one-line error that names the bound and the variable that raise
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass
+from pathlib import Path
 
-from lingdiag.errors import ConfigError
+from lingdiag.errors import ConfigError, RunError
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,3 +55,30 @@ TEMPLATE_SECONDS = Limit("LINGDIAG_TEMPLATE_SECONDS", 5, "seconds per template r
 """Seconds one template may take to compile or render."""
 FETCH_BYTES = Limit("LINGDIAG_FETCH_MAX_BYTES", 256 * 2**20, "bytes per fetched file")
 """Bytes one official file (``data fetch``, ``--from``) may hold; read in chunks and refused past it."""
+RUN_FILE_BYTES = Limit("LINGDIAG_RUN_FILE_MAX_BYTES", 2 * 1024**3, "bytes per run-directory file")
+"""Bytes one file of a run directory (``items.jsonl``, ``meta.json``...) may hold when read back."""
+MODEL_CONFIG_BYTES = Limit("LINGDIAG_MODEL_CONFIG_MAX_BYTES", 16 * 1024**2, "bytes of a model's config.json")
+"""Bytes of the ``config.json`` beside a model's weights, read for its family (``report/scaling.py``)."""
+
+
+def read_regular(path: Path, limit: Limit = RUN_FILE_BYTES) -> bytes:
+    """The bytes of ``path``, which must be a regular file of at most ``limit`` bytes.
+
+    Opened without blocking and checked on the open descriptor, so a FIFO (which would wait for a
+    writer forever) or a link to ``/dev/zero`` (which never ends) is refused, not read.
+
+    Raises:
+        RunError: not a regular file, too large, or unreadable; one line naming ``path``.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as e:
+        raise RunError(f"cannot read {path}: {e.strerror or e}") from None
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise RunError(f"{path}: not a regular file; a run directory holds only regular files")
+        bound = int(limit.value)
+        data = f.read(bound + 1)
+    if len(data) > bound:
+        raise RunError(f"{path}: larger than expected; {limit.how_to_raise()}")
+    return data

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from typing import Final, TypedDict
 
 from lingdiag.metrics.stats import BOOTSTRAP_SAMPLES
-from lingdiag.records import UNFINISHED, UNPARSED, ItemRecord, thought
+from lingdiag.records import UNFINISHED, UNPARSED, ItemRecord, TextOutput, thought
 
 Metric = Callable[[Sequence[ItemRecord]], float]
 
@@ -112,6 +112,6 @@ def summary(records: Sequence[ItemRecord]) -> Counts:
 
 def reasoning_tokens(record: ItemRecord) -> int | None:
     """The thinking tokens of a record's generations, summed (None: none counted)."""
-    counts = [o["reasoning_tokens"] for o in record.outputs
-              if isinstance(o, dict) and isinstance(o.get("reasoning_tokens"), int)]
+    counts = [o.reasoning_tokens for o in record.outputs
+              if isinstance(o, TextOutput) and o.reasoning_tokens is not None]
     return sum(counts) if counts else None

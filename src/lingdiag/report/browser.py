@@ -13,10 +13,19 @@ import base64
 import hashlib
 import json
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
-from lingdiag.records import REQUEST_SEPARATOR, UNFINISHED, UNPARSED, ItemRecord, record_text, thought
-from lingdiag.rundir import LoadedRun
+from lingdiag.loading import LoadedRun
+from lingdiag.records import (
+    REQUEST_SEPARATOR,
+    UNFINISHED,
+    UNPARSED,
+    ItemRecord,
+    TextOutput,
+    record_text,
+)
+from lingdiag.records import thinking_text as output_thinking
 from lingdiag.suite import SUITES
 
 COLUMNS = ("suite", "model", "run", "condition", "item", "tags", "outcome", "gold", "label", "prompt", "output",
@@ -63,20 +72,13 @@ def _tags(r: ItemRecord, names: Sequence[str]) -> str:
 
 def thinking_text(r: ItemRecord) -> str:
     """The record's thinking (every generation's, in order), or empty where it thought none."""
-    parts = []
-    for o in r.outputs:
-        if thought(o):
-            tokens = o.get("reasoning_tokens")
-            head = (f"{tokens} tokens" if tokens is not None else "tokens not counted") \
-                + (", unfinished" if o.get("unfinished") else "")
-            parts.append(f"[{head}]\n{o.get('reasoning') or '(hidden by the server: only its length is known)'}")
-    return REQUEST_SEPARATOR.join(parts)
+    return REQUEST_SEPARATOR.join(output_thinking(o) for o in r.outputs if isinstance(o, TextOutput) and o.thought)
 
 
 def _answers(r: ItemRecord) -> list[Any]:
     """The record's outputs without their thinking (the browser shows it apart, above them)."""
-    return [{k: v for k, v in o.items() if k not in ("reasoning", "reasoning_tokens", "unfinished")}
-            if thought(o) else o for o in r.outputs]
+    return [replace(o, reasoning=None, reasoning_tokens=None, unfinished=None) if isinstance(o, TextOutput) else o
+            for o in r.outputs]
 
 
 def records_data(runs: Sequence[LoadedRun]) -> dict[str, Any]:

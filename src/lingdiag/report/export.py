@@ -12,9 +12,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from lingdiag.io.atomic import make_dir, write_atomic
+from lingdiag.loading import LoadedRun
 from lingdiag.report import markdown
 from lingdiag.report.tables import suite_tables
-from lingdiag.rundir import LoadedRun
 
 _LATEX_SPECIALS = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
                    "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}

@@ -17,10 +17,10 @@ from itertools import combinations
 from lingdiag.analysis.compare import Comparison, paired
 from lingdiag.analysis.interpretable import degenerate_reason
 from lingdiag.errors import ConfigError
+from lingdiag.loading import LoadedRun
 from lingdiag.metrics.stats import holm_rows
 from lingdiag.records import ItemRecord
 from lingdiag.report.tables import display_names
-from lingdiag.rundir import LoadedRun
 from lingdiag.suite import SUITES
 
 ALPHA = 0.05

@@ -23,9 +23,9 @@ from pathlib import Path
 
 from lingdiag.errors import ConfigError
 from lingdiag.io.atomic import make_dir, write_atomic
+from lingdiag.loading import LoadedRun
 from lingdiag.report.page import Page
 from lingdiag.report.sections import Fragment, fragments
-from lingdiag.rundir import LoadedRun
 
 # td,li,pre: each takes the direction of its first strong letter (as dir="auto" does), so Hebrew or
 # Arabic text reads right to left inside the left-to-right page.

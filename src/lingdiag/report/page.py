@@ -15,6 +15,7 @@ from typing import Any
 from lingdiag import figures as figs
 from lingdiag.errors import LingdiagError
 from lingdiag.figures import Figure
+from lingdiag.loading import LoadedRun
 from lingdiag.records import ResultRow
 from lingdiag.report import markdown
 from lingdiag.report.budget import budget_figure
@@ -22,7 +23,6 @@ from lingdiag.report.findings import Degenerate, degenerate
 from lingdiag.report.markup import block_html, markdown_to_html, note
 from lingdiag.report.scaling import scaling_figure
 from lingdiag.report.tables import rows_by_suite, suite_tables
-from lingdiag.rundir import LoadedRun
 from lingdiag.suite import SUITES
 
 

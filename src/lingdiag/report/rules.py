@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from lingdiag.io.markdown import markdown_table
-from lingdiag.records import ItemRecord
+from lingdiag.records import FailedOutput, ItemRecord, TextOutput
 from lingdiag.rundir import RunStore
 
 EXAMPLE_CHARS = 160
@@ -21,9 +21,10 @@ EXAMPLE_CHARS = 160
 
 
 def _answer(record: ItemRecord) -> str:
-    out = record.outputs[0] if record.outputs else ""
-    text = out if isinstance(out, str) else out.get("text", out.get("error", "")) if isinstance(out, dict) else out
-    return text if isinstance(text, str) else json.dumps(text)
+    out = record.outputs[0] if record.outputs else None
+    if isinstance(out, TextOutput):
+        return out.text
+    return out.error if isinstance(out, FailedOutput) else "" if out is None else json.dumps(out.to_json())
 
 
 def escaped(text: str, limit: int = EXAMPLE_CHARS) -> str:

@@ -18,8 +18,9 @@ from pathlib import Path
 
 from lingdiag.errors import ConfigError
 from lingdiag.figures import Figure, pyplot, to_png
+from lingdiag.io.limits import MODEL_CONFIG_BYTES, read_regular
+from lingdiag.loading import LoadedRun
 from lingdiag.report.tables import display_names
-from lingdiag.rundir import LoadedRun
 from lingdiag.suite import SUITES
 
 MAX_PANELS = 6
@@ -61,9 +62,11 @@ def config_family(run: LoadedRun) -> str | None:
     if not isinstance(path, str) or not path:
         return None
     config = Path(path) / "config.json" if Path(path).is_dir() else Path(path).parent / "config.json"
-    try:
-        kind = json.loads(config.read_text(encoding="utf-8")).get("model_type")
-    except (OSError, ValueError, AttributeError):
+    if not config.exists():
+        return None
+    try:  # a FIFO or a link to /dev/zero where config.json was is a RunError naming it, never a hang
+        kind = json.loads(read_regular(config, MODEL_CONFIG_BYTES).decode("utf-8")).get("model_type")
+    except (ValueError, AttributeError):
         return None
     return family_name(kind) if isinstance(kind, str) and kind else None
 
@@ -137,6 +140,8 @@ def scaling_figure(suite: str, runs: Sequence[LoadedRun], families: Mapping[str,
     axes[0][0].set_ylabel(metric)
     axes[0][-1].legend(fontsize=7, title="family")
     sizes = ", ".join(f"{m} {_size(n)}" for m, n in sorted({(p.model, p.n_params) for p in found}))
+    ignored = "".join(f" {run.path}: {run.meta.identity.n_params_problem}." for run in runs
+                      if run.suite == suite and run.meta.identity.n_params_problem)
     return Figure(f"{suite}: {metric} by model size", to_png(fig),
                   f"One line per model family; bars: 95% intervals. Parameter counts as the backends recorded "
-                  f"them ({sizes}).")
+                  f"them ({sizes}).{ignored}")

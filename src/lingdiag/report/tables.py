@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from lingdiag.analysis import after_thinking, interpretable, languages, thinking
+from lingdiag.loading import LoadedRun, load_run
 from lingdiag.records import ResultRow
-from lingdiag.rundir import LoadedRun, load_run
 from lingdiag.suite import SUITES
 
 
@@ -72,7 +72,8 @@ def suite_tables(runs: Sequence[LoadedRun]) -> dict[str, str]:
     for s, rows in rows_by_suite(runs).items():
         mine = [r for r in runs if r.suite == s]
         across = languages.section([(str(r.path), names[str(r.path)], r.records) for r in mine])
-        out[s] = (_item_set_warning(mine) + _not_interpretable(mine, names) + SUITES.get(s).table(rows)
+        out[s] = (_in_progress(mine) + _item_set_warning(mine) + _not_interpretable(mine, names)
+                  + SUITES.get(s).table(rows)
                   + ("\n" + across if across else "") + _thinking(mine))
     return out
 
@@ -90,6 +91,13 @@ def _thinking(runs: Sequence[LoadedRun]) -> str:
     found = [s for r in runs for s in (thinking.section(SUITES.get(r.suite), r.records, r.model),
                                        after_thinking.section(r.records)) if s]
     return "\n" + "\n".join(found) if found else ""
+
+
+def _in_progress(runs: Sequence[LoadedRun]) -> str:
+    """A line per run not finished (still running, or stopped), so its table is not taken as final."""
+    lines = [f"**{r.progress.line}** ({r.path}): metrics so far, not final\n\n" for r in runs
+             if r.progress is not None and r.progress.line]
+    return "".join(lines)
 
 
 def _item_set_warning(runs: Sequence[LoadedRun]) -> str:

@@ -11,7 +11,6 @@ the same configuration gives a byte-identical file however often it was interrup
 from __future__ import annotations
 
 import fcntl
-import json
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -20,9 +19,10 @@ from typing import Any
 
 from lingdiag.errors import RunError
 from lingdiag.io.atomic import SURROGATES, is_temporary, make_dir, write_atomic
+from lingdiag.io.limits import read_regular
 from lingdiag.records import ItemRecord, dumps
 from lingdiag.rundir.meta import META, ModelIdentity, RunMeta
-from lingdiag.suite import SUITE_COPY, SuiteSource
+from lingdiag.rundir.parts import SUITE_COPY, SuiteSource
 
 
 def _write_json(path: Path, data: Any) -> None:
@@ -75,6 +75,22 @@ class RunStore:
         finally:
             os.close(fd)  # closing the descriptor releases the lock
 
+    def running(self) -> bool:
+        """Whether a live process holds the directory's lock (a run still writing to it)."""
+        try:
+            fd = os.open(self.root / ".lock", os.O_RDONLY | os.O_NONBLOCK)
+        except OSError:
+            return False
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        except OSError:
+            return False
+        finally:
+            os.close(fd)  # releases the shared lock just taken, if it was
+        return False
+
     def discard_if_empty(self) -> None:
         """Remove the directory if it holds only what a run writes before its first record
         (a run that failed to start leaves no empty run behind to be mistaken for one).
@@ -91,18 +107,22 @@ class RunStore:
 
     def load_records(self) -> list[ItemRecord]:
         """All complete records; a torn last line (a killed write) is ignored."""
-        if not self.items_path.exists():
+        if not self.items_path.exists() and not self.items_path.is_symlink():
             return []
         records = []
+        try:
+            text = read_regular(self.items_path).decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise RunError(f"{self.items_path}: not UTF-8 text ({e.reason} at byte {e.start})") from None
         # Split on "\n" only: model text may hold U+2028 or U+0085, which JSON leaves
         # unescaped and str.splitlines() would treat as line ends.
-        lines = self.items_path.read_text(encoding="utf-8").split("\n")
+        lines = text.split("\n")
         if lines[-1] == "":
             lines.pop()
         for n, line in enumerate(lines, 1):
             try:
                 record = ItemRecord.from_json(line)
-            except (json.JSONDecodeError, TypeError) as e:
+            except (ValueError, TypeError) as e:  # a JSONDecodeError is a ValueError
                 if n == len(lines):
                     break
                 raise RunError(f"{self.items_path}, line {n}: not an item record ({e})") from e
@@ -139,10 +159,10 @@ class RunStore:
             if changed:
                 raise RunError(f"{self.root} was run on other data: {', '.join(changed)} changed since "
                                "(SHA-256); use another --out directory")
-            old = (meta.suite_file or {}).get("sha256")
+            old = meta.suite_file.sha256 if meta.suite_file else None
             if old != (suite_file or {}).get("sha256"):
-                raise RunError(f"{self.root} was run from another version of suite file "
-                               f"{(suite_file or meta.suite_file or {}).get('path')} (SHA-256 changed); "
+                path = (suite_file or {}).get("path") or (meta.suite_file.path if meta.suite_file else None)
+                raise RunError(f"{self.root} was run from another version of suite file {path} (SHA-256 changed); "
                                "use another --out directory")
         kept: dict[tuple[str, str], ItemRecord] = {}
         for r in self.load_records():
@@ -175,7 +195,7 @@ class RunStore:
 
     def read_meta(self) -> RunMeta:
         """``meta.json`` as a :class:`RunMeta`."""
-        if not self.meta_path.exists():
+        if not self.meta_path.exists() and not self.meta_path.is_symlink():
             raise RunError(f"{self.meta_path} does not exist; is {self.root} a lingdiag run directory?")
         return RunMeta.read(self.meta_path)
 

@@ -1,47 +1,62 @@
-"""A run directory read back for reports and analyses: metrics recomputed from its records."""
+"""A run directory read back, typed and bounded, without the suite registry: its ``meta.json``,
+its records and whether it is finished. Metrics recomputed through the suite are
+``lingdiag.loading``'s.
+"""
 
 from __future__ import annotations
 
-from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
-from lingdiag.errors import RunError
-from lingdiag.records import UNFINISHED, UNPARSED, ItemRecord, ResultRow
+from lingdiag.records import ItemRecord
 from lingdiag.rundir.directory import RunStore
 from lingdiag.rundir.meta import RunMeta
 
 
-@dataclass(frozen=True)
-class LoadedRun:
-    """A run directory read back for reports and analyses (never a model call)."""
+@dataclass(frozen=True, slots=True)
+class Progress:
+    """How far a run directory is: its records against the items planned, and whether a process
+    holds its lock (a run still writing).
+    """
+
+    done: int
+    planned: int | None
+    """``meta.json``'s ``planned``; None in runs written before it was recorded."""
+    running: bool
+
+    @property
+    def line(self) -> str | None:
+        """``run in progress: N of M items`` for a run not finished; None for a finished one."""
+        short = self.planned is not None and self.done < self.planned
+        if not (short or self.running):
+            return None
+        of = f" of {self.planned}" if self.planned is not None else ""
+        state = "run in progress" if self.running else "run not finished (stopped)"
+        return f"{state}: {self.done}{of} items"
+
+
+@dataclass(frozen=True, slots=True)
+class RunDir:
+    """A run directory as read: never a model call, never a suite."""
 
     path: Path
-    suite: str
-    model: str
     meta: RunMeta
-    rows: list[ResultRow]
-    """One row per condition, metrics recomputed from ``items.jsonl`` with the suite's function."""
-    item_ids: frozenset[str] = frozenset()
-    """The items the run's records cover (reports flag runs over different items)."""
-    records: list[ItemRecord] = field(default_factory=list)
-    """Every record, as read once for the metrics (the report's item browser shows them)."""
+    records: list[ItemRecord]
+    progress: Progress
+
+    @property
+    def item_ids(self) -> frozenset[str]:
+        """The items the run's records cover (reports flag runs over different items)."""
+        return frozenset(r.item_id for r in self.records)
 
 
-def load_run(run_dir: Path) -> LoadedRun:
-    """Read ``run_dir`` and recompute every condition's metrics from its records."""
+def read_run(run_dir: Path) -> RunDir:
+    """Read ``run_dir``'s ``meta.json`` and ``items.jsonl``, each checked a regular file of bounded size.
+
+    Raises:
+        RunError: one line naming the file (and line and field) that is not as a run writes it.
+    """
     store = RunStore(run_dir)
     meta = store.read_meta()
-    suite = meta.suite_of(run_dir)
-    model = meta.model
-    by_condition: dict[str, list[ItemRecord]] = defaultdict(list)
-    for n, r in enumerate(store.load_records(), 1):
-        if suite.labels and r.label not in (*suite.labels, UNPARSED, UNFINISHED):
-            raise RunError(f"{store.items_path}, line {n}, field 'label': {r.label!r} is not a {suite.name} label "
-                           f"({', '.join(suite.labels)} or {UNPARSED})")
-        by_condition[r.condition].append(r)
-    rows = [ResultRow(model, c, dict(rs[0].axes), suite.condition_metrics(rs), str(run_dir), meta.dataset,
-                      meta.n_params)
-            for c, rs in by_condition.items()]
-    records = [r for rs in by_condition.values() for r in rs]
-    return LoadedRun(Path(run_dir), suite.name, model, meta, rows, frozenset(r.item_id for r in records), records)
+    records = store.load_records()
+    return RunDir(Path(run_dir), meta, records, Progress(len(records), meta.planned, store.running()))

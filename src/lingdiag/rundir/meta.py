@@ -1,32 +1,62 @@
-"""``meta.json``: ``RunMeta``, its only reader and writer, and the backend's ``ModelIdentity``."""
+"""``meta.json``: ``RunMeta``, its only reader and writer, and the backend's ``ModelIdentity``.
+
+Every part is typed (``lingdiag.rundir.parts``) and validated on read, so a hand-edited or
+foreign file is one line naming the file and the field (``meta.json, field 'thinking.c1.setting':
+Field required``). Schema 1 (lingdiag from 3789a70 on) is the only schema so far; a file without
+``schema_version`` is an imported run, which records little more than its config and model.
+"""
 
 from __future__ import annotations
 
-import hashlib
 import json
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import ConfigDict, JsonValue, ValidationError
 
 from lingdiag.config import RunConfig
-from lingdiag.errors import RunError, one_line
-from lingdiag.io.paths import sha256_file
-from lingdiag.suite import SUITE_COPY, SUITES, Excluded, Suite
+from lingdiag.errors import RunError, field_problem, one_line
+from lingdiag.io.limits import read_regular
+from lingdiag.rundir.parts import (
+    AfterThinkingPart,
+    Excluded,
+    ExcludedPart,
+    ImportedPart,
+    LockPart,
+    Number,
+    Part,
+    PolicyPart,
+    PrecisionPart,
+    ShardPart,
+    SuiteFilePart,
+    ThinkingPart,
+    part_json,
+)
 
 SCHEMA_VERSION = 1
 META = "meta.json"
 
 
+class IdentityPart(Part):
+    """``model``: the backend's identity. Its entries are the backend's own (device, adapter,
+    server settings...), so unknown keys are kept; the ones every reader needs are typed.
+    """
+
+    model_config = ConfigDict(extra="allow", frozen=True, strict=True)
+
+    backend: str = ""
+    model: str | None = None
+    weights_sha256: str = ""
+    n_params: str | Number | None = None
+    """As the backend recorded it (the hf backend writes a string)."""
+
+
 @dataclass(frozen=True, slots=True)
 class ModelIdentity:
-    """``meta.json``'s ``model``: the backend's identity (the cache key's model part), as recorded.
-
-    The entries are the backend's own (``backend``, ``model``, ``weights_sha256``, device and
-    adapter settings...), so they are kept whole; the ones every reader needs are typed here.
-    """
+    """``meta.json``'s ``model``: the backend's identity (the cache key's model part), as recorded."""
 
     fields: Mapping[str, Any]
 
@@ -48,81 +78,150 @@ class ModelIdentity:
 
     @property
     def n_params(self) -> float | None:
-        """The parameter count the backend recorded, if any."""
+        """The parameter count the backend recorded, if it is a usable one (see :attr:`n_params_problem`)."""
+        return None if self.n_params_problem else _count(self.fields.get("n_params"))
+
+    @property
+    def n_params_problem(self) -> str:
+        """Why a recorded parameter count is ignored (not a number, not positive, not finite); empty if it is not."""
         value = self.fields.get("n_params")
-        try:
-            return float(value) if value not in (None, "") else None
-        except (TypeError, ValueError):
-            return None
+        if value in (None, ""):
+            return ""
+        count = _count(value)
+        if count is None or not math.isfinite(count) or count <= 0:
+            return f"model.n_params {value!r} is not a positive finite number; ignored"
+        return ""
 
 
-_JSON_TYPES: dict[str, tuple[type, str]] = {
-    "schema_version": (int, "an integer"), "config": (dict, "an object"), "model": (dict, "an object"),
-    "dataset": (dict, "an object"), "versions": (dict, "an object"), "lock": (dict, "an object"),
-    "seed": (int, "an integer"), "timings": (dict, "an object"), "skipped": (dict, "an object"),
-    "scoring_policies": (dict, "an object"), "suite_file": (dict, "an object"), "thinking": (dict, "an object"),
-    "after_thinking": (dict, "an object"),
-    "precision": (dict, "an object"), "excluded": (list, "a list"), "usage": (dict, "an object"),
-    "shards": (list, "a list"), "imported": (dict, "an object"),
-}
-"""Every key ``meta.json`` may hold, with its JSON type."""
-_REQUIRED = ("config", "model")
-"""What every run directory's ``meta.json`` holds (an imported run's holds little more)."""
+def _count(value: Any) -> float | None:
+    try:
+        return float(value) if value not in (None, "") and not isinstance(value, bool) else None
+    except (TypeError, ValueError):
+        return None
 
 
-@dataclass(frozen=True, slots=True)
+class MetaFile(Part):
+    """The whole of ``meta.json``, as validated on read and on write."""
+
+    schema_version: int | None = None
+    config: dict[str, JsonValue]
+    model: IdentityPart
+    dataset: dict[str, str] | None = None
+    versions: dict[str, str] | None = None
+    lock: LockPart | None = None
+    seed: int | None = None
+    timings: dict[str, Number] | None = None
+    skipped: dict[str, str] | None = None
+    scoring_policies: dict[str, list[PolicyPart]] | None = None
+    suite_file: SuiteFilePart | None = None
+    thinking: dict[str, ThinkingPart] | None = None
+    after_thinking: dict[str, AfterThinkingPart] | None = None
+    precision: PrecisionPart | None = None
+    excluded: list[ExcludedPart] | None = None
+    usage: dict[str, int] | None = None
+    shards: list[ShardPart] | None = None
+    imported: ImportedPart | None = None
+    planned: int | None = None
+
+
+_UNION_TAGS = ("int", "float", "str")
+"""What pydantic appends to the key path of a value that fits no member of a union (``Number``)."""
+Given = Mapping[str, Any]
+"""A part as its writer hands it over (``Thinking.recorded()``...): validated into the typed part."""
+_ATTRIBUTE = {"dataset": "checksums", "model": "identity"}
+"""``meta.json`` keys whose ``RunMeta`` attribute is named otherwise."""
+
+
+@dataclass(frozen=True, slots=True, init=False)
 class RunMeta:
     """A run's ``meta.json``: the only writer (:meth:`to_json`, through :meth:`RunStore.write_meta`)
     and the only reader (:meth:`read`) of it, so that every key is named once, here.
 
     Optional parts are None where the file does not hold them (an imported run holds only
-    ``config``, ``model`` and ``imported``), so a file read and written back is unchanged.
+    ``config``, ``model`` and ``imported``), so a file read and written back is unchanged. Parts
+    may be given as their writers' mappings; they are validated into their typed form here.
     """
 
-    config: Mapping[str, Any]
-    """The recorded run configuration (``RunConfig.recorded()``), compared field by field on resume;
-    :attr:`run_config` is its typed form."""
+    config: Mapping[str, JsonValue]
+    """The recorded run configuration (``RunConfig.recorded()``), kept as recorded: resume compares it
+    field by field and a file written back stays byte-identical; :attr:`run_config` is its typed form."""
     identity: ModelIdentity
     """``model``: what the backend recorded about the model."""
-    schema_version: int | None = None
-    checksums: Mapping[str, str] | None = None
+    schema_version: int | None
+    checksums: Mapping[str, str] | None
     """``dataset``: each data file's SHA-256."""
-    versions: Mapping[str, str] | None = None
+    versions: Mapping[str, str] | None
     """Package versions (python, lingdiag, torch...)."""
-    lock: Mapping[str, Any] | None = None
+    lock: LockPart | None
     """The installed environment beside the lock (``lingdiag.models.environment``)."""
-    seed: int | None = None
-    timings: Mapping[str, float] | None = None
+    seed: int | None
+    timings: Mapping[str, Number] | None
     """Condition → seconds spent, summed over resumed sessions (and over shards)."""
-    skipped: Mapping[str, str] | None = None
+    skipped: Mapping[str, str] | None
     """Condition → why it was not run."""
-    scoring_policies: Mapping[str, Sequence[Mapping[str, Any]]] | None = None
+    scoring_policies: Mapping[str, list[PolicyPart]] | None
     """Condition → the scoring policies its requests carry, where not only the default."""
-    suite_file: Mapping[str, str] | None = None
+    suite_file: SuiteFilePart | None
     """The suite file a run was read from: ``path`` and ``sha256``."""
-    thinking: Mapping[str, Any] | None = None
+    thinking: Mapping[str, ThinkingPart] | None
     """Condition → the thinking setting it ran under (``--thinking``), where the axis was given."""
-    after_thinking: Mapping[str, Any] | None = None
-    """Condition → the generation run whose thinking it replays (``--after-thinking``: ``run``,
-    ``condition``, ``setting``) and the items not scored, by reason; None without replays."""
-    precision: Mapping[str, Any] | None = None
-    """A reduced-precision run's dtype, the per-token noise bound its fragile decisions are marked
-    against and whether they were re-scored (``rescore_fragile``); None in float32."""
-    excluded: tuple[Excluded, ...] | None = None
+    after_thinking: Mapping[str, AfterThinkingPart] | None
+    """Condition → the generation run whose thinking it replays and the items not scored, by
+    reason; None without replays."""
+    precision: PrecisionPart | None
+    """A reduced-precision run's dtype, noise bound and re-scoring; None in float32."""
+    excluded: tuple[Excluded, ...] | None
     """Items of the data left out as not interpretable (identical or empty minimal pairs); None
     where the data has none."""
-    usage: Mapping[str, int] | None = None
+    usage: Mapping[str, int] | None
     """Tokens and requests a metered backend counted; None where it counted none."""
-    shards: Sequence[Mapping[str, Any]] | None = None
+    shards: list[ShardPart] | None
     """A merged run's shards (``shard``, ``dir`` and the server's ``base_url`` where each had one)."""
-    imported: Mapping[str, Any] | None = None
+    imported: ImportedPart | None
     """Answers computed elsewhere: what was imported and how (``lingdiag score … --out``)."""
+    planned: int | None
+    """The items the run will have recorded when it finishes (all conditions); None in runs written
+    before it was recorded. A run with fewer is in progress (or was stopped)."""
     source: Path | None = field(default=None, compare=False)
     """The file this was read from (named in errors); not part of ``meta.json``."""
 
+    def __init__(self, config: Mapping[str, Any], identity: ModelIdentity | Given, schema_version: int | None = None,
+                 checksums: Mapping[str, str] | None = None, versions: Mapping[str, str] | None = None,
+                 lock: LockPart | Given | None = None, seed: int | None = None,
+                 timings: Mapping[str, Number] | None = None, skipped: Mapping[str, str] | None = None,
+                 scoring_policies: Mapping[str, Sequence[PolicyPart | Given]] | None = None,
+                 suite_file: SuiteFilePart | Given | None = None,
+                 thinking: Mapping[str, ThinkingPart | Given] | None = None,
+                 after_thinking: Mapping[str, AfterThinkingPart | Given] | None = None,
+                 precision: PrecisionPart | Given | None = None, excluded: Sequence[Excluded | Given] | None = None,
+                 usage: Mapping[str, int] | None = None, shards: Sequence[ShardPart | Given] | None = None,
+                 imported: ImportedPart | Given | None = None, planned: int | None = None,
+                 source: Path | None = None) -> None:
+        """Validate every part (``pydantic.ValidationError`` if one is not of its schema)."""
+        given = {"schema_version": schema_version, "config": config,
+                 "model": identity.fields if isinstance(identity, ModelIdentity) else identity,
+                 "dataset": checksums, "versions": versions, "lock": lock, "seed": seed, "timings": timings,
+                 "skipped": skipped, "scoring_policies": scoring_policies, "suite_file": suite_file,
+                 "thinking": thinking, "after_thinking": after_thinking, "precision": precision,
+                 "excluded": None if excluded is None else [
+                     {"item_id": e.item_id, "reason": e.reason} if isinstance(e, Excluded) else e for e in excluded],
+                 "usage": usage, "shards": shards, "imported": imported, "planned": planned}
+        parsed = MetaFile.model_validate({k: part_json(v) for k, v in given.items() if v is not None})
+        for key in MetaFile.model_fields:
+            object.__setattr__(self, _ATTRIBUTE.get(key, key), getattr(parsed, key))
+        object.__setattr__(self, "identity", ModelIdentity(parsed.model.to_json()))
+        object.__setattr__(self, "excluded", None if parsed.excluded is None else tuple(
+            Excluded(e.item_id, e.reason) for e in parsed.excluded))
+        object.__setattr__(self, "source", source)
+
+    def replaced(self, **parts: Any) -> RunMeta:
+        """A copy with ``parts`` replaced, each given typed or as its writer's mapping (validated)."""
+        kept = {f: getattr(self, f) for f in self.__dataclass_fields__}
+        return RunMeta(**{**kept, **parts})
+
     @property
     def suite(self) -> str:
-        """``config.suite``."""
+        """``config.suite``: a registered suite's name, or the path of the suite file the run read."""
         return str(self.config["suite"])
 
     @property
@@ -152,78 +251,48 @@ class RunMeta:
         except ValidationError as e:
             raise RunError(one_line(e, self.source or META, root="config")) from None
 
-    def suite_of(self, run_dir: Path) -> Suite:
-        """The suite the run's records belong to: the copy of its suite file where the run kept
-        one (the file may have moved or changed since), else the registered name in its config.
-        """
-        copy = Path(run_dir) / SUITE_COPY
-        if self.suite_file and copy.is_file():
-            expected = self.suite_file.get("sha256")
-            actual = sha256_file(copy)
-            # The copy is the file's text, so a file that began with a byte-order mark lost it.
-            with_bom = hashlib.sha256(b"\xef\xbb\xbf" + copy.read_bytes()).hexdigest()
-            if expected not in (actual, with_bom):  # an edited copy would change the metrics read from the records
-                raise RunError(f"{copy}: SHA-256 {actual} is not the {expected} meta.json records for the suite file "
-                               "the run used; restore the copy (or the file it came from) before reading this run")
-            return SUITES.get(str(copy))
-        return SUITES.get(self.suite)
-
     def to_json(self) -> dict[str, Any]:
         """The ``meta.json`` object: every part this run has, under its key."""
-        parts: dict[str, Any] = {
-            "schema_version": self.schema_version, "config": self.config, "model": self.identity.fields,
-            "dataset": self.checksums, "versions": self.versions, "lock": self.lock, "seed": self.seed,
-            "timings": self.timings, "skipped": self.skipped, "scoring_policies": self.scoring_policies,
-            "suite_file": self.suite_file, "thinking": self.thinking, "after_thinking": self.after_thinking,
-            "precision": self.precision,
-            "excluded": None if self.excluded is None else [{"item_id": e.item_id, "reason": e.reason}
-                                                            for e in self.excluded],
-            "usage": self.usage, "shards": self.shards, "imported": self.imported,
-        }
-        return {k: v for k, v in parts.items() if v is not None}
+        parts = {key: getattr(self, _ATTRIBUTE.get(key, key)) for key in MetaFile.model_fields}
+        parts["model"] = self.identity.fields
+        parts["excluded"] = None if self.excluded is None else [{"item_id": e.item_id, "reason": e.reason}
+                                                               for e in self.excluded]
+        return {k: part_json(v) for k, v in parts.items() if v is not None}
 
     @classmethod
     def from_json(cls, meta: Any, path: Path) -> RunMeta:
         """The typed view of a parsed ``meta.json`` at ``path``.
 
         Raises:
-            RunError: one line naming ``path`` and the key that is unknown, missing or of the wrong type.
+            RunError: one line naming ``path`` and the field that is unknown, missing or of the wrong type.
         """
         if not isinstance(meta, dict) or not isinstance(meta.get("config"), dict):
             raise RunError(f"{path}: not a run's meta.json (no config object)")
         if not isinstance(meta["config"].get("suite"), str):
             raise RunError(f"{path}, field 'config.suite': missing or not a string")
-        for key in meta:
-            if key not in _JSON_TYPES:
-                raise RunError(f"{path}: unknown key {key!r} (known: {', '.join(_JSON_TYPES)})")
-        for key in _REQUIRED:
-            if key not in meta:
-                raise RunError(f"{path}: missing key {key!r}")
-        for key, value in meta.items():
-            kind, what = _JSON_TYPES[key]
-            if value is not None and (not isinstance(value, kind) or isinstance(value, bool)):
-                raise RunError(f"{path}, field {key!r}: {type(value).__name__}, not {what}")
-        return cls(config=meta["config"], identity=ModelIdentity(meta["model"]),
-                   schema_version=meta.get("schema_version"), checksums=meta.get("dataset"),
-                   versions=meta.get("versions"), lock=meta.get("lock"), seed=meta.get("seed"),
-                   timings=meta.get("timings"), skipped=meta.get("skipped"),
-                   scoring_policies=meta.get("scoring_policies"), suite_file=meta.get("suite_file"),
-                   thinking=meta.get("thinking"), after_thinking=meta.get("after_thinking"),
-                   precision=meta.get("precision"), usage=meta.get("usage"),
-                   excluded=None if meta.get("excluded") is None else tuple(
-                       Excluded(str(e.get("item_id", "")), str(e.get("reason", "")))
-                       for e in meta["excluded"] if isinstance(e, Mapping)),
-                   shards=meta.get("shards"), imported=meta.get("imported"),
-                   source=Path(path))
+        if "model" not in meta:
+            raise RunError(f"{path}: missing key 'model'")
+        unknown = sorted(set(meta) - set(MetaFile.model_fields))
+        if unknown:
+            raise RunError(f"{path}: unknown key {unknown[0]!r} (known: {', '.join(MetaFile.model_fields)})")
+        try:
+            return cls(**{_ATTRIBUTE.get(str(k), str(k)): v for k, v in meta.items()}, source=Path(path))
+        except ValidationError as e:
+            error = e.errors()[0]
+            if len(error["loc"]) > 1 and error["loc"][-1] in _UNION_TAGS:  # a number is an int or a float: say neither
+                error["loc"] = error["loc"][:-1]
+            where, problem = field_problem(error)
+            raise RunError(f"{path}, field '{where}': {problem}") from None
 
     @classmethod
     def read(cls, path: Path) -> RunMeta:
-        """Read ``meta.json`` at ``path``; damaged, empty or of another shape is a one-line ``RunError``."""
+        """Read ``meta.json`` at ``path``; damaged, empty, of another shape or not a regular file of
+        bounded size is a one-line ``RunError``.
+        """
         try:
-            meta = json.loads(Path(path).read_text(encoding="utf-8"))
+            meta = json.loads(read_regular(Path(path)).decode("utf-8"))
         except (json.JSONDecodeError, UnicodeDecodeError) as e:
             where = f"line {e.lineno}: {e.msg}" if isinstance(e, json.JSONDecodeError) else str(e)
             raise RunError(f"{path}, {where}: not a run's meta.json (damaged or empty)") from None
-        except OSError as e:
-            raise RunError(f"cannot read {path}: {e.strerror or e}") from None
         return cls.from_json(meta, path)
+

@@ -16,10 +16,10 @@ from dataclasses import dataclass, replace
 
 from lingdiag.analysis.compare import Comparison, paired
 from lingdiag.errors import LingdiagError
+from lingdiag.loading import LoadedRun
 from lingdiag.metrics.core import wilson
 from lingdiag.metrics.stats import holm
 from lingdiag.records import ItemRecord
-from lingdiag.rundir import LoadedRun
 from lingdiag.study.state import RunEntry
 
 Cell = tuple[str, str]

@@ -18,6 +18,7 @@ from lingdiag.errors import ConfigError, LingdiagError
 from lingdiag.figures import Figure
 from lingdiag.io.atomic import make_dir, write_atomic
 from lingdiag.io.markdown import markdown_table
+from lingdiag.loading import load_run, suite_of
 from lingdiag.records import UNPARSED
 from lingdiag.report.export import markdown_to_latex
 from lingdiag.report.findings import degenerate
@@ -25,7 +26,6 @@ from lingdiag.report.html import render_html
 from lingdiag.report.markup import figure_html, markdown_to_html
 from lingdiag.report.sections import Fragment, Link, wrap
 from lingdiag.report.tables import tables
-from lingdiag.rundir import load_run
 from lingdiag.study import across
 from lingdiag.study.across import ONSET_RULE, StudyRun
 from lingdiag.study.state import StudyState, read_state
@@ -43,7 +43,7 @@ def load(out: Path) -> tuple[StudyState, list[GridRow], list[StudyRun], list[str
             continue
         try:
             loaded = load_run(entry.directory(out))
-            labels = loaded.meta.suite_of(loaded.path).labels
+            labels = suite_of(loaded.meta, loaded.path).labels
         except LingdiagError as e:
             unreadable.append(f"{entry.key}: {e}")
             continue

@@ -15,8 +15,9 @@ from lingdiag.figures import Figure
 from lingdiag.io.markdown import markdown_table
 from lingdiag.prompts.formulas import parse
 from lingdiag.records import Item, ItemRecord, ResultRow
+from lingdiag.rundir import SuiteSource
 from lingdiag.scoring import LINGDIAG, UNSPACED_LANGUAGES, ScoringPolicy, policy, policy_names
-from lingdiag.suite import Axis, Condition, Dataset, ItemView, Suite, SuiteSource
+from lingdiag.suite import Axis, Condition, Dataset, ItemView, Suite
 from lingdiag.suitefile.choice import ContinuationChoice, RegionPredictions, SentenceChoice
 from lingdiag.suitefile.data import read_rows, to_items
 from lingdiag.suitefile.figures import breakdown_table, declared, figures

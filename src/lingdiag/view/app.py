@@ -12,11 +12,12 @@ from pathlib import Path
 from typing import Any
 
 from lingdiag.errors import LingdiagError
+from lingdiag.loading import load_run
 from lingdiag.records import ItemRecord
 from lingdiag.report.page import Page
 from lingdiag.report.sections import fragments
 from lingdiag.report.tables import tables
-from lingdiag.rundir import RunStore, load_run
+from lingdiag.rundir import RunStore
 from lingdiag.view import catalog, index, pages
 from lingdiag.view.catalog import FINISHED, Catalog, Run
 from lingdiag.view.filters import Filter

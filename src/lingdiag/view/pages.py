@@ -14,7 +14,7 @@ from urllib.parse import urlencode
 
 from lingdiag.analysis.compare import METHODS, Comparison
 from lingdiag.io.markdown import fmt
-from lingdiag.records import ItemRecord, as_text, thought
+from lingdiag.records import ItemRecord, ScoreOutput, as_text, thought
 from lingdiag.report.browser import outcome, thinking_text
 from lingdiag.report.html import shell
 from lingdiag.report.markup import table_html
@@ -139,7 +139,7 @@ def _pre(title: str, text: str) -> str:
 
 def _choices(r: ItemRecord) -> str:
     """Each scored choice's log-prob (log-likelihood outputs) and the margin between the best two."""
-    scores = [(k, o["logprob"]) for k, o in enumerate(r.outputs) if isinstance(o, dict) and "logprob" in o]
+    scores = [(k, o.logprob) for k, o in enumerate(r.outputs) if isinstance(o, ScoreOutput) and o.logprob is not None]
     if not scores:
         return ""
     ranked = sorted((v for _, v in scores), reverse=True)

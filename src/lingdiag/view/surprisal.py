@@ -15,7 +15,7 @@ from typing import Any
 
 from lingdiag.prompts import regions
 from lingdiag.prompts.surprisal import SURPRISAL
-from lingdiag.records import ItemRecord
+from lingdiag.records import ItemRecord, ScoreOutput
 
 _WORD = re.compile(r"\S+")
 
@@ -51,12 +51,12 @@ class Scored:
 
 
 def _per_token(prompt: Any, output: Any) -> tuple[str, list[tuple[int, int]], list[float]] | None:
-    if not (isinstance(prompt, Mapping) and isinstance(output, Mapping)):
+    if not (isinstance(prompt, Mapping) and isinstance(output, ScoreOutput)):
         return None
-    text, spans, lps = prompt.get("continuation"), output.get("token_spans"), output.get("token_logprobs")
-    if not isinstance(text, str) or not isinstance(spans, list) or not isinstance(lps, list) or len(spans) != len(lps):
+    text, spans, lps = prompt.get("continuation"), output.token_spans, output.token_logprobs
+    if not isinstance(text, str) or spans is None or lps is None:
         return None
-    return text, [(max(int(a), 0), int(b)) for a, b in spans], [float(v) for v in lps]
+    return text, [(max(a, 0), b) for a, b in spans], list(lps)
 
 
 def _numbers(r: ItemRecord, condition: str, count: int) -> list[str]:

@@ -54,14 +54,14 @@ def test_join_counts_the_four_cells_and_tests_them() -> None:
 def test_competence_command(tmp_path) -> None:
     """``lingdiag competence`` serves ExpliCa (its duplicate ``explica competence`` is gone)."""
     write_imported(tmp_path / "run", suite="explica", model="m", dataset="builtin", records=records(),
-                   provenance={"test": True})
+                   provenance={"file": "answers.csv", "sha256": ""})
     cmd = [sys.executable, "-m", "lingdiag", "competence"]
     (row,) = json.loads(subprocess.run([*cmd, str(tmp_path / "run"), "--json"], capture_output=True, text=True,
                                        check=True).stdout)
     assert (row["knows_not_says"], row["says_not_knows"]) == (4, 2)
     prompted_only = [r for r in records() if r.condition != "perplexity"]
     write_imported(tmp_path / "prompted", suite="explica", model="m", dataset="builtin", records=prompted_only,
-                   provenance={"test": True})
+                   provenance={"file": "answers.csv", "sha256": ""})
     bad = subprocess.run([*cmd, str(tmp_path / "prompted")], capture_output=True, text=True)
     assert bad.returncode != 0 and "no run holds a loglik condition" in bad.stderr
     assert "Traceback" not in bad.stderr and len(bad.stderr.strip().splitlines()) == 1

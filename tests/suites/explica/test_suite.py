@@ -13,7 +13,7 @@ from helpers import result_row as row
 from lingdiag.config import RunConfig
 from lingdiag.errors import ConfigError, DatasetError
 from lingdiag.models.mock import MockBackend
-from lingdiag.records import UNPARSED, Generation, LogLikelihood
+from lingdiag.records import UNPARSED, Generation, LogLikelihood, as_text
 from lingdiag.run import evaluate
 from lingdiag.rundir import RunStore
 from lingdiag.suites import explica as suite
@@ -491,12 +491,12 @@ def test_constrained_answers_are_always_valid_on_smollm2(smollm2, tmp_path):
     assert len(records) == 9
     for r in records:
         if r.axes["task"] == "rating":
-            assert all(o in [str(k) for k in range(1, 11)] for o in r.outputs), r.outputs
+            assert all(as_text(o) in [str(k) for k in range(1, 11)] for o in r.outputs), r.outputs
             assert -1 not in r.detail["ratings"].values()
         elif r.axes["task"] == "cloze":
-            assert r.outputs[0] in data.CONNECTIVES and r.label == r.outputs[0]
+            assert as_text(r.outputs[0]) in data.CONNECTIVES and r.label == as_text(r.outputs[0])
         else:
-            assert r.outputs[0] in tasks.LETTERS and r.label in data.CONNECTIVES
+            assert as_text(r.outputs[0]) in tasks.LETTERS and r.label in data.CONNECTIVES
     assert all(m["n_unparsed"] == 0 for m in res.metrics.values())
 
 

@@ -8,11 +8,11 @@ from collections.abc import Sequence
 from html import escape
 
 from lingdiag.errors import LingdiagError
+from lingdiag.loading import LoadedRun
 from lingdiag.report.findings import Degenerate, differences, headline
 from lingdiag.report.markup import anchor, figure_html, note
 from lingdiag.report.page import Page
 from lingdiag.report.sections import SECTIONS, Fragment, Link
-from lingdiag.rundir import LoadedRun
 from lingdiag.suite import SUITES
 
 

@@ -27,10 +27,10 @@ from typing import Any, cast
 from lingdiag.analysis.interpretable import counts_reason
 from lingdiag.errors import ConfigError, MissingDependency
 from lingdiag.io.markdown import fmt, markdown_table
+from lingdiag.loading import load_run
 from lingdiag.metrics import stats
 from lingdiag.metrics.stats import Correlation
 from lingdiag.records import ResultRow
-from lingdiag.rundir import load_run
 from lingdiag.suites.imperfective.data import TELIC_CLASSES
 from lingdiag.suites.imperfective.metrics import (
     ACC,

@@ -10,7 +10,8 @@ from pathlib import Path
 from lingdiag.errors import DatasetError
 from lingdiag.io.fetch import RAW, OfficialFile, datasets_dir, fetched, register_official
 from lingdiag.records import Item
-from lingdiag.suite import Dataset, Excluded
+from lingdiag.rundir import Excluded
+from lingdiag.suite import Dataset
 from lingdiag.suites.minimal_pairs import data, formats
 
 COMMIT = "3e56b06fcabca9b30822fc66435fca6b1aa40bb1"

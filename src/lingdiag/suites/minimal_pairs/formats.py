@@ -27,7 +27,7 @@ from typing import Any
 from lingdiag.errors import DatasetError
 from lingdiag.io.tabular import read_jsonl, read_text
 from lingdiag.records import Item
-from lingdiag.suite import Excluded
+from lingdiag.rundir import Excluded
 from lingdiag.suites.minimal_pairs.data import GOOD
 
 ONE_PREFIX = ("one_prefix_prefix", "one_prefix_word_good", "one_prefix_word_bad")

@@ -1,0 +1,164 @@
+"""The typed parts of ``meta.json``, each with one reader (pydantic validation, unknown keys
+refused) and one writer (:func:`part_json`), and the few suite facts a run directory records.
+
+A part is written exactly as it was given: a key absent from the input stays absent in the
+output (``exclude_unset``) and an integer stays an integer (``Number``), so a file read and
+written back is byte-identical, whichever version of lingdiag wrote it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Number = int | float
+"""A JSON number kept as written (pydantic's ``float`` would turn ``1`` into ``1.0``)."""
+
+SUITE_COPY = "suite.yaml"
+"""The copy of its suite file a run directory keeps."""
+
+
+@dataclass(frozen=True, slots=True)
+class Excluded:
+    """An item of the data that cannot be scored as published (e.g. a minimal pair whose good and
+    bad sentences are identical): never scored, counted and listed in the table and the report.
+    """
+
+    item_id: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class SuiteSource:
+    """The suite file a suite was read from: ``meta.json`` records its path and SHA-256 (a run
+    is not resumed from another version of it), and the run keeps a copy (``SUITE_COPY``) that
+    reports read the records with.
+    """
+
+    path: str
+    sha256: str
+    text: str
+
+
+class Part(BaseModel):
+    """One typed part of ``meta.json``: unknown keys refused, immutable once read."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+    def to_json(self) -> dict[str, Any]:
+        """The part as ``meta.json`` holds it: the keys it was given, nothing added."""
+        return self.model_dump(mode="json", exclude_unset=True)
+
+
+class PackageDiff(Part):
+    """A package whose installed version is not the lock's."""
+
+    installed: str | None
+    locked: str | None
+
+
+class LockPart(Part):
+    """``lock``: the installed environment against lingdiag's tested lock."""
+
+    matches: bool
+    differs: dict[str, PackageDiff]
+    unlocked: list[str]
+
+
+class PolicyPart(Part):
+    """One scoring policy a condition's log-likelihood requests carry (``lingdiag.scoring``)."""
+
+    name: str
+    prefix: str
+    prefix_scope: str
+    leading_space: bool
+    score_first_token: bool
+    whitespace_correction: bool
+
+
+class SuiteFilePart(Part):
+    """``suite_file``: the suite file a run was read from."""
+
+    path: str
+    sha256: str
+
+
+class ThinkingPart(Part):
+    """One condition's thinking setting (``lingdiag.thinking.Thinking.recorded``)."""
+
+    setting: str
+    budget: int
+    effort: str
+    tags: Annotated[list[str], Field(min_length=2, max_length=2)]
+    """The opening and closing tag."""
+    forced: bool
+
+
+class AfterThinkingPart(Part):
+    """One condition scored after another run's thinking: the run, its condition and setting,
+    and the items not scored, by reason.
+    """
+
+    run: str
+    condition: str
+    setting: str
+    not_scored: dict[str, list[str]]
+
+
+class PrecisionPart(Part):
+    """``precision``: a reduced-precision run's dtype, per-token noise bound and re-scoring."""
+
+    dtype: str
+    per_token_noise: Number
+    rescore_fragile: Literal["float32"] | None
+
+
+class ShardPart(Part):
+    """One shard of a merged run: its ``shard`` (``k/n``), directory and server where it had one."""
+
+    shard: str
+    dir: str
+    base_url: str | None = None
+
+
+class RuleOfImport(Part):
+    """How an imported rating file's ties and unreadable ratings were read (ExpliCa)."""
+
+    ties: str
+    missing: str
+
+
+class ImportedPart(Part):
+    """``imported``: the file answers were imported from and how (``lingdiag score … --out``)."""
+
+    file: str
+    sha256: str
+    score_col: str | None = None
+    id_col: str | None = None
+    task: str | None = None
+    connective_col: str | None = None
+    choices_col: str | None = None
+    lower_is_better: bool | None = None
+    rule: RuleOfImport | None = None
+    rules: str | None = None
+
+
+class ExcludedPart(Part):
+    """One excluded item as ``meta.json`` holds it."""
+
+    item_id: str
+    reason: str
+
+
+def part_json(value: Any) -> Any:
+    """A part (or a mapping or list of parts) as ``meta.json`` holds it: the one writer."""
+    if isinstance(value, Part):
+        return value.to_json()
+    if isinstance(value, Mapping):
+        return {k: part_json(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [part_json(v) for v in value]
+    return value
