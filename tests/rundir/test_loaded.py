@@ -100,7 +100,7 @@ def test_a_model_config_json_that_is_a_fifo_is_refused(run: Path, tmp_path: Path
     assert isinstance(error, RunError) and "config.json: not a regular file" in str(error)
     (model / "config.json").unlink()
     (model / "config.json").write_text(json.dumps({"model_type": "llama"}))
-    assert config_family(load_run(run)) == "llama"
+    assert config_family(load_run(run)) == "Llama"  # the family's display name (report.scaling.family_name)
 
 
 @pytest.mark.parametrize("n_params", [-5, "1e400", 1e400, "many", 0])
