@@ -55,6 +55,7 @@ class HFBackend:
         continuous_batching: bool = True,
         adapter: Adapter | None = None,
         rescore_fragile: Literal["float32"] | None = None,
+        packing: bool = False,
     ) -> None:
         """Describe ``model_path`` (a hub id or a directory).
 
@@ -77,6 +78,7 @@ class HFBackend:
                 in the model's name and identity.
             rescore_fragile: ``float32``: in a reduced dtype, fragile decisions' requests are scored
                 again by the same weights in float32 on the same device (``precision``).
+            packing: Score log-likelihoods in packed passes (``Scorer.packed``); named in the identity.
         """
         missing = [p for p in ("torch", "transformers") if find_spec(p) is None]
         if missing:
@@ -85,6 +87,7 @@ class HFBackend:
         self.name = placement.name(name or model_path)
         self.prefix_reuse = prefix_reuse
         self.continuous_batching = continuous_batching
+        self.packing = packing
         self._lm = LoadedModel(model_path, placement, system_turn=system_turn, adapter=adapter,
                                trust_remote_code=trust_remote_code)
         self._identity = {"backend": "hf", "model": self.name, "path": model_path, "weights_sha256": weights_hash}
@@ -92,6 +95,9 @@ class HFBackend:
             # Named only when not the default, so existing cache keys and meta.json stay as they were.
             self._identity["system_turn"] = system_turn
         self._identity |= placement.identity  # dtype and device, each only where not float32 and the CPU
+        if packing:
+            # Float32 sums in another order: equal within 1e-5 per request, not to the last bit.
+            self._identity["packing"] = "on"
         if adapter is not None:
             self.name += adapter.suffix
             self._identity |= {"model": self.name, **adapter.identity.recorded()}
@@ -100,7 +106,8 @@ class HFBackend:
         self._rescore = rescore_fragile if placement.dtype != "float32" else None
         self._twin_args: dict[str, Any] = {"name": name, "weights_hash": weights_hash,
                                            "trust_remote_code": trust_remote_code, "prefix_reuse": prefix_reuse,
-                                           "system_turn": system_turn, "adapter": adapter}
+                                           "system_turn": system_turn, "adapter": adapter,
+                                           "packing": packing}
         self._float32: HFBackend | None = None
         n_params = stored_param_count(model_path)
         if n_params:
@@ -218,4 +225,5 @@ class HFBackend:
         placement = self.placement
         tokens = placement.tokens("loglik", lambda: self._lm.model)
         return self._scorer.loglikelihood(requests, Budget(tokens, placement.max_batch, self.prefix_reuse,
-                                                           call_tokens=placement.call_tokens))
+                                                           call_tokens=placement.call_tokens,
+                                                           packed=tokens if self.packing else None))
