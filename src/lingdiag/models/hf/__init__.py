@@ -88,6 +88,11 @@ class HFOptions(BaseModel):
     when on. None: on with CUDA (where padding costs a third of every pass), off on the CPU (where records
     stay byte-identical)."""
 
+    calibrate: bool = True
+    """In bfloat16/float16: measure the per-token noise bound behind ``fragile`` for this model, dtype and
+    device on a fixed sample against the same weights in float32 (``lingdiag.models.hf.calibrate``; stored
+    in the cache and reused; meta.json ``precision.per_token_noise``); off: the fixed ``NOISE_PER_TOKEN``."""
+
     def placement(self) -> Placement:
         """Where the model runs, resolved from these options and the machine."""
         return resolve(device=self.device, dtype=self.dtype, threads=self.threads, batch_tokens=self.batch_tokens,
@@ -95,12 +100,13 @@ class HFOptions(BaseModel):
 
 
 def _backend(path: str, options: HFOptions, *, weights_hash: str, name: str | None = None) -> HFBackend:
-    return HFBackend(path, options.placement(), name=name, weights_hash=weights_hash,
+    placement = options.placement()
+    return HFBackend(path, placement, name=name, weights_hash=weights_hash,
                      trust_remote_code=options.trust_remote_code, prefix_reuse=options.prefix_reuse,
                      system_turn=options.system_turn, continuous_batching=options.continuous_batching,
                      adapter=parse_adapter(options.adapter) if options.adapter else None,
-                     rescore_fragile=options.rescore_fragile,
-                     packing=options.packing if options.packing is not None else options.placement().kind == "cuda")
+                     rescore_fragile=options.rescore_fragile, calibrate=options.calibrate,
+                     packing=options.packing if options.packing is not None else placement.kind == "cuda")
 
 
 def load_embedded(name: str, options: HFOptions) -> Backend:

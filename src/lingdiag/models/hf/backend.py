@@ -29,8 +29,10 @@ from typing import Any, Literal
 
 from lingdiag.errors import MissingDependency
 from lingdiag.models.base import Capabilities, Precision
+from lingdiag.models.hf import calibrate
 from lingdiag.models.hf.adapters import Adapter
 from lingdiag.models.hf.batching import Budget
+from lingdiag.models.hf.calibrate import Calibration
 from lingdiag.models.hf.decode import Decoder
 from lingdiag.models.hf.forward import Forward
 from lingdiag.models.hf.load import LoadedModel, stored_param_count
@@ -56,6 +58,7 @@ class HFBackend:
         adapter: Adapter | None = None,
         rescore_fragile: Literal["float32"] | None = None,
         packing: bool = False,
+        calibrate: bool = True,
     ) -> None:
         """Describe ``model_path`` (a hub id or a directory).
 
@@ -79,6 +82,8 @@ class HFBackend:
             rescore_fragile: ``float32``: in a reduced dtype, fragile decisions' requests are scored
                 again by the same weights in float32 on the same device (``precision``).
             packing: Score log-likelihoods in packed passes (``Scorer.packed``); named in the identity.
+            calibrate: In a reduced dtype, measure the noise bound for this model, dtype and device
+                (``calibrate``) instead of taking the fixed ``NOISE_PER_TOKEN``.
         """
         missing = [p for p in ("torch", "transformers") if find_spec(p) is None]
         if missing:
@@ -109,6 +114,8 @@ class HFBackend:
                                            "system_turn": system_turn, "adapter": adapter,
                                            "packing": packing}
         self._float32: HFBackend | None = None
+        self._calibrate = calibrate
+        self._calibration: Calibration | None = None
         n_params = stored_param_count(model_path)
         if n_params:
             self._identity["n_params"] = str(n_params)
@@ -130,7 +137,8 @@ class HFBackend:
             name: Its name (the identity names no weights: there are none on disk).
             **options: ``HFBackend`` keywords (``prefix_reuse``, ``continuous_batching``, ...).
         """
-        backend = cls(tokenizer_path, placement, name=name, **options)
+        # No calibration: its float32 twin would load ``tokenizer_path``'s weights, not ``model``'s.
+        backend = cls(tokenizer_path, placement, name=name, **options | {"calibrate": False})
         backend._lm.adopt(model)
         return backend
 
@@ -204,19 +212,28 @@ class HFBackend:
                                                        self.continuous_batching))
 
     def precision(self) -> Precision | None:
-        """The dtype's noise bound (``NOISE_PER_TOKEN``) and, with ``rescore_fragile``, float32 re-scoring;
-        None in float32.
+        """The dtype's noise bound (measured by ``calibrate``, stored and reused; else ``NOISE_PER_TOKEN``)
+        and, with ``rescore_fragile``, float32 re-scoring; None in float32.
         """
         if self.placement.dtype == "float32":
             return None
-        return Precision(self.placement.dtype, NOISE_PER_TOKEN[self.placement.dtype],
-                         self._rescored if self._rescore else None)
+        bound = NOISE_PER_TOKEN[self.placement.dtype]
+        if self._calibrate:
+            if self._calibration is None:
+                self._calibration = calibrate.stored(self._identity, self.loglikelihood,
+                                                     lambda rs: self._twin().loglikelihood(rs))
+            bound = self._calibration.per_token
+        return Precision(self.placement.dtype, bound, self._rescored if self._rescore else None)
 
-    def _rescored(self, requests: Sequence[LoglikelihoodRequest]) -> list[LogLikelihood]:
-        """``requests`` scored by the same weights in float32 on the same device (loaded on first use)."""
+    def _twin(self) -> HFBackend:
+        """The same weights in float32 on the same device (loaded on first use)."""
         if self._float32 is None:
             self._float32 = HFBackend(self._lm.path, replace(self.placement, dtype="float32"), **self._twin_args)
-        answers = self._float32.loglikelihood(requests)
+        return self._float32
+
+    def _rescored(self, requests: Sequence[LoglikelihoodRequest]) -> list[LogLikelihood]:
+        """``requests`` scored by the same weights in float32 on the same device."""
+        answers = self._twin().loglikelihood(requests)
         self._usage["rescored_requests"] += len(requests)
         return answers
 
