@@ -48,7 +48,9 @@ def assert_equal(padded: list[Any], packed: list[Any]) -> None:
     assert len(padded) == len(packed)
     for a, b in zip(padded, packed, strict=True):
         assert (a.n_tokens, a.is_greedy, a.error) == (b.n_tokens, b.is_greedy, b.error)
-        assert b.logprob == pytest.approx(a.logprob, rel=1e-5, abs=1e-5)
+        # Float32 sums over other matrix shapes: within 1e-5 relative, or 1e-4 nat on a short text (seen:
+        # 1.9e-5 on SmolLM2's -1.65); the padded tree and plain paths are held to the same 1e-4.
+        assert b.logprob == pytest.approx(a.logprob, rel=1e-5, abs=1e-4)
 
 
 @pytest.mark.parametrize("prefix_reuse", [True, False])
