@@ -21,18 +21,22 @@
    of batch 16 and 64), and generation against its ``generate_until``;
 9. the same weights in float32 as the truth: log-prob gaps, decisions that flip in bf16 (lingdiag
    and lm-eval), and how many of lingdiag's decisions are marked fragile (``lingdiag.metrics.fragile``),
-   with the flips outside them (which the noise bound should make zero).
+   with the flips outside them (which the noise bound should make zero), under the fixed bound and
+   the bound ``lingdiag.models.hf.calibrate`` measures for these weights, dtype and device;
+10. packed scoring (``packing``: no padding, one row per tree level) against the padded tree and plain
+   paths: per-token gap, seconds of each, padding share.
 
 Each check is guarded: one that fails records its one-line error under ``errors`` and the others
 still run; the figures are written (atomically) after every check, so a crash keeps what passed.
 ``--cpu-smoke`` runs the tiny-model parts on the CPU (1, 3, 4, 6 with a simulated out-of-memory
-error, 8 if lm-eval is importable, 9 on a bf16 copy) in a few minutes: CI runs it
+error, 8 if lm-eval is importable, 9 on a bf16 copy, 10) in a few minutes: CI runs it
 (``tests/test_bench_gpu.py``). Figures go to ``--out`` (JSON) and stdout; nothing is asserted on speed.
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import sys
 import time
@@ -47,7 +51,7 @@ import torch
 from lingdiag.io.atomic import write_atomic
 from lingdiag.metrics.fragile import decide
 from lingdiag.models.embedded import ensure_converted
-from lingdiag.models.hf import HFBackend, HFOptions
+from lingdiag.models.hf import HFBackend, HFOptions, calibrate
 from lingdiag.models.hf.memory import small_device
 from lingdiag.models.hf.placement import NOISE_PER_TOKEN, Placement, resolve
 from lingdiag.records import Constraint, GenerationRequest, LogLikelihood, LoglikelihoodRequest
@@ -122,15 +126,16 @@ def choices(logprobs: Sequence[float], width: int) -> list[int]:
 
 
 def fragile_and_flips(low: Sequence[LogLikelihood], truth: Sequence[LogLikelihood], width: int,
-                      dtype: str) -> dict[str, Any]:
-    """Against float32: log-prob gaps, flipped decisions, fragile ones (lingdiag's bound) and flips not marked."""
+                      bound: float) -> dict[str, Any]:
+    """Against float32: log-prob gaps, flipped decisions, fragile ones (under ``bound`` nats per token)
+    and flips not marked."""
     flips = [a != b for a, b in zip(choices([x.logprob for x in low], width),
                                     choices([x.logprob for x in truth], width), strict=True)]
 
     def label(rs: Sequence[LogLikelihood]) -> str:
         return str(choices([r.logprob for r in rs], width)[0])
 
-    marked = [bool((d := decide(label, low[i:i + width], NOISE_PER_TOKEN[dtype])) and d.fragile)  # type: ignore[index]
+    marked = [bool((d := decide(label, low[i:i + width], bound)) and d.fragile)
               for i in range(0, len(low), width)]
     gaps = [abs(x.logprob - y.logprob) for x, y in zip(low, truth, strict=True)]
     return {"decisions": len(flips), "flips": sum(flips), "fragile": sum(marked),
@@ -262,6 +267,20 @@ def check(cpu_smoke: bool, n_items: int, peak_tflops: float | None, out: Path,
                 "loglik_forward_tokens_per_s": round(work["forward_tokens"] / seconds, 1),
                 "loglik_padding_share": round(1 - work["forward_tokens"] / max(work["padded_tokens"], 1), 4)}
 
+    def packing() -> dict[str, Any]:
+        # Packed passes (no padding, one row per tree level) against the padded tree and plain paths.
+        out: dict[str, Any] = {}
+        for name, padded in (("tree", tree), ("plain", plain)):
+            packed = backend(model, prefix_reuse=padded.options.prefix_reuse, packing=True)
+            packed.loglikelihood(scored[:8])
+            (answers, seconds), work = counted(packed, lambda p=packed: timed(lambda: p.loglikelihood(scored)))
+            _, padded_seconds = timed(lambda p=padded: p.loglikelihood(scored))
+            out[f"packed_{name}"] = per_token_gap(answers, padded.loglikelihood(scored)) | {
+                "packed_s": round(seconds, 3), "padded_s": round(padded_seconds, 3),
+                "speedup": round(padded_seconds / seconds, 2),
+                "padding_share": round(1 - work["forward_tokens"] / max(work["padded_tokens"], 1), 4)}
+        return out
+
     def batching() -> dict[str, Any]:
         (pooled, gen_seconds), work = counted(tree, lambda: timed(lambda: tree.generate(generated)))
         state["gen_seconds"] = gen_seconds
@@ -337,16 +356,26 @@ def check(cpu_smoke: bool, n_items: int, peak_tflops: float | None, out: Path,
         if theirs:
             theirs["fp32"] = {w: lm_eval_loglik(model, tokenizer, r, 64, 0)[0] for w, r in (("nli", nli),
                                                                                            ("sentences", scored))}
-        out: dict[str, Any] = {}
+        # The calibrated bound for these weights, dtype and device (``calibrate``), beside the fixed one.
+        model.to(torch.bfloat16)
+        lows = backend(model, low)
+        twin = copy.deepcopy(model).float()
+        calibration = calibrate.measure(lows.loglikelihood, backend(twin, high).loglikelihood)
+        del twin
+        model.float()
+        out: dict[str, Any] = {"calibration": calibration.recorded()}
+        bounds = {"fixed": NOISE_PER_TOKEN["bfloat16"], "calibrated": calibration.per_token}
         for work, width in (("nli", len(LABELS)), ("sentences", 4)):
-            out[f"bf16_vs_fp32_{work}"] = fragile_and_flips(answers["bf16"][work], answers["fp32"][work], width,
-                                                            "bfloat16")
+            for kind, bound in bounds.items():
+                out[f"bf16_vs_fp32_{work}_{kind}"] = fragile_and_flips(answers["bf16"][work], answers["fp32"][work],
+                                                                       width, bound)
             if theirs:
-                lm = fragile_and_flips(theirs["bf16"][work], theirs["fp32"][work], width, "bfloat16")
+                lm = fragile_and_flips(theirs["bf16"][work], theirs["fp32"][work], width, bounds["fixed"])
                 out[f"lm_eval_bf16_vs_fp32_{work}"] = {k: v for k, v in lm.items() if "fragile" not in k}
         return out
 
-    for name, run in (("tree_vs_plain", tree_vs_plain), ("batching", batching), ("constrained", constrained),
+    for name, run in (("tree_vs_plain", tree_vs_plain), ("packing", packing), ("batching", batching),
+                      ("constrained", constrained),
                       ("back_off", back_off), ("plain_loop", against_plain_loop), ("lm_eval", against_lm_eval),
                       ("float32_truth", against_float32)):
         figures.guard(name, run)

@@ -27,9 +27,14 @@ def test_gpu_check_runs_its_cpu_parts(tmp_path: Path) -> None:
     assert back_off["refused_batches"] > 0 and back_off["max_nat_per_token"] < 1e-4
     assert figures["scored_tokens_per_s"] > 0 and figures["generated_tokens_per_s"] > 0
     assert "errors" not in figures  # every guarded check ran through
-    truth = figures["bf16_vs_fp32_nli"]  # the same weights in float32 as the truth, with lingdiag's fragile marks
-    assert truth["decisions"] == 4 * 2 and {"flips", "fragile", "flips_not_fragile", "max_abs_gap"} <= truth.keys()
-    assert figures["bf16_vs_fp32_sentences"]["decisions"] == 4
+    for kind in ("fixed", "calibrated"):  # the same weights in float32 as the truth, with lingdiag's fragile marks
+        truth = figures[f"bf16_vs_fp32_nli_{kind}"]
+        assert truth["decisions"] == 4 * 2 and {"flips", "fragile", "flips_not_fragile", "max_abs_gap"} <= truth.keys()
+        assert figures[f"bf16_vs_fp32_sentences_{kind}"]["decisions"] == 4
+    assert figures["calibration"]["per_token"] >= figures["calibration"]["worst"] > 0
+    for path in ("tree", "plain"):  # packed passes: no padding, the padded passes' log-probs
+        packed = figures[f"packed_{path}"]
+        assert packed["padding_share"] == 0 and packed["max_nat_per_token"] < 1e-5 and packed["greedy_agreement"] == 1
 
 
 def test_a_failing_check_keeps_the_figures_of_the_others(tmp_path: Path) -> None:

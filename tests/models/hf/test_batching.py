@@ -135,3 +135,13 @@ def test_stop_strings() -> None:
 def test_fallback_chat_ends_with_the_assistant_turn() -> None:
     text = fallback_chat([ChatMessage("system", "Be brief."), ChatMessage("user", "Hi?")])
     assert text == "System: Be brief.\n\nUser: Hi?\n\nAssistant:"
+
+
+def test_fill_packs_keeps_each_batch_within_its_tokens_in_plan_order() -> None:
+    from lingdiag.models.hf.batching import Group, fill_packs
+
+    seqs = [[1, 2, 3, 4], [1, 2, 3, 5, 6], [1, 7], [1, 8, 9, 9, 9, 9, 9, 9, 9, 9]]
+    groups = [Group(end=3, members=(0, 1)), Group(end=2, members=(2,)), Group(end=10, members=(3,))]
+    # Beyond the root (1 token): group 0 is 2 shared + 1 + 2 tail tokens, group 1 is 1, group 2 is 9.
+    assert fill_packs(groups, seqs, 1, 6) == [[groups[0], groups[1]], [groups[2]]]  # 9 > 6: a pass of its own
+    assert fill_packs(groups, seqs, 1, 100) == [groups]

@@ -29,8 +29,10 @@ from typing import Any
 
 from lingdiag.errors import MissingDependency
 from lingdiag.models.base import Capabilities, Precision
+from lingdiag.models.hf import calibrate
 from lingdiag.models.hf.adapters import Adapter, parse_adapter
 from lingdiag.models.hf.batching import Budget
+from lingdiag.models.hf.calibrate import Calibration
 from lingdiag.models.hf.checkpoint import Checkpoint
 from lingdiag.models.hf.decode import Decoder
 from lingdiag.models.hf.forward import Forward
@@ -71,7 +73,13 @@ class HFBackend:
         # Not in the identity: the answers the cache keeps are the reduced dtype's either way (re-scored
         # ones bypass it); meta.json names the option under ``precision``, the table line counts its work.
         self._rescore = options.rescore_fragile if placement.dtype != "float32" else None
+        # Packed passes: asked for, else on with CUDA (where padding costs a third of every pass) and off on
+        # the CPU (float32 sums in another order: equal within 1e-5, not to the last bit).
+        self.packing = options.packing if options.packing is not None else placement.kind == "cuda"
+        if self.packing:
+            self._identity["packing"] = "on"
         self._float32: HFBackend | None = None
+        self._calibration: Calibration | None = None
         self._usage: Counter[str] = Counter()
         forward = Forward(self._lm, self._usage)
         self._decoder = Decoder(forward)
@@ -90,7 +98,9 @@ class HFBackend:
             name: Its name (the identity names no weights: there are none on disk).
             options: The backend's options (``prefix_reuse``, ``continuous_batching``, ...).
         """
-        backend = cls(Checkpoint(tokenizer_path, name=name), options, placement)
+        # No calibration: its float32 twin would load ``tokenizer_path``'s weights, not ``model``'s.
+        uncalibrated = (options or HFOptions()).model_copy(update={"calibrate": False})
+        backend = cls(Checkpoint(tokenizer_path, name=name), uncalibrated, placement)
         backend._lm.adopt(model)
         return backend
 
@@ -164,19 +174,28 @@ class HFBackend:
                                                        self.options.continuous_batching))
 
     def precision(self) -> Precision | None:
-        """The dtype's noise bound (``NOISE_PER_TOKEN``) and, with ``rescore_fragile``, float32 re-scoring;
-        None in float32.
+        """The dtype's noise bound (measured by ``calibrate``, stored and reused; else ``NOISE_PER_TOKEN``)
+        and, with ``rescore_fragile``, float32 re-scoring; None in float32.
         """
         if self.placement.dtype == "float32":
             return None
-        return Precision(self.placement.dtype, NOISE_PER_TOKEN[self.placement.dtype],
-                         self._rescored if self._rescore else None)
+        bound = NOISE_PER_TOKEN[self.placement.dtype]
+        if self.options.calibrate:
+            if self._calibration is None:
+                self._calibration = calibrate.stored(self._identity, self.loglikelihood,
+                                                     lambda rs: self._twin().loglikelihood(rs))
+            bound = self._calibration.per_token
+        return Precision(self.placement.dtype, bound, self._rescored if self._rescore else None)
 
-    def _rescored(self, requests: Sequence[LoglikelihoodRequest]) -> list[LogLikelihood]:
-        """``requests`` scored by the same weights in float32 on the same device (loaded on first use)."""
+    def _twin(self) -> HFBackend:
+        """The same weights in float32 on the same device (loaded on first use)."""
         if self._float32 is None:
             self._float32 = HFBackend(self.checkpoint, self.options, replace(self.placement, dtype="float32"))
-        answers = self._float32.loglikelihood(requests)
+        return self._float32
+
+    def _rescored(self, requests: Sequence[LoglikelihoodRequest]) -> list[LogLikelihood]:
+        """``requests`` scored by the same weights in float32 on the same device."""
+        answers = self._twin().loglikelihood(requests)
         self._usage["rescored_requests"] += len(requests)
         return answers
 
@@ -185,7 +204,8 @@ class HFBackend:
         placement = self.placement
         tokens = placement.tokens("loglik", lambda: self._lm.model)
         return self._scorer.loglikelihood(requests, Budget(tokens, placement.max_batch, self.options.prefix_reuse,
-                                                           call_tokens=placement.call_tokens))
+                                                           call_tokens=placement.call_tokens,
+                                                           packed=tokens if self.packing else None))
 
 
 def _identity(name: str, checkpoint: Checkpoint, options: HFOptions, placement: Placement,

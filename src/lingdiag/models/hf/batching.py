@@ -113,6 +113,9 @@ class Budget:
     call_tokens: int | None = None
     """Scoring only: the padded tokens one more forward pass is worth (``length_chunks``); None
     runs each tree level of a batch as one pass, however much padding that takes."""
+    packed: int | None = None
+    """Scoring only: run each tree level packed into one row of at most about this many tokens
+    (``fill_packs``; no padding, no row limit); None: left-padded rows within ``tokens`` and ``max_batch``."""
 
 
 def token_budget_batches(lengths: Sequence[int], budget: int, max_batch: int = 64) -> list[list[int]]:
@@ -164,6 +167,33 @@ def pack_groups(groups: list[Group], seqs: Sequence[list[int]], root: int, budge
         else:
             batches.append([g])
             rows, longest = len(g.members), length
+    return batches
+
+
+def fill_packs(groups: list[Group], seqs: Sequence[list[int]], root: int, width: int) -> list[list[Group]]:
+    """Batches of groups for packed passes: each batch's tokens beyond the root (its groups' shared
+    segments and their members' tails) stay within ``width``, in plan order; a group larger than
+    ``width`` is a batch of its own.
+
+    Args:
+        groups: Groups from ``plan_groups``.
+        seqs: The planned sequences.
+        root: Length of the prefix common to all of ``seqs``.
+        width: Tokens per batch.
+
+    Returns:
+        Batches of groups; every group appears once.
+    """
+    batches: list[list[Group]] = []
+    filled = 0
+    for g in groups:
+        size = g.end - root + sum(len(seqs[i]) - g.end for i in g.members)
+        if batches and filled + size <= width:
+            batches[-1].append(g)
+            filled += size
+        else:
+            batches.append([g])
+            filled = size
     return batches
 
 

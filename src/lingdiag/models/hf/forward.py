@@ -32,8 +32,23 @@ class Rows:
     """``[rows]``: real tokens so far, i.e. the position id of each row's next token."""
 
 
+@dataclass
+class Packed:
+    """Segments laid end to end in one row of keys and values (no padding), and what each segment reads."""
+
+    cache: Any
+    """A transformers ``DynamicCache`` of one batch row: every segment's keys and values, in order."""
+    segment: torch.Tensor
+    """``[slots]``: the segment each cache slot belongs to."""
+    ancestors: torch.Tensor
+    """``[segments, segments]`` bool: ``[s, a]`` when segment ``s`` continues segment ``a`` (a parent,
+    its parent, ...), so that ``s`` attends to all of ``a``."""
+    end: list[int]
+    """Per segment: its real tokens so far with its ancestors', i.e. the position id of the token after it."""
+
+
 class Forward:
-    """Forward passes of the transformer body over left-padded segments."""
+    """Forward passes of the transformer body over left-padded or packed segments."""
 
     def __init__(self, lm: LoadedModel, usage: Counter[str]) -> None:
         """Run ``lm``'s model, counting tokens into ``usage``.
@@ -93,6 +108,59 @@ class Forward:
                                            cache=cache, use_cache=True)
         rows = Rows(out.cache, mask, start + seg_mask.sum(1)) if keep else None
         return rows, out.last_hidden_state
+
+    def pack(self, base: Packed | None, parents: Sequence[int],
+             segments: Sequence[Sequence[int]]) -> tuple[Packed, torch.Tensor, list[int]]:
+        """Run segments packed into one row, each continuing a segment of ``base``: no padding.
+
+        A token reads its parent segment's tokens (and theirs, up the tree) and the tokens before
+        it in its own segment, through a boolean 4D mask; its position id counts from its parent's
+        end, so each segment computes what it would in a row of its own. ``base`` is not modified
+        (the new cache concatenates onto its tensors).
+
+        Args:
+            base: Segments computed so far (None to start from scratch).
+            parents: With ``base``: for each segment, the index of the ``base`` segment it continues.
+            segments: The tokens of each new segment (non-empty).
+
+        Returns:
+            The segments so far (``base``'s then these), the new tokens' last hidden states
+            ``[1, tokens, hidden]``, and where each segment starts in them.
+        """
+        import torch
+        from transformers import DynamicCache
+
+        device = self.lm.input_device
+        lengths = [len(s) for s in segments]
+        offsets = [0]
+        for n in lengths[:-1]:
+            offsets.append(offsets[-1] + n)
+        old = 0 if base is None else len(base.end)
+        starts = [0] * len(segments) if base is None else [base.end[p] for p in parents]
+        ids = torch.tensor([[t for s in segments for t in s]], device=device)
+        mine = torch.arange(old, old + len(segments), device=device).repeat_interleave(
+            torch.tensor(lengths, device=device))
+        positions = torch.tensor([[b + j for b, n in zip(starts, lengths, strict=True) for j in range(n)]],
+                                 device=device)
+        ancestors = torch.zeros(old + len(segments), old + len(segments), dtype=torch.bool, device=device)
+        own = (mine[:, None] == mine[None, :]).tril_()
+        if base is None:
+            mask, cache, segment = own, DynamicCache(config=self.lm.model.config), mine
+        else:
+            par = torch.tensor(list(parents), dtype=torch.long, device=device)
+            ancestors[:old, :old] = base.ancestors
+            ancestors[old:, :old] = base.ancestors.index_select(0, par)
+            ancestors[torch.arange(old, old + len(segments), device=device), par] = True
+            mask = torch.cat([ancestors[mine][:, base.segment], own], dim=1)
+            cache = DynamicCache(ddp_cache_data=[(layer.keys, layer.values) for layer in base.cache.layers],
+                                 config=self.lm.model.config)
+            segment = torch.cat([base.segment, mine])
+        self.usage.update(forward_tokens=ids.numel(), padded_tokens=ids.numel())
+        with torch.inference_mode():
+            out = self.lm.model.base_model(input_ids=ids, attention_mask=mask[None, None], position_ids=positions,
+                                           cache=cache, use_cache=True)
+        ends = ([] if base is None else base.end) + [b + n for b, n in zip(starts, lengths, strict=True)]
+        return Packed(out.cache, segment, ancestors, ends), out.last_hidden_state, offsets
 
 
 def full_logits(lm: LoadedModel, usage: Counter[str], seqs: Sequence[list[int]], tokens: int, max_batch: int,

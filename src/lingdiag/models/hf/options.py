@@ -63,6 +63,18 @@ class HFOptions(BaseModel):
     decisions are float32's; the records say which (``decision.rescored``), meta.json names it
     (``precision``). Nothing to do in float32."""
 
+    packing: bool | None = None
+    """Score log-likelihoods in packed passes: each level of the prefix tree one row of documents end to
+    end under a document mask, with no padding (``lingdiag.models.hf.score.Scorer.packed``). Equal to the
+    padded passes within 1e-5 relative in float32 but not to the last bit, so named in the backend identity
+    when on. None: on with CUDA (where padding costs a third of every pass), off on the CPU (where records
+    stay byte-identical)."""
+
+    calibrate: bool = True
+    """In bfloat16/float16: measure the per-token noise bound behind ``fragile`` for this model, dtype and
+    device on a fixed sample against the same weights in float32 (``lingdiag.models.hf.calibrate``; stored
+    in the cache and reused; meta.json ``precision.per_token_noise``); off: the fixed ``NOISE_PER_TOKEN``."""
+
     def placement(self) -> Placement:
         """Where the model runs, resolved from these options and the machine."""
         return resolve(device=self.device, dtype=self.dtype, threads=self.threads, batch_tokens=self.batch_tokens,

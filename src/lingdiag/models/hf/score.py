@@ -13,8 +13,16 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from lingdiag.errors import BackendError
-from lingdiag.models.hf.batching import Budget, Group, common_prefix_all, length_chunks, pack_groups, plan_groups
-from lingdiag.models.hf.forward import Forward, full_logits
+from lingdiag.models.hf.batching import (
+    Budget,
+    Group,
+    common_prefix_all,
+    fill_packs,
+    length_chunks,
+    pack_groups,
+    plan_groups,
+)
+from lingdiag.models.hf.forward import Forward, Packed, full_logits
 from lingdiag.models.hf.load import LoadedModel
 from lingdiag.models.hf.placement import offloaded
 from lingdiag.models.hf.tokens import Split, TokenScorer, split_requests
@@ -173,8 +181,12 @@ class Scorer:
         longest = max(len(s.seq) for s in scored)
         head = LMHead(self.lm)
         try:
-            if budget.prefix_reuse and not (window and 2 * longest > window) and self._check_head(head):
-                totals, wrong = self.tree(scored, budget, head)
+            # A packed pass's 4D mask replaces the model's own, a sliding window included: only where
+            # no window can cut a sequence (as for the tree, whose rows start at other positions).
+            fits = not (window and 2 * longest > window)
+            if fits and (budget.prefix_reuse or budget.packed) and self._check_head(head):
+                totals, wrong = (self.packed(scored, budget, head) if budget.packed
+                                 else self.tree(scored, budget, head))
                 # One copy off the device (float64 to Python floats is exact).
                 sums, misses = totals.tolist(), wrong.tolist()
                 return [LogLikelihood(logprob=sums[i], n_tokens=s.scored, is_greedy=misses[i] == 0)
@@ -273,6 +285,53 @@ class Scorer:
             tick(requests=sum(len(g.members) for g in grouped))
 
         for batch in pack_groups(plan_groups(seqs, root, budget.max_batch), seqs, root, budget):
+            split_on_oom(run, batch, device)
+        return totals, wrong
+
+    def packed(self, scored: list[Scored], budget: Budget, head: LMHead) -> tuple[torch.Tensor, torch.Tensor]:
+        """``tree``'s sums with each level packed into one row (``Forward.pack``): no padding, passes of
+        about ``budget.packed`` tokens. Without ``prefix_reuse`` each request is a segment of its own.
+        """
+        import torch
+
+        from lingdiag.models.hf.memory import split_on_oom
+
+        seqs = [s.seq for s in scored]
+        device = self.lm.output_device
+        totals = torch.zeros(len(scored), dtype=torch.float64, device=device)
+        wrong = torch.zeros(len(scored), dtype=torch.long, device=device)
+        share = budget.prefix_reuse
+        root = common_prefix_all(seqs) if share else 0
+        groups = (plan_groups(seqs, root, budget.max_batch) if share
+                  else [Group(end=len(s), members=(i,)) for i, s in enumerate(seqs)])
+        base: Packed | None = None
+
+        def run_root(_: Sequence[int]) -> None:
+            nonlocal base
+            base, hidden, _ = self.forward.pack(None, [], [seqs[0][:root]])
+            add(totals, wrong, self.score(hidden, [(0, 0, 0, root, i) for i in range(len(scored))], scored, head))
+
+        if root:
+            split_on_oom(run_root, [0], device)
+
+        def run(batch: Sequence[Group]) -> None:
+            grouped = [g for g in batch if g.end > root]
+            if not grouped:
+                return
+            level1, hidden, offsets = self.forward.pack(base, [0] * len(grouped),
+                                                        [seqs[g.members[0]][root:g.end] for g in grouped])
+            contributions = self.score(hidden, [(0, offsets[k], root, g.end, i)
+                                                for k, g in enumerate(grouped) for i in g.members], scored, head)
+            old = 0 if base is None else len(base.end)
+            tails = [(old + k, g.end, i) for k, g in enumerate(grouped) for i in g.members if len(seqs[i]) > g.end]
+            if tails:
+                _, hidden, offsets = self.forward.pack(level1, [p for p, _, _ in tails],
+                                                       [seqs[i][end:] for _, end, i in tails])
+                contributions += self.score(hidden, [(0, offsets[k], end, len(seqs[i]), i)
+                                                     for k, (_, end, i) in enumerate(tails)], scored, head)
+            add(totals, wrong, contributions)
+
+        for batch in fill_packs(groups, seqs, root, budget.packed or budget.tokens):
             split_on_oom(run, batch, device)
         return totals, wrong
 
