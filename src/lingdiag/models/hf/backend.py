@@ -37,6 +37,7 @@ from lingdiag.models.hf.load import LoadedModel, stored_param_count
 from lingdiag.models.hf.placement import NOISE_PER_TOKEN, Placement, resolve
 from lingdiag.models.hf.score import Scorer
 from lingdiag.records import Generation, GenerationRequest, LogLikelihood, LoglikelihoodRequest
+from lingdiag.thinking import Thinking
 
 
 class HFBackend:
@@ -188,6 +189,10 @@ class HFBackend:
     def render(self, request: GenerationRequest) -> str:
         """The exact prompt text for ``request`` (chat template applied)."""
         return self._lm.render(request)
+
+    def check_thinking(self, thinking: Thinking) -> None:
+        """Refuse a thinking setting the chat template has no switch for (reads the tokenizer only)."""
+        self._lm.thinking_switch(thinking)
 
     def generate(self, requests: Sequence[GenerationRequest]) -> list[Generation]:
         """Greedy generation, batched by a token budget; see ``Backend.generate``."""
