@@ -5,14 +5,18 @@ refusals before anything is scored.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
 import pytest
 
 from lingdiag.conditions.after_thinking import AfterThinkingAxis, ReplaySource, Thoughts, _replay
-from lingdiag.errors import ConfigError
-from lingdiag.records import ChatMessage, ItemRecord, LoglikelihoodRequest
+from lingdiag.config import RunConfig
+from lingdiag.errors import ConfigError, RunError
+from lingdiag.models.mock import MockBackend
+from lingdiag.records import ChatMessage, GenerationRequest, ItemRecord, LoglikelihoodRequest
+from lingdiag.run import evaluate
 from lingdiag.rundir import ModelIdentity
 from lingdiag.thinking import DEFAULT_TAGS, Thinking, ThinkTags
 
@@ -96,3 +100,74 @@ def test_the_table_names_every_item_not_scored() -> None:
     assert "unfinished 2 (A1, B2)" in line and "missing from the run 1 (C3)" in line
 
 
+
+
+def test_a_trace_that_already_holds_its_closing_tag_and_an_answer_is_not_replayed() -> None:
+    output = {"text": "False", "reasoning": "It is True.\n</think>\nTrue", "reasoning_tokens": 9}
+    assert _replay(_record(output), "gen", DEFAULT_TAGS) == ("closing tag inside the trace", None)
+    other = ThinkTags("<reasoning>", "</reasoning>")
+    assert _replay(_record({"text": "False", "reasoning": "x </reasoning> True"}), "gen", other)[1] is None
+    assert _replay(_record({"text": "False", "reasoning": "x </think> True"}), "gen", other)[1] is not None
+
+
+def _thought(r: GenerationRequest) -> str:
+    return "<think>\nOne could say True.\n</think>\nFalse"
+
+
+def _prefers(r: LoglikelihoodRequest) -> float:
+    return -1.0 if r.continuation == "True" else -2.0
+
+
+def _after_config(gen: Path) -> RunConfig:
+    return RunConfig.model_validate({"suite": "imperfective", "model": "mock", "limit": 4,
+                                     "after_thinking": f"{gen}:zero-shot/thinking-on",
+                                     "axes": {"strategy": ["zero-shot"], "scoring": ["loglik"]}})
+
+
+def _generation(gen: Path) -> None:
+    evaluate(RunConfig(suite="imperfective", model="mock", limit=4, axes={"strategy": ["zero-shot"],
+                                                                          "thinking": ["on"]}),
+             MockBackend(_thought), gen)
+
+
+def test_rerunning_after_the_source_traces_changed_is_refused(tmp_path: Path) -> None:
+    gen, after = tmp_path / "gen", tmp_path / "after"
+    _generation(gen)
+    evaluate(_after_config(gen), MockBackend(loglik_fn=_prefers), after)
+    checksums = json.loads((after / "meta.json").read_text())["dataset"]
+    assert checksums[str(gen / "items.jsonl")] == hashlib.sha256((gen / "items.jsonl").read_bytes()).hexdigest()
+    evaluate(_after_config(gen), MockBackend(loglik_fn=_prefers), after)  # the same source resumes
+    items = gen / "items.jsonl"
+    items.write_text(items.read_text().replace("One could say True.", "One could say False."))
+    before = (after / "items.jsonl").read_bytes()
+    with pytest.raises(RunError, match=rf"{after} was run on other data: {gen}/items.jsonl changed since") as e:
+        evaluate(_after_config(gen), MockBackend(loglik_fn=_prefers), after)
+    assert "\n" not in str(e.value)
+    assert (after / "items.jsonl").read_bytes() == before
+
+
+class NoSwitch(MockBackend):
+    """A backend whose chat template has no thinking switch (as ``HFBackend.check_thinking`` says)."""
+
+    def check_thinking(self, thinking: Thinking) -> None:
+        if thinking.thinks:
+            raise ConfigError(f"{self.name}: --thinking {thinking.name}: its chat template has no thinking switch")
+
+
+def test_a_model_without_a_thinking_switch_is_refused_before_any_condition_is_scored(tmp_path: Path) -> None:
+    gen = tmp_path / "gen"
+    _generation(gen)
+    scored: list[LoglikelihoodRequest] = []
+
+    def counted(r: LoglikelihoodRequest) -> float:
+        scored.append(r)
+        return _prefers(r)
+
+    with pytest.raises(ConfigError, match="no thinking switch"):
+        evaluate(_after_config(gen), NoSwitch(loglik_fn=counted), tmp_path / "after")
+    assert scored == [] and not (tmp_path / "after").exists()
+    with pytest.raises(ConfigError, match="no thinking switch"):  # the thinking axis too, before "off" runs
+        evaluate(RunConfig(suite="imperfective", model="mock", limit=4,
+                           axes={"strategy": ["zero-shot"], "thinking": ["off", "on"]}),
+                 NoSwitch(_thought), tmp_path / "gen2")
+    assert not (tmp_path / "gen2").exists()
