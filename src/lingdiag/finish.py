@@ -14,7 +14,7 @@ from typing import Any
 
 from lingdiag.metrics import fragile
 from lingdiag.metrics.core import N_ERRORS, N_UNFINISHED
-from lingdiag.records import ResultRow
+from lingdiag.records import ItemRecord, ResultRow
 from lingdiag.rundir import RunMeta, RunStore
 from lingdiag.suite import Excluded, Suite
 
@@ -33,6 +33,14 @@ class Ending:
     """The items of the data left out as not interpretable."""
     note: str = ""
     """The table's first lines (e.g. the items an expander did not score)."""
+
+
+def imported(records: Sequence[ItemRecord], model: str, dataset: str, excluded: Sequence[Excluded] = ()) -> Ending:
+    """The ending of a run directory of answers computed elsewhere (``lingdiag score --out``): its
+    conditions as the records name them, its records in the order given.
+    """
+    conditions = {r.condition: dict(r.axes) for r in records}
+    return Ending([(r.condition, r.item_id) for r in records], list(conditions.items()), model, dataset, excluded)
 
 
 def excluded_note(excluded: Sequence[Excluded]) -> str:
