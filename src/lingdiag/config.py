@@ -168,7 +168,7 @@ class RunConfig(BaseModel):
     after_thinking: str | None = None
     """``RUN_DIR[:CONDITION]``: a finished generation run of the same model with thinking; each chat
     log-likelihood condition gets a twin scored after that run's thinking, replayed per item
-    (``lingdiag.analysis.after_thinking``)."""
+    (``lingdiag.conditions.after_thinking``)."""
 
     @model_validator(mode="after")
     def _think_tags(self) -> RunConfig:
