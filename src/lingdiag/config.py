@@ -169,7 +169,7 @@ class RunConfig(BaseModel):
     after_thinking: str | None = None
     """``RUN_DIR[:CONDITION]``: a finished generation run of the same model with thinking; each chat
     log-likelihood condition gets a twin scored after that run's thinking, replayed per item
-    (``lingdiag.analysis.after_thinking``)."""
+    (``lingdiag.conditions.after_thinking``)."""
     per_token: bool = False
     """Ask every log-likelihood request for per-token log-probs and keep them (``token_logprobs``,
     ``token_spans``) in the records, for ``lingdiag view``'s surprisal; off, records stay as they were."""

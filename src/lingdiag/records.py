@@ -120,7 +120,7 @@ class LoglikelihoodRequest:
     """Also return each scored token's log-prob and character span (``LogLikelihood.token_*``)."""
     assistant_prefix: str = ""
     """Text the assistant turn starts with, after the opened turn and before the continuation (which
-    alone is scored): the model's own thinking replayed (``lingdiag.analysis.after_thinking``).
+    alone is scored): the model's own thinking replayed (``lingdiag.conditions.after_thinking``).
     Only with ``messages``."""
     thinking: Thinking | None = None
     """The thinking setting the chat template is rendered with (the replayed generation's, so the

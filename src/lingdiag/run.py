@@ -10,15 +10,16 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from lingdiag.analysis import after_thinking, interpretable
-from lingdiag.analysis import thinking as thinking_axis
-from lingdiag.analysis.sweep import AXIS as SCORING_POLICY_AXIS
+from lingdiag.conditions.expander import Expander, Ran, Replays
+from lingdiag.conditions.precision import precision
+from lingdiag.conditions.registry import expanders
+from lingdiag.conditions.thinking import think_tags
 from lingdiag.config import RunConfig, redact_url_secrets
 from lingdiag.errors import CapabilityError, ConfigError, RunError
+from lingdiag.finish import Ending, finish
 from lingdiag.io.paths import sha256_file
 from lingdiag.metrics import fragile
-from lingdiag.metrics.core import N_ERRORS, N_UNFINISHED
-from lingdiag.models.base import Backend, Precision, ReducedPrecision, ReportsUsage, dispatch
+from lingdiag.models.base import Backend, Precision, ReportsUsage, dispatch
 from lingdiag.models.cache import cached
 from lingdiag.models.environment import lock_status
 from lingdiag.parse.thinking import separate
@@ -32,14 +33,12 @@ from lingdiag.records import (
     LoglikelihoodRequest,
     Request,
     Response,
-    ResultRow,
     nonfinite,
 )
-from lingdiag.rundir import SCHEMA_VERSION, SUITE_COPY, Excluded, ModelIdentity, RunMeta, RunStore
+from lingdiag.rundir import SCHEMA_VERSION, SUITE_COPY, ModelIdentity, RunMeta, RunStore
 from lingdiag.rundir.records import output_of, prompt_json
-from lingdiag.scoring import LINGDIAG
 from lingdiag.suite import SUITES, Condition, Dataset, Suite, spread
-from lingdiag.thinking import DEFAULT_TAGS, Thinking, ThinkTags
+from lingdiag.thinking import DEFAULT_TAGS, ThinkTags
 
 RESUMABLE_CHANGES = ("batch_tokens",)
 """Config fields a resumed run may change: they group requests into batches, nothing more."""
@@ -90,13 +89,12 @@ def _score(condition: Condition, item: Item, requests: Sequence[Request], respon
             label, detail = pred.label, dict(pred.detail)
     correct = None if item.gold is None or errors else label == item.gold  # a failed item is unanswered
     strategy = condition.strategy
-    replays = strategy.replayed(item.id).recorded() if isinstance(strategy, after_thinking.AfterThinkingStrategy) \
-        else None
     return ItemRecord(
         condition=condition.name, axes=dict(condition.axes), item_id=item.id, tags=dict(item.tags),
         fields=dict(item.fields), prompts=[prompt_json(r) for r in requests],
         outputs=[output_of(r, per_token) for r in responses], label=label, detail=detail,
-        gold=item.gold, correct=correct, error="; ".join(errors) if errors else None, replays=replays,
+        gold=item.gold, correct=correct, error="; ".join(errors) if errors else None,
+        replays=strategy.replays(item.id) if isinstance(strategy, Replays) else None,
     )
 
 
@@ -116,7 +114,7 @@ class Recording:
     per_token: bool = False
     """Keep log-likelihoods' per-token log-probs and spans in the records (``--per-token``)."""
 
-    def records(self, condition: Condition, chunk: Sequence[Item], rendered: dict[str, Sequence[Request]],
+    def records(self, condition: Condition, chunk: Sequence[Item], rendered: Mapping[str, Sequence[Request]],
                 responses: Sequence[Sequence[Response]]) -> list[ItemRecord]:
         """The records of ``chunk``'s items from their ``responses``; with a reduced precision, each
         log-likelihood decision with its margin and fragility (``settle``).
@@ -126,7 +124,7 @@ class Recording:
         return [_score(condition, it, rendered[it.id], rs, self.tags, self.per_token)
                 for it, rs in zip(chunk, responses, strict=True)]
 
-    def settle(self, condition: Condition, chunk: Sequence[Item], rendered: dict[str, Sequence[Request]],
+    def settle(self, condition: Condition, chunk: Sequence[Item], rendered: Mapping[str, Sequence[Request]],
                responses: Sequence[Sequence[Response]], precision: Precision) -> list[ItemRecord]:
         """A reduced-precision chunk's records, each log-likelihood decision with its margin and fragility;
         with ``precision.rescore``, the fragile items' requests scored again in float32 (one call for the
@@ -148,19 +146,6 @@ class Recording:
             record = _score(condition, it, rendered[it.id], rs, self.tags, self.per_token)
             records.append(record if d is None else replace(record, decision=d.recorded()))
         return records
-
-    def recorded(self) -> dict[str, Any] | None:
-        """``meta.json``'s ``precision`` part (None in float32)."""
-        if self.precision is None:
-            return None
-        return {"dtype": self.precision.dtype, "per_token_noise": self.precision.per_token,
-                "rescore_fragile": "float32" if self.precision.rescore else None}
-
-
-def _recording(config: RunConfig, backend: Backend) -> Recording:
-    """How ``config``'s run on ``backend`` records: its thinking tags, precision and per-token log-probs."""
-    return Recording(think_tags(config), backend.precision() if isinstance(backend, ReducedPrecision) else None,
-                     config.per_token)
 
 
 def resolve_axes(suite: Suite, selection: dict[str, list[str]]) -> dict[str, list[str]]:
@@ -199,15 +184,6 @@ def _check(backend: Backend, needs: set[str]) -> str | None:
     return f"backend {backend.identity.get('backend')} cannot serve {', '.join(missing)} requests"
 
 
-def _policies(requests: Sequence[Request], named: bool) -> list[dict[str, Any]]:
-    """The scoring policies ``requests`` carry, as ``meta.json`` records them: all of them for a
-    condition on the scoring-policy axis (``named``), else those other than the default (so the
-    ``meta.json`` of the suites that never choose one stays as it was).
-    """
-    seen = {r.policy for r in requests if isinstance(r, LoglikelihoodRequest) and not r.messages}
-    return [p.recorded() for p in sorted(seen, key=lambda p: p.name) if named or p != LINGDIAG]
-
-
 def _versions() -> dict[str, str]:
     out = {"python": platform.python_version()}
     for pkg in ("lingdiag", "torch", "transformers", "openai", "xgrammar"):
@@ -229,10 +205,10 @@ class Plan:
     conditions: list[Condition]
     items: dict[str, list[Item]]
     """Condition name → the items it runs on (after ``--limit``)."""
-    thoughts: after_thinking.Thoughts | None = None
-    """The generation run whose thinking ``--after-thinking`` replays."""
+    expanders: Sequence[Expander] = ()
+    """The axes every suite takes from the run (``lingdiag.conditions``), in the order they applied."""
     not_scored: dict[str, dict[str, list[str]]] = field(default_factory=dict)
-    """After-thinking condition → the items of its selection it cannot score, by reason."""
+    """Condition → the items of its selection an expander cannot score, by reason."""
 
     def order(self) -> list[tuple[str, str]]:
         """Every (condition, item id) the run records, in the order ``items.jsonl`` holds them."""
@@ -242,36 +218,43 @@ class Plan:
         """Every request the run would send (before resume and cache hits)."""
         return [r for c in self.conditions for item in self.items[c.name] for r in c.strategy.render(item)]
 
+    def sources(self) -> dict[str, str]:
+        """Every file the run reads → its SHA-256: the data's, and those the expanders read."""
+        return checksums(self.dataset.source) | {k: v for e in self.expanders for k, v in e.sources().items()}
+
+    def note(self) -> str:
+        """The table's opening lines from the expanders (the items they did not score)."""
+        return "".join(e.note(self.not_scored) for e in self.expanders)
+
+    def ending(self, model: str, dataset: str) -> Ending:
+        """What ``finish`` needs of the run beside its records."""
+        return Ending(self.order(), [(c.name, c.axes) for c in self.conditions], model, dataset,
+                      self.dataset.excluded, self.note())
+
 
 def plan(config: RunConfig) -> Plan:
     """Load the dataset and build the conditions of ``config``; options are validated here."""
     suite = SUITES.get(config.suite)
-    # Every suite takes the thinking axis: the run wraps its conditions, the suite knows nothing of it.
-    thinking = config.axes.get(thinking_axis.AXIS)
-    axes = resolve_axes(suite, {k: v for k, v in config.axes.items() if k != thinking_axis.AXIS})
+    axes_of_run = expanders(config)
+    # The expanders' axes (e.g. thinking) are every suite's: the suite knows nothing of them.
+    taken = {a for e in axes_of_run for a in e.takes}
+    axes = resolve_axes(suite, {k: v for k, v in config.axes.items() if k not in taken})
     options = suite.parse_options(config.options)
     dataset = suite.load(config.dataset).require_items()
     conditions = suite.conditions(dataset, axes, options, config.seed)
-    if thinking is not None:
-        conditions = thinking_axis.expand(conditions, thinking_axis.settings(thinking, think_tags(config)))
-    thoughts = None
-    if config.after_thinking is not None:
-        thoughts = after_thinking.Thoughts.load(after_thinking.ReplaySource.parse(config.after_thinking))
-        conditions = after_thinking.expand(conditions, thoughts)
+    for e in axes_of_run:
+        conditions = e.expand(conditions)
     items = {c.name: spread(c.items, config.limit) for c in conditions}
     if config.shard is not None:  # after --limit, so that the shards together are the unsharded run
         shard = config.shard
         items = {name: [it for it in chosen if shard.holds(it.id)] for name, chosen in items.items()}
     not_scored: dict[str, dict[str, list[str]]] = {}
-    for c in conditions:  # after --limit: a twin scores the plain condition's items that have thinking
-        if isinstance(c.strategy, after_thinking.AfterThinkingStrategy):
-            items[c.name], not_scored[c.name] = c.strategy.scorable(items[c.name])
-    return Plan(suite, dataset, conditions, items, thoughts, not_scored)
-
-
-def think_tags(config: RunConfig) -> ThinkTags | None:
-    """The inline thinking tags of ``config`` (None: no inline separation)."""
-    return DEFAULT_TAGS if config.think_tags is None else ThinkTags.parse(config.think_tags)
+    for c in conditions:  # after --limit: e.g. a twin scores the plain condition's items that have thinking
+        for e in axes_of_run:
+            items[c.name], left = e.select(c, items[c.name])
+            if left is not None:
+                not_scored.setdefault(c.name, {}).update(left)
+    return Plan(suite, dataset, conditions, items, axes_of_run, not_scored)
 
 
 def default_out(config: RunConfig) -> Path:
@@ -281,7 +264,7 @@ def default_out(config: RunConfig) -> Path:
     return Path("runs") / f"{SUITES.get(config.suite).name}-{safe}"
 
 
-def _run_chunks(condition: Condition, pending: Sequence[Item], total: int, rendered: dict[str, Sequence[Request]],
+def _run_chunks(condition: Condition, pending: Sequence[Item], total: int, rendered: Mapping[str, Sequence[Request]],
                 backend: Backend, store: RunStore, chunk_items: int, progress: Progress | None,
                 recording: Recording) -> str | None:
     """Send ``pending`` items chunk by chunk and append their records (made as ``recording`` says);
@@ -307,47 +290,6 @@ def _run_chunks(condition: Condition, pending: Sequence[Item], total: int, rende
     return None
 
 
-def excluded_note(excluded: Sequence[Excluded]) -> str:
-    """The table's note on the items of the data left out as not interpretable (empty if none)."""
-    if not excluded:
-        return ""
-    by_reason: dict[str, list[str]] = {}
-    for e in excluded:
-        by_reason.setdefault(e.reason, []).append(e.item_id)
-    return (f"**Excluded items** (not interpretable, never scored): {len(excluded)}; "
-            + "; ".join(f"{reason}: {len(ids)} ({', '.join(ids)})" for reason, ids in by_reason.items()) + "\n\n")
-
-
-def finalize(store: RunStore, order: Sequence[tuple[str, str]], suite: Suite, conditions: Sequence[Condition],
-             model: str, dataset: str, excluded: Sequence[Excluded] = (), note: str = "") -> tuple[dict[str, Any], str]:
-    """Rewrite the records in canonical ``order`` (condition, item id); write ``metrics.json`` and
-    ``table.md`` (noting the ``excluded`` items of the data, and opening with ``note``). A run's end,
-    and ``lingdiag merge``'s.
-    """
-    records = store.finalize(order)
-    metrics: dict[str, Any] = {}
-    for condition in conditions:
-        rs = [r for r in records if r.condition == condition.name]
-        if rs:
-            # Fragile counts exist only where records carry decisions (reduced-precision runs).
-            metrics[condition.name] = suite.condition_metrics(rs) | fragile.counts([r.decision for r in rs])
-    table = suite.table([ResultRow(model, c.name, dict(c.axes), metrics[c.name], str(store.root), dataset)
-                         for c in conditions if c.name in metrics])
-    unfinished = {c: m[N_UNFINISHED] for c, m in metrics.items() if m.get(N_UNFINISHED)}
-    if unfinished:  # beside unparsed, never folded into it: the thinking ran out of tokens
-        table = ("**Unfinished thinking** (the trace never closed; no answer was read): "
-                 + "; ".join(f"{c}: {k} of {metrics[c]['n']}" for c, k in unfinished.items()) + "\n\n" + table)
-    failed = {c: m[N_ERRORS] for c, m in metrics.items() if m.get(N_ERRORS)}
-    if failed:  # never let an outage pass for a result
-        table = ("**Failed items** (backend errors; every metric is over the answered items only): "
-                 + "; ".join(f"{c}: {k} of {metrics[c]['n']}" for c, k in failed.items()) + "\n\n" + table)
-    table = note + interpretable.note(interpretable.reasons(records)) + excluded_note(excluded) + \
-        fragile.table_note(metrics) + table
-    store.write_json("metrics.json", metrics)
-    store.write_text("table.md", table)
-    return metrics, table
-
-
 def evaluate(
     config: RunConfig,
     backend: Backend,
@@ -369,8 +311,8 @@ def evaluate(
     """
     p = planned or plan(config)
     _check_out(out)
-    if p.thoughts is not None:  # before the run directory exists: another model's thinking is no replay
-        p.thoughts.check_model(ModelIdentity(backend.identity))
+    for e in p.expanders:  # before the run directory exists: e.g. another model's thinking is no replay
+        e.check(backend)
     store = RunStore(out)
     created = not store.root.exists()
     try:
@@ -382,80 +324,105 @@ def evaluate(
         raise
 
 
-def _evaluate(config: RunConfig, backend: Backend, store: RunStore, progress: Progress | None, p: Plan) -> RunResult:
-    """``evaluate`` in a locked run directory."""
-    suite, dataset, conditions = p.suite, p.dataset, p.conditions
-    sources = checksums(dataset.source)
+@dataclass
+class _Session:
+    """One session of a run in its locked directory: what it did so far, for ``meta.json``."""
+
+    plan: Plan
+    backend: Backend
+    first: RunMeta
+    """The parts known before any condition runs."""
+    earlier: Mapping[str, float]
+    """Seconds earlier sessions spent per condition."""
+    timings: dict[str, float] = field(default_factory=dict)
+    skipped: dict[str, str] = field(default_factory=dict)
+    reached: list[Condition] = field(default_factory=list)
+    requests: dict[str, Sequence[Request]] = field(default_factory=dict)
+    declined: set[str] = field(default_factory=set)
+
+    def meta(self, usage: dict[str, int] | None = None) -> RunMeta:
+        """``meta.json`` as of now: each expander records its own part."""
+        ran = Ran(self.reached, self.requests, self.declined, self.plan.not_scored, self.backend)
+        parts = {e.part: e.recorded(ran) for e in self.plan.expanders}
+        return self.first.replaced(timings=dict(self.timings), skipped=dict(self.skipped), usage=usage, **parts)
+
+    def reach(self, condition: Condition, rendered: Mapping[str, Sequence[Request]]) -> str | None:
+        """Note ``condition`` reached with its requests; the reason the backend cannot serve them, if so."""
+        self.reached.append(condition)
+        self.requests[condition.name] = [r for rs in rendered.values() for r in rs]
+        reason = _check(self.backend, _needs(self.requests[condition.name]))
+        if reason:
+            self.skipped[condition.name] = reason
+            self.declined.add(condition.name)
+        return reason
+
+    def spent(self, condition: Condition, start: float) -> None:
+        """Seconds spent on ``condition``, summed over resumed sessions."""
+        self.timings[condition.name] = round(self.earlier.get(condition.name, 0) + time.perf_counter() - start, 3)
+
+
+def _begin(config: RunConfig, backend: Backend, store: RunStore, p: Plan) -> tuple[_Session, set[tuple[str, str]]]:
+    """Check what ``store`` holds against ``config`` and write the first ``meta.json``; the session
+    and the (condition, item) keys earlier sessions finished.
+    """
+    sources = p.sources()
+    suite = p.suite
     suite_file = {"path": suite.source.path, "sha256": suite.source.sha256} if suite.source else None
     done, earlier = store.prepare_resume(config.recorded(), ignore=RESUMABLE_CHANGES, dataset=sources,
                                          suite_file=suite_file)
-    _check_axes(store, conditions)
-    timings: dict[str, float] = {}
-    skipped: dict[str, str] = {}
-    thinking: dict[str, Any] = {}
-    policies: dict[str, list[dict[str, Any]]] = {}
+    _check_axes(store, p.conditions)
     first = RunMeta(config=config.recorded(), identity=ModelIdentity(backend.identity), schema_version=SCHEMA_VERSION,
                     checksums=sources, versions=_versions(), lock=lock_status().recorded(), seed=config.seed,
-                    timings={}, skipped={}, suite_file=suite_file, excluded=tuple(dataset.excluded) or None,
-                    after_thinking={c: p.thoughts.recorded(reasons) for c, reasons in p.not_scored.items()}
-                    if p.thoughts is not None else None,
-                    planned=sum(len(p.items[c.name]) for c in conditions))  # until it finishes: readers see M
-
-    def meta(usage: dict[str, int] | None = None) -> RunMeta:
-        return first.replaced(timings=dict(timings), skipped=dict(skipped), scoring_policies=dict(policies) or None,
-                              thinking=dict(thinking) or None, usage=usage)
-
+                    timings={}, skipped={}, suite_file=suite_file, excluded=tuple(p.dataset.excluded) or None,
+                    planned=len(p.order()))  # until it finishes: readers of a run in progress see M
     if suite.source is not None:  # reports read the records with this copy, whatever becomes of the file
         store.write_text(SUITE_COPY, suite.source.text)
-    recording = _recording(config, backend)
-    first = first.replaced(precision=recording.recorded())
-    store.write_meta(meta())
+    session = _Session(p, backend, first, earlier)
+    store.write_meta(session.meta())
+    return session, done
+
+
+def _evaluate(config: RunConfig, backend: Backend, store: RunStore, progress: Progress | None, p: Plan) -> RunResult:
+    """``evaluate`` in a locked run directory."""
+    session, done = _begin(config, backend, store, p)
+    recording = Recording(think_tags(config), precision(backend), config.per_token)
     usage_before = backend.usage() if isinstance(backend, ReportsUsage) else {}
-    order: list[tuple[str, str]] = []
-    for condition in conditions:
+    for condition in p.conditions:
         items = p.items[condition.name]
-        order += [(condition.name, it.id) for it in items]
         rendered = {it.id: _asking_tokens(condition.strategy.render(it), config.per_token) for it in items}
-        named = _policies([r for rs in rendered.values() for r in rs], SCORING_POLICY_AXIS in condition.axes)
-        if named:
-            policies[condition.name] = named
-        reason = _check(backend, _needs([r for rs in rendered.values() for r in rs]))
-        if reason:
-            skipped[condition.name] = reason
+        if session.reach(condition, rendered):
             continue
         pending = [it for it in items if (condition.name, it.id) not in done]
         start = time.perf_counter()
-        setting = thinking_setting(condition)
-        if setting is not None:
-            thinking[condition.name] = setting.recorded()
-        unserved = _run_chunks(condition, pending, len(items), rendered, backend, store, config.chunk_items, progress,
-                               recording)
+        unserved = _run_chunks(condition, pending, len(items), rendered, backend, store, config.chunk_items,
+                               progress, recording)
         if unserved:
-            skipped[condition.name] = unserved
-        # Seconds spent on the condition, summed over resumed sessions; written per condition
-        # so that a run killed later keeps the timings of what it finished.
-        timings[condition.name] = round(earlier.get(condition.name, 0) + time.perf_counter() - start, 3)
-        store.write_meta(meta())
-    model = backend.identity.get("model", config.model)
-    metrics, table = finalize(store, order, suite, conditions, model, config.dataset, dataset.excluded,
-                              after_thinking.note(p.not_scored))
+            session.skipped[condition.name] = unserved
+        # Written per condition, so that a run killed later keeps the timings of what it finished.
+        session.spent(condition, start)
+        store.write_meta(session.meta())
     usage = ({k: v - usage_before.get(k, 0) for k, v in backend.usage().items()}
              if isinstance(backend, ReportsUsage) else None)
-    store.write_meta(meta(usage).replaced(planned=None))  # finished: meta.json as before planned existed
-    return RunResult(out=store.root, metrics=metrics, table=table, skipped=dict(skipped), usage=usage or {})
-
-
-def thinking_setting(condition: Condition) -> Thinking | None:
-    """The thinking setting of a condition on the thinking axis, else None."""
-    strategy = condition.strategy
-    return strategy.setting if isinstance(strategy, thinking_axis.ThinkingStrategy) else None
+    model = backend.identity.get("model", config.model)
+    # Finished: meta.json as before ``planned`` existed.
+    metrics, table = finish(store, p.suite, p.ending(model, config.dataset), session.meta(usage).replaced(planned=None))
+    return RunResult(out=store.root, metrics=metrics, table=table, skipped=dict(session.skipped), usage=usage or {})
 
 
 def load_model(config: RunConfig) -> Backend:
-    """The model of ``config`` with its provider options (not cached); a shard's own server if it has one."""
+    """The model of ``config`` with its provider options (not cached); a shard's own server if it has one.
+
+    ``--batch-tokens``, ``--trust-remote-code`` and ``--model-option`` all reach the provider
+    here, validated by its option model.
+    """
     from lingdiag.models.providers import load_backend
 
-    return load_backend(config.model_spec(), config.provider_options())
+    options = dict(config.model_options)
+    if config.batch_tokens is not None:
+        options["batch_tokens"] = config.batch_tokens
+    if config.trust_remote_code:
+        options["trust_remote_code"] = True
+    return load_backend(config.model_spec(), options)
 
 
 def _check_axes(store: RunStore, conditions: Sequence[Condition]) -> None:

@@ -18,7 +18,7 @@ server's ``chat_template_kwargs`` and ``reasoning_effort``).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from lingdiag.errors import ConfigError
 
@@ -119,3 +119,16 @@ class Thinking:
             return cls("effort", effort=arg, tags=tags)
         raise ConfigError(f"--thinking {value!r}: valid settings are off, on, on:N (thinking capped at N tokens), "
                           f"budget:N (closed after N tokens) and effort:{'|'.join(EFFORTS)}")
+
+
+@runtime_checkable
+class ChecksThinking(Protocol):
+    """A backend that can tell, before any request, whether its model can be asked for a setting."""
+
+    def check_thinking(self, thinking: Thinking) -> None:
+        """Refuse a setting the model has no switch for.
+
+        Raises:
+            ConfigError: naming the model and the setting.
+        """
+        ...

@@ -1,8 +1,8 @@
-"""Competence after thinking, the parts that need no model: request keys, the replay's text,
-the option's shape, and a generation record read as a replay (or refused, with its reason).
+"""Competence after thinking read from the records (the section), and runs with twins on the mock
+backend end to end: items not scored named, shards merged byte-identical, tables apart.
 
-The model-backed run (a generation with thinking, then the label log-likelihoods scored after
-it) is in tests/models/hf/test_thinking.py.
+The twins' making (replays, refusals) is in tests/conditions/test_after_thinking.py; the
+model-backed run in tests/models/hf/test_thinking.py.
 """
 
 from __future__ import annotations
@@ -11,12 +11,9 @@ import hashlib
 import json
 from pathlib import Path
 
-import pytest
-
-from lingdiag.analysis.after_thinking import ReplaySource, Thoughts, _replay, note, section
+from lingdiag.analysis.after_thinking import section
 from lingdiag.cluster import merge
 from lingdiag.config import RunConfig
-from lingdiag.errors import ConfigError
 from lingdiag.models.mock import MockBackend
 from lingdiag.records import (
     ChatMessage,
@@ -27,86 +24,9 @@ from lingdiag.records import (
     record_text,
 )
 from lingdiag.run import evaluate
-from lingdiag.rundir import ModelIdentity, RunStore
-from lingdiag.thinking import DEFAULT_TAGS, Thinking, ThinkTags
+from lingdiag.rundir import RunStore
 
 MESSAGES = (ChatMessage("user", "Premise: Ann was baking. Hypothesis: Ann baked. True, False or Unknown?"),)
-
-
-def test_an_empty_prefix_keeps_todays_key_byte_for_byte() -> None:
-    plain = LoglikelihoodRequest("", "True", messages=MESSAGES)
-    # The key as lingdiag wrote it before replays existed (the cache and records depend on it).
-    assert json.dumps(plain.key(), sort_keys=True) == json.dumps(
-        {"kind": "loglikelihood", "context": "", "continuation": "True",
-         "messages": [{"role": "user", "content": MESSAGES[0].content}]}, sort_keys=True)
-    replayed = LoglikelihoodRequest("", "True", messages=MESSAGES, assistant_prefix="<think>\nhm\n</think>\n\n",
-                                    thinking=Thinking.parse("on"))
-    assert replayed.key()["assistant_prefix"] == "<think>\nhm\n</think>\n\n"
-    assert replayed.key()["thinking"]["setting"] == "on"
-    assert replayed.key() != plain.key()
-    with pytest.raises(ValueError, match="needs chat messages"):
-        LoglikelihoodRequest("The cat", " sat", assistant_prefix="<think>\nhm\n</think>\n\n")
-
-
-def test_the_replay_follows_the_opened_turn_and_never_opens_the_block_twice() -> None:
-    prefix = DEFAULT_TAGS.wrap("One could say True.")
-    assert prefix == "<think>\nOne could say True.\n</think>\n\n"
-    assert DEFAULT_TAGS.after("<|im_start|>assistant\n", prefix) == "<|im_start|>assistant\n" + prefix
-    # A template that opened the block itself (DeepSeek-R1's) is not given a second opening tag.
-    assert DEFAULT_TAGS.after("<|im_start|>assistant\n<think>\n", prefix) == \
-        "<|im_start|>assistant\n<think>\nOne could say True.\n</think>\n\n"
-    other = ThinkTags("<reasoning>", "</reasoning>")
-    assert other.wrap("x") == "<reasoning>\nx\n</reasoning>\n\n"
-
-
-def test_the_option_names_a_run_and_optionally_its_condition(tmp_path: Path) -> None:
-    assert ReplaySource.parse("runs/gen") == ReplaySource(Path("runs/gen"))
-    assert ReplaySource.parse("runs/gen:zero-shot/thinking-budget-8") == \
-        ReplaySource(Path("runs/gen"), "zero-shot/thinking-budget-8")
-    odd = tmp_path / "a:b"
-    odd.mkdir()
-    assert ReplaySource.parse(str(odd)) == ReplaySource(odd)  # a directory named with a colon is taken whole
-
-
-def _record(output: object, error: str | None = None) -> ItemRecord:
-    return ItemRecord(condition="zero-shot/thinking-on", axes={}, item_id="A1", tags={}, fields={},
-                      prompts=[[{"role": "user", "content": MESSAGES[0].content}]], outputs=[output],
-                      label="False", detail={}, gold="False", correct=True, error=error)
-
-
-def test_only_completed_thinking_is_replayed_and_every_other_record_says_why() -> None:
-    reason, replay = _replay(_record({"text": "False", "reasoning": " It was not finished. ",
-                                      "reasoning_tokens": 6}), "gen", DEFAULT_TAGS)
-    assert reason == "" and replay is not None
-    assert replay.prefix == "<think>\nIt was not finished.\n</think>\n\n"
-    assert replay.messages == MESSAGES
-    assert replay.source.recorded() == {"run": "gen", "condition": "zero-shot/thinking-on", "item_id": "A1",
-                                        "label": "False"}
-    cases = {"unfinished": {"text": "", "reasoning": "It was", "reasoning_tokens": 8, "unfinished": True},
-             "no thinking": "False"}
-    for expected, output in cases.items():
-        assert _replay(_record(output), "gen", DEFAULT_TAGS) == (expected, None)
-    hidden = {"text": "False", "reasoning_tokens": 120}  # a hosted model's: only its length is known
-    assert _replay(_record(hidden), "gen", DEFAULT_TAGS) == ("no thinking", None)
-    assert _replay(_record({"error": "timeout"}, error="timeout"), "gen", DEFAULT_TAGS) == ("failed", None)
-
-
-def test_another_model_is_refused_in_one_line() -> None:
-    thoughts = Thoughts(Path("runs/gen"), "zero-shot/thinking-on", "on", DEFAULT_TAGS,
-                        ModelIdentity({"backend": "hf", "model": "smollm2-135m", "weights_sha256": "ab"}), {}, {})
-    thoughts.check_model(ModelIdentity({"backend": "hf", "model": "smollm2-135m", "weights_sha256": "ab",
-                                        "dtype": "bfloat16"}))  # another dtype is the same model
-    for other in ({"backend": "hf", "model": "gemma3-270m", "weights_sha256": "cd"},
-                  {"backend": "hf", "model": "smollm2-135m", "weights_sha256": "cd"}):
-        with pytest.raises(ConfigError, match="replays the scored model's own thinking") as e:
-            thoughts.check_model(ModelIdentity(other))
-        assert "\n" not in str(e.value)
-
-
-def test_the_table_names_every_item_not_scored() -> None:
-    assert note({"zero-shot/loglik/after-thinking": {}}) == ""
-    line = note({"zero-shot/loglik/after-thinking": {"unfinished": ["A1", "B2"], "missing from the run": ["C3"]}})
-    assert "unfinished 2 (A1, B2)" in line and "missing from the run 1 (C3)" in line
 
 
 def _scored(condition: str, item_id: str, label: str, generated: str | None = None) -> ItemRecord:

@@ -17,8 +17,9 @@ from lingdiag.cluster import merge
 from lingdiag.config import RunConfig, Shard
 from lingdiag.errors import ConfigError, RunError
 from lingdiag.models.mock import MockBackend
-from lingdiag.records import Generation, GenerationRequest
+from lingdiag.records import Generation, GenerationRequest, LoglikelihoodRequest
 from lingdiag.run import evaluate, plan
+from lingdiag.suites.minimal_pairs.formats import IDENTICAL
 
 CONFIG = {"suite": "imperfective", "model": "mock", "axes": {"strategy": ["zero-shot", "dap"]}, "limit": 24,
           "options": {"max_new_tokens": 4}, "chunk_items": 5}
@@ -141,4 +142,41 @@ def test_a_thinking_runs_shards_merge_into_the_unsharded_run_meta_included(tmp_p
     b.pop("shards")
     assert set(a.pop("timings")) == set(b.pop("timings"))
     assert a["thinking"] and set(a["thinking"]) == {"zero-shot/thinking-off", "zero-shot/thinking-on"}
+    assert a == b
+
+
+def _shorter_is_likelier(r: LoglikelihoodRequest) -> float:
+    return -float(len(r.continuation))
+
+
+def _blimp(path: Path, n: int, identical: set[int]) -> None:
+    """A BLiMP-format paradigm of ``n`` pairs, those numbered in ``identical`` with one sentence twice."""
+    rows = [{"sentence_good": f"The cats {k} sleep.", "sentence_bad": f"The cats {k} sleep." if k in identical
+             else f"The cats {k} sleeps.", "UID": "agreement", "pairID": str(k), "field": "morphology",
+             "linguistics_term": "agreement", "simple_LM_method": True, "one_prefix_method": False,
+             "two_prefix_method": False, "lexically_identical": False} for k in range(n)]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+def test_a_merged_minimal_pairs_run_names_its_excluded_pairs_as_the_unsharded_run_does(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    _blimp(data / "agreement.jsonl", 12, {3, 7})
+    config = {"suite": "minimal-pairs", "model": "mock", "dataset": str(data), "chunk_items": 4,
+              "axes": {"scoring-policy": ["lingdiag", "lm-eval"]}}
+    whole = tmp_path / "whole"
+    evaluate(RunConfig.model_validate(config), MockBackend(loglik_fn=_shorter_is_likelier), whole)
+    assert (whole / "table.md").read_text().startswith("**Excluded items** (not interpretable, never scored): 2; ")
+    dirs = []
+    for k in (1, 2, 3):
+        dirs.append(tmp_path / f"{k}-of-3")
+        evaluate(RunConfig.model_validate({**config, "shard": f"{k}/3"}), MockBackend(loglik_fn=_shorter_is_likelier),
+                 dirs[-1])
+    merged = merge(dirs, tmp_path / "merged")
+    for name in BYTE_IDENTICAL:
+        assert (merged.out / name).read_bytes() == (whole / name).read_bytes(), name
+    a, b = (json.loads((d / "meta.json").read_text()) for d in (whole, merged.out))
+    assert len(b.pop("shards")) == 3 and set(a.pop("timings")) == set(b.pop("timings"))
+    assert a["excluded"] == [{"item_id": "agreement/3", "reason": IDENTICAL}, {"item_id": "agreement/7",
+                                                                               "reason": IDENTICAL}]
     assert a == b

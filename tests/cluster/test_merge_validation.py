@@ -82,3 +82,25 @@ def test_unwritable_merge_destination_is_one_line(tmp_path: Path, read_only: Any
     assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
     assert proc.stderr.strip().splitlines() == [proc.stderr.strip()]
     assert proc.stderr.startswith("error: cannot write ro/m: ")
+
+
+@pytest.mark.parametrize(("part", "change"), [
+    ("thinking", lambda m: m["thinking"]["zero-shot/thinking-on"].update(budget=64)),
+    ("precision", lambda m: m.update(precision={"dtype": "bfloat16", "per_token_noise": 0.02,
+                                                "rescore_fragile": None})),
+    ("scoring_policies", lambda m: m.update(scoring_policies={"zero-shot/thinking-on": [{"name": "lm-eval"}]})),
+])
+def test_shards_whose_own_meta_parts_differ_are_refused_naming_the_part_and_shard(
+        tmp_path: Path, part: str, change: Callable[[dict[str, Any]], None]) -> None:
+    dirs = []
+    for k in (1, 2):
+        dirs.append(tmp_path / f"{k}-of-2")
+        config = {**CONFIG, "axes": {"strategy": ["zero-shot"], "thinking": ["off", "on"]}, "shard": f"{k}/2"}
+        evaluate(RunConfig.model_validate(config), MockBackend(lambda r: "<think>\nhm\n</think>\nTrue"), dirs[-1])
+    meta = json.loads((dirs[1] / "meta.json").read_text())
+    change(meta)
+    (dirs[1] / "meta.json").write_text(json.dumps(meta))
+    with pytest.raises(RunError, match=rf"1-of-2 and .*2-of-2 are not shards of one run: their meta.json parts "
+                                       rf"'{part}' differ"):
+        merge(dirs, tmp_path / "m")
+    assert not (tmp_path / "m").exists()

@@ -76,6 +76,10 @@ def test_score_out_is_a_run_for_report(tmp_path):
     report = runner.invoke(app, ["report", str(tmp_path / "r")])
     assert report.exit_code == 0, report.output
     assert "answers" in report.stdout and "1.00" in report.stdout
+    # Ended as a run ends (lingdiag.finish): its metrics and table beside the records.
+    metrics = json.loads((tmp_path / "r" / "metrics.json").read_text())
+    assert list(metrics) == ["imported"] and metrics["imported"]["n"] == 12 and metrics["imported"]["acc_A"] == 1
+    assert "answers" in (tmp_path / "r" / "table.md").read_text()
 
 
 def test_jsonl_answers_and_a_missing_column(tmp_path):

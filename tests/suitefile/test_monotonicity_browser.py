@@ -16,8 +16,8 @@ from helpers import chromium_path
 from typer.testing import CliRunner
 
 from lingdiag import RunConfig, run
-from lingdiag.analysis.interpretable import not_interpretable
 from lingdiag.cli import app
+from lingdiag.metrics.interpretable import not_interpretable
 from lingdiag.report.html import write_html
 from lingdiag.report.tables import load_runs, tables
 

@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from lingdiag.analysis.compare import METHODS, paired
-from lingdiag.analysis.interpretable import degenerate_reason
 from lingdiag.io.markdown import markdown_table
+from lingdiag.metrics.interpretable import degenerate_reason
 from lingdiag.prompts.loglik import LOGLIK, NORMALISATION, SCORING
 from lingdiag.records import ItemRecord, ResultRow
 from lingdiag.rundir import RunStore
@@ -63,7 +63,7 @@ class CompetenceJoin:
     ci95: tuple[float, float]
     """Paired bootstrap interval of competence − prompted accuracy."""
     not_interpretable: str = ""
-    """Why either side is not interpretable (:mod:`lingdiag.analysis.interpretable`); empty when both are."""
+    """Why either side is not interpretable (:mod:`lingdiag.metrics.interpretable`); empty when both are."""
 
     def extra_columns(self) -> dict[str, str]:
         """Columns a suite's join adds to the shared table (header → cell); none here."""

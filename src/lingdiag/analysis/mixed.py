@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lingdiag.analysis.interpretable import reasons
 from lingdiag.errors import ConfigError, MissingDependency
+from lingdiag.metrics.interpretable import reasons
 from lingdiag.records import ItemRecord
 from lingdiag.rundir import RunStore
 
@@ -61,7 +61,7 @@ class MixedModel:
     """Posterior mean of each random intercept's standard deviation (``item``, ``model``)."""
     not_interpretable: dict[str, str] = field(default_factory=dict)
     """Condition → which models' answers under it are not interpretable, and why
-    (:mod:`lingdiag.analysis.interpretable`): an effect against or of such a condition measures the
+    (:mod:`lingdiag.metrics.interpretable`): an effect against or of such a condition measures the
     parser or a constant answer."""
     method: str = METHOD
 

@@ -1,7 +1,8 @@
-"""The scoring-policy axis: conditions run under several policies, and how much they disagree.
+"""The scoring-policy sweep read from results: how much conditions run under several policies disagree.
 
 A suite whose items are scored by log-likelihood offers the ``scoring-policy`` axis
-(``lingdiag run SUITE --scoring-policy lingdiag,lm-eval,minicons``). Each condition records
+(``lingdiag run SUITE --scoring-policy lingdiag,lm-eval,minicons``; ``lingdiag.conditions.scoring_policy``).
+Each condition records
 its per-item outcomes compactly in its metrics (``outcomes``), so the table can show, from
 result rows alone, how far the headline metric moves between policies and the share of
 items whose outcome flips.
@@ -14,27 +15,12 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
+from lingdiag.conditions.scoring_policy import AXIS
 from lingdiag.io.markdown import markdown_table
 from lingdiag.records import ItemRecord, ResultRow
-from lingdiag.scoring import LINGDIAG, ScoringPolicy, policy, policy_names
-from lingdiag.suite import Axis
 
-AXIS = "scoring-policy"
 OUTCOMES = "outcomes"
 """Metrics key: ``{"ids_sha256": …, "correct": "0110…"}`` over the items sorted by id."""
-
-
-def axis(*default: str) -> Axis:
-    """The ``--scoring-policy`` axis (see ``lingdiag.scoring`` for the presets); ``default``: the
-    policies run when none is named (``lingdiag`` when empty).
-    """
-    return Axis(AXIS, policy_names(), default or (LINGDIAG.name,),
-                "how texts are scored: what precedes them, leading space, first token (lingdiag.scoring)")
-
-
-def chosen(axes: dict[str, Sequence[str]]) -> list[ScoringPolicy]:
-    """The policies selected on the axis."""
-    return [policy(name) for name in axes[AXIS]]
 
 
 def outcomes(records: Sequence[ItemRecord]) -> dict[str, str]:

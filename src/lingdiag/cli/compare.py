@@ -12,7 +12,6 @@ import typer
 
 from lingdiag.analysis import competence as competence_join
 from lingdiag.analysis.compare import METHODS, compare_conditions, compare_runs, permute_conditions, permute_runs
-from lingdiag.analysis.interpretable import not_interpretable
 from lingdiag.analysis.mixed import fit, load
 from lingdiag.cli.app import app
 from lingdiag.cli.options import RESULTS, Json, Seed
@@ -20,6 +19,7 @@ from lingdiag.errors import ConfigError
 from lingdiag.io.markdown import markdown_table
 from lingdiag.io.terminal import plain, plain_lines
 from lingdiag.loading import load_run
+from lingdiag.metrics.interpretable import not_interpretable
 from lingdiag.records import dumps
 from lingdiag.suite import SUITES
 

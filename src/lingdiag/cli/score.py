@@ -13,11 +13,12 @@ import typer
 
 from lingdiag.cli.options import DEFAULT_DATASET, dataset_option, json_option, out_option
 from lingdiag.errors import DatasetError
+from lingdiag.finish import finish, imported
 from lingdiag.io.importing import IMPORTED, import_labels
 from lingdiag.io.paths import sha256_file
 from lingdiag.io.terminal import plain_lines
 from lingdiag.records import ResultRow, dumps
-from lingdiag.rundir import write_imported
+from lingdiag.rundir import RunStore, write_imported
 from lingdiag.suite import Suite
 
 
@@ -37,7 +38,8 @@ def label_score_command(suite: Suite) -> Callable[..., None]:
     ) -> None:
         """Metrics of answers produced elsewhere, parsed and scored exactly as a run's."""
         dataset = dataset or suite.default_dataset
-        items = suite.load(dataset).items
+        data = suite.load(dataset)
+        items = data.items
         result = import_labels(scores, items, score_col=score_col, parse=parse, id_col=id_col)
         if not result.records:
             raise DatasetError(f"no row matched an item of dataset {dataset!r} ({len(result.unmatched)} unmatched "
@@ -47,6 +49,8 @@ def label_score_command(suite: Suite) -> Callable[..., None]:
             write_imported(out, suite=suite.name, model=scores.stem, dataset=dataset, records=result.records,
                            provenance={"file": str(scores), "sha256": sha256_file(scores), "score_col": score_col,
                                        "id_col": id_col}, source=suite.source)
+            store = RunStore(out)  # ended as a run ends: metrics.json and table.md beside the records
+            finish(store, suite, imported(result.records, scores.stem, dataset, data.excluded), store.read_meta())
         if as_json:
             print(dumps({"metrics": m, "matched_items": len(result.records), "unmatched": result.unmatched,
                               "missing_items": result.missing, "repeated_rows": result.repeated},

@@ -3,10 +3,11 @@
 A shard (``lingdiag run … --shard K/N``) is a normal, resumable run directory whose config
 records the shard. ``merge`` checks that the shards are the N parts of one run, then
 re-plans the whole run and writes its records in the unsharded run's order with the same
-``finalize`` a run ends with: ``items.jsonl``, ``metrics.json`` and ``table.md`` are
+``finish`` a run ends with: ``items.jsonl``, ``metrics.json`` and ``table.md`` are
 byte-identical to the unsharded run's. ``meta.json`` differs from it only in ``timings``
 and ``usage`` (summed over the shards), the ``shards`` it lists, and the model's
-``base_url`` where each shard had its own server.
+``base_url`` where each shard had its own server. Shards whose own ``meta.json`` parts differ
+(thinking, precision, scoring policies, the replayed run, data, versions, lock) are refused.
 """
 
 from __future__ import annotations
@@ -17,12 +18,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lingdiag.analysis import after_thinking
+from lingdiag.conditions.expander import Expander, Ran
 from lingdiag.config import RunConfig, Shard
 from lingdiag.errors import RunError
+from lingdiag.finish import finish
 from lingdiag.io.atomic import make_dir, write_atomic
 from lingdiag.records import ItemRecord
-from lingdiag.run import RESUMABLE_CHANGES, Plan, checksums, finalize, plan
+from lingdiag.run import RESUMABLE_CHANGES, Plan, plan
 from lingdiag.rundir import SCHEMA_VERSION, RunMeta, RunStore, config_changes
 
 PER_SHARD = ("shard", "shard_base_urls")
@@ -90,6 +92,8 @@ def check_shards(shards: Sequence[ShardRun]) -> None:
     _same(shards, "dataset checksums", lambda s: s.meta.checksums or {})
     _same(shards, "package versions", lambda s: s.meta.versions or {})
     _same(shards, "lock status", lambda s: s.meta.lock or {})
+    _same(shards, "suite files", lambda s: s.meta.suite_file or {})
+    _same(shards, "excluded items", lambda s: list(s.meta.excluded or ()))
     by_index: dict[int, list[Path]] = defaultdict(list)
     for s in shards:
         by_index[s.shard.index].append(s.path)
@@ -122,8 +126,10 @@ def merge(paths: Sequence[Path], out: Path) -> MergeResult:
     check_shards(shards)
     whole = shards[0].config.unsharded()
     planned = plan(whole)
-    if checksums(planned.dataset.source) != (shards[0].meta.checksums or {}):
-        raise RunError(f"the data of {whole.dataset!r} changed since the shards ran (SHA-256); run them again")
+    check_parts(shards, planned.expanders)
+    if planned.sources() != (shards[0].meta.checksums or {}):
+        raise RunError(f"the data of {whole.dataset!r} (or a run it replays) changed since the shards ran (SHA-256); "
+                       "run them again")
     skipped: dict[str, str] = {}
     records: list[ItemRecord] = []
     golds = {(c, it.id): it.gold for c, items in planned.items.items() for it in items}
@@ -142,11 +148,17 @@ def merge(paths: Sequence[Path], out: Path) -> MergeResult:
     store = RunStore(out)
     make_dir(store.root)
     write_atomic(store.items_path, "".join(r.to_json() + "\n" for r in records))
-    model = shards[0].meta.model
-    metrics, table = finalize(store, planned.order(), planned.suite, planned.conditions, model, whole.dataset,
-                              note=after_thinking.note(planned.not_scored))
-    store.write_meta(_merged_meta(whole, shards, skipped, planned))
+    metrics, table = finish(store, planned.suite, planned.ending(shards[0].meta.model, whole.dataset),
+                            _merged_meta(whole, shards, skipped, planned))
     return MergeResult(out, metrics, table)
+
+
+def check_parts(shards: Sequence[ShardRun], expanders: Sequence[Expander]) -> None:
+    """Each expander's own ``meta.json`` part is alike in every shard (but what a shard names of its
+    own items), so that no shard ran under another thinking setting, precision or replayed run.
+    """
+    for e in expanders:
+        _same(shards, f"their meta.json parts {e.part!r}", lambda s, e=e: e.shared(getattr(s.meta, e.part)) or {})
 
 
 def check_records(items_path: Path, records: Sequence[ItemRecord],
@@ -184,7 +196,6 @@ def _check_out(out: Path, shard_paths: Sequence[Path]) -> None:
 
 def _merged_meta(whole: RunConfig, shards: Sequence[ShardRun], skipped: Mapping[str, str], planned: Plan) -> RunMeta:
     first = shards[0].meta
-    thoughts = planned.thoughts
     timings: dict[str, float] = defaultdict(float)
     usage: dict[str, int] = defaultdict(int)
     for s in shards:
@@ -192,8 +203,11 @@ def _merged_meta(whole: RunConfig, shards: Sequence[ShardRun], skipped: Mapping[
             timings[c] += t
         for k, v in (s.meta.usage or {}).items():
             usage[k] += v
-    # The run's own parts (identity, data, thinking, precision, policies...) are every shard's: the
-    # first's carry over whole, so a part added to RunMeta later cannot be dropped here.
+    # The run's own parts (identity, data, versions...) are every shard's: the first's carry over whole,
+    # so a part added to RunMeta later cannot be dropped here; each expander records its own part
+    # from the whole plan, as the unsharded run did.
+    requests = {c.name: [r for it in planned.items[c.name] for r in c.strategy.render(it)] for c in planned.conditions}
+    ran = Ran(planned.conditions, requests, set(skipped), planned.not_scored, shard=first)
     return first.replaced(
         config=whole.recorded(), seed=whole.seed, schema_version=SCHEMA_VERSION,
         # Seconds summed over the shards (compute spent, not the wall time of the whole).
@@ -201,8 +215,7 @@ def _merged_meta(whole: RunConfig, shards: Sequence[ShardRun], skipped: Mapping[
         shards=[{"shard": str(s.shard), "dir": str(s.path.resolve()),
                  **{k: s.meta.identity.fields[k] for k in PER_SERVER if k in s.meta.identity.fields}} for s in shards],
         usage=dict(usage) if any(s.meta.usage is not None for s in shards) else None,
-        after_thinking=None if thoughts is None else {c: thoughts.recorded(reasons)
-                                                      for c, reasons in planned.not_scored.items()},
+        **{e.part: e.recorded(ran) for e in planned.expanders},
     )
 
 

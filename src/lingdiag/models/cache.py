@@ -32,6 +32,7 @@ from lingdiag.records import (
     response_from_json,
     response_to_json,
 )
+from lingdiag.thinking import ChecksThinking, Thinking
 
 R = TypeVar("R", Generation, LogLikelihood)
 T = TypeVar("T")
@@ -275,6 +276,11 @@ class CachedBackend:
     def precision(self) -> Precision | None:
         """The wrapped backend's precision (re-scoring bypasses the cache: it is asked only for fragile decisions)."""
         return self.inner.precision() if isinstance(self.inner, ReducedPrecision) else None
+
+    def check_thinking(self, thinking: Thinking) -> None:
+        """The wrapped backend's check, where it has one."""
+        if isinstance(self.inner, ChecksThinking):
+            self.inner.check_thinking(thinking)
 
     def generate(self, requests: Sequence[GenerationRequest]) -> list[Generation]:
         """Cached ``generate``."""

@@ -13,7 +13,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from lingdiag.analysis.thinking import AXIS
+from lingdiag.conditions.thinking import AXIS
 from lingdiag.errors import ConfigError
 from lingdiag.figures import Figure, pyplot, to_png
 from lingdiag.metrics.core import UNFINISHED_RATE

@@ -1,7 +1,7 @@
 """What a report says first: degenerate conditions, each suite's headline metric per model, and
 the statistically supported differences between models and between competence and performance.
 
-A condition is *degenerate* (not interpretable) by :mod:`lingdiag.analysis.interpretable`'s rule
+A condition is *degenerate* (not interpretable) by :mod:`lingdiag.metrics.interpretable`'s rule
 (``lingdiag compare`` flags by the same): the report greys it out wherever it appears and keeps it
 out of the findings.
 """
@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from itertools import combinations
 
 from lingdiag.analysis.compare import Comparison, paired
-from lingdiag.analysis.interpretable import degenerate_reason
 from lingdiag.errors import ConfigError
 from lingdiag.loading import LoadedRun
+from lingdiag.metrics.interpretable import degenerate_reason
 from lingdiag.metrics.stats import holm_rows
 from lingdiag.records import ItemRecord
 from lingdiag.report.tables import display_names

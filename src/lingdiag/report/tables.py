@@ -12,8 +12,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from lingdiag.analysis import after_thinking, interpretable, languages, thinking
+from lingdiag.analysis import after_thinking, languages, thinking
 from lingdiag.loading import LoadedRun, load_run
+from lingdiag.metrics import interpretable
 from lingdiag.records import ResultRow
 from lingdiag.suite import SUITES
 

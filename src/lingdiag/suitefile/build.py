@@ -9,8 +9,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from lingdiag.analysis import after_thinking, sweep, thinking
+from lingdiag.analysis import sweep
 from lingdiag.analysis.competence import CompetenceJoin, answered, by_condition, pair, run_records, to_markdown
+from lingdiag.conditions import after_thinking, scoring_policy, thinking
 from lingdiag.figures import Figure
 from lingdiag.io.markdown import markdown_table
 from lingdiag.prompts.formulas import parse
@@ -130,8 +131,8 @@ class FileSuite:
             if not self.policy_axis:
                 out.append(Condition(c.name, c.axes, self.strategy(c, dataset, options, seed, LINGDIAG), items))
                 continue
-            for p in sweep.chosen(dict(axes)):
-                out.append(Condition(f"{c.name}/{p.name}", {**c.axes, sweep.AXIS: p.name},
+            for p in scoring_policy.chosen(dict(axes)):
+                out.append(Condition(f"{c.name}/{p.name}", {**c.axes, scoring_policy.AXIS: p.name},
                                      self.strategy(c, dataset, options, seed, p), items))
         return out
 
@@ -156,8 +157,8 @@ class FileSuite:
         columns = spec.table.columns if spec.table else []
         policies: list[str] = []
         if self.policy_axis:
-            row_axes.append(sweep.AXIS)
-            policies = list(dict.fromkeys(str(r.axes.get(sweep.AXIS)) for r in rows))
+            row_axes.append(scoring_policy.AXIS)
+            policies = list(dict.fromkeys(str(r.axes.get(scoring_policy.AXIS)) for r in rows))
         # The axes every suite takes from the run (thinking settings, scoring after thinking) get a
         # column where the rows have them, or their conditions would read as the same row.
         row_axes += [a for a in (thinking.AXIS, after_thinking.AXIS) if any(a in r.axes for r in rows)]
@@ -237,7 +238,7 @@ def suite_of(compiled: Compiled, conditions: Sequence[Condition0], labels: tuple
     axes = tuple(Axis(a, tuple(ax.values), tuple(ax.default or ax.values), ax.help)
                  for a, ax in spec.conditions.items())
     if fs.policy_axis:
-        axes += (sweep.axis(*(spec.scoring_policy or ())),)
+        axes += (scoring_policy.axis(*(spec.scoring_policy or ())),)
     source = SuiteSource(str(compiled.path), hashlib.sha256(compiled.raw).hexdigest(), compiled.raw.decode("utf-8-sig"))
     headline, headline_label = fs.headline()
     return Suite(

@@ -41,6 +41,7 @@ from lingdiag.models.hf.options import HFOptions
 from lingdiag.models.hf.placement import NOISE_PER_TOKEN, Placement
 from lingdiag.models.hf.score import Scorer
 from lingdiag.records import Generation, GenerationRequest, LogLikelihood, LoglikelihoodRequest
+from lingdiag.thinking import Thinking
 
 
 class HFBackend:
@@ -165,6 +166,10 @@ class HFBackend:
     def render(self, request: GenerationRequest) -> str:
         """The exact prompt text for ``request`` (chat template applied)."""
         return self._lm.render(request)
+
+    def check_thinking(self, thinking: Thinking) -> None:
+        """Refuse a thinking setting the chat template has no switch for (reads the tokenizer only)."""
+        self._lm.thinking_switch(thinking)
 
     def generate(self, requests: Sequence[GenerationRequest]) -> list[Generation]:
         """Greedy generation, batched by a token budget; see ``Backend.generate``."""

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
-from lingdiag.analysis.after_thinking import AXIS as AFTER_THINKING
-from lingdiag.analysis.thinking import AXIS as THINKING
+from lingdiag.conditions.after_thinking import AXIS as AFTER_THINKING
+from lingdiag.conditions.thinking import AXIS as THINKING
 from lingdiag.io.markdown import markdown_table
 from lingdiag.records import (
     UNPARSED,

@@ -24,11 +24,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, cast
 
-from lingdiag.analysis.interpretable import counts_reason
 from lingdiag.errors import ConfigError, MissingDependency
 from lingdiag.io.markdown import fmt, markdown_table
 from lingdiag.loading import load_run
 from lingdiag.metrics import stats
+from lingdiag.metrics.interpretable import counts_reason
 from lingdiag.metrics.stats import Correlation
 from lingdiag.records import ResultRow
 from lingdiag.suites.imperfective.data import TELIC_CLASSES
@@ -58,7 +58,7 @@ class TradeOff:
     than 3 of them or constant values."""
     corr_d: Correlation | None
     not_interpretable: tuple[str, ...] = ()
-    """Strategies at least half unparsed or failed (:mod:`lingdiag.analysis.interpretable`): shown,
+    """Strategies at least half unparsed or failed (:mod:`lingdiag.metrics.interpretable`): shown,
     marked, and left out of the correlations."""
 
 

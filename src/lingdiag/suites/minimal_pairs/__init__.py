@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal, TypedDict, cast
 
 from lingdiag.analysis import sweep
+from lingdiag.conditions import scoring_policy
 from lingdiag.errors import ConfigError
 from lingdiag.io.markdown import markdown_table
 from lingdiag.metrics.core import Counts, accuracy, grouped, proportion_ci
@@ -113,8 +114,8 @@ def conditions(dataset: Dataset, axes: Mapping[str, Sequence[str]], options: Any
             raise ConfigError(f"--method {method}: none of the {len(dataset.items)} pairs of {dataset.name} has "
                               "one-prefix fields (BLiMP's one_prefix_*; SLING and CLAMS have none); "
                               "use --method simple")
-        for p in sweep.chosen(dict(axes)):
-            out.append(Condition(f"{method}/{p.name}", {"method": method, sweep.AXIS: p.name},
+        for p in scoring_policy.chosen(dict(axes)):
+            out.append(Condition(f"{method}/{p.name}", {"method": method, scoring_policy.AXIS: p.name},
                                  PairScoring(method, p), items))
     return out
 
@@ -148,7 +149,7 @@ def _ci(interval: Sequence[float]) -> str:
 
 def _by_language(rows: Sequence[ResultRow]) -> str:
     """Accuracy per language with its interval, one row per language and condition (empty if untagged)."""
-    body = [[lang, r.model, f"{r.axes.get('method')}/{r.axes.get(sweep.AXIS)}", m[ACC], _ci(m[ACC_CI]), m["n"]]
+    body = [[lang, r.model, f"{r.axes.get('method')}/{r.axes.get(scoring_policy.AXIS)}", m[ACC], _ci(m[ACC_CI]), m["n"]]
             for r in rows for lang, m in sorted(_metrics(r).get(BY_LANGUAGE, {}).items())]
     if not body:
         return ""
@@ -159,13 +160,13 @@ def _by_language(rows: Sequence[ResultRow]) -> str:
 def table(rows: Sequence[ResultRow]) -> str:
     """Accuracy per condition; per paradigm beside human agreement and the paper's models; the sweep."""
     rows = sorted(rows, key=lambda r: (r.axes.get("method", ""), r.model))
-    policies = sorted({str(r.axes.get(sweep.AXIS)) for r in rows})
+    policies = sorted({str(r.axes.get(scoring_policy.AXIS)) for r in rows})
     header = "\n".join("> " + policy(p).describe() for p in policies) + "\n\n"
     unspaced = sorted({lang for r in rows for lang in _metrics(r).get(BY_LANGUAGE, {}) if lang in UNSPACED_LANGUAGES})
     if unspaced:  # what each policy means for items written without spaces
         header += "\n".join(f"> {policy(p).unspaced()} ({', '.join(unspaced)})" for p in policies) + "\n\n"
     main = markdown_table(["Method", "Scoring policy", "Model", "Accuracy (↑)", "95% CI", "N"],
-                          [[r.axes.get("method"), r.axes.get(sweep.AXIS), r.model, _metrics(r)[ACC],
+                          [[r.axes.get("method"), r.axes.get(scoring_policy.AXIS), r.model, _metrics(r)[ACC],
                             _ci(_metrics(r)[ACC_CI]), _metrics(r).get("n")]
                            for r in rows])
     published: dict[str, dict[str, float]] = defaultdict(dict)
@@ -174,7 +175,7 @@ def table(rows: Sequence[ResultRow]) -> str:
             published[uid].update(ref)
     refs = [k for k in ("human", *data.PUBLISHED_MODELS) if any(k in v for v in published.values())]
     paradigms = sorted({uid for r in rows for uid in _metrics(r)[BY_PARADIGM]})
-    cols = [f"{r.model} {r.axes.get('method')}/{r.axes.get(sweep.AXIS)}" for r in rows]
+    cols = [f"{r.model} {r.axes.get('method')}/{r.axes.get(scoring_policy.AXIS)}" for r in rows]
     per = markdown_table(["Paradigm", *cols, *(f"{k} (paper)" for k in refs)],
                          [[uid, *(_metrics(r)[BY_PARADIGM].get(uid) for r in rows),
                            *(published.get(uid, {}).get(k) for k in refs)] for uid in paradigms])
@@ -188,7 +189,7 @@ SUITE = register_suite(Suite(
     description="Minimal pairs (BLiMP, SLING, CLAMS as published): is the good sentence likelier, per paradigm, "
                 "language and scoring policy",
     axes=(Axis("method", METHODS, ("simple",), "simple: whole sentences; one-prefix: the critical words "
-               "after their shared prefix (BLiMP §3)"), sweep.axis()),
+               "after their shared prefix (BLiMP §3)"), scoring_policy.axis()),
     load=load,
     conditions=conditions,
     metrics=metrics,

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Final, TypedDict, cast
 
 from lingdiag.analysis import sweep
+from lingdiag.conditions import scoring_policy
 from lingdiag.io.markdown import markdown_table
 from lingdiag.metrics.core import Counts, accuracy, grouped, proportion_ci
 from lingdiag.prompts.formulas import parse
@@ -72,8 +73,8 @@ class RegionScoring:
 
 def conditions(dataset: Dataset, axes: Mapping[str, Sequence[str]], options: Any, seed: int) -> list[Condition]:
     """One condition per scoring policy, named by it."""
-    return [Condition(p.name, {sweep.AXIS: p.name}, RegionScoring(p), dataset.items)
-            for p in sweep.chosen(dict(axes))]
+    return [Condition(p.name, {scoring_policy.AXIS: p.name}, RegionScoring(p), dataset.items)
+            for p in scoring_policy.chosen(dict(axes))]
 
 
 def _by_prediction(records: Sequence[ItemRecord]) -> dict[str, float]:
@@ -93,13 +94,13 @@ def metrics(records: Sequence[ItemRecord]) -> GymScores:
 
 def table(rows: Sequence[ResultRow]) -> str:
     """Accuracy per condition, per suite and per prediction; the policy sweep."""
-    policies = sorted({str(r.axes.get(sweep.AXIS)) for r in rows})
+    policies = sorted({str(r.axes.get(scoring_policy.AXIS)) for r in rows})
     header = "\n".join("> " + policy(p).describe() for p in policies) + "\n\n"
     main = markdown_table(["Scoring policy", "Model", "Accuracy (↑)", "95% CI", "N"],
-                          [[r.axes.get(sweep.AXIS), r.model, _metrics(r)[ACC],
+                          [[r.axes.get(scoring_policy.AXIS), r.model, _metrics(r)[ACC],
                             "[" + ", ".join(f"{x:.3f}" for x in _metrics(r)[ACC_CI]) + "]", _metrics(r).get("n")]
                            for r in rows])
-    cols = [f"{r.model} {r.axes.get(sweep.AXIS)}" for r in rows]
+    cols = [f"{r.model} {r.axes.get(scoring_policy.AXIS)}" for r in rows]
     suites = sorted({s for r in rows for s in _metrics(r)[BY_SUITE]})
     per_suite = markdown_table(["Suite", *cols], [[s, *(_metrics(r)[BY_SUITE].get(s) for r in rows)] for s in suites])
     preds = sorted({p for r in rows for p in _metrics(r)[BY_PREDICTION]})
@@ -113,7 +114,7 @@ def table(rows: Sequence[ResultRow]) -> str:
 SUITE = register_suite(Suite(
     name="syntaxgym",
     description="SyntaxGym suites (JSON as published): predictions over region surprisals, per suite",
-    axes=(sweep.axis(),),
+    axes=(scoring_policy.axis(),),
     load=load,
     conditions=conditions,
     metrics=metrics,

@@ -7,9 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from lingdiag.analysis.competence import join, to_markdown
-from lingdiag.analysis.interpretable import degenerate_reason, note, reasons
 from lingdiag.analysis.mixed import fit
 from lingdiag.config import RunConfig
+from lingdiag.metrics.interpretable import degenerate_reason, note, reasons
 from lingdiag.models.mock import MockBackend
 from lingdiag.records import GenerationRequest, LoglikelihoodRequest
 from lingdiag.report.tables import load_runs, tables

@@ -1,0 +1,94 @@
+"""The thinking axis: every suite's conditions under several thinking settings.
+
+``lingdiag run SUITE --thinking off,on,budget:256`` runs each of the suite's conditions once per
+setting (``lingdiag.thinking``), built-in suites and suite files alike: the run wraps each
+condition's strategy so that its generation requests carry the setting, names the condition
+``<condition>/thinking-<setting>`` and adds ``thinking`` to its axes. A suite needs no code for
+it; the scoring-policy axis, by contrast, is one the log-likelihood suites declare themselves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from lingdiag.conditions.expander import Plain, Ran
+from lingdiag.config import RunConfig
+from lingdiag.errors import ConfigError
+from lingdiag.records import GenerationRequest, Item, Prediction, Request, Response
+from lingdiag.suite import Condition, Strategy
+from lingdiag.thinking import DEFAULT_TAGS, ChecksThinking, Thinking, ThinkTags
+
+if TYPE_CHECKING:
+    from lingdiag.models.base import Backend
+
+AXIS = "thinking"
+
+
+def think_tags(config: RunConfig) -> ThinkTags | None:
+    """The inline thinking tags of ``config`` (None: no inline separation)."""
+    return DEFAULT_TAGS if config.think_tags is None else ThinkTags.parse(config.think_tags)
+
+
+def settings(values: Sequence[str], tags: ThinkTags | None = DEFAULT_TAGS) -> list[Thinking]:
+    """The settings named on the axis, in order, each once."""
+    chosen = [Thinking.parse(v, tags or DEFAULT_TAGS) for v in dict.fromkeys(values)]
+    if not chosen:
+        raise ConfigError("--thinking names no setting; valid: off, on, budget:N, effort:low|medium|high")
+    return chosen
+
+
+def slug(setting: Thinking) -> str:
+    """The setting as a condition-name part (``thinking-budget-8``: no colon in a name)."""
+    return "thinking-" + setting.name.replace(":", "-")
+
+
+@dataclass(frozen=True, slots=True)
+class ThinkingStrategy:
+    """A suite's strategy whose generation requests carry a thinking setting; parsing is the suite's."""
+
+    inner: Strategy
+    setting: Thinking
+
+    def render(self, item: Item) -> Sequence[Request]:
+        """The inner strategy's requests, generations carrying the setting."""
+        return [replace(r, thinking=self.setting) if isinstance(r, GenerationRequest) else r
+                for r in self.inner.render(item)]
+
+    def parse(self, item: Item, responses: Sequence[Response]) -> Prediction:
+        """The inner strategy's prediction (the responses hold answers only: the run separated them)."""
+        return self.inner.parse(item, responses)
+
+
+@dataclass(frozen=True)
+class ThinkingAxis(Plain):
+    """``--thinking``: each condition once per setting; ``meta.json``'s ``thinking`` part."""
+
+    chosen: tuple[Thinking, ...] = ()
+    part: ClassVar[str] = "thinking"
+    takes: ClassVar[tuple[str, ...]] = (AXIS,)
+
+    @classmethod
+    def of(cls, config: RunConfig) -> ThinkingAxis:
+        """The settings ``config`` names on the axis (none: the conditions stay as the suite makes them)."""
+        values = config.axes.get(AXIS)
+        return cls(() if values is None else tuple(settings(values, think_tags(config))))
+
+    def expand(self, conditions: Sequence[Condition]) -> list[Condition]:
+        """Each condition once per thinking setting."""
+        if not self.chosen:
+            return list(conditions)
+        return [Condition(f"{c.name}/{slug(s)}", {**c.axes, AXIS: s.name}, ThinkingStrategy(c.strategy, s), c.items)
+                for c in conditions for s in self.chosen]
+
+    def check(self, backend: Backend) -> None:
+        """Refuse a setting the model has no switch for before the first setting is scored."""
+        if isinstance(backend, ChecksThinking):
+            for s in self.chosen:
+                backend.check_thinking(s)
+
+    def recorded(self, ran: Ran) -> dict[str, Any] | None:
+        """Condition → the setting it ran under, for the conditions sent to the backend."""
+        return {c.name: c.strategy.setting.recorded() for c in ran.conditions
+                if isinstance(c.strategy, ThinkingStrategy) and c.name not in ran.declined} or None
