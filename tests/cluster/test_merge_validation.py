@@ -17,6 +17,7 @@ from lingdiag.config import RunConfig
 from lingdiag.errors import RunError
 from lingdiag.models.mock import MockBackend
 from lingdiag.run import evaluate
+from lingdiag.scoring import policy
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 CONFIG = {"suite": "imperfective", "model": "mock", "axes": {"strategy": ["zero-shot"]}, "limit": 12}
@@ -88,7 +89,8 @@ def test_unwritable_merge_destination_is_one_line(tmp_path: Path, read_only: Any
     ("thinking", lambda m: m["thinking"]["zero-shot/thinking-on"].update(budget=64)),
     ("precision", lambda m: m.update(precision={"dtype": "bfloat16", "per_token_noise": 0.02,
                                                 "rescore_fragile": None})),
-    ("scoring_policies", lambda m: m.update(scoring_policies={"zero-shot/thinking-on": [{"name": "lm-eval"}]})),
+    ("scoring_policies",
+     lambda m: m.update(scoring_policies={"zero-shot/thinking-on": [policy("lm-eval").recorded()]})),
 ])
 def test_shards_whose_own_meta_parts_differ_are_refused_naming_the_part_and_shard(
         tmp_path: Path, part: str, change: Callable[[dict[str, Any]], None]) -> None:

@@ -127,7 +127,7 @@ def test_cache_commands_survive_damage(tmp_path: Path, read_only: Any) -> None:
         return subprocess.run([sys.executable, "-m", "lingdiag", "cache", *args], capture_output=True, text=True,
                               timeout=120, env=env)
 
-    stats = cli("stats")
+    stats = cli("stats", "--json")
     assert stats.returncode == 0 and "Traceback" not in stats.stderr and "damaged" in stats.stderr
     assert json.loads(stats.stdout)["entries"] == []
     cleared = cli("clear")

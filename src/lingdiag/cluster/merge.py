@@ -157,8 +157,8 @@ def check_parts(shards: Sequence[ShardRun], expanders: Sequence[Expander]) -> No
     """Each expander's own ``meta.json`` part is alike in every shard (but what a shard names of its
     own items), so that no shard ran under another thinking setting, precision or replayed run.
     """
-    for e in expanders:
-        _same(shards, f"their meta.json parts {e.part!r}", lambda s, e=e: e.shared(getattr(s.meta, e.part)) or {})
+    for e in expanders:  # compared as meta.json holds them (the expanders record their parts as JSON)
+        _same(shards, f"their meta.json parts {e.part!r}", lambda s, e=e: e.shared(s.meta.to_json().get(e.part)) or {})
 
 
 def check_records(items_path: Path, records: Sequence[ItemRecord],

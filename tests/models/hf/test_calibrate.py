@@ -30,6 +30,7 @@ def _tiny_pair() -> tuple[HFBackend, HFBackend]:
             HFBackend.from_model(high, path, resolve(packed_linears=False), name="tiny"))
 
 
+@pytest.mark.slow  # the SmolLM2 tokenizer's directory comes from converting the embedded model
 def test_the_calibration_is_deterministic_and_stored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("LINGDIAG_CACHE", str(tmp_path))
     low, high = _tiny_pair()

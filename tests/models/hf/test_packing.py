@@ -53,6 +53,8 @@ def assert_equal(padded: list[Any], packed: list[Any]) -> None:
         assert b.logprob == pytest.approx(a.logprob, rel=1e-5, abs=1e-4)
 
 
+# Slow: the SmolLM2 tokenizer's directory comes from converting the embedded model (weights).
+@pytest.mark.slow
 @pytest.mark.parametrize("prefix_reuse", [True, False])
 def test_packed_equals_padded_on_a_tiny_model(prefix_reuse: bool) -> None:
     path = str(smollm2_dir())
@@ -67,6 +69,7 @@ def test_packed_equals_padded_on_a_tiny_model(prefix_reuse: bool) -> None:
     assert usage[0]["padded_tokens"] > usage[0]["forward_tokens"]
 
 
+@pytest.mark.slow
 def test_packed_passes_are_filled_to_the_budget() -> None:
     """A budget smaller than the call splits it into several packed passes: the same answers."""
     path = str(smollm2_dir())
