@@ -9,8 +9,8 @@ to its commit), ``load`` (lazy model loading), ``hub`` (whether a hub id can be 
 loading: offline, one line at once), ``placement`` (device,
 dtype and threads, resolved once), ``memory`` (batch budgets, out-of-memory back-off),
 ``batching`` (batches and shared prefixes, no torch), ``forward`` and ``kv`` (shared-prefix
-forward passes and key/value caches), ``score`` and ``tokens`` (log-likelihood scoring),
-``decode`` (generation), ``constraints`` (constrained decoding via xgrammar), ``linear``
+forward passes and key/value caches), ``score`` and ``tokens`` (log-likelihood scoring, packed
+or padded), ``calibrate`` (the measured noise bound of a reduced dtype), ``decode`` (generation), ``constraints`` (constrained decoding via xgrammar), ``linear``
 (oneDNN-packed linear layers), ``adapters`` (steering vectors and LoRA), ``chat`` (chat
 templates of outside tokenizers rendered in the bounded sandbox).
 """
