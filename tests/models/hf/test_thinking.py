@@ -22,7 +22,7 @@ from lingdiag.models.hf.tokens import split_request
 from lingdiag.models.providers import load_backend
 from lingdiag.records import ChatMessage, GenerationRequest, ItemRecord, LoglikelihoodRequest
 from lingdiag.run import plan, run
-from lingdiag.thinking import Thinking
+from lingdiag.thinking import ChecksThinking, Thinking
 
 USER = "Premise: Ann was baking a cake. Hypothesis: Ann baked a cake. True, False or Unknown?"
 
@@ -100,6 +100,16 @@ def test_thinking_asked_of_a_template_without_a_switch_is_one_line(tmp_path_fact
         b.render(_request("on"))
     with pytest.raises(ConfigError, match="reasoning_effort"):
         b.render(_request("effort:low"))
+    # Asked before any request (the run asks it of every setting and replay before scoring anything).
+    assert isinstance(b, ChecksThinking)
+    b.check_thinking(Thinking.parse("off"))
+    with pytest.raises(ConfigError, match="no thinking switch"):
+        b.check_thinking(Thinking.parse("on"))
+    out = tmp_path_factory.mktemp("refused") / "run"
+    with pytest.raises(ConfigError, match="no thinking switch"):
+        run(RunConfig(suite="imperfective", model=f"hf:{smollm2_with_template(tmp_path_factory, None)}", limit=2,
+                      axes={"strategy": ["zero-shot"], "thinking": ["off", "on"]}), out, cache=False)
+    assert not out.exists()  # refused before "off" was scored
 
 
 @pytest.fixture(scope="module")
