@@ -4,14 +4,14 @@
 loaders below are what ``lingdiag.models.providers`` registers for ``hf:``, ``gguf:`` and the
 embedded short names.
 
-Modules: ``backend`` (``HFBackend``), ``checkpoint`` (which weights, and a hub revision resolved
-to its commit), ``load`` (lazy model loading), ``hub`` (whether a hub id can be had, asked before
-loading: offline, one line at once), ``placement`` (device,
-dtype and threads, resolved once), ``memory`` (batch budgets, out-of-memory back-off),
-``batching`` (batches and shared prefixes, no torch), ``forward`` and ``kv`` (shared-prefix
-forward passes and key/value caches), ``score`` and ``tokens`` (log-likelihood scoring, packed
-or padded), ``calibrate`` (the measured noise bound of a reduced dtype), ``decode`` (generation), ``constraints`` (constrained decoding via xgrammar), ``linear``
-(oneDNN-packed linear layers), ``adapters`` (steering vectors and LoRA), ``chat`` (chat
+Modules: ``backend`` (``HFBackend``), ``checkpoint`` (which weights, and a hub revision resolved to
+its commit), ``load`` (lazy model loading), ``hub`` (whether a hub id can be had, asked before
+loading: offline, one line at once), ``placement`` (device, dtype and threads, resolved once),
+``memory`` (batch budgets, out-of-memory back-off), ``batching`` (batches and shared prefixes, no
+torch), ``forward`` and ``kv`` (shared-prefix forward passes and key/value caches), ``score`` and
+``tokens`` (log-likelihood scoring, packed or padded), ``calibrate`` (the measured noise bound of a
+reduced dtype), ``decode`` (generation), ``constraints`` (constrained decoding via xgrammar),
+``linear`` (oneDNN-packed linear layers), ``adapters`` (steering vectors and LoRA), ``chat`` (chat
 templates of outside tokenizers rendered in the bounded sandbox).
 """
 
