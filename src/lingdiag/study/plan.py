@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict
+
 from lingdiag.config import RunConfig, redact_url_secrets
 from lingdiag.errors import ConfigError
 from lingdiag.io.limits import MAX_STUDY_RUNS
@@ -28,9 +30,13 @@ def slug(text: str) -> str:
     return safe[:120]
 
 
-@dataclass(frozen=True, slots=True)
-class StudyModel:
-    """One model of the study as its runs use it: a checkpoint is a model of its own."""
+class StudyModel(BaseModel):
+    """One model of the study as its runs use it: a checkpoint is a model of its own. A planned run
+    holds its real spec (what loads it); ``study.json`` holds :meth:`to_json`, the spec without URL
+    credentials, read back into the same type.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     label: str
     spec: str
@@ -72,10 +78,10 @@ class PlannedRun:
 def _models(entry: ModelEntry, study: StudyFile) -> Iterator[StudyModel]:
     family = entry.family or entry.label
     if entry.spec is not None:
-        yield StudyModel(entry.label, entry.spec, family, entry.parameters)
+        yield StudyModel(label=entry.label, spec=entry.spec, family=family, n_params=entry.parameters)
     for c in entry.checkpoints:
-        yield StudyModel(_checkpoint_label(entry.label, c), _checkpoint_spec(c, study), family, entry.parameters,
-                         c.step, c.tokens, entry.label)
+        yield StudyModel(label=_checkpoint_label(entry.label, c), spec=_checkpoint_spec(c, study), family=family,
+                         n_params=entry.parameters, step=c.step, tokens=c.tokens, base=entry.label)
 
 
 def _checkpoint_label(model: str, c: Checkpoint) -> str:

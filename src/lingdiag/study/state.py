@@ -14,26 +14,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from lingdiag.errors import RunError, one_line
 from lingdiag.io.atomic import make_dir, write_atomic
 from lingdiag.rundir import config_changes
-from lingdiag.study.plan import RUNS, PlannedRun
+from lingdiag.study.plan import RUNS, PlannedRun, StudyModel
 
 STUDY_JSON = "study.json"
 MAX_STATE_BYTES = 64_000_000
 """Largest ``study.json`` read (tens of thousands of runs)."""
 SCHEMA = 1
-
-
-class ModelInfo(BaseModel):
-    """A run's model as the study names it."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    label: str
-    spec: str
-    family: str
-    n_params: float | None = None
-    step: int | None = None
-    tokens: float | None = None
-    base: str | None = None
 
 
 class RunState(BaseModel):
@@ -58,7 +44,7 @@ class RunEntry(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     key: str
-    model: ModelInfo
+    model: StudyModel
     suite: str
     language: str | None = None
     config: dict[str, Any]
