@@ -17,7 +17,7 @@ from lingdiag.conditions.thinking import think_tags
 from lingdiag.config import RunConfig, redact_url_secrets
 from lingdiag.errors import CapabilityError, ConfigError, RunError
 from lingdiag.finish import Ending, finish
-from lingdiag.io.paths import sha256_file
+from lingdiag.io.paths import path_safe, sha256_file
 from lingdiag.metrics import fragile
 from lingdiag.models.base import Backend, Precision, ReportsUsage, dispatch
 from lingdiag.models.cache import cached
@@ -260,7 +260,7 @@ def plan(config: RunConfig) -> Plan:
 def default_out(config: RunConfig) -> Path:
     """``runs/<suite>-<model>-<dataset>``, one directory per configuration by default."""
     name = f"{redact_url_secrets(config.model)}-{Path(config.dataset).stem}"
-    safe = "".join(c if c.isalnum() or c in "-._" else "_" for c in name)
+    safe = path_safe(name)
     return Path("runs") / f"{SUITES.get(config.suite).name}-{safe}"
 
 

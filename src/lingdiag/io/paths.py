@@ -11,6 +11,13 @@ from lingdiag.errors import WriteError
 from lingdiag.io.atomic import make_dir, write_atomic
 
 
+def path_safe(text: str) -> str:
+    """``text`` with every character but letters, digits, ``-``, ``.`` and ``_`` replaced by ``_``:
+    a name a run's or study's directory can take.
+    """
+    return "".join(c if c.isalnum() or c in "-._" else "_" for c in text)
+
+
 def cache_dir() -> Path:
     """``$LINGDIAG_CACHE``, default ``~/.cache/lingdiag`` (models, datasets, responses)."""
     return Path(os.environ.get("LINGDIAG_CACHE") or Path.home() / ".cache" / "lingdiag")

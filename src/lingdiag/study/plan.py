@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict
 from lingdiag.config import RunConfig, redact_url_secrets
 from lingdiag.errors import ConfigError
 from lingdiag.io.limits import MAX_STUDY_RUNS
+from lingdiag.io.paths import path_safe
 from lingdiag.study.schema import LANGUAGE, Checkpoint, ModelEntry, StudyFile, SuiteEntry
 
 RUNS = "runs"
@@ -26,7 +27,7 @@ RUNS = "runs"
 
 def slug(text: str) -> str:
     """``text`` as one safe path component."""
-    safe = "".join(c if c.isalnum() or c in "-._" else "_" for c in text).strip("._") or "_"
+    safe = path_safe(text).strip("._") or "_"
     return safe[:120]
 
 
