@@ -125,3 +125,26 @@ def test_credentials_reach_the_model_and_never_study_json(tmp_path: Path) -> Non
     assert loads.loaded == [spec]
     assert "SECRET" not in (tmp_path / "out" / "study.json").read_text()
     assert not [p for p in (tmp_path / "out").rglob("*") if "SECRET" in p.name]
+
+
+def test_a_second_study_process_on_one_directory_is_refused_naming_the_holder(tmp_path: Path) -> None:
+    """Two ``study run`` on one directory at once: the second is refused before it plans or writes anything."""
+    import subprocess
+    import sys
+    import time
+
+    out = tmp_path / "study"
+    holder = subprocess.Popen([sys.executable, "-c",
+                               "import sys, time; from lingdiag.rundir import RunStore\n"
+                               f"with RunStore({str(out)!r}).lock():\n"
+                               "    print('held', flush=True); time.sleep(60)"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        started = time.monotonic()
+        with pytest.raises(RunError, match=rf"in use by pid {holder.pid}"):
+            run_study(_study(tmp_path, [{"spec": "a"}]), out, load=study_backend)
+        assert time.monotonic() - started < 10
+        assert not (out / "study.json").exists() and not (out / "runs").exists()
+    finally:
+        holder.kill()
+        holder.communicate()
