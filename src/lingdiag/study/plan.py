@@ -6,8 +6,6 @@ run per language. Each run has a key (its directory under ``runs/``), unique in 
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -144,9 +142,3 @@ def _config(study: StudyFile, entry: ModelEntry, model: StudyModel, suite_entry:
                          model_options=entry.options)
     except ValueError as e:  # pydantic's ValidationError is a ValueError
         raise ConfigError(f"{where}: {' '.join(str(e).split())}") from None
-
-
-def fingerprint(runs: list[PlannedRun]) -> str:
-    """SHA-256 of the planned runs: what ``study.json`` was written for."""
-    text = json.dumps([r.to_json() for r in runs], sort_keys=True, ensure_ascii=False)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
