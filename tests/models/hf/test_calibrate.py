@@ -11,7 +11,7 @@ import pytest
 
 from lingdiag.models.hf import HFBackend, calibrate
 from lingdiag.models.hf.placement import resolve
-from tests.helpers import smollm2_dir
+from helpers import smollm2_dir
 
 
 def _tiny_pair() -> tuple[HFBackend, HFBackend]:

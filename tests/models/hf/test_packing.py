@@ -13,7 +13,7 @@ from lingdiag.models.hf import HFBackend, HFOptions
 from lingdiag.models.hf.placement import resolve
 from lingdiag.records import ChatMessage, LoglikelihoodRequest
 from lingdiag.scoring import policy, policy_names
-from tests.helpers import smollm2_dir
+from helpers import smollm2_dir
 
 CHAT = (ChatMessage("system", "Answer True, False or Unknown."),
         ChatMessage("user", "Premise: Ann was baking a cake. Hypothesis: Ann baked a cake."))
