@@ -60,11 +60,11 @@ def test_points_from_rows_exactly() -> None:
                    {"strategy": "few-shot", "thinking": "budget:8"}),
     ]
     assert budget_points("tbr_C", rows) == [
-        BudgetPoint("k: strategy few-shot", 8, 0.0, None, 1.0),
-        BudgetPoint("k: strategy zero-shot", 8, 0.75, (0.5, 1.0), 0.0),
-        BudgetPoint("m: strategy zero-shot", 0, 0.5, (0.25, 0.75), 0.0),
-        BudgetPoint("m: strategy zero-shot", 8, 0.25, None, 0.5),
-        BudgetPoint("m: strategy zero-shot", 64, None, None, 0.25),
+        BudgetPoint("k", "k: strategy few-shot", 8, 0.0, None, 1.0),
+        BudgetPoint("k", "k: strategy zero-shot", 8, 0.75, (0.5, 1.0), 0.0),
+        BudgetPoint("m", "m: strategy zero-shot", 0, 0.5, (0.25, 0.75), 0.0),
+        BudgetPoint("m", "m: strategy zero-shot", 8, 0.25, None, 0.5),
+        BudgetPoint("m", "m: strategy zero-shot", 64, None, None, 0.25),
     ]
     one_budget = [r for r in rows if r.axes.get("thinking") != "budget:64"]
     assert budget_points("tbr_C", one_budget) == []
