@@ -72,6 +72,16 @@ def declared(spec: SuiteFile) -> list[FigureSpec]:
     return out + [FigureSpec(metric=b.metric, title=b.header) for b in table.breakdowns]
 
 
+def _name(spec: SuiteFile, f: FigureSpec) -> str:
+    """A figure's name for its title and axis: its own title, else the header the table gives its
+    metric (a reader sees "Accuracy by polarity", not ``acc_by_polarity``), else the metric key.
+    """
+    table = spec.table
+    headers = [] if table is None else [x.header for x in (*table.columns, *table.breakdowns)
+                                        if x.metric == f.metric and x.header]
+    return f.title or next(iter(headers), f.metric)
+
+
 def _by(spec: SuiteFile, metric: str) -> str | None:
     m = spec.metrics.get(metric)
     return m.share.by if m is not None and m.share is not None else None
@@ -133,7 +143,7 @@ def figures(spec: SuiteFile, rows: Sequence[ResultRow], colours: ModelColours) -
     out = []
     legend = colours.legend(r.model for r in rows)
     for f in declared(spec):
-        title = f.title or f.metric
+        title = _name(spec, f)
         by = _by(spec, f.metric)
         if by is None:
             out.append(Figure(f"{spec.name}: {title} per condition", _per_condition(rows, f.metric, title, colours),
