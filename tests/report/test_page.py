@@ -5,14 +5,13 @@ colour, as the captions' key names it and as the PNG's pixels show it, is the sa
 
 from __future__ import annotations
 
-import io
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import chromium_path
+from helpers import chromium_path, png_colours
 
 from lingdiag import RunConfig, evaluate
 from lingdiag.figures import Figure
@@ -66,13 +65,6 @@ def keyed(page: Page) -> list[Figure]:
     return [f for s in page.suites for f in s.figures if f.legend]
 
 
-def pixels(png: bytes) -> set[str]:
-    from matplotlib.image import imread
-
-    image = imread(io.BytesIO(png), format="png")
-    return {"#%02x%02x%02x" % tuple(round(255 * c) for c in px[:3]) for px in image.reshape(-1, image.shape[-1])}
-
-
 def test_every_figure_gives_a_model_the_colour_it_has_in_the_whole_report(page: Page) -> None:
     colours = dict(page.colours.by_model)
     assert sorted(colours) == ["alpha", "beta", "gamma"] and len(set(colours.values())) == 3
@@ -82,7 +74,7 @@ def test_every_figure_gives_a_model_the_colour_it_has_in_the_whole_report(page: 
     assert sum(models == ["beta", "gamma"] for models in drawn.values()) == 3, drawn  # the suite file's three
     for f in figures:
         assert all(colours[m] == c for m, c in f.legend), (f.title, f.legend)
-        shown = pixels(f.png)
+        shown = png_colours(f.png)
         for model, colour in colours.items():  # drawn in its colour, and no other model's colour stands in
             assert (colour in shown) == (model in drawn[f.title]), (f.title, model, colour)
 
