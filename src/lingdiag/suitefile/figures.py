@@ -13,7 +13,7 @@ from lingdiag.figures import Figure, ModelColours, pyplot, to_png
 from lingdiag.io.markdown import fmt, markdown_table
 from lingdiag.records import ResultRow
 from lingdiag.suitefile.load import COUNTS
-from lingdiag.suitefile.schema import Breakdown, FigureSpec, SuiteFile
+from lingdiag.suitefile.schema import Breakdown, Column, FigureSpec, SuiteFile
 
 MAX_PANELS = 6
 """Conditions drawn as panels of one per-tag figure at most (the rest are in the tables)."""
@@ -77,8 +77,8 @@ def _name(spec: SuiteFile, f: FigureSpec) -> str:
     metric (a reader sees "Accuracy by polarity", not ``acc_by_polarity``), else the metric key.
     """
     table = spec.table
-    headers = [] if table is None else [x.header for x in (*table.columns, *table.breakdowns)
-                                        if x.metric == f.metric and x.header]
+    named: list[Column | Breakdown] = [] if table is None else [*table.columns, *table.breakdowns]
+    headers = [x.header for x in named if x.metric == f.metric and x.header]
     return f.title or next(iter(headers), f.metric)
 
 
