@@ -59,6 +59,19 @@ Reply = tuple[int, Any]
 """An HTTP status and the JSON body answering it."""
 
 
+def png_colours(png: bytes, right_of: float = 0.0) -> set[str]:
+    """Every colour a PNG's pixels hold, as ``#rrggbb`` (what a figure drew, read back from the image);
+    ``right_of``: only the pixels right of that share of the width (a figure's last panels).
+    """
+    import io
+
+    from matplotlib.image import imread
+
+    image = imread(io.BytesIO(png), format="png")
+    image = image[:, int(right_of * image.shape[1]):]
+    return {"#" + "".join(f"{round(255 * c):02x}" for c in px[:3]) for px in image.reshape(-1, image.shape[-1])}
+
+
 def send_json(handler: BaseHTTPRequestHandler, status: int, payload: Any) -> None:
     """Answer ``handler``'s request with ``payload`` as a JSON body."""
     body = json.dumps(payload).encode()

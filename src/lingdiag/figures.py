@@ -7,7 +7,7 @@ draw, with the Agg backend (no display needed).
 from __future__ import annotations
 
 import io
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from importlib.util import find_spec
 from typing import Any
@@ -22,6 +22,8 @@ class Figure:
     title: str
     png: bytes
     caption: str = ""
+    legend: tuple[tuple[str, str], ...] = ()
+    """The models drawn as series and their colours (the report's :class:`ModelColours`), shown as a key."""
 
 
 def available() -> bool:
@@ -41,12 +43,31 @@ def pyplot() -> Any:
     return plt
 
 
-def model_colours(models: Iterable[str]) -> dict[str, str]:
-    """One colour per model, by the models' sorted names (matplotlib's ``C0``, ``C1``, ...): every
-    figure drawn from the same models gives a model the same colour, whatever it draws first or
-    leaves out.
+PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
+           "#17becf")
+"""matplotlib's default colour cycle (``C0``-``C9``, tab10) as hex, so that the HTML can show the same swatches."""
+
+
+@dataclass(frozen=True, slots=True)
+class ModelColours:
+    """One colour per model for a whole report, built once from every model it shows: a figure that
+    draws only some of them, or draws them in another order, gives each the colour it has everywhere.
     """
-    return {m: f"C{k % 10}" for k, m in enumerate(sorted(set(models)))}
+
+    by_model: Mapping[str, str]
+
+    @classmethod
+    def of(cls, models: Iterable[str]) -> ModelColours:
+        """The map of ``models`` (repeats and order ignored): by sorted name, along :data:`PALETTE`."""
+        return cls({m: PALETTE[k % len(PALETTE)] for k, m in enumerate(sorted(set(models)))})
+
+    def __getitem__(self, model: str) -> str:
+        return self.by_model[model]
+
+    def legend(self, models: Iterable[str]) -> tuple[tuple[str, str], ...]:
+        """The (model, colour) pairs a figure drew, in the map's order, for its caption's key."""
+        drawn = set(models)
+        return tuple((m, c) for m, c in self.by_model.items() if m in drawn)
 
 
 def to_png(fig: Any) -> bytes:

@@ -20,7 +20,7 @@ from pydantic import BaseModel
 
 from lingdiag.config import NoOptions, validate_options
 from lingdiag.errors import ConfigError, DatasetError
-from lingdiag.figures import Figure
+from lingdiag.figures import Figure, ModelColours
 from lingdiag.metrics.core import summary
 from lingdiag.records import Item, ItemRecord, Prediction, Request, Response, ResultRow
 from lingdiag.registry import Registry
@@ -148,8 +148,9 @@ class Suite:
     build: Callable[[Path | None, Path | None, int], list[dict[str, Any]]] | None = None
     """``build(lexicon, templates, seed)``: rows of a new dataset file from user material
     (``lingdiag data build``); None where the suite has no generator."""
-    figures: Callable[[Sequence[ResultRow]], list[Figure]] | None = None
-    """The suite's figures for a report, from result rows (never from a model)."""
+    figures: Callable[[Sequence[ResultRow], ModelColours], list[Figure]] | None = None
+    """The suite's figures for a report, from result rows (never from a model), a model series in the
+    report's colour."""
     analyses: Callable[[Sequence[ResultRow]], str] | None = None
     """A markdown section of cross-run analyses for a report."""
     cli: Callable[[], Any] | None = None

@@ -7,11 +7,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers import Thinker, chromium_path, result_row
+from helpers import Thinker, chromium_path, png_colours, result_row
 
 from lingdiag.config import RunConfig
+from lingdiag.figures import PALETTE, ModelColours
 from lingdiag.records import Generation, GenerationRequest
-from lingdiag.report.budget import BudgetPoint, budget_points
+from lingdiag.report.budget import BudgetPoint, budget_figure, budget_points
 from lingdiag.report.html import render_html, write_html
 from lingdiag.report.tables import load_runs, rows_by_suite, tables
 from lingdiag.run import evaluate
@@ -60,14 +61,25 @@ def test_points_from_rows_exactly() -> None:
                    {"strategy": "few-shot", "thinking": "budget:8"}),
     ]
     assert budget_points("tbr_C", rows) == [
-        BudgetPoint("k: strategy few-shot", 8, 0.0, None, 1.0),
-        BudgetPoint("k: strategy zero-shot", 8, 0.75, (0.5, 1.0), 0.0),
-        BudgetPoint("m: strategy zero-shot", 0, 0.5, (0.25, 0.75), 0.0),
-        BudgetPoint("m: strategy zero-shot", 8, 0.25, None, 0.5),
-        BudgetPoint("m: strategy zero-shot", 64, None, None, 0.25),
+        BudgetPoint("k", "k: strategy few-shot", 8, 0.0, None, 1.0),
+        BudgetPoint("k", "k: strategy zero-shot", 8, 0.75, (0.5, 1.0), 0.0),
+        BudgetPoint("m", "m: strategy zero-shot", 0, 0.5, (0.25, 0.75), 0.0),
+        BudgetPoint("m", "m: strategy zero-shot", 8, 0.25, None, 0.5),
+        BudgetPoint("m", "m: strategy zero-shot", 64, None, None, 0.25),
     ]
     one_budget = [r for r in rows if r.axes.get("thinking") != "budget:64"]
     assert budget_points("tbr_C", one_budget) == []
+
+
+def test_a_models_lines_take_its_colour_in_the_report() -> None:
+    pytest.importorskip("matplotlib")
+    rows = [result_row(model, f"{s}/{b}", {"tbr_C": 0.5, "n": 4, "unfinished_rate": 0.0},
+                       {"strategy": s, "thinking": f"budget:{b}"})
+            for model in ("k", "m") for s in ("zero-shot", "dap") for b in (8, 64)]
+    figure = budget_figure("imperfective", "tbr_C", rows, ModelColours.of(["a", "k", "m"]))  # a: another figure's
+    assert figure is not None and figure.legend == (("k", PALETTE[1]), ("m", PALETTE[2]))
+    shown = png_colours(figure.png)
+    assert PALETTE[1] in shown and PALETTE[2] in shown and PALETTE[0] not in shown and PALETTE[3] not in shown
 
 
 def test_points_of_a_run_match_its_records(sweep: Path) -> None:

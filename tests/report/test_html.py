@@ -128,9 +128,11 @@ def test_plot_functions_return_png_for_several_models(tmp_path: Path) -> None:
     for model in ("m1", "m2"):
         run = make_run(tmp_path, model, model, ["zero-shot", "cot", "counterfactual"], limit=12)
         rows += load_run(run).rows
-    for draw in (plots.group_accuracy_png, plots.tradeoff_png, plots.verb_class_png):
+    colours = figures.ModelColours.of(["m1", "m2"])
+    for draw in (plots.group_accuracy_png, plots.verb_class_png):
         assert draw(rows).startswith(PNG)
-    assert [f.title for f in plots.figures(rows)][1] == "Prompt trade-off (§5.2, Figure 1)"
+    assert plots.tradeoff_png(rows, colours).startswith(PNG)
+    assert [f.title for f in plots.figures(rows, colours)][1] == "Prompt trade-off (§5.2, Figure 1)"
 
 
 @pytest.mark.parametrize(("markdown", "html"), [

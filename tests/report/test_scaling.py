@@ -7,9 +7,11 @@ import json
 from pathlib import Path
 
 import pytest
+from helpers import png_colours
 
 from lingdiag import RunConfig, evaluate
 from lingdiag.errors import ConfigError
+from lingdiag.figures import PALETTE
 from lingdiag.models.mock import MockBackend
 from lingdiag.records import GenerationRequest
 from lingdiag.report.html import render_html
@@ -53,6 +55,26 @@ def test_a_built_in_suite_gets_the_scaling_figure(tmp_path: Path) -> None:
     page = render_html(tables(loaded), loaded, {"b": "Gemma"})
     assert "imperfective: tbr_C by model size" in page
     assert {p.family for p in points("imperfective", loaded, {"b": "Gemma"})} == {"Llama", "Gemma"}
+
+
+def test_a_family_keeps_its_colour_in_a_panel_another_family_is_missing_from(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    runs = []
+    both = ["zero-shot", "dap"]
+    for name, size, kind, strategies in (("a", 1e8, "llama", ["zero-shot"]), ("b-small", 2e8, "qwen2", both),
+                                         ("b-large", 2e9, "qwen2", both)):
+        model_dir = tmp_path / f"{name}-weights"
+        model_dir.mkdir()
+        (model_dir / "config.json").write_text(json.dumps({"model_type": kind}))
+        evaluate(RunConfig(suite="imperfective", model=name, axes={"strategy": strategies}, limit=12),
+                 SizedMock(name, int(size), model_dir), tmp_path / name)
+        runs.append(tmp_path / name)
+    figure = scaling_figure("imperfective", load_runs(runs), {})
+    assert figure is not None
+    # Panels zero-shot (Llama, Qwen2) then dap (Qwen2 alone): Qwen2 is the second colour in both.
+    assert {PALETTE[0], PALETTE[1]} <= png_colours(figure.png)
+    dap = png_colours(figure.png, right_of=0.55)
+    assert PALETTE[1] in dap and PALETTE[0] not in dap
 
 
 @pytest.mark.parametrize("option", ["smollm2", "=x", "a="])

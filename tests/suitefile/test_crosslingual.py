@@ -62,7 +62,9 @@ def test_languages_run_apart_and_compare_paired(tmp_path: Path) -> None:
     assert cells[2] == "24" and cells[7:9] == ["0", "12"]  # zh alone right on the 12 accomplishments
     assert float(cells[9]) < 0.001
     page = render_html(text, runs)
-    assert "Across languages" in page and "unicode-bidi:plaintext" in page
+    assert "<strong>Across languages: accuracy per language</strong>" in page and "unicode-bidi:plaintext" in page
+    body = page[page.index("<body"):]
+    assert "**" not in body and "`" not in body.split("<script")[0], "Markdown marks shown as text"  # issue 45.7
 
 
 RUSSIAN = """

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from lingdiag.conditions.thinking import AXIS
 from lingdiag.errors import ConfigError
-from lingdiag.figures import Figure, pyplot, to_png
+from lingdiag.figures import Figure, ModelColours, pyplot, to_png
 from lingdiag.metrics.core import UNFINISHED_RATE
 from lingdiag.records import ResultRow
 from lingdiag.thinking import Thinking
@@ -28,6 +28,7 @@ LOG_SPAN = 10
 class BudgetPoint:
     """One condition of the sweep: its budget, the headline metric with its interval, the unfinished rate."""
 
+    model: str
     line: str
     """The model and the condition's other axes that vary in the sweep (``thinker: strategy zero-shot``)."""
     budget: int
@@ -69,13 +70,16 @@ def budget_points(metric: str, rows: Sequence[ResultRow]) -> list[BudgetPoint]:
         value = float(raw) if isinstance(raw, int | float) and math.isfinite(raw) else None
         bounds = (float(ci[0]), float(ci[1])) if value is not None and isinstance(ci, list | tuple) and \
             len(ci) == 2 and all(isinstance(v, int | float) for v in ci) else None
-        out.append(BudgetPoint(_line(row, varying), budget, value, bounds,
+        out.append(BudgetPoint(row.model, _line(row, varying), budget, value, bounds,
                                float(row.metrics.get(UNFINISHED_RATE, 0.0))))
     return sorted(out, key=lambda p: (p.line, p.budget))
 
 
-def budget_figure(suite: str, metric: str, rows: Sequence[ResultRow]) -> Figure | None:
-    """The figure, or None where the rows are no budget sweep or the suite names no headline metric."""
+def budget_figure(suite: str, metric: str, rows: Sequence[ResultRow], colours: ModelColours) -> Figure | None:
+    """The figure, or None where the rows are no budget sweep or the suite names no headline metric.
+
+    A model's lines take its colour in the report's ``colours``; its conditions differ by line style.
+    """
     found = budget_points(metric, rows) if metric else []
     if not found:
         return None
@@ -86,13 +90,17 @@ def budget_figure(suite: str, metric: str, rows: Sequence[ResultRow]) -> Figure 
     for p in found:
         lines[p.line].append(p)
     fig, (left, right) = plt.subplots(1, 2, figsize=(8.4, 3.4), layout="constrained")
-    for k, (line, members) in enumerate(lines.items()):
+    styles = ("-", "--", ":", "-.")
+    for line, members in lines.items():
+        model = members[0].model
+        style = styles[[x for x in lines if lines[x][0].model == model].index(line) % len(styles)]
         valued = [p for p in members if p.value is not None]
         lo = [p.value - p.ci95[0] if p.value is not None and p.ci95 else 0.0 for p in valued]
         hi = [p.ci95[1] - p.value if p.value is not None and p.ci95 else 0.0 for p in valued]
-        left.errorbar([p.budget for p in valued], [p.value for p in valued], yerr=[lo, hi], fmt="-o", capsize=3,
-                      color=f"C{k}", label=line)
-        right.plot([p.budget for p in members], [p.unfinished_rate for p in members], "-o", color=f"C{k}")
+        left.errorbar([p.budget for p in valued], [p.value for p in valued], yerr=[lo, hi], fmt="o", ls=style,
+                      capsize=3, color=colours[model], label=line)
+        right.plot([p.budget for p in members], [p.unfinished_rate for p in members], "o", ls=style,
+                   color=colours[model])
     logged = positive[-1] / positive[0] >= LOG_SPAN
     for ax in (left, right):
         if logged:  # symlog: linear below the smallest budget, so off (0) still has a place
@@ -107,4 +115,5 @@ def budget_figure(suite: str, metric: str, rows: Sequence[ResultRow]) -> Figure 
     return Figure(f"{suite}: {metric} by thinking budget", to_png(fig),
                   "Left: the headline metric at each budget:N setting (off at 0), one line per model and "
                   "condition; bars: 95% intervals where the metric has them. Right: the share of items whose "
-                  f"thinking never closed. {'Symmetric log' if logged else 'Linear'} budget axis.")
+                  f"thinking never closed. {'Symmetric log' if logged else 'Linear'} budget axis.",
+                  colours.legend(p.model for p in found))

@@ -41,6 +41,7 @@ h1{font-size:1.4em;margin:.4em 0} h2{border-bottom:1px solid #ddd;padding-bottom
 .side>div{flex:1 1 100%;min-width:0;overflow-x:auto} .side figure{flex:0 1 640px;margin:0;min-width:0}
 tr.degenerate td{color:#999;background:#f4f4f4}
 .flag{color:#a33;font-size:.8em;font-style:italic} td .flag{display:inline-block;min-width:14em}
+.key{white-space:nowrap;margin-right:.8em} .swatch{display:inline-block;width:.8em;height:.8em;margin-right:.3em}
 details{margin:.5em 0} summary{cursor:pointer;font-weight:600}
 """ + """
 table{border-collapse:collapse;margin:.8em 0;font-size:.85em}

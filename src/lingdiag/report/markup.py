@@ -101,12 +101,17 @@ def note(text: str) -> str:
 
 
 def figure_html(f: Figure, flags: Sequence[Degenerate]) -> str:
-    """A figure as a data-URI PNG with its caption and the not-interpretable conditions it shows."""
+    """A figure as a data-URI PNG with its caption, the colour key of the models it draws as series
+    (one colour per model across the page) and the not-interpretable conditions it shows.
+    """
     data = base64.b64encode(f.png).decode("ascii")
+    key = "".join(f'<span class="key" data-model="{escape(model)}"><span class="swatch" style="background:'
+                  f'{escape(colour)}"></span>{escape(model)}</span>' for model, colour in f.legend)
     marked = "".join(f'<br><span class="flag">Not interpretable here: {escape(d.model)}, {escape(d.condition)} '
                      f"({escape(d.reason)}).</span>" for d in flags)
     return (f"<figure><img alt=\"{escape(f.title)}\" src=\"data:image/png;base64,{data}\">"
-            f"<figcaption><b>{escape(f.title)}.</b> {escape(f.caption)}{marked}</figcaption></figure>")
+            f"<figcaption><b>{escape(f.title)}.</b> {escape(f.caption)}{'<br>' + key if key else ''}{marked}"
+            "</figcaption></figure>")
 
 
 def anchor(name: str) -> str:

@@ -26,7 +26,7 @@ from lingdiag.report.tables import rows_by_suite, suite_tables
 from lingdiag.suite import SUITES
 
 
-def _drawn(name: str, rows: Sequence[Any]) -> list[Figure] | str:
+def _drawn(name: str, rows: Sequence[Any], colours: figs.ModelColours) -> list[Figure] | str:
     """The suite's figures, or a note saying why there are none."""
     draw = SUITES.get(name).figures
     if draw is None:
@@ -34,7 +34,7 @@ def _drawn(name: str, rows: Sequence[Any]) -> list[Figure] | str:
     if not figs.available():
         return note(f"{name}: figures need matplotlib: pip install 'lingdiag[plots]'")
     try:
-        return draw(rows)
+        return draw(rows, colours)
     except LingdiagError as e:
         return note(f"{name}: no figures: {e}")
 
@@ -53,11 +53,12 @@ class SuiteParts:
     """One suite's parts of the page: its tables split into the headline and the rest, its figures."""
 
     def __init__(self, name: str, text: str, rows: Sequence[Any], flagged: Sequence[Degenerate],
-                 scaling: Figure | None = None) -> None:
+                 colours: figs.ModelColours, scaling: Figure | None = None) -> None:
         self.name = name
         self.scaling = scaling
         """The headline metric against model size (:mod:`.scaling`), where the runs have two sizes."""
-        self.budget = budget_figure(name, SUITES.get(name).headline, rows) if figs.available() else None
+        self.budget = budget_figure(name, SUITES.get(name).headline, rows, colours) if figs.available() \
+            else None
         """The headline metric against the thinking budget (:mod:`.budget`), where the rows sweep one."""
         self.flags = [d for d in flagged if d.suite == name]
         blocks = list(markdown.blocks(text))
@@ -65,7 +66,7 @@ class SuiteParts:
         self.headline = blocks[:first + 1]
         """Everything up to the first table: the paper's headline table with its heading and notes."""
         self.rest = blocks[first + 1:]
-        drawn = _drawn(name, rows)
+        drawn = _drawn(name, rows, colours)
         self.note = drawn if isinstance(drawn, str) else ""
         self.figures = drawn if isinstance(drawn, list) else []
         self.analyses = _analyses(name, rows, self.flags)
@@ -114,9 +115,14 @@ class Page:
         return "\n".join(self.suite_text.values()) != self.text
 
     @cached_property
+    def colours(self) -> figs.ModelColours:
+        """One colour per model (as the rows name it) across every figure of the page."""
+        return figs.ModelColours.of(r.model for rows in self.by_suite.values() for r in rows)
+
+    @cached_property
     def suites(self) -> list[SuiteParts]:
         """Each suite's parts, in the order the runs were given."""
         scaling = figs.available()
-        return [SuiteParts(name, self.suite_text[name], self.by_suite[name], self.flagged,
+        return [SuiteParts(name, self.suite_text[name], self.by_suite[name], self.flagged, self.colours,
                            scaling_figure(name, self.runs, self.families) if scaling else None)
                 for name in self.by_suite]

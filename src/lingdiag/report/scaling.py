@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lingdiag.errors import ConfigError
-from lingdiag.figures import Figure, pyplot, to_png
+from lingdiag.figures import Figure, ModelColours, pyplot, to_png
 from lingdiag.io.limits import MODEL_CONFIG_BYTES, read_regular
 from lingdiag.loading import LoadedRun
 from lingdiag.report.tables import display_names
@@ -119,6 +119,7 @@ def scaling_figure(suite: str, runs: Sequence[LoadedRun], families: Mapping[str,
     metric = SUITES.get(suite).headline
     conditions = list(dict.fromkeys(p.condition for p in found))[:MAX_PANELS]
     ticks = sorted({p.n_params for p in found})
+    colours = ModelColours.of(p.family for p in found)  # a family keeps its colour in a panel that lacks another
     fig, axes = plt.subplots(1, len(conditions), figsize=(3.4 * len(conditions) + 1.2, 3.4), squeeze=False,
                              sharey=True, layout="constrained")
     for ax, condition in zip(axes[0], conditions, strict=True):
@@ -131,7 +132,8 @@ def scaling_figure(suite: str, runs: Sequence[LoadedRun], families: Mapping[str,
             ys = [p.value for p in members]
             lo = [p.value - p.ci95[0] if p.ci95 else 0.0 for p in members]
             hi = [p.ci95[1] - p.value if p.ci95 else 0.0 for p in members]
-            ax.errorbar([p.n_params for p in members], ys, yerr=[lo, hi], fmt="-o", capsize=3, label=family)
+            ax.errorbar([p.n_params for p in members], ys, yerr=[lo, hi], fmt="-o", capsize=3, label=family,
+                        color=colours[family])
         ax.set_xscale("log")
         ax.set_xticks(ticks, [_size(n) for n in ticks], fontsize=7)
         ax.minorticks_off()  # log-scale minor labels overlap over one decade

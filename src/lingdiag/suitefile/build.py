@@ -12,7 +12,7 @@ from typing import Any
 from lingdiag.analysis import sweep
 from lingdiag.analysis.competence import CompetenceJoin, answered, by_condition, pair, run_records, to_markdown
 from lingdiag.conditions import after_thinking, scoring_policy, thinking
-from lingdiag.figures import Figure
+from lingdiag.figures import Figure, ModelColours
 from lingdiag.io.markdown import markdown_table
 from lingdiag.prompts.formulas import parse
 from lingdiag.records import Item, ItemRecord, ResultRow
@@ -180,9 +180,9 @@ class FileSuite:
         assert share is not None and share.by is not None, metric  # checked with the file
         return share.by
 
-    def figures(self, rows: Sequence[ResultRow]) -> list[Figure]:
+    def figures(self, rows: Sequence[ResultRow], colours: ModelColours) -> list[Figure]:
         """The figures the file declares (its defaults without ``figures``)."""
-        return figures(self.c.spec, rows)
+        return figures(self.c.spec, rows, colours)
 
     def competence(self, model: str, records: Sequence[ItemRecord], *, seed: int = 0) -> list[CompetenceJoin]:
         """Each ``loglik`` condition against every generation condition that differs from it in one

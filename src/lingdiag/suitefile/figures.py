@@ -9,11 +9,11 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from lingdiag.figures import Figure, pyplot, to_png
+from lingdiag.figures import Figure, ModelColours, pyplot, to_png
 from lingdiag.io.markdown import fmt, markdown_table
 from lingdiag.records import ResultRow
 from lingdiag.suitefile.load import COUNTS
-from lingdiag.suitefile.schema import Breakdown, FigureSpec, SuiteFile
+from lingdiag.suitefile.schema import Breakdown, Column, FigureSpec, SuiteFile
 
 MAX_PANELS = 6
 """Conditions drawn as panels of one per-tag figure at most (the rest are in the tables)."""
@@ -72,12 +72,22 @@ def declared(spec: SuiteFile) -> list[FigureSpec]:
     return out + [FigureSpec(metric=b.metric, title=b.header) for b in table.breakdowns]
 
 
+def _name(spec: SuiteFile, f: FigureSpec) -> str:
+    """A figure's name for its title and axis: its own title, else the header the table gives its
+    metric (a reader sees "Accuracy by polarity", not ``acc_by_polarity``), else the metric key.
+    """
+    table = spec.table
+    named: list[Column | Breakdown] = [] if table is None else [*table.columns, *table.breakdowns]
+    headers = [x.header for x in named if x.metric == f.metric and x.header]
+    return f.title or next(iter(headers), f.metric)
+
+
 def _by(spec: SuiteFile, metric: str) -> str | None:
     m = spec.metrics.get(metric)
     return m.share.by if m is not None and m.share is not None else None
 
 
-def _per_condition(rows: Sequence[ResultRow], metric: str, title: str) -> bytes:
+def _per_condition(rows: Sequence[ResultRow], metric: str, title: str, colours: ModelColours) -> bytes:
     plt = pyplot()
     conditions = list(dict.fromkeys(r.condition for r in rows))
     models = list(dict.fromkeys(r.model for r in rows))
@@ -93,14 +103,14 @@ def _per_condition(rows: Sequence[ResultRow], metric: str, title: str) -> bytes:
             ys.append(y)
             lo.append(y - ci[0] if ci else 0.0)
             hi.append(ci[1] - y if ci else 0.0)
-        ax.errorbar(xs, ys, yerr=[lo, hi], fmt="o", capsize=3, label=model)
+        ax.errorbar(xs, ys, yerr=[lo, hi], fmt="o", capsize=3, label=model, color=colours[model])
     ax.set_xticks(range(len(conditions)), conditions, rotation=20, ha="right", fontsize=8)
     ax.set_ylabel(title)
     ax.legend(fontsize=7)
     return to_png(fig)
 
 
-def _per_tag(rows: Sequence[ResultRow], metric: str, by: str, title: str) -> bytes:
+def _per_tag(rows: Sequence[ResultRow], metric: str, by: str, title: str, colours: ModelColours) -> bytes:
     plt = pyplot()
     conditions = list(dict.fromkeys(r.condition for r in rows))[:MAX_PANELS]
     models = list(dict.fromkeys(r.model for r in rows))
@@ -119,7 +129,7 @@ def _per_tag(rows: Sequence[ResultRow], metric: str, by: str, title: str) -> byt
             lo = [y - b[0] if b else 0.0 for y, b in zip(ys, bounds, strict=True)]
             hi = [b[1] - y if b else 0.0 for y, b in zip(ys, bounds, strict=True)]
             ax.errorbar([j - 0.35 + width * (k + 0.5) for j in range(len(groups))], ys, yerr=[lo, hi], fmt="o",
-                        capsize=3, label=model)
+                        capsize=3, label=model, color=colours[model])
         ax.set_xticks(range(len(groups)), groups, fontsize=8)
         ax.set_xlabel(by)
         ax.set_title(condition, fontsize=8)
@@ -128,16 +138,17 @@ def _per_tag(rows: Sequence[ResultRow], metric: str, by: str, title: str) -> byt
     return to_png(fig)
 
 
-def figures(spec: SuiteFile, rows: Sequence[ResultRow]) -> list[Figure]:
-    """The file's figures over ``rows`` (several models: one series each)."""
+def figures(spec: SuiteFile, rows: Sequence[ResultRow], colours: ModelColours) -> list[Figure]:
+    """The file's figures over ``rows`` (several models: one series each, in the report's ``colours``)."""
     out = []
+    legend = colours.legend(r.model for r in rows)
     for f in declared(spec):
-        title = f.title or f.metric
+        title = _name(spec, f)
         by = _by(spec, f.metric)
         if by is None:
-            out.append(Figure(f"{spec.name}: {title} per condition", _per_condition(rows, f.metric, title),
-                              "One point per model and condition; bars: the 95% intervals of the table."))
+            out.append(Figure(f"{spec.name}: {title} per condition", _per_condition(rows, f.metric, title, colours),
+                              "One point per model and condition; bars: the 95% intervals of the table.", legend))
         else:
-            out.append(Figure(f"{spec.name}: {title} by {by}", _per_tag(rows, f.metric, by, title),
-                              f"One panel per condition (first {MAX_PANELS}); bars: Wilson 95% intervals."))
+            out.append(Figure(f"{spec.name}: {title} by {by}", _per_tag(rows, f.metric, by, title, colours),
+                              f"One panel per condition (first {MAX_PANELS}); bars: Wilson 95% intervals.", legend))
     return out

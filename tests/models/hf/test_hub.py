@@ -47,3 +47,12 @@ def test_a_malformed_hub_id_is_one_line_without_a_traceback(tmp_path: Path) -> N
                     env={"HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf")})
     assert proc.returncode == 2 and "Traceback" not in proc.stderr and proc.stderr.count("\n") == 1, proc.stderr
     assert "'a/b\\x1b[31m' is neither a model directory nor a hub id" in proc.stderr and "\x1b" not in proc.stderr
+
+
+def test_the_hub_is_asked_before_torch_or_transformers_are_imported(tmp_path: Path) -> None:
+    # Importing torch takes seconds on a loaded machine; an offline node must not pay for it to fail.
+    seconds, err, rc = run_offline(tmp_path, HF_HUB_OFFLINE="1", PYTHONPROFILEIMPORTTIME="1")
+    imported = {line.rsplit("|", 1)[-1].strip() for line in err.splitlines() if line.startswith("import time:")}
+    assert rc == 2 and "and HF_HUB_OFFLINE is set" in err, err
+    assert "huggingface_hub" in imported and "lingdiag.models.hf.hub" in imported, sorted(imported)[:20]
+    assert not {"torch", "transformers"} & imported, seconds

@@ -13,6 +13,7 @@ from helpers import result_row as row
 
 from lingdiag.config import RunConfig
 from lingdiag.errors import ConfigError, MissingDependency
+from lingdiag.figures import ModelColours
 from lingdiag.models.mock import MockBackend
 from lingdiag.records import GenerationRequest, ResultRow
 from lingdiag.run import evaluate
@@ -89,7 +90,7 @@ def test_tradeoff_draws_no_correlation_through_unparsed_strategies() -> None:
     assert "left out of the correlations" in text
     from lingdiag.suites.imperfective.figures import tradeoff_png
 
-    assert tradeoff_png(rows).startswith(b"\x89PNG")
+    assert tradeoff_png(rows, ModelColours.of(r.model for r in rows)).startswith(b"\x89PNG")
 
 
 def test_verb_class_figure_has_no_empty_panel() -> None:
@@ -103,7 +104,7 @@ def test_verb_class_figure_has_no_empty_panel() -> None:
             row("m", "cot", {"acc_A": 1.0, "acc_B": 1.0, "acc_C": 0.5, "acc_D": 0.5})]
     assert verb_class_strategies(rows) == ["zero-shot"]
     assert verb_class_strategies(rows[1:]) == []
-    assert not [f for f in figures(rows[1:]) if f.title.startswith("Telic verb classes")]
+    assert not [f for f in figures(rows[1:], ModelColours.of(["m"])) if f.title.startswith("Telic verb classes")]
 
 
 # Table 5: Qwen2.5 sizes in zero-shot; §5.3 reports r = -0.93 (p = 0.02) and 0.94 (p = 0.01),

@@ -12,7 +12,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from lingdiag import Axis, Condition, Dataset, Item, ItemRecord, ResultRow, Suite, register_suite
-from lingdiag.figures import Figure, pyplot, to_png
+from lingdiag.figures import Figure, ModelColours, pyplot, to_png
 from lingdiag.io.markdown import markdown_table
 from lingdiag.metrics.core import accuracy
 from lingdiag.prompts.chat import ChatPrompt
@@ -52,11 +52,12 @@ def table(rows: Sequence[ResultRow]) -> str:
                                          [[r.axes["style"], r.model, r.metrics["accuracy"]] for r in rows])
 
 
-def figures(rows: Sequence[ResultRow]) -> list[Figure]:
-    """One bar per row."""
+def figures(rows: Sequence[ResultRow], colours: ModelColours) -> list[Figure]:
+    """One bar per row, in its model's colour."""
     fig, ax = pyplot().subplots(figsize=(3, 2))
-    ax.bar([f"{r.model}/{r.condition}" for r in rows], [r.metrics["accuracy"] for r in rows])
-    return [Figure("Toy accuracy", to_png(fig), "One bar per model and style.")]
+    ax.bar([f"{r.model}/{r.condition}" for r in rows], [r.metrics["accuracy"] for r in rows],
+           color=[colours[r.model] for r in rows])
+    return [Figure("Toy accuracy", to_png(fig), "One bar per model and style.", colours.legend(r.model for r in rows))]
 
 
 def cli() -> Any:

@@ -10,7 +10,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-from lingdiag.figures import Figure, pyplot, to_png
+from lingdiag.figures import Figure, ModelColours, pyplot, to_png
 from lingdiag.records import ResultRow
 from lingdiag.suites.cxnli import data
 from lingdiag.suites.cxnli.metrics import of
@@ -69,8 +69,8 @@ def label_f1_png(rows: Sequence[ResultRow]) -> bytes:
     return to_png(fig)
 
 
-def figures(rows: Sequence[ResultRow]) -> list[Figure]:
-    """The CxNLI figures."""
+def figures(rows: Sequence[ResultRow], colours: ModelColours) -> list[Figure]:
+    """The CxNLI figures (none draws a series per model, so ``colours`` goes unused)."""
     return [Figure("CxNLI accuracy per construction, Exp 1 vs Exp 2 (Figure 1)", construction_png(rows),
                    f"Dotted line: chance (1 in 3). First {MAX_PANELS} model × setting panels."),
             Figure("CxNLI F1 per label", label_f1_png(rows), "Unparsed answers count as wrong.")]

@@ -13,7 +13,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-from lingdiag.figures import Figure, pyplot, to_png
+from lingdiag.figures import Figure, ModelColours, pyplot, to_png
 from lingdiag.records import ResultRow
 from lingdiag.suites.explica import data
 from lingdiag.suites.explica.metrics import ACCURACY, CONFUSION, RATING_DISTRIBUTION, SPEARMAN, of
@@ -138,8 +138,10 @@ def scale_png(rows: Sequence[ResultRow]) -> bytes:
     return to_png(fig)
 
 
-def figures(rows: Sequence[ResultRow]) -> list[Figure]:
-    """The ExpliCa figures that the rows can support."""
+def figures(rows: Sequence[ResultRow], colours: ModelColours) -> list[Figure]:
+    """The ExpliCa figures that the rows can support (models are panels or labels, never a coloured
+    series, so ``colours`` goes unused).
+    """
     out = [Figure("ExpliCa accuracy by task, shots and decoding (Fig. 3, 8, 9)", accuracy_png(rows),
                   "Accuracy over causal and temporal pairs (APS for perplexity); dotted line: chance (1 in 4).")]
     if any(RATING_DISTRIBUTION in of(r) for r in rows):

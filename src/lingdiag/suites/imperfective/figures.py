@@ -10,7 +10,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from lingdiag.figures import Figure, model_colours, pyplot, to_png
+from lingdiag.figures import Figure, ModelColours, pyplot, to_png
 from lingdiag.records import ResultRow
 from lingdiag.suites.imperfective.analysis import by_model, prompt_tradeoff
 from lingdiag.suites.imperfective.data import TELIC_CLASSES
@@ -61,11 +61,10 @@ def _legend_r(label: str, corr: Any) -> str:
     return label if corr is None else f"{label} (r = {corr.r:.2f}, p = {corr.p:.2f})"
 
 
-def tradeoff_png(rows: Sequence[ResultRow]) -> bytes:
+def tradeoff_png(rows: Sequence[ResultRow], colours: ModelColours) -> bytes:
     """Acc C (solid) and Acc D (dashed) across strategies, one colour per model (Figure 1)."""
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(7.5, 4.2))
-    colours = model_colours(r.model for r in rows)  # a model left out here keeps the others' colours
     marked: set[str] = set()
     for t in prompt_tradeoff(rows):
         xs = [STRATEGIES.index(s) for s in t.strategies]
@@ -122,20 +121,20 @@ def verb_class_png(rows: Sequence[ResultRow]) -> bytes:
     return to_png(fig)
 
 
-def figures(rows: Sequence[ResultRow]) -> list[Figure]:
+def figures(rows: Sequence[ResultRow], colours: ModelColours) -> list[Figure]:
     """The ImperfectiveNLI figures.
 
-    Group accuracy, the prompt trade-off (with ≥ 2 strategies of one model) and the telic
-    verb classes.
+    Group accuracy, the prompt trade-off (with ≥ 2 strategies of one model, in the report's
+    ``colours``) and the telic verb classes.
     """
     figures = [Figure("Accuracy by group (Table 3)", group_accuracy_png(rows),
                       "Accuracy on groups A-D per prompt strategy; one panel per model.")]
-    if prompt_tradeoff(rows):
-        figures.append(Figure("Prompt trade-off (§5.2, Figure 1)", tradeoff_png(rows),
+    if tradeoffs := prompt_tradeoff(rows):
+        figures.append(Figure("Prompt trade-off (§5.2, Figure 1)", tradeoff_png(rows, colours),
                               "Acc C (solid) and Acc D (dashed) from zero-shot to counterfactual; Pearson r "
                               "against the strategy index over the interpretable strategies (needs ≥ 3); a "
                               "strategy at least half unparsed or failed is ringed, named not interpretable "
-                              "and left out of r."))
+                              "and left out of r.", colours.legend(t.model for t in tradeoffs)))
     if verb_class_strategies(rows):
         figures.append(Figure("Telic verb classes (§5.4, Figure 3)", verb_class_png(rows),
                               "Acc A, Acc C and TBR_C per telic verb class, averaged over models (a strategy "
