@@ -4,10 +4,11 @@ the suite's own metrics and table (and optionally a run directory for reports).
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -20,6 +21,28 @@ from lingdiag.io.terminal import plain_lines
 from lingdiag.records import ResultRow, dumps
 from lingdiag.rundir import RunStore, write_imported
 from lingdiag.suite import Suite
+
+
+def ended(suite: Suite, command: Callable[..., None]) -> Callable[..., None]:
+    """``lingdiag score <suite>``: ``command``, then the run directory it wrote (``--out``) ended as
+    every run ends (:func:`lingdiag.finish.finish`: ``metrics.json`` and ``table.md`` beside the
+    records). Here, once for every suite's score command, since a suite's own (ExpliCa's) may not
+    import the orchestrator.
+    """
+
+    @functools.wraps(command)  # typer reads the options from the wrapped signature
+    def score(**options: Any) -> None:
+        command(**options)
+        out = options.get("out")
+        if out is None or not RunStore(out).meta_path.is_file():
+            return  # no --out, or nothing matched (the command has said so)
+        store = RunStore(out)
+        meta = store.read_meta()
+        dataset = str(meta.config["dataset"])
+        ending = imported(store.load_records(), str(meta.config["model"]), dataset, suite.load(dataset).excluded)
+        finish(store, suite, ending, meta)
+
+    return score
 
 
 def label_score_command(suite: Suite) -> Callable[..., None]:
@@ -49,8 +72,6 @@ def label_score_command(suite: Suite) -> Callable[..., None]:
             write_imported(out, suite=suite.name, model=scores.stem, dataset=dataset, records=result.records,
                            provenance={"file": str(scores), "sha256": sha256_file(scores), "score_col": score_col,
                                        "id_col": id_col}, source=suite.source)
-            store = RunStore(out)  # ended as a run ends: metrics.json and table.md beside the records
-            finish(store, suite, imported(result.records, scores.stem, dataset, data.excluded), store.read_meta())
         if as_json:
             print(dumps({"metrics": m, "matched_items": len(result.records), "unmatched": result.unmatched,
                               "missing_items": result.missing, "repeated_rows": result.repeated},
