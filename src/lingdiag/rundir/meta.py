@@ -56,9 +56,14 @@ class IdentityPart(Part):
 
 @dataclass(frozen=True, slots=True)
 class ModelIdentity:
-    """``meta.json``'s ``model``: the backend's identity (the cache key's model part), as recorded."""
+    """``meta.json``'s ``model``: the backend's identity (the cache key's model part), as recorded.
 
-    fields: Mapping[str, Any]
+    Its entries are the backend's own (device, adapter, server settings...), so it stays an open
+    mapping of JSON values; the keys every reader needs are typed here (and validated on read and
+    write by :class:`IdentityPart`).
+    """
+
+    fields: Mapping[str, JsonValue]
 
     @property
     def backend(self) -> str:
