@@ -44,6 +44,9 @@ from lingdiag.errors import ConfigErrors, LingdiagError
 from lingdiag.io.terminal import plain
 from lingdiag.suite import SUITES
 
+# The package's surface: the typer app (tests drive it with CliRunner), and the entry point.
+__all__ = ["app", "main", "mount_suites"]
+
 
 def mount_suites() -> None:
     """Add every registered suite's command group and score command."""
