@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
@@ -162,6 +162,19 @@ def chromium_path() -> str:
     if path is None:
         pytest.fail("chromium is not installed: `make test` installs it (apt-get install chromium)")
     return path
+
+
+B = TypeVar("B")
+
+
+def load_as(kind: type[B], spec: str, options: Mapping[str, Any] | None = None) -> B:
+    """``load_backend(spec, options)``, asserted to be a ``kind`` (a test reading a backend's own
+    parts, an HF model or an OpenAI client, says which backend it expects)."""
+    from lingdiag.models.providers import load_backend
+
+    backend = load_backend(spec, options)
+    assert isinstance(backend, kind), f"{spec} loaded {type(backend).__name__}, not {kind.__name__}"
+    return backend
 
 
 def study_backend(config: Any) -> Any:
