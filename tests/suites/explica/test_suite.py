@@ -4,6 +4,7 @@ import math
 import subprocess
 import sys
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -455,6 +456,25 @@ def test_score_cli_reports_aps_and_unmatched(tmp_path):
     assert "| rating | – | – | human.csv | 1.00 | 1.00 | 1.00 | 1.00 | 1.00 |" in text.stdout
     assert "Rating rules: ties alphabetical, unreadable ratings keep" in text.stdout
     assert "unmatched rows: 1" in text.stderr and "row 290" in text.stderr
+
+
+def test_score_out_ends_as_a_run_ends(tmp_path: Path) -> None:
+    """``score explica --out`` writes metrics.json and table.md (lingdiag.finish), equal to what
+    ``lingdiag report`` recomputes from the records."""
+    items = data.builtin_items()
+    rows = [{"Sentence_A": it.fields["sentence_a"], "Sentence_B": it.fields["sentence_b"], "connective": c,
+             "score": it.fields["human"][c]} for it in items for c in data.CONNECTIVES]
+    path = write_csv(tmp_path / "human.csv", rows)
+    out = tmp_path / "run"
+    lingdiag = [sys.executable, "-c", "from lingdiag.cli import main; main()"]
+    subprocess.run([*lingdiag, "score", "explica", "--scores", str(path), "--dataset", "builtin", "--out", str(out)],
+                   capture_output=True, text=True, check=True)
+    written = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
+    report = subprocess.run([*lingdiag, "report", str(out), "--json"], capture_output=True, text=True, check=True)
+    assert written == json.loads(report.stdout)[str(out)]["metrics"]
+    assert next(iter(written.values()))["accuracy"] == 1.0
+    table = subprocess.run([*lingdiag, "report", str(out)], capture_output=True, text=True, check=True).stdout
+    assert (out / "table.md").read_text(encoding="utf-8").strip() in table
 
 
 def test_prompt_perplexities_rank_variants():
