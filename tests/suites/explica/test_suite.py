@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import item_record
+from helpers import item_record, parsed_options
 from helpers import result_row as row
 
 from lingdiag.config import RunConfig
@@ -19,6 +19,7 @@ from lingdiag.run import evaluate
 from lingdiag.rundir import RunStore
 from lingdiag.suites import explica as suite
 from lingdiag.suites.explica import cli, data, importing, metrics, parse, prompts, tables, tasks
+from lingdiag.suites.explica.options import Options
 from lingdiag.suites.explica.rules import TIE
 
 OFFICIAL = "explica/explica.csv"
@@ -29,13 +30,13 @@ def strat(task: str, shots: int = 0, decoding: str = "greedy", options: dict[str
     """A condition's strategy as ``lingdiag run`` builds it: options validated, the seed apart."""
     opts = dict(options or {})
     seed = int(opts.pop("seed", 0))
-    return tasks.strategy(task, shots, decoding, suite.SUITE.parse_options(opts), seed)
+    return tasks.strategy(task, shots, decoding, parsed_options(suite.SUITE, Options, opts), seed)
 
 
 def conds_of(ds: Any, axes: dict[str, list[str]], options: dict[str, Any]) -> list[Any]:
     opts = dict(options)
     seed = int(opts.pop("seed", 0))
-    return suite.conditions(ds, axes, suite.SUITE.parse_options(opts), seed)
+    return suite.conditions(ds, axes, parsed_options(suite.SUITE, Options, opts), seed)
 
 
 def ratings(so=1.0, because=1.0, then=1.0, after=1.0):
@@ -312,7 +313,7 @@ def test_perplexity_picks_lowest_per_token_perplexity():
 
 
 def test_conditions_grid_and_options():
-    ds = suite.load("builtin")
+    ds = suite.SUITE.load("builtin")
     conds = conds_of(ds, {"task": list(prompts.TASKS), "shots": ["0", "1"],
                                   "decoding": ["greedy", "constrained"]}, {"seed": 0})
     names = [c.name for c in conds]
