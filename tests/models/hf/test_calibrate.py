@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import smollm2_dir
 
 from lingdiag.models.hf import HFBackend, calibrate
 from lingdiag.models.hf.placement import resolve
-from helpers import smollm2_dir
 
 
 def _tiny_pair() -> tuple[HFBackend, HFBackend]:

@@ -8,12 +8,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from helpers import smollm2_dir
 
 from lingdiag.models.hf import HFBackend, HFOptions
 from lingdiag.models.hf.placement import resolve
 from lingdiag.records import ChatMessage, LoglikelihoodRequest
 from lingdiag.scoring import policy, policy_names
-from helpers import smollm2_dir
 
 CHAT = (ChatMessage("system", "Answer True, False or Unknown."),
         ChatMessage("user", "Premise: Ann was baking a cake. Hypothesis: Ann baked a cake."))
