@@ -49,7 +49,7 @@ test-fast: $(STAMP) lint
 
 lint: $(STAMP)
 	$(PY) -m ruff check src tests bench
-	$(PY) -m mypy src
+	$(PY) -m mypy src tests
 	.venv/bin/lint-imports
 
 bench: $(STAMP)

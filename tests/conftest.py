@@ -11,11 +11,14 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from fast_lane import pytest_configure, pytest_runtest_makereport, pytest_runtest_protocol  # noqa: F401  (hooks)
-from helpers import Reply, serve
+from helpers import Reply, load_as, serve
+
+if TYPE_CHECKING:  # the model loads only in the tests that ask for it
+    from lingdiag.models.hf import HFBackend
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATASETS = REPO.parent / "shared" / "datasets"
@@ -118,11 +121,11 @@ def _isolated_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture(scope="session")
-def smollm2(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
+def smollm2(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HFBackend]:
     """The embedded SmolLM2-135M-Instruct on the transformers backend, loaded once."""
-    from lingdiag.models.providers import load_backend
+    from lingdiag.models.hf import HFBackend
 
-    yield load_backend("smollm2-135m")
+    yield load_as(HFBackend, "smollm2-135m")
 
 
 class FakeApi:

@@ -16,12 +16,15 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pytest
 
 from lingdiag.models.base import Capabilities
 from lingdiag.records import Generation, GenerationRequest, ItemRecord, LogLikelihood, LoglikelihoodRequest, ResultRow
+
+if TYPE_CHECKING:
+    from lingdiag.suite import Suite
 
 SRC = str(Path(__file__).resolve().parents[1] / "src")
 """This checkout's source, put first on the child's ``PYTHONPATH``."""
@@ -50,7 +53,8 @@ def item_record(item_id: str, label: str, gold: str | None, *, condition: str = 
                       gold=gold, correct=None if gold is None or error else label == gold, error=error)
 
 
-def result_row(model: str, condition: str, metrics: dict[str, Any], axes: dict[str, str] | None = None) -> ResultRow:
+def result_row(model: str, condition: str, metrics: Mapping[str, object],
+               axes: dict[str, str] | None = None) -> ResultRow:
     """A result row as a run directory would give it (axes default to ``{"strategy": condition}``)."""
     return ResultRow(model, condition, axes if axes is not None else {"strategy": condition}, metrics)
 
@@ -175,6 +179,27 @@ def chromium_path() -> str:
     if path is None:
         pytest.fail("chromium is not installed: `make test` installs it (apt-get install chromium)")
     return path
+
+
+B = TypeVar("B")
+
+
+def load_as(kind: type[B], spec: str, options: Mapping[str, Any] | None = None) -> B:
+    """``load_backend(spec, options)``, asserted to be a ``kind`` (a test reading a backend's own
+    parts, an HF model or an OpenAI client, says which backend it expects)."""
+    from lingdiag.models.providers import load_backend
+
+    backend = load_backend(spec, options)
+    assert isinstance(backend, kind), f"{spec} loaded {type(backend).__name__}, not {kind.__name__}"
+    return backend
+
+
+def parsed_options(suite: Suite, kind: type[B], raw: Mapping[str, Any]) -> B:
+    """``suite.parse_options(raw)`` (as ``lingdiag run`` validates ``-o``), asserted to be the
+    suite's own options class ``kind``."""
+    options = suite.parse_options(raw)
+    assert isinstance(options, kind)
+    return options
 
 
 def study_backend(config: Any) -> Any:

@@ -9,7 +9,7 @@ import shutil
 import signal
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,18 +27,25 @@ def run_args(url: str, out: str, *extra: str, strategy: str = "zero-shot") -> li
             "--out", out, *extra]
 
 
-def edit_records(run: Path, change: Callable[[dict[str, Any]], None]) -> None:
+def edit_records(run: Path, change: Callable[[dict[str, Any]], None]) -> Path:
+    """``run`` with its first record changed in place."""
     lines = (run / "items.jsonl").read_text().splitlines()
     first = json.loads(lines[0])
     change(first)
     (run / "items.jsonl").write_text("\n".join([json.dumps(first), *lines[1:]]) + "\n")
+    return run
+
+
+def then(_setup: object, args: list[str]) -> list[str]:
+    """The arguments, once the case's setup (evaluated as the first argument) has written its file."""
+    return args
 
 
 # (case, setup(tmp) -> args, words the one-line error must hold)
 CASES: list[tuple[str, Callable[[Path, str], list[str]], tuple[str, ...]]] = [
     ("limit -1", lambda t, u: run_args(u, "o", "--limit", "-1"), ("limit",)),
     ("limit 0", lambda t, u: run_args(u, "o", "--limit", "0"), ("limit",)),
-    ("out is a file", lambda t, u: (t / "f.txt").write_text("x") and run_args(u, "f.txt"), ("f.txt", "a file")),
+    ("out is a file", lambda t, u: then((t / "f.txt").write_text("x"), run_args(u, "f.txt")), ("f.txt", "a file")),
     ("option not a number", lambda t, u: run_args(u, "o", "-o", "max_new_tokens=abc"), ("max_new_tokens", "abc")),
     ("option typo", lambda t, u: run_args(u, "o", "-o", "max_new_token=5"),
      ("max_new_token: unknown key", "valid options")),
@@ -46,31 +53,33 @@ CASES: list[tuple[str, Callable[[Path, str], list[str]], tuple[str, ...]]] = [
     ("unknown model option", lambda t, u: run_args(u, "o", "--model-option", "concurency=3"), ("concurency",)),
     ("strategy ,", lambda t, u: run_args(u, "o", strategy=","), ("--strategy", "names no value")),
     ("batch tokens -1", lambda t, u: run_args(u, "o", "--batch-tokens", "-1"), ("batch_tokens",)),
-    ("non-UTF-8 dataset", lambda t, u: (t / "l1.json").write_bytes(
-        json.dumps([{**ITEM, "premise": "caf\u00e9"}], ensure_ascii=False).encode("latin-1"))
-     and run_args(u, "o", "--dataset", "l1.json"),
+    ("non-UTF-8 dataset", lambda t, u: then((t / "l1.json").write_bytes(
+        json.dumps([{**ITEM, "premise": "caf\u00e9"}], ensure_ascii=False).encode("latin-1")),
+        run_args(u, "o", "--dataset", "l1.json")),
      ("l1.json", "not UTF-8")),
-    ("dataset bad field", lambda t, u: (t / "d.json").write_text(json.dumps([{**ITEM, "group": "Z"}]))
-     and run_args(u, "o", "--dataset", "d.json"), ("d.json", "row 1", "'group'")),
-    ("CSV cell over the csv limit", lambda t, u: (t / "s.csv").write_text("id,answer\nx1," + "a" * 140_000 + "\n")
-     and ["score", "imperfective", "--scores", "s.csv"], ("s.csv", "row 2")),
-    ("CSV row longer than its header", lambda t, u: (t / "s.csv").write_text("id,answer\nx1,True,more\n")
-     and ["score", "imperfective", "--scores", "s.csv"], ("s.csv", "row 2", "'more'")),
-    ("corrupt meta.json", lambda t, u: (t / "good" / "meta.json").write_text("{") and ["report", "good"],
+    ("dataset bad field", lambda t, u: then((t / "d.json").write_text(json.dumps([{**ITEM, "group": "Z"}])),
+                                            run_args(u, "o", "--dataset", "d.json")), ("d.json", "row 1", "'group'")),
+    ("CSV cell over the csv limit", lambda t, u: then((t / "s.csv").write_text("id,answer\nx1," + "a" * 140_000 + "\n"),
+                                                      ["score", "imperfective", "--scores", "s.csv"]),
+     ("s.csv", "row 2")),
+    ("CSV row longer than its header", lambda t, u: then((t / "s.csv").write_text("id,answer\nx1,True,more\n"),
+                                                         ["score", "imperfective", "--scores", "s.csv"]),
+     ("s.csv", "row 2", "'more'")),
+    ("corrupt meta.json", lambda t, u: then((t / "good" / "meta.json").write_text("{"), ["report", "good"]),
      ("meta.json", "line 1")),
-    ("empty meta.json", lambda t, u: (t / "good" / "meta.json").write_text("") or ["report", "good"],
+    ("empty meta.json", lambda t, u: then((t / "good" / "meta.json").write_text(""), ["report", "good"]),
      ("meta.json",)),
-    ("resume over corrupt meta.json", lambda t, u: (t / "good" / "meta.json").write_text("[1,")
-     and run_args(u, "good"), ("meta.json",)),
-    ("record correct 'yes'", lambda t, u: edit_records(t / "good", lambda r: r.update(correct="yes"))
-     or ["report", "good"], ("items.jsonl", "line 1", "'correct'")),
-    ("record unknown label", lambda t, u: edit_records(t / "good", lambda r: r.update(label="Maybe"))
-     or ["report", "good"], ("items.jsonl", "line 1", "'label'", "Maybe")),
+    ("resume over corrupt meta.json", lambda t, u: then((t / "good" / "meta.json").write_text("[1,"),
+                                                        run_args(u, "good")), ("meta.json",)),
+    ("record correct 'yes'", lambda t, u: then(edit_records(t / "good", lambda r: r.update(correct="yes")),
+                                               ["report", "good"]), ("items.jsonl", "line 1", "'correct'")),
+    ("record unknown label", lambda t, u: then(edit_records(t / "good", lambda r: r.update(label="Maybe")),
+                                               ["report", "good"]), ("items.jsonl", "line 1", "'label'", "Maybe")),
 ]
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """Two finished runs of one configuration (answers from a real server)."""
     with serve(lambda path, request: (200, {"choices": [{"message": {"content": "False"}}]})) as url:
         base = tmp_path_factory.mktemp("runs")

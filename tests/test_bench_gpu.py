@@ -41,7 +41,7 @@ def test_a_failing_check_keeps_the_figures_of_the_others(tmp_path: Path) -> None
     """Issue 39: the figures were written only at the end, so one crash lost every check that had passed."""
     sys.path.insert(0, str(REPO / "bench"))
     try:
-        from gpu import Figures  # type: ignore[import-not-found]
+        from gpu import Figures
     finally:
         sys.path.remove(str(REPO / "bench"))
     out = tmp_path / "gpu.json"

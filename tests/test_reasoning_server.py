@@ -82,6 +82,7 @@ def reasoner() -> Iterator[Reasoner]:
     def post(path: str, request: Any) -> Reply:
         state.bodies.append(request)
         message, usage, finish = state.choice()
+        choice: dict[str, Any]
         if path.endswith("/chat/completions"):
             choice = {"message": {"role": "assistant", **message}}
         else:  # /completions has no reasoning field: the server returns the raw text

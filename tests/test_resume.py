@@ -145,10 +145,10 @@ def test_kill_9_at_several_points_then_resume(tmp_path: Path) -> None:
     assert usage["cache_hits"] == answered - seen[-1]
     assert _cached(cache) == TOTAL
 
-    records = RunStore(out).load_records()
-    assert sorted((r.condition, r.item_id) for r in records) == \
+    loaded = RunStore(out).load_records()
+    assert sorted((r.condition, r.item_id) for r in loaded) == \
         sorted((r.condition, r.item_id) for r in RunStore(reference).load_records())
-    assert len(records) == TOTAL
+    assert len(loaded) == TOTAL
     assert (out / "items.jsonl").read_bytes() == (reference / "items.jsonl").read_bytes()
 
 

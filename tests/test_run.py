@@ -1,4 +1,5 @@
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -8,7 +9,16 @@ from lingdiag.errors import ConfigError, RunError, UnknownNameError
 from lingdiag.models.base import dispatch
 from lingdiag.models.mock import MockBackend
 from lingdiag.models.providers import load_backend
-from lingdiag.records import GenerationRequest, Item, LogLikelihood, LoglikelihoodRequest, Prediction, Response
+from lingdiag.records import (
+    Generation,
+    GenerationRequest,
+    Item,
+    LogLikelihood,
+    LoglikelihoodRequest,
+    Prediction,
+    Request,
+    Response,
+)
 from lingdiag.run import evaluate, run
 from lingdiag.rundir import RunStore
 from lingdiag.suite import Condition, Dataset, Suite, register_suite, spread
@@ -66,7 +76,7 @@ def test_timings_survive_a_crash_and_add_up_over_resumes(tmp_path: Path) -> None
     out = tmp_path / "r"
 
     class CrashOnDap(MockBackend):
-        def generate(self, requests):  # type: ignore[no-untyped-def]
+        def generate(self, requests: Sequence[GenerationRequest]) -> list[Generation]:
             if any("Important Linguistic Rule" in m.content for r in requests for m in r.messages):
                 raise KeyboardInterrupt  # the DAP system prompt: the run dies mid-way
             return super().generate(requests)
@@ -84,7 +94,7 @@ def test_errored_items_are_retried_on_resume(tmp_path: Path) -> None:
     out = tmp_path / "r"
 
     class Flaky(MockBackend):
-        def generate(self, requests):  # type: ignore[no-untyped-def]
+        def generate(self, requests: Sequence[GenerationRequest]) -> list[Generation]:
             gens = super().generate(requests)
             return [g if k % 3 else type(g)(text="", error="HTTP 500") for k, g in enumerate(gens)]
 
@@ -125,7 +135,7 @@ class ScoreChoices:
     def render(self, item: Item) -> list[LoglikelihoodRequest]:
         return [LoglikelihoodRequest("Q:", " " + c) for c in ("yes", "no")]
 
-    def parse(self, item: Item, responses: list[Response]) -> Prediction:
+    def parse(self, item: Item, responses: Sequence[Response]) -> Prediction:
         scores = [r.logprob for r in responses if isinstance(r, LogLikelihood)]
         return Prediction("yes" if scores[0] >= scores[1] else "no", {"scores": scores})
 
@@ -151,7 +161,8 @@ def test_condition_needing_missing_capability_is_skipped_with_reason(tmp_path: P
 
 def test_dispatch_keeps_order_across_kinds() -> None:
     backend = MockBackend(lambda r: r.prompt or "", lambda r: float(len(r.continuation)))
-    reqs = [GenerationRequest(prompt="a"), LoglikelihoodRequest("", "xyz"), GenerationRequest(prompt="b")]
+    reqs: list[Request] = [GenerationRequest(prompt="a"), LoglikelihoodRequest("", "xyz"),
+                           GenerationRequest(prompt="b")]
     out = dispatch(backend, reqs)
     assert [getattr(o, "text", None) or getattr(o, "logprob", None) for o in out] == ["a", 3.0, "b"]
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -12,7 +13,7 @@ from lingdiag.errors import RunError
 from lingdiag.rundir import RunMeta, RunStore
 
 # meta.json files as lingdiag wrote them before RunMeta wrote them (key order and values as on disk).
-RUN = {
+RUN: dict[str, Any] = {
     "config": {"axes": {}, "batch_tokens": None, "chunk_items": 64, "dataset": "builtin", "limit": 4,
                "model": "mock", "model_options": {}, "options": {}, "seed": 0, "shard": None,
                "shard_base_urls": [], "suite": "imperfective", "trust_remote_code": False},
@@ -39,7 +40,7 @@ IMPORTED = {"config": {"dataset": "official", "model": "gpt-x", "suite": "explic
 
 
 @pytest.mark.parametrize("meta", [RUN, MERGED, IMPORTED], ids=["run", "merged", "imported"])
-def test_an_existing_meta_json_round_trips_byte_for_byte(tmp_path: Path, meta: dict) -> None:
+def test_an_existing_meta_json_round_trips_byte_for_byte(tmp_path: Path, meta: dict[str, Any]) -> None:
     store = RunStore(tmp_path)
     text = json.dumps(meta, indent=2, sort_keys=True, ensure_ascii=False) + "\n"  # as RunStore wrote it
     store.meta_path.write_text(text, encoding="utf-8")

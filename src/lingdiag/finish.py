@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from lingdiag.metrics import fragile, interpretable
@@ -42,6 +43,17 @@ def imported(records: Sequence[ItemRecord], model: str, dataset: str, excluded: 
     """
     conditions = {r.condition: dict(r.axes) for r in records}
     return Ending([(r.condition, r.item_id) for r in records], list(conditions.items()), model, dataset, excluded)
+
+
+def finish_imported(root: Path, suite: Suite) -> None:
+    """End the imported run directory ``root`` (``lingdiag score … --out``, written by
+    ``rundir.write_imported``) as a run ends: its records, as written, read back; the model and
+    dataset its ``meta.json`` names; the excluded items of that dataset.
+    """
+    store = RunStore(root)
+    meta = store.read_meta()
+    model, dataset = str(meta.config["model"]), str(meta.config["dataset"])
+    finish(store, suite, imported(store.load_records(), model, dataset, suite.load(dataset).excluded), meta)
 
 
 def excluded_note(excluded: Sequence[Excluded]) -> str:

@@ -5,17 +5,21 @@ run whose every score is NaN."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from lingdiag.errors import ConfigError
 from lingdiag.models.hf.adapters import read_steering
 
+if TYPE_CHECKING:  # torch loads inside the tests that write tensors
+    from torch import Tensor
 
-def _save(path: Path, tensors: dict[str, object]) -> Path:
+
+def _save(path: Path, tensors: dict[str, Tensor]) -> Path:
     from safetensors.torch import save_file
 
-    save_file(tensors, str(path))  # type: ignore[arg-type]
+    save_file(tensors, str(path))
     return path
 
 
@@ -73,7 +77,7 @@ def _lora(path: Path, config: object, rank: int = 2, modules: tuple[str, ...] = 
 
     path.mkdir()
     (path / "adapter_config.json").write_text(config if isinstance(config, str) else json.dumps(config))
-    tensors = {}
+    tensors: dict[str, Tensor] = {}
     for layer in range(2):
         for m in modules:
             stem = f"base_model.model.model.layers.{layer}.self_attn.{m}"

@@ -11,10 +11,12 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers import load_as
 
 from lingdiag.adapt.examples import chat_examples
 from lingdiag.adapt.lora import CHECKPOINT, LoraPlan, train
 from lingdiag.models.cache import ResponseCache
+from lingdiag.models.hf import HFBackend
 from lingdiag.models.providers import load_backend
 from lingdiag.records import ChatMessage, GenerationRequest
 from lingdiag.suites.imperfective.data import builtin_items
@@ -57,10 +59,10 @@ def test_one_step_lora_changes_identity_and_cache_key(one_step: Path) -> None:
 def test_one_step_lora_runs_merged(one_step: Path) -> None:
     """The merged adapter serves generation; one step at lr 2e-4 moves the weights a little."""
     request = GenerationRequest(messages=(ChatMessage("user", "Say yes."),), max_new_tokens=4)
-    adapted = load_backend(f"smollm2-135m+lora:{one_step}")
+    adapted = load_as(HFBackend, f"smollm2-135m+lora:{one_step}")
     assert adapted.generate([request])[0].error is None
-    base_q = load_backend("smollm2-135m").model.get_decoder().layers[0].self_attn.q_proj
-    adapted_q = adapted.model.get_decoder().layers[0].self_attn.q_proj  # type: ignore[attr-defined]
+    base_q = load_as(HFBackend, "smollm2-135m").model.get_decoder().layers[0].self_attn.q_proj
+    adapted_q = adapted.model.get_decoder().layers[0].self_attn.q_proj
     assert repr(type(base_q)) == repr(type(adapted_q))  # merged: the plain (packed) linear, no LoRA wrapper
 
 

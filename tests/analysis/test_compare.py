@@ -3,6 +3,7 @@ computations on the same 2x2 tables."""
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from scipy.stats import binomtest
@@ -27,10 +28,10 @@ def table_of(run_a: Path, run_b: Path, condition: str) -> tuple[int, int, int]:
     a = {r.item_id: r.correct for r in RunStore(run_a).load_records() if r.condition == condition}
     b = {r.item_id: r.correct for r in RunStore(run_b).load_records() if r.condition == condition}
     shared = [k for k in a if k in b and a[k] is not None and b[k] is not None]
-    return len(shared), sum(a[k] and not b[k] for k in shared), sum(b[k] and not a[k] for k in shared)
+    return len(shared), sum(bool(a[k] and not b[k]) for k in shared), sum(bool(b[k] and not a[k]) for k in shared)
 
 
-def compare(*args: str) -> dict:
+def compare(*args: str) -> dict[str, Any]:
     result = runner.invoke(app, ["compare", *args, "--json"])
     assert result.exit_code == 0, result.output
     return json.loads(result.stdout)

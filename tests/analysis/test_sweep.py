@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import hashlib
 
-from lingdiag.analysis.sweep import AXIS, OUTCOMES, section
+from lingdiag.analysis.sweep import OUTCOMES, section
+from lingdiag.conditions.scoring_policy import AXIS
 from lingdiag.records import ResultRow
 
 

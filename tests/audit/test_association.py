@@ -3,6 +3,7 @@
 import json
 import math
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -49,12 +50,12 @@ def files(tmp_path: Path) -> tuple[Path, Path]:
     return tmp_path / "corpus.txt", tmp_path / "items.csv"
 
 
-def scores_of(csv_path: Path) -> dict[str, tuple]:
+def scores_of(csv_path: Path) -> dict[str, tuple[Any, ...]]:
     rows = [line.split(",") for line in csv_path.read_text().splitlines()[1:]]
     return {r[0]: (float(r[2]) if r[2] else None, float(r[3]) if r[3] else None, int(r[4]), int(r[5])) for r in rows}
 
 
-def assert_table(got: dict[str, tuple]) -> None:
+def assert_table(got: dict[str, tuple[Any, ...]]) -> None:
     assert set(got) == set(EXPECTED)
     for k, (pmi, lmi, n, scored) in EXPECTED.items():
         assert got[k][2:] == (n, scored), k

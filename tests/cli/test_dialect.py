@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 import typer
@@ -17,6 +17,9 @@ from lingdiag.cli import app, mount_suites
 from lingdiag.cli.adapt import _layers
 from lingdiag.cli.options import DATA, RESULTS, RUN, SETUP, SUITE_TOOLS, TREAT, comma_list
 from lingdiag.errors import ConfigError
+
+if TYPE_CHECKING:  # torch loads only in the slow test that reads the vectors
+    from torch import Tensor
 
 
 def _commands() -> Iterator[tuple[str, Any]]:
@@ -102,7 +105,7 @@ def test_adapt_steer_limit_spreads_the_pairs(tmp_path: Path) -> None:
         path.write_text("".join(json.dumps(r) + "\n" for r in rows))
         return path
 
-    def steer(source: Path, out: str, *limit: str) -> dict[str, object]:
+    def steer(source: Path, out: str, *limit: str) -> dict[str, Tensor]:
         args = ["adapt", "steer", "imperfective", "-m", "smollm2-135m", "--layers", "2,4", "--pairs",
                 str(source), "--out", str(tmp_path / out), *limit]
         result = CliRunner().invoke(app, args)
@@ -113,8 +116,8 @@ def test_adapt_steer_limit_spreads_the_pairs(tmp_path: Path) -> None:
     spread = steer(write("spread.jsonl", [pairs[0], pairs[3]]), "spread.safetensors")
     first = steer(write("first.jsonl", pairs[:2]), "first.safetensors")
     assert sorted(limited) == ["layer.2", "layer.4"]
-    assert all((limited[k] == spread[k]).all() for k in limited)  # type: ignore[union-attr]
-    assert not all((limited[k] == first[k]).all() for k in limited)  # type: ignore[union-attr]
+    assert all((limited[k] == spread[k]).all() for k in limited)
+    assert not all((limited[k] == first[k]).all() for k in limited)
 
 
 def test_an_omitted_dataset_means_the_suites_default_on_every_command() -> None:

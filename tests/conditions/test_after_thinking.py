@@ -15,7 +15,7 @@ from lingdiag.conditions.after_thinking import AfterThinkingAxis, ReplaySource, 
 from lingdiag.config import RunConfig
 from lingdiag.errors import ConfigError, RunError
 from lingdiag.models.mock import MockBackend
-from lingdiag.records import ChatMessage, GenerationRequest, ItemRecord, LoglikelihoodRequest
+from lingdiag.records import ChatMessage, GenerationRequest, ItemRecord, LoglikelihoodRequest, output_from_json
 from lingdiag.run import evaluate
 from lingdiag.rundir import ModelIdentity
 from lingdiag.thinking import DEFAULT_TAGS, Thinking, ThinkTags
@@ -60,7 +60,7 @@ def test_the_option_names_a_run_and_optionally_its_condition(tmp_path: Path) -> 
 
 def _record(output: object, error: str | None = None) -> ItemRecord:
     return ItemRecord(condition="zero-shot/thinking-on", axes={}, item_id="A1", tags={}, fields={},
-                      prompts=[[{"role": "user", "content": MESSAGES[0].content}]], outputs=[output],
+                      prompts=[[{"role": "user", "content": MESSAGES[0].content}]], outputs=[output_from_json(output)],
                       label="False", detail={}, gold="False", correct=True, error=error)
 
 

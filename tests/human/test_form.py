@@ -48,7 +48,7 @@ def test_form_records_answers_and_downloads_them(tmp_path: Path):
     by_id = {s.id: s for s in study.stimuli}
     # The answer a rater gives each stimulus: the attention check's instructed one, else a
     # rating derived from the stimulus position in the base list.
-    wanted = {sid: (by_id[sid].expected["rating"] if by_id[sid].expected else 1 + i % 10)
+    wanted = {sid: (expected["rating"] if (expected := by_id[sid].expected) else 1 + i % 10)
               for i, sid in enumerate(study.lists[0])}
     path, shown, status = answer_form(tmp_path / "study" / "form.html", 'P "7" <b>', wanted, tmp_path / "answers.csv")
     assert sorted(shown) == sorted(study.lists[0])

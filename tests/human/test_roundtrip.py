@@ -5,6 +5,7 @@ import csv
 import io
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -21,7 +22,7 @@ SIGMA = 1.0  # noise of a reliable rater, in scale points
 RELIABLE, CARELESS, INATTENTIVE = 12, 1, 1  # raters per list
 
 
-def simulate(study: Study, truth: dict[str, float], rng: np.random.Generator) -> tuple[list[list], set[str]]:
+def simulate(study: Study, truth: dict[str, float], rng: np.random.Generator) -> tuple[list[list[Any]], set[str]]:
     """Rows (rater, stimulus, rating) of every list's raters; returns the inattentive raters too."""
     by_id = {s.id: s for s in study.stimuli}
     rows, inattentive = [], set()

@@ -2,6 +2,7 @@
 
 import csv
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ from lingdiag.config import RunConfig
 from lingdiag.errors import DatasetError
 from lingdiag.io.importing import import_labels
 from lingdiag.models.mock import MockBackend
-from lingdiag.records import UNPARSED, as_text
+from lingdiag.records import UNPARSED, GenerationRequest, as_text
 from lingdiag.registry import load_plugins
 from lingdiag.run import evaluate
 from lingdiag.rundir import RunStore
@@ -25,7 +26,14 @@ ANSWERS = ("True", "The answer is False.", '{"label": "Unknown"}', "I cannot tel
            "Relation: 2", "1", "neutral, or maybe contradiction")
 
 
-def answer_for(request: object) -> str:
+def parser(suite: str) -> Callable[[str], str]:
+    """The suite's answer parser (these suites' answers are labels)."""
+    parse = SUITES.get(suite).parse_answer
+    assert parse is not None
+    return parse
+
+
+def answer_for(request: GenerationRequest) -> str:
     text = json.dumps(request.messages[-1].content if request.messages else request.prompt)
     return ANSWERS[sum(map(ord, text)) % len(ANSWERS)]
 
@@ -70,7 +78,7 @@ def test_scored_answers_equal_the_run_that_produced_them(tmp_path, suite, axes):
 
 def test_score_out_is_a_run_for_report(tmp_path):
     items = SUITES.get("imperfective").load("builtin").items[:12]
-    path = write(tmp_path / "answers.csv", [{"id": it.id, "answer": it.gold} for it in items])
+    path = write(tmp_path / "answers.csv", [{"id": it.id, "answer": it.gold} for it in items if it.gold is not None])
     result = runner.invoke(app, ["score", "imperfective", "--scores", str(path), "--out", str(tmp_path / "r")])
     assert result.exit_code == 0, result.output
     report = runner.invoke(app, ["report", str(tmp_path / "r")])
@@ -86,15 +94,15 @@ def test_jsonl_answers_and_a_missing_column(tmp_path):
     items = SUITES.get("imperfective").load("builtin").items[:3]
     path = tmp_path / "a.jsonl"
     path.write_text("".join(json.dumps({"id": it.id, "out": "Unknown"}) + "\n" for it in items))
-    parse = SUITES.get("imperfective").parse_answer
+    parse = parser("imperfective")
     result = import_labels(path, items, score_col="out", parse=parse)
     assert [r.label for r in result.records] == ["Unknown"] * 3 and result.missing == 0
     assert [r.correct for r in result.records] == [it.gold == "Unknown" for it in items]
     with pytest.raises(DatasetError, match="missing column") as e:
         import_labels(path, items, score_col="answer", parse=parse)
     assert e.value.field == "answer" and "a.jsonl" in str(e.value)
-    assert SUITES.get("cxnli").parse_answer("Relation: 0") == "entailment"
-    assert SUITES.get("cxnli").parse_answer("no idea") == UNPARSED
+    assert parser("cxnli")("Relation: 0") == "entailment"
+    assert parser("cxnli")("no idea") == UNPARSED
 
 
 def test_a_raw_line_separator_inside_an_imported_answer_survives_import(tmp_path):
@@ -105,6 +113,6 @@ def test_a_raw_line_separator_inside_an_imported_answer_survives_import(tmp_path
     path.write_text("".join(json.dumps({"id": it.id, "out": answer}, ensure_ascii=False) + "\n" for it in items),
                     encoding="utf-8")
     assert "\u2028" in path.read_text(encoding="utf-8")
-    result = import_labels(path, items, score_col="out", parse=SUITES.get("imperfective").parse_answer)
+    result = import_labels(path, items, score_col="out", parse=parser("imperfective"))
     assert [r.detail["answer"] for r in result.records] == [answer, answer]
     assert [r.label for r in result.records] == ["Unknown", "Unknown"] and result.missing == 0

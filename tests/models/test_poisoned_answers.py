@@ -51,6 +51,7 @@ def test_poisoned_cache_entry_is_rejected_on_read(fake_api: Any, tmp_path: Path)
     # An entry written by an older version, that cached a list as the answer's text.
     # Its checksum is right: the value itself must be checked.
     value = json.dumps({**response_to_json(backend.generate([request])[0]), "text": ["True"]}, sort_keys=True)
+    assert cache.db is not None
     columns = [row[1] for row in cache.db.execute("PRAGMA table_info(responses)")]
     row = {"key": key, "model": "m", "kind": "Generation", "value": value,
            "sha256": cache.checksum(key, value)}

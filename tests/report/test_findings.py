@@ -7,8 +7,9 @@ from pathlib import Path
 
 from helpers import item_record
 
+from lingdiag.metrics.interpretable import degenerate_reason
 from lingdiag.records import ItemRecord
-from lingdiag.report.findings import Degenerate, degenerate, degenerate_reason, differences, headline
+from lingdiag.report.findings import Degenerate, degenerate, differences, headline
 from lingdiag.report.html import render_html
 from lingdiag.report.markup import markdown_to_html
 from lingdiag.report.tables import load_runs, tables

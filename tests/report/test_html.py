@@ -5,6 +5,7 @@ import json
 import re
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -50,7 +51,7 @@ def answer(req: GenerationRequest) -> str:
     return XSS_OUTPUT if "gazebo" in text else "True"
 
 
-def combined(run_dirs: list[Path], html: Path) -> tuple[str, dict[str, object]]:
+def combined(run_dirs: list[Path], html: Path) -> tuple[str, dict[str, Any]]:
     """What ``lingdiag report RUN... --html FILE`` does."""
     runs = load_runs(run_dirs)
     text = tables(runs)
@@ -95,7 +96,9 @@ def test_report_holds_counts_tables_figures_and_records(tmp_path: Path) -> None:
     assert "<td>acc_A</td><td>1.000</td><td>[0.206, 1.000]</td><td>Wilson score</td>" in page
     assert "<td>delta_aa</td>" in page and "percentile bootstrap over items (2000 resamples, seed 0)" in page
     # Every record of every condition is in the item browser's data, with its full prompt.
-    data = json.loads(re.search(r'<script type="application/json" id="records">(.*?)</script>', page).group(1))
+    found = re.search(r'<script type="application/json" id="records">(.*?)</script>', page)
+    assert found is not None
+    data = json.loads(found.group(1))
     outcomes = [data["strings"][row[data["columns"].index("outcome")]] for row in data["rows"]]
     assert sorted(outcomes) == sorted(["correct", "correct", "wrong", "unparsed"] * 3)
     assert any(s.startswith("[system]\nSystem Prompt: You are a strict logician") for s in data["strings"])

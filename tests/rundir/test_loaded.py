@@ -152,7 +152,7 @@ def test_a_finished_run_is_not_in_progress_and_a_stopped_one_says_so(run: Path) 
 
 
 def test_a_run_records_its_planned_items_until_it_finishes(tmp_path: Path) -> None:
-    calls: list[str] = []
+    calls: list[str | None] = []
 
     def answer(r: GenerationRequest) -> str:
         calls.append(r.prompt)

@@ -35,7 +35,7 @@ def write(tmp_path: Path, doc: object) -> Path:
 
 
 def test_conditions_past_the_cap_are_refused_with_the_count(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    axes = {f"a{k}": {"values": {"x": {}, "y": {}}} for k in range(40)}
+    axes: dict[str, object] = {f"a{k}": {"values": {"x": {}, "y": {}}} for k in range(40)}
     path = write(tmp_path, {**GOOD, "conditions": axes})
     start = time.monotonic()
     with pytest.raises(ConfigError) as e:
@@ -43,7 +43,7 @@ def test_conditions_past_the_cap_are_refused_with_the_count(tmp_path: Path, monk
     assert time.monotonic() - start < 10
     assert str(e.value) == (f"{path}: conditions: the axes expand to 1,099,511,627,776 conditions; the limit is "
                             "1000 conditions; raise it with LINGDIAG_MAX_CONDITIONS=N if you mean it")
-    small = {f"a{k}": {"values": {"x": {}, "y": {}}} for k in range(3)}
+    small: dict[str, object] = {f"a{k}": {"values": {"x": {}, "y": {}}} for k in range(3)}
     monkeypatch.setenv("LINGDIAG_MAX_CONDITIONS", "4")
     with pytest.raises(ConfigError, match="expand to 8 conditions; the limit is 4"):
         check(write(tmp_path, {**GOOD, "conditions": small}))

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -18,7 +19,7 @@ from lingdiag.suitefile.check import check
 
 DATA = "id,premise,hypothesis,group,label\n1,A man ran.,He ran.,A,yes\n2,A man sang.,He sang.,B,no\n3,X.,Y.,A,no\n"
 
-GOOD = {
+GOOD: dict[str, Any] = {
     "name": "mini",
     "items": {"data": "items.csv", "fields": ["premise", "hypothesis"], "gold": "label", "tags": {"group": "group"}},
     "defaults": {"labels": ["yes", "no"], "parser": "nli-label"},
@@ -40,13 +41,13 @@ def write(tmp_path: Path, doc: object, data: str = DATA) -> Path:
     return path
 
 
-def changed(path: str, value: object) -> dict:
+def changed(path: str, value: object) -> dict[str, Any]:
     """GOOD with the value at dotted ``path`` replaced (``...`` deletes it)."""
     import copy
 
     doc = copy.deepcopy(GOOD)
     *parents, last = path.split(".")
-    node = doc
+    node: Any = doc
     for key in parents:
         node = node[key]
     if value is ...:
@@ -63,7 +64,7 @@ def test_the_good_file_checks(tmp_path: Path) -> None:
     assert set(report.suite.paired_metrics) == {"yes_B"}
 
 
-REGIONS = {
+REGIONS: dict[str, Any] = {
     "name": "mini-regions",
     "items": {"data": "items.csv", "fields": ["premise", "hypothesis"], "tags": {"group": "group"}},
     "defaults": {"regions": {"conditions": {"match": ["{{ premise }}", "{{ hypothesis }}", "ok"],
@@ -74,7 +75,7 @@ REGIONS = {
 }
 
 
-def regions_changed(key: str, value: object) -> dict:
+def regions_changed(key: str, value: object) -> dict[str, Any]:
     """REGIONS with ``defaults.regions.<key>`` replaced."""
     import copy
 
@@ -277,7 +278,7 @@ BAD_DATA = [
 
 
 @pytest.mark.parametrize(("kind", "doc", "data", "message"), BAD_DATA, ids=[b[0] for b in BAD_DATA])
-def test_broken_data_is_one_line_naming_file_row_and_column(tmp_path: Path, kind: str, doc: dict, data: str,
+def test_broken_data_is_one_line_naming_file_row_and_column(tmp_path: Path, kind: str, doc: dict[str, Any], data: str,
                                                            message: str) -> None:
     path = write(tmp_path, doc, data)
     with pytest.raises((ConfigError, DatasetError)) as e:

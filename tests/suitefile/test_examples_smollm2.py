@@ -45,15 +45,17 @@ def syntaxgym_json(out: Path) -> Path:
 
 
 def pair_configs(limit: int | None = None) -> tuple[RunConfig, RunConfig]:
-    common = {"model": "smollm2-135m", "limit": limit, "axes": {"scoring-policy": PAIR_POLICIES}}
-    return (RunConfig(suite="minimal-pairs", dataset=str(PAIRS_DATA), **common),
-            RunConfig(suite=str(PAIRS), **common))
+    def config(suite: str, dataset: str = "builtin") -> RunConfig:
+        return RunConfig(suite=suite, dataset=dataset, model="smollm2-135m", limit=limit,
+                         axes={"scoring-policy": PAIR_POLICIES})
+    return config("minimal-pairs", str(PAIRS_DATA)), config(str(PAIRS))
 
 
 def region_configs(tmp_path: Path) -> tuple[RunConfig, RunConfig]:
-    common = {"model": "smollm2-135m", "axes": {"scoring-policy": REGION_POLICIES}}
-    return (RunConfig(suite="syntaxgym", dataset=str(syntaxgym_json(tmp_path)), **common),
-            RunConfig(suite=str(REGIONS), **common))
+    def config(suite: str, dataset: str = "builtin") -> RunConfig:
+        return RunConfig(suite=suite, dataset=dataset, model="smollm2-135m",
+                         axes={"scoring-policy": REGION_POLICIES})
+    return config("syntaxgym", str(syntaxgym_json(tmp_path))), config(str(REGIONS))
 
 
 def both(configs: tuple[RunConfig, RunConfig], smollm2: object, tmp_path: Path

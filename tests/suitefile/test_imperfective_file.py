@@ -26,8 +26,10 @@ def fetched(shared_datasets: Path) -> None:
 
 
 def configs(limit: int | None) -> tuple[RunConfig, RunConfig]:
-    common = {"model": "smollm2-135m", "dataset": "official", "limit": limit, "axes": {"strategy": STRATEGIES}}
-    return RunConfig(suite="imperfective", **common), RunConfig(suite=str(EXAMPLE), **common)
+    def config(suite: str) -> RunConfig:
+        return RunConfig(suite=suite, model="smollm2-135m", dataset="official", limit=limit,
+                         axes={"strategy": STRATEGIES})
+    return config("imperfective"), config(str(EXAMPLE))
 
 
 def test_every_request_of_the_file_equals_the_builtin_suites_on_all_400_items(shared_datasets: Path) -> None:

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
 
 from lingdiag import RunConfig, evaluate
 from lingdiag.models.mock import MockBackend
-from lingdiag.records import GenerationRequest
+from lingdiag.records import GenerationRequest, LoglikelihoodRequest
 from lingdiag.suitefile.check import check
 from lingdiag.suitefile.parsers import PARSERS, AnswerFormat
 
@@ -19,7 +20,7 @@ ROWS = [{"id": f"s{k}", "sentence": f"Sentence number {k}.", "human": h, "kind":
         for k, h in enumerate([1.5, 6.0, 3.0, 9.0, 4.5, 7.0], 1)]
 
 
-def suite(tmp_path: Path, data: str, parser: str = "rating", extra: dict | None = None) -> Path:
+def suite(tmp_path: Path, data: str, parser: str = "rating", extra: dict[str, Any] | None = None) -> Path:
     items = {"data": data, "fields": ["sentence"], "tags": {"kind": "kind", "human": "human"}}
     doc = {"name": "ratings", "items": items,
            "conditions": {"prompt": {"values": {"rate": {"user": "Rate 1-10: {{ sentence }}", "parser": parser}}}},
@@ -109,7 +110,8 @@ def test_loglik_choices_after_the_chat_prompt(tmp_path: Path) -> None:
     item = suite_.load("builtin").items[0]
     (cond,) = suite_.conditions(suite_.load("builtin"), {"prompt": ["ll"]}, suite_.parse_options({}), 0)
     requests = cond.strategy.render(item)
-    assert [(r.context, r.continuation, [m.content for m in r.messages]) for r in requests] == [
+    assert [(r.context, r.continuation, [m.content for m in r.messages]) for r in requests
+            if isinstance(r, LoglikelihoodRequest)] == [
         ("", "Yes", ["Judge.", "Is this fine? Sentence number 1."]),
         ("", "No", ["Judge.", "Is this fine? Sentence number 1."])]
     result = evaluate(RunConfig(suite=str(path), model="mock"),

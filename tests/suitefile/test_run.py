@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 from typer.testing import CliRunner
@@ -21,6 +22,11 @@ from lingdiag.report.tables import load_runs, tables
 from lingdiag.rundir import SUITE_COPY
 
 EXAMPLES = Path(__file__).parents[2] / "examples" / "suites"
+
+
+def unreachable(request: object) -> NoReturn:
+    """A model for a run with nothing left to ask: any request fails the run."""
+    raise AssertionError(f"asked {request!r} of a run that was resumed whole")
 
 
 def copy_example(tmp_path: Path) -> Path:
@@ -62,7 +68,7 @@ def test_a_suite_file_runs_resumes_and_reports_from_its_copy(tmp_path: Path) -> 
     assert lls[0]["prompts"] == [{"context": "The chef baked a loaf of bread", "continuation": " in an hour."},
                                  {"context": "The chef baked a loaf of bread", "continuation": " for an hour."}]
 
-    again = evaluate(config, MockBackend(lambda r: 1 / 0, lambda r: 1 / 0), tmp_path / "run")  # all resumed
+    again = evaluate(config, MockBackend(unreachable, unreachable), tmp_path / "run")  # all resumed
     assert again.metrics == result.metrics
 
     path.write_text(path.read_text().replace("careful speaker", "careful native speaker"))

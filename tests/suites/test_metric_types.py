@@ -23,7 +23,8 @@ def _record(k: int, tags: dict[str, Any], detail: dict[str, Any] | None = None,
                       label="True" if correct else "False", detail=detail or {}, gold="True", correct=correct)
 
 
-CASES = {
+# Each suite's records and its metrics' TypedDict class (typing names no type for "a TypedDict class").
+CASES: dict[str, tuple[list[ItemRecord], Any]] = {
     "imperfective": ([_record(k, {"group": "ABCD"[k % 4], "verb_class": "accomplishment"}) for k in range(8)],
                      ImperfectiveMetrics),
     "cxnli": ([_record(k, {"exp": "1", "construction": "comparative"}) for k in range(4)], CxnliMetrics),

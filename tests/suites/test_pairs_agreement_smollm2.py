@@ -49,7 +49,7 @@ class Plain:
         self.tok = AutoTokenizer.from_pretrained(model_dir)
         self.model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32).eval()
         vocab = self.model.config.vocab_size
-        self.word_start = torch.tensor([self.tok.decode([i])[:1].isspace() if i < len(self.tok) else False
+        self.word_start = torch.tensor([str(self.tok.decode([i]))[:1].isspace() if i < len(self.tok) else False
                                         for i in range(vocab)])
 
     def tokens(self, p: ScoringPolicy, text: str) -> tuple[list[float], list[tuple[int, int]], list[float]]:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from helpers import item_record
 
-from lingdiag.records import UNPARSED
+from lingdiag.records import UNPARSED, output_from_json
 from lingdiag.view.filters import Filter
 from lingdiag.view.index import Index
 
@@ -18,7 +18,7 @@ def _run(tmp_path: Path) -> Path:
         item_record("2", UNPARSED, "True", tags={"group": "B", "language": "he"}, condition="cot"),
         item_record("3", "False", "True", error="timeout"),
         replace(item_record("4", "True", "False"), decision={"fragile": True, "margin": 0.01},
-                prompts=["Is the \u05e9\u05dc\u05d5\u05dd here?"], outputs=["<b>True</b>"]),
+                prompts=["Is the \u05e9\u05dc\u05d5\u05dd here?"], outputs=[output_from_json("<b>True</b>")]),
     ]
     (tmp_path / "items.jsonl").write_text("".join(r.to_json() + "\n" for r in records), encoding="utf-8")
     return tmp_path

@@ -7,6 +7,7 @@ from dataclasses import replace
 
 from helpers import item_record
 
+from lingdiag.records import output_from_json
 from lingdiag.view.surprisal import scored
 
 
@@ -18,10 +19,10 @@ def test_syntaxgym_tokens_fall_in_their_regions() -> None:
                                                                                  "mismatch": ["1", "2", "7"]}},
                      prompts=[{"context": "", "continuation": "The author are"},
                               {"context": "", "continuation": "The author is"}],
-                     outputs=[{"logprob": -7.0, "token_logprobs": [-1.0, -2.0, -4.0],
-                               "token_spans": [[0, 3], [3, 10], [10, 14]]},
-                              {"logprob": -6.0, "token_logprobs": [-1.0, -2.0, -3.0],
-                               "token_spans": [[-1, 3], [3, 10], [10, 13]]}])
+                     outputs=[output_from_json({"logprob": -7.0, "token_logprobs": [-1.0, -2.0, -4.0],
+                                                "token_spans": [[0, 3], [3, 10], [10, 14]]}),
+                              output_from_json({"logprob": -6.0, "token_logprobs": [-1.0, -2.0, -3.0],
+                                                "token_spans": [[-1, 3], [3, 10], [10, 13]]})])
     texts = scored(record)
     assert [t.name for t in texts] == ["mismatch", "match"]
     assert [round(t.bits, 9) for t in texts[1].tokens] == [round(v / math.log(2), 9) for v in (1.0, 2.0, 3.0)]
@@ -35,10 +36,10 @@ def test_a_minimal_pair_marks_the_differing_word() -> None:
     record = replace(item_record("p", "good", "good"),
                      prompts=[{"context": "", "continuation": "The keys are here"},
                               {"context": "", "continuation": "The keys is here"}],
-                     outputs=[{"logprob": -4.0, "token_logprobs": [-1.0] * 4,
-                               "token_spans": [[0, 3], [3, 8], [8, 12], [12, 17]]},
-                              {"logprob": -4.0, "token_logprobs": [-1.0] * 4,
-                               "token_spans": [[0, 3], [3, 8], [8, 11], [11, 16]]}])
+                     outputs=[output_from_json({"logprob": -4.0, "token_logprobs": [-1.0] * 4,
+                                                "token_spans": [[0, 3], [3, 8], [8, 12], [12, 17]]}),
+                              output_from_json({"logprob": -4.0, "token_logprobs": [-1.0] * 4,
+                                                "token_spans": [[0, 3], [3, 8], [8, 11], [11, 16]]})])
     first, second = scored(record)
     assert [t.differs for t in first.tokens] == [False, False, True, False]
     assert [second.text[t.start:t.end] for t in second.tokens if t.differs] == [" is"]
@@ -46,7 +47,7 @@ def test_a_minimal_pair_marks_the_differing_word() -> None:
 
 def test_records_without_per_token_log_probs_have_none() -> None:
     record = replace(item_record("x", "a", "a"), prompts=[{"context": "", "continuation": "x"}],
-                     outputs=[{"logprob": -1.0, "n_tokens": 1, "is_greedy": True}])
+                     outputs=[output_from_json({"logprob": -1.0, "n_tokens": 1, "is_greedy": True})])
     assert scored(record) == []
 
 
@@ -54,7 +55,7 @@ def test_syntaxgym_without_per_token_shows_its_recorded_region_surprisals() -> N
     record = replace(item_record("1", "pass", "pass"),
                      fields={"conditions": {"match": ["The", "", "author", "is"]}},
                      detail={"surprisal_bits": {"match": [3.5, 0.0, 9.25, 2.0]}},
-                     outputs=[{"logprob": -6.0, "n_tokens": 3, "is_greedy": False}])
+                     outputs=[output_from_json({"logprob": -6.0, "n_tokens": 3, "is_greedy": False})])
     (text,) = scored(record)
     assert text.per_region and text.text == "The author is"
     assert [(text.text[t.start:t.end], t.bits) for t in text.tokens] == [("The", 3.5), ("author", 9.25), ("is", 2.0)]

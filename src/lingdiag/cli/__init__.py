@@ -39,10 +39,13 @@ from lingdiag.cli import (  # noqa: F401  (registers the commands)
 from lingdiag.cli.app import app, err, reproduce_app, score_app
 from lingdiag.cli.options import SUITE_TOOLS
 from lingdiag.cli.run import axes_help
-from lingdiag.cli.score import ended, label_score_command
+from lingdiag.cli.score import finishing, label_score_command
 from lingdiag.errors import ConfigErrors, LingdiagError
 from lingdiag.io.terminal import plain
 from lingdiag.suite import SUITES
+
+# The package's surface: the typer app (tests drive it with CliRunner), and the entry point.
+__all__ = ["app", "main", "mount_suites"]
 
 
 def mount_suites() -> None:
@@ -52,9 +55,9 @@ def mount_suites() -> None:
         if suite.cli is not None:
             app.add_typer(suite.cli(), name=name, rich_help_panel=SUITE_TOOLS)
         if suite.score_cli is not None:
-            score_app.command(name)(ended(suite, suite.score_cli()))
+            score_app.command(name)(finishing(suite, suite.score_cli()))
         elif suite.parse_answer is not None:
-            score_app.command(name)(ended(suite, label_score_command(suite)))
+            score_app.command(name)(label_score_command(suite))
         if suite.reproduce_cli is not None:
             reproduce_app.command(name)(suite.reproduce_cli())
 

@@ -14,35 +14,13 @@ import typer
 
 from lingdiag.cli.options import DEFAULT_DATASET, dataset_option, json_option, out_option
 from lingdiag.errors import DatasetError
-from lingdiag.finish import finish, imported
+from lingdiag.finish import finish_imported
 from lingdiag.io.importing import IMPORTED, import_labels
 from lingdiag.io.paths import sha256_file
 from lingdiag.io.terminal import plain_lines
 from lingdiag.records import ResultRow, dumps
-from lingdiag.rundir import RunStore, write_imported
+from lingdiag.rundir import write_imported
 from lingdiag.suite import Suite
-
-
-def ended(suite: Suite, command: Callable[..., None]) -> Callable[..., None]:
-    """``lingdiag score <suite>``: ``command``, then the run directory it wrote (``--out``) ended as
-    every run ends (:func:`lingdiag.finish.finish`: ``metrics.json`` and ``table.md`` beside the
-    records). Here, once for every suite's score command, since a suite's own (ExpliCa's) may not
-    import the orchestrator.
-    """
-
-    @functools.wraps(command)  # typer reads the options from the wrapped signature
-    def score(**options: Any) -> None:
-        command(**options)
-        out = options.get("out")
-        if out is None or not RunStore(out).meta_path.is_file():
-            return  # no --out, or nothing matched (the command has said so)
-        store = RunStore(out)
-        meta = store.read_meta()
-        dataset = str(meta.config["dataset"])
-        ending = imported(store.load_records(), str(meta.config["model"]), dataset, suite.load(dataset).excluded)
-        finish(store, suite, ending, meta)
-
-    return score
 
 
 def label_score_command(suite: Suite) -> Callable[..., None]:
@@ -61,8 +39,7 @@ def label_score_command(suite: Suite) -> Callable[..., None]:
     ) -> None:
         """Metrics of answers produced elsewhere, parsed and scored exactly as a run's."""
         dataset = dataset or suite.default_dataset
-        data = suite.load(dataset)
-        items = data.items
+        items = suite.load(dataset).items
         result = import_labels(scores, items, score_col=score_col, parse=parse, id_col=id_col)
         if not result.records:
             raise DatasetError(f"no row matched an item of dataset {dataset!r} ({len(result.unmatched)} unmatched "
@@ -72,6 +49,7 @@ def label_score_command(suite: Suite) -> Callable[..., None]:
             write_imported(out, suite=suite.name, model=scores.stem, dataset=dataset, records=result.records,
                            provenance={"file": str(scores), "sha256": sha256_file(scores), "score_col": score_col,
                                        "id_col": id_col}, source=suite.source)
+            finish_imported(out, suite)  # ended as a run ends: metrics.json and table.md beside the records
         if as_json:
             print(dumps({"metrics": m, "matched_items": len(result.records), "unmatched": result.unmatched,
                               "missing_items": result.missing, "repeated_rows": result.repeated},
@@ -81,5 +59,20 @@ def label_score_command(suite: Suite) -> Callable[..., None]:
             print(plain_lines(suite.table([ResultRow(scores.stem, IMPORTED, dict(result.records[0].axes), m)])))
         print(f"matched items: {len(result.records)} of {len(items)}; unmatched rows: {len(result.unmatched)}; "
               f"repeated rows ignored: {result.repeated}", file=sys.stderr)
+
+    return score
+
+
+def finishing(suite: Suite, command: Callable[..., None]) -> Callable[..., None]:
+    """A suite's own score command, then, where it wrote a run directory (``--out``), that run's end
+    as every run ends (``lingdiag.finish``): suites may not import ``lingdiag.finish`` (import
+    contracts), so the CLI ends what the suite's import wrote.
+    """
+
+    @functools.wraps(command)  # typer reads the options from the wrapped signature
+    def score(**options: Any) -> None:
+        command(**options)
+        if options.get("out") is not None:
+            finish_imported(options["out"], suite)
 
     return score

@@ -13,13 +13,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import QWEN3_LIKE_TEMPLATE, smollm2_with_template
+from helpers import QWEN3_LIKE_TEMPLATE, load_as, smollm2_with_template
 
 from lingdiag.analysis import after_thinking
 from lingdiag.config import RunConfig
 from lingdiag.errors import ConfigError
+from lingdiag.models.hf import HFBackend
 from lingdiag.models.hf.tokens import split_request
-from lingdiag.models.providers import load_backend
 from lingdiag.records import ChatMessage, GenerationRequest, ItemRecord, LoglikelihoodRequest
 from lingdiag.run import plan, run
 from lingdiag.thinking import ChecksThinking, Thinking
@@ -40,7 +40,7 @@ def _request(setting: str) -> GenerationRequest:
 
 @pytest.mark.slow
 def test_the_template_switch_renders_each_setting(thinking_dir: Path) -> None:
-    b = load_backend(f"hf:{thinking_dir}")
+    b = load_as(HFBackend, f"hf:{thinking_dir}")
     off, on = b.render(_request("off")), b.render(_request("on"))
     assert off.endswith("<|im_start|>assistant\n<think>\n\n</think>\n\n")
     assert on.endswith("<|im_start|>assistant\n") and on != off
@@ -50,7 +50,7 @@ def test_the_template_switch_renders_each_setting(thinking_dir: Path) -> None:
 
 @pytest.mark.slow
 def test_budget_forcing_closes_the_block_after_exactly_n_tokens(thinking_dir: Path) -> None:
-    b = load_backend(f"hf:{thinking_dir}")
+    b = load_as(HFBackend, f"hf:{thinking_dir}")
     forced, = b.generate([_request("budget:8")])
     assert forced.reasoning_tokens == 8 and not forced.unfinished
     assert forced.reasoning
@@ -84,7 +84,7 @@ def test_three_settings_are_three_conditions_and_every_record_names_its_own(thin
     trace, closing, rest = forced[len(first):].partition("\n</think>\n\n")
     assert closing and rest == ""
     assert trace.strip() == records[2]["outputs"][0]["reasoning"]
-    tokenizer = load_backend(f"hf:{thinking_dir}").loaded.tokenizer
+    tokenizer = load_as(HFBackend, f"hf:{thinking_dir}").loaded.tokenizer
     assert len(tokenizer(trace, add_special_tokens=False)["input_ids"]) == 8
     assert records[1]["label"] in ("unfinished", "unparsed", "True", "False", "Unknown")
     meta = json.loads((tmp_path / "run" / "meta.json").read_text())
@@ -94,7 +94,7 @@ def test_three_settings_are_three_conditions_and_every_record_names_its_own(thin
 
 @pytest.mark.slow
 def test_thinking_asked_of_a_template_without_a_switch_is_one_line(tmp_path_factory: pytest.TempPathFactory) -> None:
-    b = load_backend(f"hf:{smollm2_with_template(tmp_path_factory, None)}")
+    b = load_as(HFBackend, f"hf:{smollm2_with_template(tmp_path_factory, None)}")
     assert b.render(_request("off")) == b.render(GenerationRequest(messages=(ChatMessage("user", USER),)))
     with pytest.raises(ConfigError, match="no thinking switch"):
         b.render(_request("on"))
@@ -155,7 +155,7 @@ def test_labels_scored_after_the_models_own_thinking(thinking_dir: Path, generat
         "not_scored": {}}}
     assert "zero-shot/loglik/after-thinking" in (out / "table.md").read_text()
     # The context scored: the generation's prompt, the replayed thinking in its tags, and nothing after.
-    backend = load_backend(f"hf:{thinking_dir}")
+    backend = load_as(HFBackend, f"hf:{thinking_dir}")
     lm = backend.loaded
     condition = next(c for c in plan(config).conditions if c.name == "zero-shot/loglik/after-thinking")
     item = next(it for it in condition.items if it.id in after)

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import load_as
 
 from lingdiag.config import RunConfig
 from lingdiag.errors import CapabilityError, ConfigError
@@ -35,6 +36,7 @@ from lingdiag.records import (
     Constraint,
     GenerationRequest,
     Item,
+    LogLikelihood,
     LoglikelihoodRequest,
     Prediction,
     Request,
@@ -51,7 +53,7 @@ needs_server = pytest.mark.skipif(find_spec("llama_cpp") is None,
 
 def test_key_from_environment_is_sent_but_never_shown(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MY_KEY", "sk-test-0123456789abcdef")
-    backend = load_backend("openai:m@http://127.0.0.1:9/v1", {"api_key_env": "MY_KEY", "max_retries": 0})
+    backend = load_as(OpenAIBackend, "openai:m@http://127.0.0.1:9/v1", {"api_key_env": "MY_KEY", "max_retries": 0})
     assert "sk-test" not in json.dumps(backend.identity)
     assert backend.client._headers["Authorization"] == "Bearer sk-test-0123456789abcdef"
     assert backend._redact("bad key sk-test-0123456789abcdef and sk-proj-abc***wxyz") == "bad key *** and ***"
@@ -62,8 +64,8 @@ def test_key_from_environment_is_sent_but_never_shown(monkeypatch: pytest.Monkey
 
 def test_openai_key_is_not_sent_to_other_servers(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-should-stay-home")
-    assert load_backend("openai:m@http://127.0.0.1:9/v1").client._headers == {}
-    hosted = load_backend("openai:gpt-4o-mini")
+    assert load_as(OpenAIBackend, "openai:m@http://127.0.0.1:9/v1").client._headers == {}
+    hosted = load_as(OpenAIBackend, "openai:gpt-4o-mini")
     assert hosted.client._headers == {"Authorization": "Bearer sk-should-stay-home"}
     # Chat-only OpenAI models declare no log-likelihoods and refuse raw prompts.
     assert not hosted.capabilities.loglikelihood
@@ -313,7 +315,7 @@ def test_chat_context_loglikelihoods_through_the_server_match_transformers(serve
     assert max(diffs) <= F32_TOLERANCE
     assert served[-1].token_spans == local[-1].token_spans == ((0, 7), (7, 8))
     assert served[-1].token_logprobs == pytest.approx(local[-1].token_logprobs, abs=F32_TOLERANCE)
-    decide = [[max(CHAT_LABELS, key=lambda lab, k=k: answers[3 * k + CHAT_LABELS.index(lab)].logprob)
+    decide = [[max(CHAT_LABELS, key=lambda lab: answers[3 * k + CHAT_LABELS.index(lab)].logprob)
                for k in range(len(prompts))] for answers in (served, local)]
     assert decide[0] == decide[1]
     with pytest.raises(CapabilityError, match="shifted by one position"):  # raw text: still refused here
@@ -384,7 +386,8 @@ class ChooseContinuation:
         return [LoglikelihoodRequest(item.fields["context"], c) for c in item.fields["choices"]]
 
     def parse(self, item: Item, responses: Sequence[Response]) -> Prediction:
-        scores = [r.logprob for r in responses if not isinstance(r, type(None))]
+        scores = [r.logprob for r in responses if isinstance(r, LogLikelihood)]
+        assert len(scores) == len(responses)
         return Prediction(item.fields["choices"][scores.index(max(scores))].strip())
 
 

@@ -63,6 +63,7 @@ def test_per_token_spans_give_region_surprisal(url: str) -> None:
                                                             policy=policy("lm-eval"))])
     assert r.token_spans == ((-1, 3), (3, 7), (7, 11), (11, 16))  # " The" starts at the added space
     assert r.token_logprobs == pytest.approx((-1.1, -1.2, -1.3, -1.4))
+    assert r.token_spans is not None and r.token_logprobs is not None
     bits = surprisals(joined, r.token_spans, r.token_logprobs)
     assert bits == pytest.approx([(1.1 + 1.2) / 0.6931471805599453, (1.3 + 1.4) / 0.6931471805599453])
 

@@ -21,7 +21,7 @@ import pytest
 
 from lingdiag.errors import ConfigError
 from lingdiag.io import fetch as fetch_mod
-from lingdiag.records import Generation, ResultRow
+from lingdiag.records import Generation, GenerationRequest, ResultRow
 from lingdiag.registry import load_plugins
 from lingdiag.suites import cxnli as suite
 from lingdiag.suites.cxnli import authors, files, tables
@@ -145,7 +145,7 @@ def test_an_item_without_examples_of_its_key_gets_none() -> None:
     axes = {"exp": ["1"], "setting": ["zero", "three-cxnli"], "variant": ["variation-2"], "cot": ["off"]}
     zero, three = suite.conditions(ds, axes, suite.Options(), 0)
     item = three.items[0]
-    assert isinstance(three.strategy, authors.AuthorsPrompt)
+    assert isinstance(three.strategy, authors.AuthorsPrompt) and isinstance(zero.strategy, authors.AuthorsPrompt)
     assert "Example Premise" in three.strategy.text(item)
     unknown = dataclasses.replace(item, tags={**item.tags, "schema": "no-such-cxn"})
     assert three.strategy.text(unknown) == zero.strategy.text(unknown)
@@ -167,12 +167,15 @@ def test_reasoning_models_get_a_large_cap_and_no_stop_sequences() -> None:
     ds = files.load("builtin")
     axes = {"exp": ["1"], "setting": ["zero"], "variant": ["variation-2"], "cot": ["off", "on"]}
     for source in ("authors", "paper"):
-        conds = suite.conditions(ds, axes, suite.SUITE.parse_options({"reasoning": True, "prompt_source": source}), 0)
-        for c in conds:
+        options = suite.SUITE.parse_options({"reasoning": True, "prompt_source": source})
+        assert isinstance(options, suite.Options)
+        for c in suite.conditions(ds, axes, options, 0):
             (req,) = c.strategy.render(c.items[0])
+            assert isinstance(req, GenerationRequest)
             assert req.max_new_tokens == 32768 and req.stop == ()
     (c, _) = suite.conditions(ds, axes, suite.Options(), 0)
     (req,) = c.strategy.render(c.items[0])
+    assert isinstance(req, GenerationRequest)
     assert req.max_new_tokens == 16 and req.stop == ("\nExample Premise", "\nPremise:")
 
 

@@ -95,7 +95,7 @@ def test_one_example_files_are_the_first_premise_of_the_three_example_files(shar
 
 
 def test_fetch_from_shared_folder_then_load_official(shared_datasets: Path) -> None:
-    from lingdiag.suites.cxnli import load
+    from lingdiag.suites.cxnli.files import load
 
     load_plugins()
     paths = fetch_mod.fetch("cxnli", str(shared_datasets))
@@ -115,7 +115,7 @@ def test_fetch_from_shared_folder_then_load_official(shared_datasets: Path) -> N
     ("official-o1", 120, 10), ("official-o1-104", 104, 10), ("official-o1-16", 16, 10)])
 def test_o1_preview_subsets_load_with_the_documented_counts(shared_datasets: Path, spec: str, exp1: int,
                                                             exp2: int) -> None:
-    from lingdiag.suites.cxnli import load
+    from lingdiag.suites.cxnli.files import load
 
     load_plugins()
     fetch_mod.fetch("cxnli", str(shared_datasets))
@@ -123,8 +123,8 @@ def test_o1_preview_subsets_load_with_the_documented_counts(shared_datasets: Pat
     assert Counter(it.tags["exp"] for it in ds.items) == {"1": exp1, "2": exp2}
     assert len({it.id for it in ds.items}) == exp1 + exp2
     full = {(it.fields["premise"], it.fields["hypothesis"], it.gold) for it in load("official").items}
-    exp1 = [it for it in ds.items if it.tags["exp"] == "1"]
-    assert all((it.fields["premise"], it.fields["hypothesis"], it.gold) in full for it in exp1)
+    exp1_items = [it for it in ds.items if it.tags["exp"] == "1"]
+    assert all((it.fields["premise"], it.fields["hypothesis"], it.gold) in full for it in exp1_items)
     # Examples and raw cells for the authors' prompts come with the subset too.
     assert set(ds.extras["raw"]) == {it.id for it in ds.items}
     assert len(ds.extras["authors_pools"]["2"]["three-cxnli"]) == 72
@@ -132,14 +132,14 @@ def test_o1_preview_subsets_load_with_the_documented_counts(shared_datasets: Pat
 
 @pytest.mark.parametrize("where", ["cxnli", "."])
 def test_load_a_directory_in_the_release_layout(shared_datasets: Path, where: str) -> None:
-    from lingdiag.suites.cxnli import load
+    from lingdiag.suites.cxnli.files import load
 
     ds = load(str(shared_datasets / where))
     assert len(ds.items) == 490
 
 
 def test_official_before_fetch_says_how_to_fetch() -> None:
-    from lingdiag.suites.cxnli import load
+    from lingdiag.suites.cxnli.files import load
 
     with pytest.raises(DatasetError, match="lingdiag data fetch cxnli"):
         load("official")

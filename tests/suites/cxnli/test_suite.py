@@ -11,8 +11,9 @@ from typer.testing import CliRunner
 from lingdiag.config import RunConfig
 from lingdiag.errors import ConfigError
 from lingdiag.io import fetch as fetch_mod
-from lingdiag.records import UNPARSED, Generation, ItemRecord, ResultRow
+from lingdiag.records import UNPARSED, Generation, GenerationRequest, ItemRecord, ResultRow
 from lingdiag.registry import load_plugins
+from lingdiag.suite import Condition
 from lingdiag.suites import cxnli as suite
 from lingdiag.suites.cxnli import files, metrics, parse, prompts, tables
 
@@ -60,11 +61,13 @@ def test_parse_relation(text: str, cot: bool, truncated: bool, label: str) -> No
     assert parse.parse_relation(text, cot, V2, truncated)[0] == label
 
 
-def conditions_for(ds_spec: str, axes: dict[str, list[str]] = ALL, **options: object) -> dict[str, object]:
+def conditions_for(ds_spec: str, axes: dict[str, list[str]] = ALL, **options: object) -> dict[str, Condition]:
     # These tests check this project's prompts; test_authors_prompts.py checks the authors' (the default).
     options.setdefault("prompt_source", "paper")
     ds = files.load(ds_spec)
-    return {c.name: c for c in suite.conditions(ds, axes, suite.SUITE.parse_options(options), 0)}
+    parsed = suite.SUITE.parse_options(options)
+    assert isinstance(parsed, suite.Options)
+    return {c.name: c for c in suite.conditions(ds, axes, parsed, 0)}
 
 
 def test_condition_grid_and_axes() -> None:
@@ -88,6 +91,7 @@ def test_each_setting_renders_its_examples(shared_datasets: Path, setting: str, 
         (req,) = c.strategy.render(item)
         (msg,) = req.messages
         text = msg.content
+        assert isinstance(req, GenerationRequest)
         assert msg.role == "user" and req.max_new_tokens == 16
         assert text.startswith(prompts.prompts()["variants"]["variation-2"])
         assert text.count("Example Premise") == n_examples
@@ -116,7 +120,9 @@ def test_cot_asks_for_the_answer_on_the_last_line_with_more_tokens() -> None:
     conds = conditions_for("builtin", max_new_tokens=8, max_new_tokens_cot=64)
     on, off = conds["exp1/zero/variation-2/cot"], conds["exp1/zero/variation-2"]
     (req,) = on.strategy.render(on.items[0])
-    assert req.max_new_tokens == 64 and off.strategy.render(off.items[0])[0].max_new_tokens == 8
+    (req_off,) = off.strategy.render(off.items[0])
+    assert isinstance(req, GenerationRequest) and isinstance(req_off, GenerationRequest)
+    assert req.max_new_tokens == 64 and req_off.max_new_tokens == 8
     assert req.messages[0].content.endswith("alone on the last line.")
     assert "step by step" in req.messages[0].content and "Relation:" not in req.messages[0].content[-300:]
 
@@ -198,11 +204,12 @@ def test_metrics_on_a_hand_computed_fixture() -> None:
     # C: tp 1, gold 2, predicted 1 -> P 1, R 0.5, F1 2/3.
     assert (e["accuracy"], e["precision"], e["f1"]) == pytest.approx((0.5, 1.0, 2 / 3))
     assert (n["accuracy"], n["precision"], n["f1"]) == pytest.approx((1.0, 2 / 3, 0.8))
-    assert (c["n"], c["accuracy"], c["f1"]) == (2, 0.5, pytest.approx(2 / 3))
+    assert c["n"] == 2 and (c["accuracy"], c["f1"]) == pytest.approx((0.5, 2 / 3))
     assert m["macro_f1"] == pytest.approx((2 / 3 + 0.8 + 2 / 3) / 3)
     assert m["predicted"] == pytest.approx({E: 1 / 6, N: 3 / 6, C: 1 / 6, UNPARSED: 1 / 6})
     assert m["human_agreement"] == 0.90 and "axes" not in m  # axes live in the result row
-    assert m["accuracy_ci95"][0] < 4 / 6 < m["accuracy_ci95"][1]
+    ci = m["accuracy_ci95"]
+    assert ci is not None and ci[0] < 4 / 6 < ci[1]
 
     m2 = metrics.metrics(EXP2)
     assert m2["accuracy"] == 0.25 and m2["human_agreement"] == 0.83

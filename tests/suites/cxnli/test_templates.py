@@ -171,7 +171,7 @@ def test_templates_file_is_validated(tmp_path: Path, body: str, message: str) ->
 
 
 def test_builtin_dataset_is_generated_from_the_packaged_slots() -> None:
-    from lingdiag.suites.cxnli import load
+    from lingdiag.suites.cxnli.files import load
 
     ds = load("builtin")
     assert len(ds.items) == 117 and {it.tags["construction"] for it in ds.items} == set(data.CONSTRUCTIONS)

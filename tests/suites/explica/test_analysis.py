@@ -3,6 +3,7 @@
 import json
 import subprocess
 import sys
+from typing import Any
 
 from helpers import item_record
 
@@ -13,7 +14,7 @@ from lingdiag.suites.explica.analysis import join, to_markdown
 CONNECTIVES = ("so", "because", "then", "after")
 
 
-def record(condition: str, task: str, item: str, label: str, gold: str, detail: dict) -> ItemRecord:
+def record(condition: str, task: str, item: str, label: str, gold: str, detail: dict[str, Any]) -> ItemRecord:
     tags = {"relation": "causal_iconic", "type": "causal", "order": "iconic"}
     human = {c: 5.0 + k for k, c in enumerate(CONNECTIVES)}
     return item_record(item, label, gold, condition=condition, axes={"task": task}, tags=tags,

@@ -11,12 +11,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import parsed_options
 
 from lingdiag.errors import ConfigError
 from lingdiag.records import GenerationRequest, ResultRow
 from lingdiag.suites import explica as suite
 from lingdiag.suites.explica import data, tables, tasks
 from lingdiag.suites.explica.metrics import ACCURACY, BY_CLASS, N_RELATED
+from lingdiag.suites.explica.options import Options
 from lingdiag.suites.explica.prompts import REPLAYED, SEEDED, AuthorsTemplates
 
 OPEN_MODELS = ("Meta-Llama-3.1-8B-Instruct", "Mistral-7B-Instruct-v0.3", "Qwen2.5-7B-Instruct",
@@ -29,7 +31,7 @@ SAMPLE = 20
 
 def strat(task: str, shots: int = 0, decoding: str = "greedy", seed: int = 0, **options: Any) -> Any:
     """A condition's strategy as ``lingdiag run`` builds it."""
-    return tasks.strategy(task, shots, decoding, suite.SUITE.parse_options(options), seed)
+    return tasks.strategy(task, shots, decoding, parsed_options(suite.SUITE, Options, options), seed)
 
 
 @pytest.fixture(scope="module")
@@ -166,11 +168,11 @@ def test_defaults_follow_the_prompt_source():
 def test_conditions_and_table_name_the_prompt_source():
     ds = suite.SUITE.load("builtin")
     axes = {"task": ["cloze", "perplexity"], "shots": ["0"], "decoding": ["greedy"]}
-    authors = suite.conditions(ds, axes, suite.SUITE.parse_options({"authors_prompts": "."}), 0)
+    authors = suite.conditions(ds, axes, parsed_options(suite.SUITE, Options, {"authors_prompts": "."}), 0)
     assert authors[0].axes == {"task": "cloze", "shots": "0", "decoding": "greedy", "prompt_source": "authors",
                                "prompt_text": SEEDED}
     assert "prompt_source" not in authors[1].axes  # perplexity sends no prompt
-    paper = suite.conditions(ds, axes, suite.SUITE.parse_options({"prompt_source": "paper"}), 0)
+    paper = suite.conditions(ds, axes, parsed_options(suite.SUITE, Options, {"prompt_source": "paper"}), 0)
     assert paper[0].axes["prompt_source"] == "paper"
     cells = {ACCURACY: 0.5, BY_CLASS: dict.fromkeys(data.CLASSES, 0.5), N_RELATED: 4}
     text = tables.table([ResultRow("m", c.name, c.axes, cells) for c in (authors[0], paper[0])])

@@ -3,6 +3,7 @@
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -29,7 +30,7 @@ def official(shared_datasets: Path) -> Path:
     return shared_datasets / "explica_results"
 
 
-def score(path: Path, *args: str) -> dict:
+def score(path: Path, *args: str) -> dict[str, Any]:
     result = runner.invoke(app, ["score", "explica", "--dataset", "official", "--scores", str(path), *args, "--json"])
     assert result.exit_code == 0, result.output
     return json.loads(result.stdout)
@@ -40,7 +41,7 @@ def cells_of(table: str, task: str, shots: str, model: str) -> list[float] | Non
     return block.get(model)
 
 
-def assert_cells(metrics: dict, published: list[float]) -> None:
+def assert_cells(metrics: dict[str, Any], published: list[float]) -> None:
     ours = [metrics["accuracy"], *(metrics["by_class"][c] for c in CLASSES)]
     assert [abs(o - p) <= 0.005 + 1e-9 for o, p in zip(ours, published, strict=True)] == [True] * 5, \
         (ours, published)
@@ -56,7 +57,9 @@ def test_every_prompting_file_reproduces_tables_6_and_7_through_score(official):
     files = prompting_files(official)
     assert len(files) == 21  # 8 rating, 11 cloze, 2 multiple-choice files
     for task, path in files:
-        model = reproduce._FILE.match(path.name)["model"]
+        match = reproduce._FILE.match(path.name)
+        assert match is not None
+        model = match["model"]
         shots = "few" if path.parent.name == "fewshot" else "zero"
         for table, col in (("table6", "answer_greedy_cleaned"), ("table7", "generated_answer_outlines")):
             published = cells_of(table, task, shots, model)

@@ -32,14 +32,18 @@ def _drop_column(p: Path, column: str) -> None:
     p.write_text("\n".join("\t".join(c for j, c in enumerate(line.split("\t")) if j != k) for line in lines))
 
 
-DAMAGE: dict[str, tuple[str, Callable[[Path], None], str]] = {
+def _drop_answer_columns(p: Path) -> None:
+    for column in ("answer_greedy_cleaned", "generated_answer_outlines"):
+        _drop_column(p, column)
+
+
+# (file, damage done to it (its return value unused), the one-line error)
+DAMAGE: dict[str, tuple[str, Callable[[Path], object], str]] = {
     "latin-1": (PERPLEXITY, lambda p: p.write_bytes(p.read_bytes().replace(b"The man", b"The m\xe9n", 1)),
                 r"Qwen2\.5-0\.5B-Instruct\.csv: not UTF-8 text"),
     "torn": (PERPLEXITY, _cut_half, r"Qwen2\.5-0\.5B-Instruct\.csv, row \d+: "),
     "emptied": (CLOZE, lambda p: p.write_bytes(b""), r"cloze_res_outlines_gemma-2-9b-it_cleaned\.tsv: empty file"),
-    "no answer column": (CLOZE, lambda p: [_drop_column(p, c) for c in
-                                           ("answer_greedy_cleaned", "generated_answer_outlines")],
-                         r"gemma-2-9b-it_cleaned\.tsv, row 1: no answer column"),
+    "no answer column": (CLOZE, _drop_answer_columns, r"gemma-2-9b-it_cleaned\.tsv, row 1: no answer column"),
     "cloze cut short": (CLOZE, _cut_half, r"gemma-2-9b-it_cleaned\.tsv, (row \d+|field '\w+')"),
 }
 

@@ -4,10 +4,11 @@ import math
 import subprocess
 import sys
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import item_record
+from helpers import item_record, parsed_options
 from helpers import result_row as row
 
 from lingdiag.config import RunConfig
@@ -18,6 +19,7 @@ from lingdiag.run import evaluate
 from lingdiag.rundir import RunStore
 from lingdiag.suites import explica as suite
 from lingdiag.suites.explica import cli, data, importing, metrics, parse, prompts, tables, tasks
+from lingdiag.suites.explica.options import Options
 from lingdiag.suites.explica.rules import TIE
 
 OFFICIAL = "explica/explica.csv"
@@ -28,13 +30,13 @@ def strat(task: str, shots: int = 0, decoding: str = "greedy", options: dict[str
     """A condition's strategy as ``lingdiag run`` builds it: options validated, the seed apart."""
     opts = dict(options or {})
     seed = int(opts.pop("seed", 0))
-    return tasks.strategy(task, shots, decoding, suite.SUITE.parse_options(opts), seed)
+    return tasks.strategy(task, shots, decoding, parsed_options(suite.SUITE, Options, opts), seed)
 
 
 def conds_of(ds: Any, axes: dict[str, list[str]], options: dict[str, Any]) -> list[Any]:
     opts = dict(options)
     seed = int(opts.pop("seed", 0))
-    return suite.conditions(ds, axes, suite.SUITE.parse_options(opts), seed)
+    return suite.conditions(ds, axes, parsed_options(suite.SUITE, Options, opts), seed)
 
 
 def ratings(so=1.0, because=1.0, then=1.0, after=1.0):
@@ -311,7 +313,7 @@ def test_perplexity_picks_lowest_per_token_perplexity():
 
 
 def test_conditions_grid_and_options():
-    ds = suite.load("builtin")
+    ds = suite.SUITE.load("builtin")
     conds = conds_of(ds, {"task": list(prompts.TASKS), "shots": ["0", "1"],
                                   "decoding": ["greedy", "constrained"]}, {"seed": 0})
     names = [c.name for c in conds]
@@ -455,6 +457,25 @@ def test_score_cli_reports_aps_and_unmatched(tmp_path):
     assert "| rating | – | – | human.csv | 1.00 | 1.00 | 1.00 | 1.00 | 1.00 |" in text.stdout
     assert "Rating rules: ties alphabetical, unreadable ratings keep" in text.stdout
     assert "unmatched rows: 1" in text.stderr and "row 290" in text.stderr
+
+
+def test_score_out_ends_as_a_run_ends(tmp_path: Path) -> None:
+    """``score explica --out`` writes metrics.json and table.md (lingdiag.finish), equal to what
+    ``lingdiag report`` recomputes from the records."""
+    items = data.builtin_items()
+    rows = [{"Sentence_A": it.fields["sentence_a"], "Sentence_B": it.fields["sentence_b"], "connective": c,
+             "score": it.fields["human"][c]} for it in items for c in data.CONNECTIVES]
+    path = write_csv(tmp_path / "human.csv", rows)
+    out = tmp_path / "run"
+    lingdiag = [sys.executable, "-c", "from lingdiag.cli import main; main()"]
+    subprocess.run([*lingdiag, "score", "explica", "--scores", str(path), "--dataset", "builtin", "--out", str(out)],
+                   capture_output=True, text=True, check=True)
+    written = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
+    report = subprocess.run([*lingdiag, "report", str(out), "--json"], capture_output=True, text=True, check=True)
+    assert written == json.loads(report.stdout)[str(out)]["metrics"]
+    assert next(iter(written.values()))["accuracy"] == 1.0
+    table = subprocess.run([*lingdiag, "report", str(out)], capture_output=True, text=True, check=True).stdout
+    assert (out / "table.md").read_text(encoding="utf-8").strip() in table
 
 
 def test_prompt_perplexities_rank_variants():

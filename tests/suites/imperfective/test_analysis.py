@@ -5,6 +5,7 @@ import json
 import math
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -129,9 +130,9 @@ def test_model_scale_reproduces_section_5_3() -> None:
 
 # Tables 7 and 8: zero-shot accuracy per telic class (Change of State, Consumption, Creation,
 # Motion to Goal) for groups A and C; footnote 4 reports F(3, 18) = 6.98 and 3.88.
-TABLE7 = [[.48, .56, .38, .75], [.32, .44, .31, .88], [.20, .11, .15, .50], [.34, .67, .23, .62],
+TABLE7: list[list[float]] = [[.48, .56, .38, .75], [.32, .44, .31, .88], [.20, .11, .15, .50], [.34, .67, .23, .62],
           [.05, 0, .05, 0], [.02, 0, .05, 0], [.09, .33, .08, .50]]
-TABLE8 = [[.02, 0, .03, 0], [0, 0, .03, .12], [.43, .33, .51, .62], [.02, .11, 0, 0],
+TABLE8: list[list[float]] = [[.02, 0, .03, 0], [0, 0, .03, .12], [.43, .33, .51, .62], [.02, .11, 0, 0],
           [0, 0, 0, 0], [.02, .11, .05, .25], [0, .11, .03, .12]]
 
 
@@ -212,7 +213,7 @@ class SizedMock(MockBackend):
         return {**super().identity, "n_params": str(self.n_params)}
 
 
-def scripted(skill: float, step: int):  # type: ignore[no-untyped-def]
+def scripted(skill: float, step: int) -> Callable[[GenerationRequest], str]:
     """Right on group C more often as strategies get more aggressive, wrong on D more often."""
 
     def answer(req: GenerationRequest) -> str:
