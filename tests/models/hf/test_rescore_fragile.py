@@ -17,6 +17,7 @@ import pytest
 
 from lingdiag.config import RunConfig
 from lingdiag.metrics.fragile import N_FRAGILE, N_RESCORED
+from lingdiag.models.hf import HFBackend
 from lingdiag.models.providers import load_backend
 from lingdiag.run import evaluate
 
@@ -77,10 +78,12 @@ def test_on_official_explica_the_calibrated_bound_is_deterministic_and_rescoring
     config = RunConfig(suite="explica", model=M, dataset=str(shared_datasets / "explica"),
                        axes={"task": ["perplexity"]}, limit=48)
     low = load_backend(M, {"dtype": "bfloat16", "rescore_fragile": "float32"})
+    other = load_backend(M, {"dtype": "bfloat16"})
+    assert isinstance(low, HFBackend) and isinstance(other, HFBackend)
     first = low.precision()
     [stored] = (tmp_path / "cache" / "calibration").iterdir()
     stored.unlink()  # measured again, not read back
-    again = load_backend(M, {"dtype": "bfloat16"}).precision()
+    again = other.precision()
     assert first is not None and again is not None and first.per_token == again.per_token
     evaluate(config, smollm2, tmp_path / "fp32")
     evaluate(config, low, tmp_path / "bf16")
