@@ -75,7 +75,7 @@ def test_on_official_explica_the_calibrated_bound_is_deterministic_and_rescoring
     # 48 official perplexity items (issue 48): the bound is measured afresh (empty cache) and is the same
     # twice; decisions marked fragile are re-scored and none outside them differs from float32's.
     monkeypatch.setenv("LINGDIAG_CACHE", str(tmp_path / "cache"))
-    config = RunConfig(suite="explica", model=M, dataset=str(shared_datasets / "explica"),
+    config = RunConfig(suite="explica", model=M, dataset=str(shared_datasets / "explica" / "explica.csv"),
                        axes={"task": ["perplexity"]}, limit=48)
     low = load_backend(M, {"dtype": "bfloat16", "rescore_fragile": "float32"})
     other = load_backend(M, {"dtype": "bfloat16"})
