@@ -46,6 +46,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+import study_scale  # beside this script: run as `python bench/gpu.py`, bench/ is on sys.path
 import torch
 
 from lingdiag.io.atomic import write_atomic
@@ -378,6 +379,13 @@ def check(cpu_smoke: bool, n_items: int, peak_tflops: float | None, out: Path,
                       ("constrained", constrained),
                       ("back_off", back_off), ("plain_loop", against_plain_loop), ("lm_eval", against_lm_eval),
                       ("float32_truth", against_float32)):
+        figures.guard(name, run)
+    peak = (peak_tflops or next((v for k, v in PEAK_TFLOPS.items() if k in figures.data["device"]), None)
+            if cuda else None)
+    theirs = {"loglik": lambda rs: lm_eval_loglik(model, tokenizer, rs, 64, 1)[1],
+              "generate": lambda ps, n: lm_eval_generate(model, tokenizer, ps, n, 1)}
+    for name, run in study_scale.checks(tree, study_scale.STUDY if cuda else study_scale.SMOKE, n_params, peak,
+                                        theirs if lm_eval_available() else None).items():
         figures.guard(name, run)
     if cuda:
         del model, tree, plain

@@ -27,6 +27,10 @@ def test_gpu_check_runs_its_cpu_parts(tmp_path: Path) -> None:
     assert back_off["refused_batches"] > 0 and back_off["max_nat_per_token"] < 1e-4
     assert figures["scored_tokens_per_s"] > 0 and figures["generated_tokens_per_s"] > 0
     assert "errors" not in figures  # every guarded check ran through
+    # Study-scale workloads at smoke size: 4 BLiMP-length pairs, 4 items of 4 choices, 2 traces to 16 tokens.
+    assert figures["study_blimp"]["requests"] == 8 and figures["study_choices"]["requests"] == 16
+    assert figures["study_long_generation"]["generated_tokens"] <= 2 * 16
+    assert all(figures[f"study_{w}"]["forward_tokens_per_s"] > 0 for w in ("blimp", "choices", "long_generation"))
     for kind in ("fixed", "calibrated"):  # the same weights in float32 as the truth, with lingdiag's fragile marks
         truth = figures[f"bf16_vs_fp32_nli_{kind}"]
         assert truth["decisions"] == 4 * 2 and {"flips", "fragile", "flips_not_fragile", "max_abs_gap"} <= truth.keys()

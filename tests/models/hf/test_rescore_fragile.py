@@ -17,6 +17,7 @@ import pytest
 
 from lingdiag.config import RunConfig
 from lingdiag.metrics.fragile import N_FRAGILE, N_RESCORED
+from lingdiag.models.hf import HFBackend
 from lingdiag.models.providers import load_backend
 from lingdiag.run import evaluate
 
@@ -66,3 +67,27 @@ def test_rescoring_fragile_decisions_gives_float32s_decisions(tmp_path: Path, sm
         rescored += fragile
     assert rescored > 0  # else the float32 path was never taken and the equality shows nothing
     assert low.usage()["rescored_requests"] > 0  # type: ignore[attr-defined]
+
+
+@pytest.mark.slow
+def test_on_official_explica_the_calibrated_bound_is_deterministic_and_rescoring_gives_float32s_decisions(
+        tmp_path: Path, smollm2: Any, shared_datasets: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # 48 official perplexity items (issue 48): the bound is measured afresh (empty cache) and is the same
+    # twice; decisions marked fragile are re-scored and none outside them differs from float32's.
+    monkeypatch.setenv("LINGDIAG_CACHE", str(tmp_path / "cache"))
+    config = RunConfig(suite="explica", model=M, dataset=str(shared_datasets / "explica" / "explica.csv"),
+                       axes={"task": ["perplexity"]}, limit=48)
+    low = load_backend(M, {"dtype": "bfloat16", "rescore_fragile": "float32"})
+    other = load_backend(M, {"dtype": "bfloat16"})
+    assert isinstance(low, HFBackend) and isinstance(other, HFBackend)
+    first = low.precision()
+    [stored] = (tmp_path / "cache" / "calibration").iterdir()
+    stored.unlink()  # measured again, not read back
+    again = other.precision()
+    assert first is not None and again is not None and first.per_token == again.per_token
+    evaluate(config, smollm2, tmp_path / "fp32")
+    evaluate(config, low, tmp_path / "bf16")
+    truth, ours = _records(tmp_path / "fp32"), _records(tmp_path / "bf16")
+    assert len(truth) == 48
+    assert [r["label"] for r in ours] == [r["label"] for r in truth]
+    assert all(d["rescored"] for r in ours if (d := r["decision"])["fragile"])

@@ -1,0 +1,115 @@
+"""Study-scale workloads for ``bench/gpu.py`` (issue 48): the shapes of a real study, not its data.
+
+- ``blimp``: BLiMP-sized minimal pairs (67k pairs on the GPU), each pair's two token lengths drawn from
+  ``blimp_lengths.json`` (SmolLM2 token lengths of the shipped BLiMP paradigms: a length table, not the
+  sentences), texts of that many words;
+- ``choices``: 10k prompt + choices items (a 40-200 word prompt, four 1-6 word continuations);
+- ``long_generation``: 256 prompts, greedy to 2,048 new tokens (no stop string: a random model's traces
+  run to the budget).
+
+Each reports forward tokens/s (``usage``'s ``forward_tokens``) and, given the card's peak, the share of
+it; beside lm-eval's ``HFLM`` on the same in-memory model where lm-eval is importable. The texts are
+seeded words, so a workload is the same on every machine.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from lingdiag.models.hf import HFBackend
+from lingdiag.records import GenerationRequest, LoglikelihoodRequest
+
+LENGTHS = Path(__file__).with_name("blimp_lengths.json")
+WORDS = ("the", "a", "cat", "dog", "house", "river", "green", "ran", "saw", "under", "because", "every",
+         "teacher", "wrote", "quickly", "old", "town", "bread", "light", "never")
+
+
+@dataclass(frozen=True, slots=True)
+class Scale:
+    """How big each workload is: the study's sizes on a GPU, a few items on the CPU smoke."""
+
+    pairs: int
+    items: int
+    prompts: int
+    new_tokens: int
+
+
+STUDY = Scale(pairs=67_000, items=10_000, prompts=256, new_tokens=2048)
+SMOKE = Scale(pairs=4, items=4, prompts=2, new_tokens=16)
+
+
+def _text(rng: random.Random, n: int) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(max(n, 1))).capitalize() + "."
+
+
+def blimp_pairs(n_pairs: int, seed: int = 0) -> list[LoglikelihoodRequest]:
+    """Two whole-sentence requests per pair, lengths drawn from the BLiMP length table."""
+    table = json.loads(LENGTHS.read_text(encoding="utf-8"))["counts"]
+    cells = [tuple(int(x) for x in key.split(",")) for key in table]
+    rng = random.Random(seed)
+    return [LoglikelihoodRequest("", _text(rng, n)) for pair in rng.choices(cells, list(table.values()), k=n_pairs)
+            for n in pair]
+
+
+def prompt_choices(n_items: int, seed: int = 1) -> list[LoglikelihoodRequest]:
+    """Four continuations after one prompt per item (a shared prefix: what the prefix tree is for)."""
+    rng = random.Random(seed)
+    out = []
+    for _ in range(n_items):
+        prompt = _text(rng, rng.randint(40, 200))
+        out += [LoglikelihoodRequest(prompt, " " + _text(rng, rng.randint(1, 6))) for _ in range(4)]
+    return out
+
+
+def long_prompts(n: int, new_tokens: int, seed: int = 2) -> list[GenerationRequest]:
+    """Raw prompts of 20-100 words, each generated greedily to ``new_tokens``."""
+    rng = random.Random(seed)
+    return [GenerationRequest(prompt=_text(rng, rng.randint(20, 100)), max_new_tokens=new_tokens) for _ in range(n)]
+
+
+def rate(backend: HFBackend, run: Any, n_params: int, peak: float | None) -> dict[str, Any]:
+    """``run()`` timed, with the backend's forward tokens/s and their share of ``peak`` TFLOP/s."""
+    before = backend.usage()["forward_tokens"]
+    start = time.perf_counter()
+    run()
+    seconds = time.perf_counter() - start
+    tokens = backend.usage()["forward_tokens"] - before
+    out: dict[str, Any] = {"seconds": round(seconds, 3), "forward_tokens": tokens,
+                           "forward_tokens_per_s": round(tokens / seconds, 1)}
+    if peak:
+        out["share_of_peak"] = round(2 * n_params * tokens / seconds / (peak * 1e12), 4)
+    return out
+
+
+def checks(backend: HFBackend, size: Scale, n_params: int, peak: float | None,
+           theirs: dict[str, Callable[..., Any]] | None) -> dict[str, Callable[[], dict[str, Any]]]:
+    """One guarded check per workload: ours timed, lm-eval's seconds beside it (``theirs``: its log-likelihood
+    and generation runners, None where lm-eval is not importable)."""
+
+    def scored(name: str, requests: list[LoglikelihoodRequest]) -> dict[str, Any]:
+        ours = rate(backend, lambda: backend.loglikelihood(requests), n_params, peak)
+        out: dict[str, Any] = {"requests": len(requests)} | ours
+        if theirs:
+            out["lm_eval_seconds"] = round(theirs["loglik"](requests), 3)
+            out["speedup_over_lm_eval"] = round(out["lm_eval_seconds"] / ours["seconds"], 2)
+        return {f"study_{name}": out}
+
+    def generation() -> dict[str, Any]:
+        prompts = long_prompts(size.prompts, size.new_tokens)
+        answers: list[Any] = []
+        ours = rate(backend, lambda: answers.extend(backend.generate(prompts)), n_params, peak)
+        out: dict[str, Any] = {"prompts": len(prompts), "generated_tokens": sum(g.n_tokens for g in answers)} | ours
+        if theirs:
+            out["lm_eval_seconds"] = round(theirs["generate"]([p.prompt or "" for p in prompts], size.new_tokens), 3)
+            out["speedup_over_lm_eval"] = round(out["lm_eval_seconds"] / ours["seconds"], 2)
+        return {"study_long_generation": out}
+
+    return {"study_blimp": lambda: scored("blimp", blimp_pairs(size.pairs)),
+            "study_choices": lambda: scored("choices", prompt_choices(size.items)),
+            "study_long_generation": generation}
