@@ -70,21 +70,16 @@ def test_rescoring_fragile_decisions_gives_float32s_decisions(tmp_path: Path, sm
 
 
 @pytest.mark.slow
-def test_on_official_explica_the_calibrated_bound_is_deterministic_and_rescoring_gives_float32s_decisions(
+def test_on_official_explica_rescoring_under_the_calibrated_bound_gives_float32s_decisions(
         tmp_path: Path, smollm2: Any, shared_datasets: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # 48 official perplexity items (issue 48): the bound is measured afresh (empty cache) and is the same
-    # twice; decisions marked fragile are re-scored and none outside them differs from float32's.
+    # 48 official perplexity items (issue 48): the bound is measured afresh (empty cache; that it is the same
+    # twice is tests/models/hf/test_calibrate.py's); decisions marked fragile are re-scored and none outside
+    # them differs from float32's.
     monkeypatch.setenv("LINGDIAG_CACHE", str(tmp_path / "cache"))
     config = RunConfig(suite="explica", model=M, dataset=str(shared_datasets / "explica" / "explica.csv"),
                        axes={"task": ["perplexity"]}, limit=48)
     low = load_backend(M, {"dtype": "bfloat16", "rescore_fragile": "float32"})
-    other = load_backend(M, {"dtype": "bfloat16"})
-    assert isinstance(low, HFBackend) and isinstance(other, HFBackend)
-    first = low.precision()
-    [stored] = (tmp_path / "cache" / "calibration").iterdir()
-    stored.unlink()  # measured again, not read back
-    again = other.precision()
-    assert first is not None and again is not None and first.per_token == again.per_token
+    assert isinstance(low, HFBackend)
     evaluate(config, smollm2, tmp_path / "fp32")
     evaluate(config, low, tmp_path / "bf16")
     truth, ours = _records(tmp_path / "fp32"), _records(tmp_path / "bf16")
