@@ -181,6 +181,21 @@ def chromium_path() -> str:
     return path
 
 
+@contextmanager
+def opened_in_chromium(path: Path, width: int = 1400, height: int = 900) -> Iterator[Any]:
+    """``path`` opened in headless Chromium (Playwright) at ``width`` × ``height``; closed afterwards."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium_path(), args=["--no-sandbox"])
+        try:
+            page = browser.new_page(viewport={"width": width, "height": height})
+            page.goto(path.as_uri())
+            yield page
+        finally:
+            browser.close()
+
+
 B = TypeVar("B")
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import chromium_path, png_colours
+from helpers import opened_in_chromium, png_colours
 
 from lingdiag import RunConfig, evaluate
 from lingdiag.figures import Figure
@@ -81,14 +81,9 @@ def test_every_figure_gives_a_model_the_colour_it_has_in_the_whole_report(page: 
 
 @pytest.fixture(scope="module")
 def browser_page(root: Path, page: Page) -> Iterator[Any]:
-    playwright = pytest.importorskip("playwright.sync_api")
     write_html(root / "report.html", page.text, page.runs)
-    with playwright.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=chromium_path(), args=["--no-sandbox"])
-        pg = browser.new_page(viewport={"width": 1400, "height": 900})
-        pg.goto((root / "report.html").as_uri())
+    with opened_in_chromium(root / "report.html") as pg:
         yield pg
-        browser.close()
 
 
 @pytest.mark.slow

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from helpers import chromium_path
+from helpers import opened_in_chromium
 
 from lingdiag.config import RunConfig
 from lingdiag.models.mock import MockBackend
@@ -17,7 +17,6 @@ from lingdiag.report.html import write_html
 from lingdiag.report.tables import load_runs, tables
 from lingdiag.run import evaluate
 
-playwright = pytest.importorskip("playwright.sync_api")
 pytestmark = pytest.mark.slow
 
 
@@ -41,12 +40,8 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
         runs.append(out)
     loaded = load_runs(runs)
     write_html(root / "report.html", tables(loaded), loaded)
-    with playwright.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=chromium_path(), args=["--no-sandbox"])
-        pg = browser.new_page(viewport={"width": 1400, "height": 900})
-        pg.goto((root / "report.html").as_uri())
+    with opened_in_chromium(root / "report.html") as pg:
         yield pg
-        browser.close()
 
 
 def test_markdown_emphasis_is_rendered_not_shown_as_marks(page: Any) -> None:
