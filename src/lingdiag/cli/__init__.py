@@ -57,7 +57,7 @@ def mount_suites() -> None:
         if suite.score_cli is not None:
             score_app.command(name)(finishing(suite, suite.score_cli()))
         elif suite.parse_answer is not None:
-            score_app.command(name)(label_score_command(suite))
+            score_app.command(name)(finishing(suite, label_score_command(suite)))
         if suite.reproduce_cli is not None:
             reproduce_app.command(name)(suite.reproduce_cli())
 

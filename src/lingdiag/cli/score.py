@@ -49,7 +49,6 @@ def label_score_command(suite: Suite) -> Callable[..., None]:
             write_imported(out, suite=suite.name, model=scores.stem, dataset=dataset, records=result.records,
                            provenance={"file": str(scores), "sha256": sha256_file(scores), "score_col": score_col,
                                        "id_col": id_col}, source=suite.source)
-            finish_imported(out, suite)  # ended as a run ends: metrics.json and table.md beside the records
         if as_json:
             print(dumps({"metrics": m, "matched_items": len(result.records), "unmatched": result.unmatched,
                               "missing_items": result.missing, "repeated_rows": result.repeated},
@@ -64,9 +63,9 @@ def label_score_command(suite: Suite) -> Callable[..., None]:
 
 
 def finishing(suite: Suite, command: Callable[..., None]) -> Callable[..., None]:
-    """A suite's own score command, then, where it wrote a run directory (``--out``), that run's end
-    as every run ends (``lingdiag.finish``): suites may not import ``lingdiag.finish`` (import
-    contracts), so the CLI ends what the suite's import wrote.
+    """A score command (a suite's own or :func:`label_score_command`), then, where it wrote a run
+    directory (``--out``), that run's end as every run ends (``lingdiag.finish``): the one place an
+    imported run is ended, here since suites may not import ``lingdiag.finish`` (import contracts).
     """
 
     @functools.wraps(command)  # typer reads the options from the wrapped signature
