@@ -385,7 +385,8 @@ def check(cpu_smoke: bool, n_items: int, peak_tflops: float | None, out: Path,
     theirs = {"loglik": lambda rs: lm_eval_loglik(model, tokenizer, rs, 64, 1)[1],
               "generate": lambda ps, n: lm_eval_generate(model, tokenizer, ps, n, 1)}
     for name, run in study_scale.checks(tree, study_scale.STUDY if cuda else study_scale.SMOKE, n_params, peak,
-                                        theirs if lm_eval_available() else None).items():
+                                        theirs if lm_eval_available() else None,
+                                        backend(model, kv_cache="static")).items():
         figures.guard(name, run)
     if cuda:
         del model, tree, plain

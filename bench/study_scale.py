@@ -88,9 +88,11 @@ def rate(backend: HFBackend, run: Any, n_params: int, peak: float | None) -> dic
 
 
 def checks(backend: HFBackend, size: Scale, n_params: int, peak: float | None,
-           theirs: dict[str, Callable[..., Any]] | None) -> dict[str, Callable[[], dict[str, Any]]]:
+           theirs: dict[str, Callable[..., Any]] | None,
+           static: HFBackend | None = None) -> dict[str, Callable[[], dict[str, Any]]]:
     """One guarded check per workload: ours timed, lm-eval's seconds beside it (``theirs``: its log-likelihood
-    and generation runners, None where lm-eval is not importable)."""
+    and generation runners, None where lm-eval is not importable); long generation also with ``static``, the
+    same model with ``kv_cache=static``, whose answers must be the dynamic cache's."""
 
     def scored(name: str, requests: list[LoglikelihoodRequest]) -> dict[str, Any]:
         ours = rate(backend, lambda: backend.loglikelihood(requests), n_params, peak)
@@ -108,6 +110,12 @@ def checks(backend: HFBackend, size: Scale, n_params: int, peak: float | None,
         if theirs:
             out["lm_eval_seconds"] = round(theirs["generate"]([p.prompt or "" for p in prompts], size.new_tokens), 3)
             out["speedup_over_lm_eval"] = round(out["lm_eval_seconds"] / ours["seconds"], 2)
+        if static is not None:
+            fixed: list[Any] = []
+            slots = rate(static, lambda: fixed.extend(static.generate(prompts)), n_params, peak)
+            out |= {"static_seconds": slots["seconds"],
+                    "static_over_dynamic": round(ours["seconds"] / slots["seconds"], 2),
+                    "static_equals_dynamic": [g.text for g in fixed] == [g.text for g in answers]}
         return {"study_long_generation": out}
 
     return {"study_blimp": lambda: scored("blimp", blimp_pairs(size.pairs)),

@@ -76,7 +76,7 @@ print("ok", len(SUITES.names()))
 
 @pytest.mark.parametrize(("options", "message"), [
     ({"batchtokens": 5}, "the embedded backend: batchtokens: unknown key; valid options: adapter, batch_tokens, "
-                         "calibrate, continuous_batching, device, dtype, max_batch"),
+                         "calibrate, continuous_batching, device, dtype, kv_cache, max_batch"),
     ({"threads": "two"}, "the embedded backend: threads: Input should be a valid integer"),
     ({"batch_tokens": -1}, r"backend: batch_tokens: Input should be greater than or equal to 1 \(got -1\)"),
 ])

@@ -30,6 +30,9 @@ def test_gpu_check_runs_its_cpu_parts(tmp_path: Path) -> None:
     # Study-scale workloads at smoke size: 4 BLiMP-length pairs, 4 items of 4 choices, 2 traces to 16 tokens.
     assert figures["study_blimp"]["requests"] == 8 and figures["study_choices"]["requests"] == 16
     assert figures["study_long_generation"]["generated_tokens"] <= 2 * 16
+    # The same traces with the static (slot) cache, timed beside the dynamic one.
+    assert figures["study_long_generation"]["static_equals_dynamic"] is True
+    assert figures["study_long_generation"]["static_over_dynamic"] > 0
     assert all(figures[f"study_{w}"]["forward_tokens_per_s"] > 0 for w in ("blimp", "choices", "long_generation"))
     for kind in ("fixed", "calibrated"):  # the same weights in float32 as the truth, with lingdiag's fragile marks
         truth = figures[f"bf16_vs_fp32_nli_{kind}"]

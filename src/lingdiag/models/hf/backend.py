@@ -79,6 +79,8 @@ class HFBackend:
         self.packing = options.packing if options.packing is not None else placement.kind == "cuda"
         if self.packing:
             self._identity["packing"] = "on"
+        if options.kv_cache != "dynamic":
+            self._identity["kv_cache"] = options.kv_cache
         self._float32: HFBackend | None = None
         self._calibration: Calibration | None = None
         self._usage: Counter[str] = Counter()
@@ -176,7 +178,8 @@ class HFBackend:
         placement = self.placement
         tokens = placement.tokens("generate", lambda: self._lm.model)
         return self._decoder.generate(requests, Budget(tokens, placement.max_batch, self.options.prefix_reuse,
-                                                       self.options.continuous_batching))
+                                                       self.options.continuous_batching,
+                                                       static=self.options.kv_cache == "static"))
 
     def precision(self) -> Precision | None:
         """The dtype's noise bound (measured by ``calibrate``, stored and reused; else ``NOISE_PER_TOKEN``)

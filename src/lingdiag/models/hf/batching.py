@@ -110,6 +110,9 @@ class Budget:
     continuous: bool = True
     """Generation only: refill the rows of finished answers with waiting requests (else
     fixed batches that thin out as answers end)."""
+    static: bool = False
+    """Generation only: decode in fixed rows × slots written in place (``kv.SlotCache``) instead of
+    a cache grown by ``torch.cat`` at every step."""
     call_tokens: int | None = None
     """Scoring only: the padded tokens one more forward pass is worth (``length_chunks``); None
     runs each tree level of a batch as one pass, however much padding that takes."""

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from lingdiag.errors import BackendError
 from lingdiag.models.base import cut_at_stop
 from lingdiag.models.hf.batching import Budget, common_prefix_all, token_budget_batches
 from lingdiag.models.hf.forward import Forward, Rows
@@ -128,6 +129,72 @@ class _Batch:
         ones = torch.ones(len(self.live), 1, dtype=self.attn.dtype, device=self.attn.device)
         self.attn = torch.cat([self.attn, ones], dim=1)
         self.positions = self.positions[:, -1:] + 1
+
+
+@dataclass
+class _SlotBatch(_Batch):
+    """A batch of a fixed number of rows and slots (``kv.SlotCache``), whose shapes never change.
+
+    Each row holds its tokens from slot 0 (the shared prompt's, then its own) and writes the next
+    one into the slot after them, so nothing is copied as answers grow. A finished row keeps its
+    place, masked, until a waiting request is prefilled and copied into it (``place``).
+    """
+
+    counts: torch.Tensor | None = None
+    """``[rows]``: the slots each row fills, which are also its next token's slot and position."""
+
+    @classmethod
+    def of(cls, first: _Batch, slots: int) -> _SlotBatch:
+        """Room for ``first``'s rows (just prefilled) with ``slots`` each, the shared prompt already in."""
+        import torch
+
+        from lingdiag.models.hf.kv import SlotCache
+
+        rows = len(first.live)
+        cache = SlotCache(first.cache, rows, slots)
+        for mine, theirs in zip(cache.slot_layers, first.cache.layers, strict=True):
+            if first.skip:  # a PrefixedLayer: the prompt every row shares, once per row here
+                mine.keys[:, :, :first.skip] = theirs.prefix_keys
+                mine.values[:, :, :first.skip] = theirs.prefix_values
+        device = first.attn.device
+        return cls(inputs=first.inputs[:, -1:], attn=first.attn.new_zeros(rows, slots),
+                   positions=first.positions[:, -1:], cache=cache, live=list(first.live), done=first.done,
+                   tokens=first.tokens, logprobs=first.logprobs, generators=first.generators, skip=first.skip,
+                   counts=torch.zeros(rows, dtype=torch.long, device=device))
+
+    def place(self, rows: list[int], new: _Batch, picks: list[int], new_picks: list[int]) -> list[int]:
+        """Copy ``new``'s rows (prefilled on the same shared prompt) into batch rows ``rows``; return the picks."""
+        assert self.counts is not None
+        own = new.attn[:, new.skip:]
+        width = own.shape[1]
+        lengths = own.sum(1).tolist()
+        for mine, theirs in zip(self.cache.slot_layers, new.cache.layers, strict=True):
+            for i, (row, n) in enumerate(zip(rows, lengths, strict=True)):
+                mine.keys[row, :, self.skip:self.skip + n] = theirs.keys[i, :, width - n:]
+                mine.values[row, :, self.skip:self.skip + n] = theirs.values[i, :, width - n:]
+        picks = list(picks) or [0] * len(self.live)
+        for i, (row, n) in enumerate(zip(rows, lengths, strict=True)):
+            self.attn[row] = 0
+            self.attn[row, :self.skip + n] = 1
+            self.counts[row] = self.skip + n
+            self.live[row], picks[row] = new.live[i], new_picks[i]
+        return picks
+
+    def advance(self, picks: list[int]) -> None:
+        """Make ``picks`` the next step's inputs, each written into its row's next slot (a finished
+        row's pick lands in a masked slot and is never read).
+        """
+        import torch
+
+        assert self.counts is not None
+        device = self.attn.device
+        going = torch.tensor([not self.done[r] for r in self.live], device=device)
+        self.inputs = torch.tensor(picks, device=self.inputs.device)[:, None]
+        self.cache.columns.copy_(self.counts)
+        rows = torch.arange(len(self.live), device=device)
+        self.attn[rows[going], self.counts[going]] = 1
+        self.positions = self.counts[:, None].clone()
+        self.counts = self.counts + going.long()
 
 
 def torch_cat_columns(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
@@ -264,18 +331,22 @@ class Decoder:
         """
         from lingdiag.models.hf.memory import shrink_on_oom, split_on_oom
 
+        if budget.static and self.lm.window:
+            raise BackendError(f"kv_cache=static: {self.lm.path!r} has sliding-window attention "
+                               f"({self.lm.window} tokens), which the slot cache does not keep; use kv_cache=dynamic")
         shared = self.shared_prompt(prompts, max_new) if budget.prefix_reuse else None
         lengths = [len(p) + max_new for p in prompts]
         device = self.lm.input_device
         if budget.continuous and constraint is None and not self.lm.window:
-            return shrink_on_oom(lambda tokens: self.decode_pool(prompts, max_new, stop, shared,
-                                                                 replace(budget, tokens=tokens)),
+            pool = self.decode_slots if budget.static else self.decode_pool
+            return shrink_on_oom(lambda tokens: pool(prompts, max_new, stop, shared, replace(budget, tokens=tokens)),
                                  budget.tokens, min(lengths), device)
         answers: list[Generation | None] = [None] * len(prompts)
 
         def run(batch: Sequence[int]) -> None:
-            for b, g in zip(batch, self.decode_batch([prompts[b] for b in batch], max_new, stop, constraint, shared),
-                            strict=True):
+            mine = [prompts[b] for b in batch]
+            for b, g in zip(batch, self.decode_slots(mine, max_new, stop, shared, budget, constraint) if budget.static
+                            else self.decode_batch(mine, max_new, stop, constraint, shared), strict=True):
                 answers[b] = g
 
         for batch in token_budget_batches(lengths, budget.tokens, budget.max_batch):
@@ -365,6 +436,53 @@ class Decoder:
                 batch.advance(picks)
                 self.usage.update(forward_tokens=sum(not done[r] for r in batch.live), padded_tokens=len(batch.live))
                 picks = self._step(batch, [], eos_ids, stop, max_new)
+        return [self._result(prompt, tokens[r], logprobs[r], eos_ids, stop) for r, prompt in enumerate(prompts)]
+
+    def decode_slots(self, prompts: list[list[int]], max_new: int, stop: tuple[str, ...], shared: SharedPrompt | None,
+                     budget: Budget, constraint: Constraint | None = None) -> list[Generation]:
+        """Decoding in fixed rows and slots (``kv.SlotCache``, ``kv_cache=static``): the same answers as
+        ``decode_pool`` (without a constraint) or ``decode_batch`` (with one), with shapes that never change.
+
+        Each row has room for the longest prompt plus ``max_new``. Without a constraint the rows are as
+        many as fit ``budget`` and a finished row's place goes to the next waiting request (longest
+        first, once an eighth of the rows are free, as in ``decode_pool``); with one, every prompt has a
+        row from the start and keeps it (its grammar state is per row), as in ``decode_batch``.
+        """
+        import torch
+
+        if not prompts:
+            return []
+        eos_ids = self.lm.eos_ids
+        refill = constraint is None and budget.continuous
+        length = [len(p) + max_new for p in prompts]
+        waiting = deque(sorted(range(len(prompts)), key=lambda i: -length[i]))
+        slots = length[waiting[0]]
+        rows = max(1, min(budget.max_batch, budget.tokens // slots, len(prompts))) if refill else len(prompts)
+        done, tokens = [False] * len(prompts), [[] for _ in prompts]  # type: list[bool], list[list[int]]
+        logprobs: list[list[float]] = [[] for _ in prompts]
+        processors = self._constraint_processors(constraint, rows)
+        with torch.inference_mode():
+            first_rows = [waiting.popleft() for _ in range(rows)]
+            first = self._start([prompts[r] for r in first_rows], first_rows, shared, done, tokens, logprobs)
+            if constraint is not None and constraint.sample_seed is not None:
+                first.generators = [_generator(constraint.sample_seed, p) for p in prompts]
+            picks = self._step(first, processors, eos_ids, stop, max_new)
+            batch = _SlotBatch.of(first, slots)
+            picks = batch.place(list(range(rows)), first, [], picks)
+            del first
+            while True:
+                free = [b for b, r in enumerate(batch.live) if done[r]]
+                if len(free) == rows and not waiting:
+                    break
+                if refill and waiting and len(free) >= max(1, rows // 8):
+                    joining = [waiting.popleft() for _ in free[:len(waiting)]]
+                    new = self._start([prompts[r] for r in joining], joining, shared, done, tokens, logprobs)
+                    picks = batch.place(free[:len(joining)], new, picks, self._step(new, [], eos_ids, stop, max_new))
+                    self.usage["refilled_rows"] += len(joining)
+                    continue
+                batch.advance(picks)
+                self.usage.update(forward_tokens=sum(not done[r] for r in batch.live), padded_tokens=rows)
+                picks = self._step(batch, processors, eos_ids, stop, max_new)
         return [self._result(prompt, tokens[r], logprobs[r], eos_ids, stop) for r, prompt in enumerate(prompts)]
 
     def decode_batch(self, prompts: list[list[int]], max_new: int, stop: tuple[str, ...],

@@ -8,8 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 import torch
-from transformers import DynamicCache
-from transformers.cache_utils import DynamicLayer
+from transformers import Cache, DynamicCache
+from transformers.cache_utils import CacheLayerMixin, DynamicLayer
 
 from lingdiag.models.hf.load import on_device
 
@@ -86,3 +86,65 @@ class PrefixedCache(DynamicCache):
 
     def __init__(self, prefix: DynamicCache) -> None:
         super(DynamicCache, self).__init__(layers=[PrefixedLayer(layer) for layer in prefix.layers])
+
+
+class SlotLayer(CacheLayerMixin):  # type: ignore[no-untyped-call]  # transformers' untyped hook
+    """One layer's keys and values in tensors of a fixed shape ``[rows, heads, slots, dim]``, written in place.
+
+    A decoding step writes each row's new key into that row's own next slot (``columns``, shared with
+    the other layers) instead of growing the cache by ``torch.cat``, which copies every key of every
+    row at every step. Attention reads all ``slots``; the mask says which hold a row's tokens, so the
+    shapes never change while a batch decodes.
+    """
+
+    is_compileable = True
+    is_sliding = False
+
+    def __init__(self, keys: torch.Tensor, values: torch.Tensor, columns: torch.Tensor) -> None:
+        super().__init__()  # type: ignore[no-untyped-call]
+        self.keys: torch.Tensor = keys
+        self.values: torch.Tensor = values
+        self.columns = columns
+        self.is_initialized = True
+
+    def lazy_initialization(self, key_states: torch.Tensor, value_states: torch.Tensor) -> None:
+        """Nothing: the tensors exist from the start."""
+
+    def update(self, key_states: torch.Tensor, value_states: torch.Tensor,
+               *args: Any, **kwargs: Any) -> tuple[torch.Tensor, torch.Tensor]:
+        """Write the one new key and value of each row at its column; return every slot."""
+        rows, heads, _, dim = key_states.shape
+        index = self.columns.to(key_states.device).view(rows, 1, 1, 1)
+        self.keys.scatter_(2, index.expand(rows, heads, 1, dim), key_states)
+        self.values.scatter_(2, index.expand(rows, heads, 1, value_states.shape[-1]), value_states)
+        return self.keys, self.values
+
+    def get_mask_sizes(self, query_length: int) -> tuple[int, int]:
+        """Every slot, from the first."""
+        return self.get_max_length(), 0
+
+    def get_seq_length(self) -> int:
+        """The query's place for the causal mask: the last slot, so that the causal rule masks nothing and
+        the padding mask alone says what each row reads (rows hold different lengths).
+        """
+        return self.get_max_length() - 1
+
+    def get_max_length(self) -> int:
+        """The slots per row."""
+        return int(self.keys.shape[-2])
+
+
+class SlotCache(Cache):
+    """A cache of ``SlotLayer`` s: ``rows`` × ``slots`` per layer, allocated once beside ``like``'s layers."""
+
+    def __init__(self, like: Cache, rows: int, slots: int) -> None:
+        sources: list[Any] = list(like.layers)
+        self.columns = torch.zeros(rows, dtype=torch.long, device=sources[0].keys.device)
+        self.slot_layers: list[SlotLayer] = []
+        for layer in sources:
+            keys, values = layer.keys, layer.values
+            assert keys is not None and values is not None, "a slot cache is built after a prefill"
+            shape = (rows, keys.shape[1], slots)
+            self.slot_layers.append(SlotLayer(keys.new_zeros(*shape, keys.shape[3]),
+                                              values.new_zeros(*shape, values.shape[3]), self.columns))
+        super().__init__(layers=list(self.slot_layers))
