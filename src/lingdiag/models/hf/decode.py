@@ -180,6 +180,18 @@ class _SlotBatch(_Batch):
             self.live[row], picks[row] = new.live[i], new_picks[i]
         return picks
 
+    def shrink(self, picks: list[int]) -> list[int]:
+        """Drop the finished rows (a smaller fixed shape from here on); return the kept rows' picks."""
+        import torch
+
+        assert self.counts is not None
+        kept = [b for b, r in enumerate(self.live) if not self.done[r]]
+        keep = torch.tensor(kept, dtype=torch.long, device=self.attn.device)
+        self.cache.keep(keep)
+        self.attn, self.counts = self.attn.index_select(0, keep), self.counts.index_select(0, keep)
+        self.live = [self.live[b] for b in kept]
+        return [picks[b] for b in kept]
+
     def advance(self, picks: list[int]) -> None:
         """Make ``picks`` the next step's inputs, each written into its row's next slot (a finished
         row's pick lands in a masked slot and is never read).
@@ -445,7 +457,8 @@ class Decoder:
 
         Each row has room for the longest prompt plus ``max_new``. Without a constraint the rows are as
         many as fit ``budget`` and a finished row's place goes to the next waiting request (longest
-        first, once an eighth of the rows are free, as in ``decode_pool``); with one, every prompt has a
+        first, once an eighth of the rows are free, as in ``decode_pool``); once none waits and half
+        the rows are finished, they are dropped (so the shapes change at most log2(rows) times); with one, every prompt has a
         row from the start and keeps it (its grammar state is per row), as in ``decode_batch``.
         """
         import torch
@@ -479,6 +492,11 @@ class Decoder:
                     new = self._start([prompts[r] for r in joining], joining, shared, done, tokens, logprobs)
                     picks = batch.place(free[:len(joining)], new, picks, self._step(new, [], eos_ids, stop, max_new))
                     self.usage["refilled_rows"] += len(joining)
+                    continue
+                if refill and not waiting and len(free) >= max(1, rows // 2):
+                    # The queue is empty: halve the shape rather than run finished rows to the end.
+                    picks = batch.shrink(picks)
+                    rows = len(batch.live)
                     continue
                 batch.advance(picks)
                 self.usage.update(forward_tokens=sum(not done[r] for r in batch.live), padded_tokens=rows)

@@ -148,3 +148,11 @@ class SlotCache(Cache):
             self.slot_layers.append(SlotLayer(keys.new_zeros(*shape, keys.shape[3]),
                                               values.new_zeros(*shape, values.shape[3]), self.columns))
         super().__init__(layers=list(self.slot_layers))
+
+    def keep(self, rows: torch.Tensor) -> None:
+        """Keep batch rows ``rows`` only: a smaller fixed shape, once most rows have nothing left to decode."""
+        self.columns = self.columns.index_select(0, rows)
+        for layer in self.slot_layers:
+            layer.keys = layer.keys.index_select(0, on_device(rows, layer.keys.device))
+            layer.values = layer.values.index_select(0, on_device(rows, layer.values.device))
+            layer.columns = self.columns
