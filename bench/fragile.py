@@ -31,6 +31,7 @@ from typing import Any
 
 from lingdiag.config import RunConfig
 from lingdiag.io.atomic import write_atomic
+from lingdiag.models.hf.calibrate import HEADROOM
 from lingdiag.models.hf.placement import NOISE_PER_TOKEN
 from lingdiag.models.providers import load_backend
 from lingdiag.run import evaluate
@@ -55,6 +56,24 @@ def configs(blimp: Path, items: int, explica: str) -> dict[str, RunConfig]:
 def records(path: Path) -> list[dict[str, Any]]:
     """A run's ``items.jsonl``."""
     return [json.loads(line) for line in (path / "items.jsonl").read_text().splitlines()]
+
+
+def by_bound(low: list[dict[str, Any]], truth: list[dict[str, Any]], per_token: float | None,
+             worst: float) -> dict[str, dict[str, float]]:
+    """What other per-token bounds would have marked, read off the bf16 records: a decision is fragile at
+    bound ``b`` when its margin is within ``b`` times its pair's scored tokens (``noise / per_token``), and
+    each bound's flips outside that set. The bounds: the calibrated one, the calibration's worst move
+    (no headroom), and this suite's own worst pair move, which no calibration can know in advance."""
+    if not per_token:
+        return {}
+    out = {}
+    for name, bound in (("calibrated", per_token), ("calibration_worst", per_token / HEADROOM), ("oracle_worst", worst)):
+        marked = [r["decision"]["margin"] is not None and r["decision"]["margin"] <= bound * r["decision"]["noise"]
+                  / per_token for r in low]
+        out[name] = {"bound": round(bound, 5), "fragile_share": round(sum(marked) / len(low), 4),
+                     "flips_outside": sum(x["label"] != y["label"] and not m
+                                          for x, y, m in zip(low, truth, marked, strict=True))}
+    return out
 
 
 def main() -> None:
@@ -116,6 +135,8 @@ def main() -> None:
                 "max_pair_gap_per_token": round(max(pair_gaps), 5),
                 "flips_not_fragile": sum(x["label"] != y["label"] and not x.get("decision", {}).get("fragile")
                                          for x, y in zip(got["bfloat16"], truth, strict=True)),
+                "by_bound": by_bound(got["bfloat16"], truth, precision.per_token if precision else None,
+                                     max(pair_gaps)),
             }
             print(suite, json.dumps(figures[suite]), flush=True)
         figures["total_ratio_to_float32"] = {k: round(v / totals["float32"], 2) for k, v in totals.items()}
