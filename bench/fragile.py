@@ -67,7 +67,8 @@ def by_bound(low: list[dict[str, Any]], truth: list[dict[str, Any]], per_token: 
     if not per_token:
         return {}
     out = {}
-    for name, bound in (("calibrated", per_token), ("calibration_worst", per_token / HEADROOM), ("oracle_worst", worst)):
+    bounds = {"calibrated": per_token, "calibration_worst": per_token / HEADROOM, "oracle_worst": worst}
+    for name, bound in bounds.items():
         marked = [r["decision"]["margin"] is not None and r["decision"]["margin"] <= bound * r["decision"]["noise"]
                   / per_token for r in low]
         out[name] = {"bound": round(bound, 5), "fragile_share": round(sum(marked) / len(low), 4),

@@ -458,8 +458,9 @@ class Decoder:
         Each row has room for the longest prompt plus ``max_new``. Without a constraint the rows are as
         many as fit ``budget`` and a finished row's place goes to the next waiting request (longest
         first, once an eighth of the rows are free, as in ``decode_pool``); once none waits and half
-        the rows are finished, they are dropped (so the shapes change at most log2(rows) times); with one, every prompt has a
-        row from the start and keeps it (its grammar state is per row), as in ``decode_batch``.
+        the rows are finished, they are dropped (so the shapes change at most log2(rows) times). With
+        one, every prompt has a row from the start and keeps it (its grammar state is per row), as in
+        ``decode_batch``.
         """
         import torch
 
