@@ -85,6 +85,17 @@ def test_static_decoding_gives_the_dynamic_caches_tokens(options: dict[str, Any]
     assert static.usage()["forward_tokens"] == dynamic.usage()["forward_tokens"]
 
 
+@pytest.mark.parametrize("requests", [
+    [GenerationRequest(prompt=SHARED + f"x{i}", max_new_tokens=1) for i in range(5)],  # every row ends at its prefill
+    [GenerationRequest(prompt=SHARED * 3 + f"x{i}", max_new_tokens=20) for i in range(3)],  # a row over the budget
+    [GenerationRequest(prompt=SHARED + "same", max_new_tokens=8)] * 6,  # duplicates
+    [GenerationRequest(prompt=c, max_new_tokens=6) for c in "abc"],  # one-token prompts, nothing shared
+], ids=["max-new-1", "over-budget", "duplicates", "one-token"])
+def test_static_decoding_at_the_edges(requests: list[GenerationRequest]) -> None:
+    static, dynamic = _backend("static", batch_tokens=60), _backend("dynamic", batch_tokens=60)
+    _assert_same(static.generate(requests), dynamic.generate(requests))
+
+
 def test_static_decoding_under_a_constraint_and_sampling_gives_the_same_answers() -> None:
     pytest.importorskip("xgrammar")
     greedy = Constraint(kind="choice", choices=("True", "False", "Unknown"))

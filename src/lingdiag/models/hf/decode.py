@@ -79,12 +79,15 @@ class _Batch:
         import torch
 
         kept = [b for b, r in enumerate(self.live) if not self.done[r]]
-        keep = torch.tensor(kept, dtype=torch.long, device=self.attn.device)
-        for layer in self.cache.layers:  # layer by layer, each on its device: no second copy of the cache
-            layer.batch_select_indices(on_device(keep, layer.keys.device))
-        self.attn, self.positions = self.attn.index_select(0, keep), self.positions.index_select(0, keep)
+        self.keep(torch.tensor(kept, dtype=torch.long, device=self.attn.device))
         self.live = [self.live[b] for b in kept]
         return [picks[b] for b in kept]
+
+    def keep(self, rows: torch.Tensor) -> None:
+        """Keep batch rows ``rows`` of the cache and the mask."""
+        for layer in self.cache.layers:  # layer by layer, each on its device: no second copy of the cache
+            layer.batch_select_indices(on_device(rows, layer.keys.device))
+        self.attn, self.positions = self.attn.index_select(0, rows), self.positions.index_select(0, rows)
 
     def trim(self) -> None:
         """Drop the cache slots that are padding in every live row.
@@ -180,17 +183,12 @@ class _SlotBatch(_Batch):
             self.live[row], picks[row] = new.live[i], new_picks[i]
         return picks
 
-    def shrink(self, picks: list[int]) -> list[int]:
-        """Drop the finished rows (a smaller fixed shape from here on); return the kept rows' picks."""
-        import torch
-
+    def keep(self, rows: torch.Tensor) -> None:
+        """Keep batch rows ``rows``: a smaller fixed shape from here on."""
         assert self.counts is not None
-        kept = [b for b, r in enumerate(self.live) if not self.done[r]]
-        keep = torch.tensor(kept, dtype=torch.long, device=self.attn.device)
-        self.cache.keep(keep)
-        self.attn, self.counts = self.attn.index_select(0, keep), self.counts.index_select(0, keep)
-        self.live = [self.live[b] for b in kept]
-        return [picks[b] for b in kept]
+        super().keep(rows)
+        self.counts = self.counts.index_select(0, rows)
+        self.cache.columns = self.cache.columns.index_select(0, rows)
 
     def advance(self, picks: list[int]) -> None:
         """Make ``picks`` the next step's inputs, each written into its row's next slot (a finished
@@ -496,7 +494,7 @@ class Decoder:
                     continue
                 if refill and not waiting and len(free) >= max(1, rows // 2):
                     # The queue is empty: halve the shape rather than run finished rows to the end.
-                    picks = batch.shrink(picks)
+                    picks = batch.evict(picks)
                     rows = len(batch.live)
                     continue
                 batch.advance(picks)

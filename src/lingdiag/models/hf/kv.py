@@ -91,8 +91,8 @@ class PrefixedCache(DynamicCache):
 class SlotLayer(CacheLayerMixin):  # type: ignore[no-untyped-call]  # transformers' untyped hook
     """One layer's keys and values in tensors of a fixed shape ``[rows, heads, slots, dim]``, written in place.
 
-    A decoding step writes each row's new key into that row's own next slot (``columns``, shared with
-    the other layers) instead of growing the cache by ``torch.cat``, which copies every key of every
+    A decoding step writes each row's new key into that row's own next slot (its owner's ``columns``,
+    one for every layer) instead of growing the cache by ``torch.cat``, which copies every key of every
     row at every step. Attention reads all ``slots``; the mask says which hold a row's tokens, so the
     shapes never change while a batch decodes.
     """
@@ -100,11 +100,12 @@ class SlotLayer(CacheLayerMixin):  # type: ignore[no-untyped-call]  # transforme
     is_compileable = True
     is_sliding = False
 
-    def __init__(self, keys: torch.Tensor, values: torch.Tensor, columns: torch.Tensor) -> None:
+    def __init__(self, keys: torch.Tensor, values: torch.Tensor, owner: SlotCache) -> None:
         super().__init__()  # type: ignore[no-untyped-call]
         self.keys: torch.Tensor = keys
         self.values: torch.Tensor = values
-        self.columns = columns
+        self.owner = owner
+        """The cache whose ``columns`` say where each row writes."""
         self.is_initialized = True
 
     def lazy_initialization(self, key_states: torch.Tensor, value_states: torch.Tensor) -> None:
@@ -114,10 +115,14 @@ class SlotLayer(CacheLayerMixin):  # type: ignore[no-untyped-call]  # transforme
                *args: Any, **kwargs: Any) -> tuple[torch.Tensor, torch.Tensor]:
         """Write the one new key and value of each row at its column; return every slot."""
         rows, heads, _, dim = key_states.shape
-        index = self.columns.to(key_states.device).view(rows, 1, 1, 1)
+        index = self.owner.columns.to(key_states.device).view(rows, 1, 1, 1)
         self.keys.scatter_(2, index.expand(rows, heads, 1, dim), key_states)
         self.values.scatter_(2, index.expand(rows, heads, 1, value_states.shape[-1]), value_states)
         return self.keys, self.values
+
+    def batch_select_indices(self, indices: torch.Tensor) -> None:
+        """Keep rows ``indices`` (the owner keeps their columns)."""
+        self.keys, self.values = self.keys.index_select(0, indices), self.values.index_select(0, indices)
 
     def get_mask_sizes(self, query_length: int) -> tuple[int, int]:
         """Every slot, from the first."""
@@ -146,13 +151,5 @@ class SlotCache(Cache):
             assert keys is not None and values is not None, "a slot cache is built after a prefill"
             shape = (rows, keys.shape[1], slots)
             self.slot_layers.append(SlotLayer(keys.new_zeros(*shape, keys.shape[3]),
-                                              values.new_zeros(*shape, values.shape[3]), self.columns))
+                                              values.new_zeros(*shape, values.shape[3]), self))
         super().__init__(layers=list(self.slot_layers))
-
-    def keep(self, rows: torch.Tensor) -> None:
-        """Keep batch rows ``rows`` only: a smaller fixed shape, once most rows have nothing left to decode."""
-        self.columns = self.columns.index_select(0, rows)
-        for layer in self.slot_layers:
-            layer.keys = layer.keys.index_select(0, on_device(rows, layer.keys.device))
-            layer.values = layer.values.index_select(0, on_device(rows, layer.values.device))
-            layer.columns = self.columns
