@@ -183,7 +183,7 @@ def test_smollm2_continuous_batching_equals_fixed_batches(smollm2: HFBackend, pr
     from lingdiag.suites.imperfective.data import builtin_items
     from lingdiag.suites.imperfective.prompts import strategy
 
-    items = builtin_items()[::25][:6]
+    items = builtin_items()[::25][:4]
     pairs = [strategy(name, max_new_tokens=24).render(it)[0] for it in items for name in ("dap", "cot")]
     # DAP answers in two tokens, CoT runs to the limit. Filler in the system turn, longest
     # first, alternates the two in the longest-first queue: a batch holds both, and its DAP
