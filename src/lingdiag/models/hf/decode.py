@@ -136,7 +136,7 @@ class _Batch:
 
 @dataclass
 class _SlotBatch(_Batch):
-    """A batch of a fixed number of rows and slots (``kv.SlotCache``), whose shapes never change.
+    """A batch of a fixed number of rows and slots (``kv.SlotCache``): its shapes change only when it halves.
 
     Each row holds its tokens from slot 0 (the shared prompt's, then its own) and writes the next
     one into the slot after them, so nothing is copied as answers grow. A finished row keeps its
@@ -451,7 +451,7 @@ class Decoder:
     def decode_slots(self, prompts: list[list[int]], max_new: int, stop: tuple[str, ...], shared: SharedPrompt | None,
                      budget: Budget, constraint: Constraint | None = None) -> list[Generation]:
         """Decoding in fixed rows and slots (``kv.SlotCache``, ``kv_cache=static``): the same answers as
-        ``decode_pool`` (without a constraint) or ``decode_batch`` (with one), with shapes that never change.
+        ``decode_pool`` (without a constraint) or ``decode_batch`` (with one), with fixed shapes.
 
         Each row has room for the longest prompt plus ``max_new``. Without a constraint the rows are as
         many as fit ``budget`` and a finished row's place goes to the next waiting request (longest

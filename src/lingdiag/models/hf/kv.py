@@ -94,7 +94,7 @@ class SlotLayer(CacheLayerMixin):  # type: ignore[no-untyped-call]  # transforme
     A decoding step writes each row's new key into that row's own next slot (its owner's ``columns``,
     one for every layer) instead of growing the cache by ``torch.cat``, which copies every key of every
     row at every step. Attention reads all ``slots``; the mask says which hold a row's tokens, so the
-    shapes never change while a batch decodes.
+    shapes stay fixed while a batch decodes (until it drops its finished rows: ``batch_select_indices``).
     """
 
     is_compileable = True
