@@ -47,8 +47,8 @@ class HFOptions(BaseModel):
     """How generation keeps keys and values: ``dynamic``, grown by ``torch.cat`` at every step and
     compacted as answers end; ``static``, fixed rows × slots allocated once per batch and written in
     place (``lingdiag.models.hf.kv.SlotCache``), shapes fixed while a batch decodes (halved at most
-    log2(rows) times). The same tokens; log-probs equal within float rounding (attention sums over more, masked, slots), so named in
-    the backend identity when static. Not for sliding-window models."""
+    log2(rows) times). The same tokens; log-probs equal within float rounding (attention sums over
+    more, masked, slots), so named in the backend identity when static. Not for sliding-window models."""
     packed_linears: bool = True
     """Run the transformer body's linear layers on oneDNN with weights packed at load (float32
     results equal within float32 rounding; ``lingdiag.models.hf.linear``)."""
