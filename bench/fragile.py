@@ -30,11 +30,11 @@ from pathlib import Path
 from typing import Any
 
 from lingdiag.config import RunConfig
+from lingdiag.engine.run import evaluate
 from lingdiag.io.atomic import write_atomic
 from lingdiag.models.hf.calibrate import HEADROOM
 from lingdiag.models.hf.placement import NOISE_PER_TOKEN
 from lingdiag.models.providers import load_backend
-from lingdiag.run import evaluate
 
 MODEL = "smollm2-135m"
 RUNS = {"float32": {}, "bfloat16": {"dtype": "bfloat16"},

@@ -2,7 +2,7 @@
 
 1. Planning: a study of 50 runs (25 models × 2 suite files, nothing loaded) is planned and every
    run's data read and checked; prints the seconds.
-2. A study of N runs against the same N runs as single ``lingdiag.run.run`` calls, each loading
+2. A study of N runs against the same N runs as single ``lingdiag.engine.run.run`` calls, each loading
    its model as ``lingdiag run`` does, every side in a fresh response cache; prints both wall
    times and their ratio (study / singles; below 1: the study is cheaper, since a model is
    loaded once for all of its suites).
@@ -18,8 +18,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from lingdiag.engine.run import run
 from lingdiag.io.paths import cache_dir
-from lingdiag.run import run
 from lingdiag.study.execute import check_plan, run_study
 from lingdiag.study.plan import plan_study
 from lingdiag.study.schema import StudyFile

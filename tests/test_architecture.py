@@ -91,7 +91,7 @@ def test_openai_options_are_validated() -> None:
 
 
 def test_trust_remote_code_and_batch_tokens_reach_the_backend() -> None:
-    from lingdiag.run import load_model
+    from lingdiag.engine.run import load_model
 
     backend = load_model(RunConfig(suite="imperfective", model="smollm2-135m", batch_tokens=1000,
                                    trust_remote_code=True))
@@ -119,8 +119,8 @@ def test_cli_option_errors_are_one_line(tmp_path: Path, args: list[str], message
 
 
 def test_execution_settings_are_recorded_in_meta(tmp_path: Path) -> None:
+    from lingdiag.engine.run import evaluate
     from lingdiag.models.mock import MockBackend
-    from lingdiag.run import evaluate
 
     config = RunConfig(suite="imperfective", model="mock", axes={"strategy": ["zero-shot"]}, limit=2, seed=7,
                        batch_tokens=512, trust_remote_code=False, model_options={"threads": 1})
@@ -144,8 +144,8 @@ def test_every_suite_declares_an_option_model() -> None:
 
 def test_report_html_to_a_directory_is_one_line(tmp_path: Path) -> None:
     from lingdiag.config import RunConfig
+    from lingdiag.engine.run import evaluate
     from lingdiag.models.mock import MockBackend
-    from lingdiag.run import evaluate
 
     evaluate(RunConfig(suite="imperfective", model="mock", limit=4), MockBackend(generate_fn=lambda r: "True"),
              tmp_path / "run")
@@ -175,11 +175,11 @@ def test_every_suite_package_is_held_to_independence() -> None:
 
 def test_the_orchestrator_and_the_expanders_keep_their_place() -> None:
     assert "lingdiag.analysis" in _contract("The orchestrator imports no analysis")["forbidden_modules"]
-    assert "lingdiag.run" in _contract("No suite imports the orchestrator")["forbidden_modules"]
+    assert "lingdiag.engine" in _contract("No suite imports the orchestrator")["forbidden_modules"]
     graph = grimp.build_graph("lingdiag", exclude_type_checking_imports=True)
-    assert not graph.find_shortest_chain("lingdiag.run", "lingdiag.analysis")
+    assert not graph.chain_exists("lingdiag.engine", "lingdiag.analysis", as_packages=True)
     for source in ("lingdiag.conditions", "lingdiag.suites", "lingdiag.suitefile"):
-        assert not graph.chain_exists(source, "lingdiag.run", as_packages=True), source
+        assert not graph.chain_exists(source, "lingdiag.engine", as_packages=True), source
 
 
 MAX_LINES = 60

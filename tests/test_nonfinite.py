@@ -17,11 +17,11 @@ from typing import Any
 import pytest
 
 from lingdiag.config import RunConfig
+from lingdiag.engine.run import run
 from lingdiag.models.cache import CachedBackend, ResponseCache
 from lingdiag.models.openai.backend import OpenAIBackend, OpenAIOptions
 from lingdiag.models.openai.client import retry_after, token_count
 from lingdiag.records import LogLikelihood, LoglikelihoodRequest
-from lingdiag.run import run
 
 BOS = "<s>"
 VALUE: list[Any] = [-1.0]
@@ -80,8 +80,8 @@ def test_nan_logprobs_are_failed_items_never_a_win_nor_cached(url: str, tmp_path
 
 def test_non_finite_detail_is_a_failed_item(tmp_path: Path) -> None:
     """A score computed from finite log-probs that overflows is failed too (checked on the prediction)."""
+    from lingdiag.engine.run import _score
     from lingdiag.records import Item, Prediction
-    from lingdiag.run import _score
     from lingdiag.suite import SUITES
 
     suite = SUITES.get("minimal-pairs")

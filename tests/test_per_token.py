@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from lingdiag.config import RunConfig
+from lingdiag.engine.run import evaluate
 from lingdiag.models.base import Capabilities
 from lingdiag.records import Generation, GenerationRequest, LogLikelihood, LoglikelihoodRequest
-from lingdiag.run import evaluate
 
 
 class Words:

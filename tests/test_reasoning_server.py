@@ -21,7 +21,7 @@ import pytest
 from helpers import Reply, serve
 
 from lingdiag.config import RunConfig
-from lingdiag.run import run
+from lingdiag.engine.run import run
 
 SRC = str(Path(__file__).resolve().parents[1] / "src")
 

@@ -20,9 +20,9 @@ from pathlib import Path
 import pytest
 
 from lingdiag.config import RunConfig
+from lingdiag.engine.run import evaluate
 from lingdiag.models.mock import MockBackend
 from lingdiag.records import GenerationRequest
-from lingdiag.run import evaluate
 from lingdiag.rundir import RunStore
 
 ITEMS_PER_CONDITION = 12
@@ -169,9 +169,9 @@ def test_line_separators_in_model_text_survive_resume(tmp_path: Path) -> None:
 
 def test_resume_refuses_an_edited_user_dataset(tmp_path: Path) -> None:
     from lingdiag.config import RunConfig
+    from lingdiag.engine.run import evaluate
     from lingdiag.errors import RunError
     from lingdiag.models.mock import MockBackend
-    from lingdiag.run import evaluate
 
     data = tmp_path / "mine.json"
     rows = [{"id": f"A_{k}", "group": "A_Interrupted_Accomplishment", "verb_class": "Creation", "verb": "build",
@@ -190,9 +190,9 @@ def test_resume_refuses_an_edited_user_dataset(tmp_path: Path) -> None:
 
 def test_resume_refuses_records_made_under_other_settings(tmp_path: Path) -> None:
     from lingdiag.config import RunConfig
+    from lingdiag.engine.run import evaluate
     from lingdiag.errors import RunError
     from lingdiag.models.mock import MockBackend
-    from lingdiag.run import evaluate
 
     mock = MockBackend(generate_fn=lambda r: "False")
     axes = {"strategy": ["zero-shot"]}

@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 
 from lingdiag.config import RunConfig
+from lingdiag.engine.run import evaluate, run
 from lingdiag.errors import ConfigError, RunError, UnknownNameError
 from lingdiag.models.base import dispatch
 from lingdiag.models.mock import MockBackend
@@ -19,7 +20,6 @@ from lingdiag.records import (
     Request,
     Response,
 )
-from lingdiag.run import evaluate, run
 from lingdiag.rundir import RunStore
 from lingdiag.suite import Condition, Dataset, Suite, register_suite, spread
 

@@ -2,6 +2,7 @@
 
 from lingdiag.analysis.frames import load
 from lingdiag.config import RunConfig
+from lingdiag.engine.run import Plan, RunResult, evaluate, plan, run
 from lingdiag.errors import (
     BackendError,
     CapabilityError,
@@ -26,7 +27,6 @@ from lingdiag.records import (
     Prediction,
     ResultRow,
 )
-from lingdiag.run import Plan, RunResult, evaluate, plan, run
 from lingdiag.suite import Axis, Condition, Dataset, Strategy, Suite, register_suite
 
 __all__ = [

@@ -4,7 +4,7 @@ A suite is one package under ``lingdiag.suites`` (or a user's own package) that 
 ``Suite`` and registers it: it loads a dataset, turns the user's axis selection
 (strategies, shots, decoding, ...) and validated options into ``Condition``s, and computes
 metrics and a paper-style table from scored records. Figures, cross-run analyses and
-command-line tools are optional. The orchestrator (``run.py``), the report and the CLI
+command-line tools are optional. The orchestrator (``lingdiag.engine``), the report and the CLI
 know nothing suite-specific.
 """
 

@@ -18,8 +18,8 @@ from lingdiag.adapt.rediagnosis_tables import CSV_HEADER, CSV_NAME, MARKDOWN_NAM
 from lingdiag.adapt.steer import save_vectors, steering_vectors
 from lingdiag.analysis.compare import paired
 from lingdiag.config import RunConfig
+from lingdiag.engine.run import run
 from lingdiag.errors import ConfigError, RunError
-from lingdiag.run import run
 from lingdiag.rundir import RunStore
 from lingdiag.suites.imperfective.data import builtin_items
 

@@ -9,11 +9,11 @@ import pytest
 from lingdiag.adapt.examples import chat_examples, contrast_pairs
 from lingdiag.adapt.steer import save_vectors, steering_vectors
 from lingdiag.config import RunConfig
+from lingdiag.engine.run import run
 from lingdiag.errors import ConfigError
 from lingdiag.models.cache import ResponseCache
 from lingdiag.models.providers import load_backend
 from lingdiag.records import ChatMessage, GenerationRequest
-from lingdiag.run import run
 from lingdiag.suites.imperfective.data import builtin_items
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from lingdiag.analysis.after_thinking import section
 from lingdiag.cluster import merge
 from lingdiag.config import RunConfig
+from lingdiag.engine.run import evaluate
 from lingdiag.models.mock import MockBackend
 from lingdiag.records import (
     ChatMessage,
@@ -23,7 +24,6 @@ from lingdiag.records import (
     TextOutput,
     record_text,
 )
-from lingdiag.run import evaluate
 from lingdiag.rundir import RunStore
 
 MESSAGES = (ChatMessage("user", "Premise: Ann was baking. Hypothesis: Ann baked. True, False or Unknown?"),)

@@ -11,8 +11,8 @@ from typer.testing import CliRunner
 
 from lingdiag.cli import app, mount_suites
 from lingdiag.config import RunConfig
+from lingdiag.engine.run import evaluate, run
 from lingdiag.models.mock import MockBackend
-from lingdiag.run import evaluate, run
 from lingdiag.rundir import RunStore
 
 runner = CliRunner()

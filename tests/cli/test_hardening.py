@@ -12,8 +12,8 @@ import pytest
 from helpers import lingdiag as run_lingdiag
 
 from lingdiag.config import RunConfig
+from lingdiag.engine.run import evaluate
 from lingdiag.models.mock import MockBackend
-from lingdiag.run import evaluate
 
 
 def lingdiag(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:

@@ -15,10 +15,10 @@ from helpers import Thinker
 
 from lingdiag.cluster import merge
 from lingdiag.config import RunConfig, Shard
+from lingdiag.engine.run import evaluate, plan
 from lingdiag.errors import ConfigError, RunError
 from lingdiag.models.mock import MockBackend
 from lingdiag.records import Generation, GenerationRequest, LoglikelihoodRequest
-from lingdiag.run import evaluate, plan
 from lingdiag.suites.minimal_pairs.formats import IDENTICAL
 
 CONFIG = {"suite": "imperfective", "model": "mock", "axes": {"strategy": ["zero-shot", "dap"]}, "limit": 24,

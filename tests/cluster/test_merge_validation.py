@@ -14,9 +14,9 @@ import pytest
 
 from lingdiag.cluster import merge
 from lingdiag.config import RunConfig
+from lingdiag.engine.run import evaluate
 from lingdiag.errors import RunError
 from lingdiag.models.mock import MockBackend
-from lingdiag.run import evaluate
 from lingdiag.scoring import policy
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")

@@ -20,7 +20,7 @@ import pytest
 
 from lingdiag.cluster import SubmitOptions, submit
 from lingdiag.config import RunConfig
-from lingdiag.run import run
+from lingdiag.engine.run import run
 
 REPO = Path(__file__).resolve().parents[2]
 RUN_ARGS = ["imperfective", "--strategy", "zero-shot,dap", "--limit", "12", "-o", "max_new_tokens=4",

@@ -13,10 +13,10 @@ import pytest
 
 from lingdiag.conditions.after_thinking import AfterThinkingAxis, ReplaySource, Thoughts, _replay
 from lingdiag.config import RunConfig
+from lingdiag.engine.run import evaluate
 from lingdiag.errors import ConfigError, RunError
 from lingdiag.models.mock import MockBackend
 from lingdiag.records import ChatMessage, GenerationRequest, ItemRecord, LoglikelihoodRequest, output_from_json
-from lingdiag.run import evaluate
 from lingdiag.rundir import ModelIdentity
 from lingdiag.thinking import DEFAULT_TAGS, Thinking, ThinkTags
 

@@ -8,9 +8,9 @@ from typer.testing import CliRunner
 
 from lingdiag.cli import app
 from lingdiag.config import RunConfig
+from lingdiag.engine.run import evaluate
 from lingdiag.human import Study
 from lingdiag.models.mock import MockBackend
-from lingdiag.run import evaluate
 from lingdiag.suites.explica.files import load
 
 runner = CliRunner()

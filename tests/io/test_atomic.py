@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 
 from lingdiag.config import RunConfig
+from lingdiag.engine.run import evaluate
 from lingdiag.errors import WriteError
 from lingdiag.io.atomic import atomic_text, is_temporary, make_dir, write_atomic
 from lingdiag.models.mock import MockBackend
-from lingdiag.run import evaluate
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 

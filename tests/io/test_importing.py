@@ -10,12 +10,12 @@ from typer.testing import CliRunner
 
 from lingdiag.cli import app, mount_suites
 from lingdiag.config import RunConfig
+from lingdiag.engine.run import evaluate
 from lingdiag.errors import DatasetError
 from lingdiag.io.importing import import_labels
 from lingdiag.models.mock import MockBackend
 from lingdiag.records import UNPARSED, GenerationRequest, as_text
 from lingdiag.registry import load_plugins
-from lingdiag.run import evaluate
 from lingdiag.rundir import RunStore
 from lingdiag.suite import SUITES
 
@@ -84,7 +84,7 @@ def test_score_out_is_a_run_for_report(tmp_path):
     report = runner.invoke(app, ["report", str(tmp_path / "r")])
     assert report.exit_code == 0, report.output
     assert "answers" in report.stdout and "1.00" in report.stdout
-    # Ended as a run ends (lingdiag.finish): its metrics and table beside the records.
+    # Ended as a run ends (lingdiag.engine.finish): its metrics and table beside the records.
     metrics = json.loads((tmp_path / "r" / "metrics.json").read_text())
     assert list(metrics) == ["imported"] and metrics["imported"]["n"] == 12 and metrics["imported"]["acc_A"] == 1
     assert "answers" in (tmp_path / "r" / "table.md").read_text()

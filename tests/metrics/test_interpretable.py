@@ -9,11 +9,11 @@ from pathlib import Path
 from lingdiag.analysis.competence import join, to_markdown
 from lingdiag.analysis.mixed import fit
 from lingdiag.config import RunConfig
+from lingdiag.engine.run import evaluate
 from lingdiag.metrics.interpretable import degenerate_reason, note, reasons
 from lingdiag.models.mock import MockBackend
 from lingdiag.records import GenerationRequest, LoglikelihoodRequest
 from lingdiag.report.tables import load_runs, tables
-from lingdiag.run import evaluate
 
 LABELS = ("True", "False", "Unknown")
 

@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from lingdiag.config import RunConfig
+from lingdiag.engine.run import load_model, run
 from lingdiag.models.cache import CachedBackend, ResponseCache
-from lingdiag.run import load_model, run
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 

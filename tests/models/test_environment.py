@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from lingdiag.config import RunConfig
+from lingdiag.engine.run import evaluate
 from lingdiag.models.environment import LockStatus, Pin, lock, lock_status, parse_lock, pins, runtime_packages
 from lingdiag.models.mock import MockBackend
-from lingdiag.run import evaluate
 
 REPO = Path(__file__).resolve().parents[2]
 LOCK = REPO / "src" / "lingdiag" / "constraints.txt"
@@ -107,7 +107,7 @@ def test_env_and_run_without_torch_in_a_fresh_venv(tmp_path: Path) -> None:
     assert run.returncode == 2 and "Traceback" not in run.stderr, run.stderr
     # meta.json records it.
     script = ("import sys; from pathlib import Path; from lingdiag.config import RunConfig; "
-              "from lingdiag.models.mock import MockBackend; from lingdiag.run import evaluate; "
+              "from lingdiag.models.mock import MockBackend; from lingdiag.engine.run import evaluate; "
               f"evaluate(RunConfig.model_validate_json({MOCK_RUN.model_dump_json()!r}), "
               "MockBackend(lambda r: 'True'), Path(sys.argv[1]))")
     subprocess.run([str(venv / "bin" / "python"), "-c", script, str(tmp_path / "mock")], check=True, env=env)

@@ -6,10 +6,10 @@ import math
 from pathlib import Path
 
 from lingdiag.config import RunConfig
+from lingdiag.engine.run import run
 from lingdiag.models.mock import MockBackend
 from lingdiag.prompts import regions
 from lingdiag.records import ItemRecord, LoglikelihoodRequest
-from lingdiag.run import run
 
 
 def test_chinese_regions_take_the_tokens_their_characters_say() -> None:

@@ -11,13 +11,13 @@ import pytest
 
 from lingdiag import figures
 from lingdiag.config import RunConfig
-from lingdiag.loading import load_run
+from lingdiag.engine.run import evaluate
 from lingdiag.models.mock import MockBackend
+from lingdiag.reading import load_run
 from lingdiag.records import GenerationRequest
 from lingdiag.report.html import write_html
 from lingdiag.report.markup import markdown_to_html
 from lingdiag.report.tables import load_runs, metrics_json, tables
-from lingdiag.run import evaluate
 from lingdiag.suites.imperfective import figures as plots
 
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -187,8 +187,8 @@ def test_tables_dir_holds_markdown_and_escaped_latex(tmp_path: Path) -> None:
 
 
 def test_intervals_table_lists_nested_intervals_with_their_method() -> None:
-    from lingdiag.loading import LoadedRun
     from lingdiag.metrics.core import CI_METHODS
+    from lingdiag.reading import LoadedRun
     from lingdiag.records import ResultRow
     from lingdiag.report.sections.details import _intervals
     from lingdiag.rundir import RunMeta

@@ -11,11 +11,11 @@ import pytest
 from helpers import opened_in_chromium
 
 from lingdiag.config import RunConfig
+from lingdiag.engine.run import evaluate
 from lingdiag.models.mock import MockBackend
 from lingdiag.records import GenerationRequest
 from lingdiag.report.html import write_html
 from lingdiag.report.tables import load_runs, tables
-from lingdiag.run import evaluate
 
 pytestmark = pytest.mark.slow
 

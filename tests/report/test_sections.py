@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 
 from lingdiag.config import RunConfig
+from lingdiag.engine.run import evaluate
 from lingdiag.models.mock import MockBackend
 from lingdiag.report.html import render_html
 from lingdiag.report.page import Page
 from lingdiag.report.sections import SECTIONS, Fragment, Link, ordered
 from lingdiag.report.tables import load_runs, tables
-from lingdiag.run import evaluate
 from lingdiag.view.app import Viewer
 
 

@@ -13,10 +13,10 @@ import pytest
 from helpers import Thinker, chromium_path
 
 from lingdiag.config import RunConfig
+from lingdiag.engine.run import evaluate
 from lingdiag.records import Generation, GenerationRequest
 from lingdiag.report.html import write_html
 from lingdiag.report.tables import load_runs, tables
-from lingdiag.run import evaluate
 
 HOSTILE = '<img src=x onerror="window.pwned = 1">'
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from lingdiag.loading import load_run
+from lingdiag.reading import load_run
 from lingdiag.records import ScoreOutput, TextOutput
 from lingdiag.rundir import RunStore, read_run
 from lingdiag.rundir.parts import ImportedPart, LockPart, PrecisionPart, ShardPart, ThinkingPart

@@ -17,13 +17,13 @@ import pytest
 from helpers import lingdiag
 
 from lingdiag.config import RunConfig
+from lingdiag.engine.run import evaluate
 from lingdiag.errors import RunError
-from lingdiag.loading import load_run
 from lingdiag.models.mock import MockBackend
+from lingdiag.reading import load_run
 from lingdiag.records import GenerationRequest
 from lingdiag.report.scaling import config_family, points
 from lingdiag.report.tables import tables
-from lingdiag.run import evaluate
 from lingdiag.rundir import ModelIdentity, RunStore, read_run
 
 PLAIN = Path(__file__).parent.parent / "fixtures" / "rundir-3789a70" / "plain"

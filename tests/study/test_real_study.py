@@ -12,7 +12,7 @@ import pytest
 from helpers import smollm2_dir, tiny_checkpoints
 
 from lingdiag.config import RunConfig
-from lingdiag.run import load_model
+from lingdiag.engine.run import load_model
 from lingdiag.study.execute import run_study
 from lingdiag.study.report import write_report
 from lingdiag.study.schema import StudyFile

@@ -9,12 +9,12 @@ import json
 from pathlib import Path
 
 from lingdiag.config import RunConfig
-from lingdiag.loading import load_run
+from lingdiag.engine.run import run
 from lingdiag.models.mock import MockBackend
+from lingdiag.reading import load_run
 from lingdiag.records import GenerationRequest, ItemRecord
 from lingdiag.report.html import render_html
 from lingdiag.report.tables import tables
-from lingdiag.run import run
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "suites" / "imperfective-crosslingual.yaml"
 

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from lingdiag import RunConfig, evaluate
+from lingdiag.engine.run import RunResult, plan
 from lingdiag.models.cache import CachedBackend, ResponseCache
 from lingdiag.records import ItemRecord
-from lingdiag.run import RunResult, plan
 from lingdiag.rundir import RunStore
 
 EXAMPLES = Path(__file__).parents[2] / "examples" / "suites"

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from lingdiag import RunConfig, evaluate
+from lingdiag.engine.run import plan
 from lingdiag.io.fetch import fetch
 from lingdiag.models.cache import CachedBackend, ResponseCache
 from lingdiag.registry import load_plugins
-from lingdiag.run import plan
 from lingdiag.rundir import RunStore
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "suites" / "imperfective-nli.yaml"

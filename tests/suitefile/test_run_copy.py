@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from lingdiag.config import RunConfig
+from lingdiag.engine.run import evaluate
 from lingdiag.errors import RunError
 from lingdiag.models.mock import MockBackend
 from lingdiag.report.tables import load_runs
-from lingdiag.run import evaluate
 from lingdiag.rundir import SUITE_COPY
 
 EXAMPLES = Path(__file__).parents[2] / "examples" / "suites"

@@ -11,8 +11,8 @@ import pytest
 
 from lingdiag.analysis.competence import join
 from lingdiag.config import RunConfig
+from lingdiag.engine.run import evaluate
 from lingdiag.records import ItemRecord, ScoreOutput
-from lingdiag.run import evaluate
 
 pytestmark = pytest.mark.slow
 

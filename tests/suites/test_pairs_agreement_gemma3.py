@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from lingdiag.config import RunConfig
+from lingdiag.engine.run import run
 from lingdiag.models.embedded import ensure_converted
 from lingdiag.records import ItemRecord
-from lingdiag.run import run
 from lingdiag.scoring import AUTO, ScoringPolicy, policy
 
 pytestmark = pytest.mark.slow

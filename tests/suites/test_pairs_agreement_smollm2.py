@@ -24,10 +24,10 @@ from typing import Any
 import pytest
 
 from lingdiag.config import RunConfig
+from lingdiag.engine.run import run
 from lingdiag.models.embedded import ensure_converted
 from lingdiag.prompts.formulas import ALL_REGIONS, parse
 from lingdiag.records import ItemRecord
-from lingdiag.run import run
 from lingdiag.scoring import AUTO, ScoringPolicy, policy
 
 pytestmark = pytest.mark.slow

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from lingdiag.config import RunConfig
+from lingdiag.engine.run import evaluate
 from lingdiag.models.mock import MockBackend
-from lingdiag.run import evaluate
 from lingdiag.rundir import RunStore
 from lingdiag.view.catalog import FAILED, FINISHED, RUNNING, STALE, catalog, state
 

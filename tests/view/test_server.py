@@ -24,9 +24,9 @@ import pytest
 from helpers import SRC, chromium_path, lingdiag
 
 from lingdiag.config import RunConfig
+from lingdiag.engine.run import evaluate
 from lingdiag.models.mock import MockBackend
 from lingdiag.records import UNPARSED, GenerationRequest
-from lingdiag.run import evaluate
 from lingdiag.rundir import RunStore
 
 playwright = pytest.importorskip("playwright.sync_api")

@@ -21,11 +21,11 @@ from pathlib import Path
 from lingdiag.adapt.data import LemmaSplit, read_split, split_file
 from lingdiag.analysis.compare import paired, permuted
 from lingdiag.errors import ConfigError, RunError
-from lingdiag.loading import LoadedRun, load_run
 from lingdiag.metrics.core import wilson
 from lingdiag.metrics.stats import holm_rows
 from lingdiag.model_spec import ModelSpec
 from lingdiag.models.hf.adapters import AdapterIdentity
+from lingdiag.reading import LoadedRun, load_run
 from lingdiag.records import ItemRecord
 from lingdiag.suite import SUITES, Suite
 

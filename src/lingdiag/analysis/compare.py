@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from lingdiag.errors import ConfigError, MissingDependency
-from lingdiag.loading import suite_of
 from lingdiag.metrics.permutation import PERMUTATION, PERMUTATIONS, sign_flip
 from lingdiag.metrics.stats import BOOTSTRAP_SAMPLES, holm_rows, percentile_interval, resampled_means
+from lingdiag.reading import suite_of
 from lingdiag.records import ItemRecord
 from lingdiag.rundir import RunStore
 from lingdiag.suite import Suite

@@ -12,9 +12,9 @@ from lingdiag.cli.options import RUN, out_option
 from lingdiag.cli.run import FAILED_ITEMS_EXIT, build_config
 from lingdiag.cluster import EXECUTORS, Resources, SubmitOptions, merge, submit
 from lingdiag.config import RunConfig
+from lingdiag.engine.run import default_out
 from lingdiag.errors import ConfigError, RunError
 from lingdiag.io.terminal import markup_safe, plain_lines
-from lingdiag.run import default_out
 
 
 @app.command("merge", rich_help_panel=RUN)

@@ -18,8 +18,8 @@ from lingdiag.cli.options import RESULTS, Json, Seed
 from lingdiag.errors import ConfigError
 from lingdiag.io.markdown import markdown_table
 from lingdiag.io.terminal import plain, plain_lines
-from lingdiag.loading import load_run
 from lingdiag.metrics.interpretable import not_interpretable
+from lingdiag.reading import load_run
 from lingdiag.records import dumps
 from lingdiag.suite import SUITES
 

@@ -13,13 +13,13 @@ from lingdiag.cli.env import lock_line
 from lingdiag.cli.options import RUN, Dataset, Limit, OptionalModel, json_option, out_option, seed_option
 from lingdiag.cli.progress import RunProgress
 from lingdiag.config import RunConfig
+from lingdiag.engine.run import RunResult, plan
+from lingdiag.engine.run import run as run_suite
 from lingdiag.errors import ConfigError, LingdiagError, one_line
 from lingdiag.io.terminal import markup_safe, plain_lines
 from lingdiag.models.openai.prices import estimate
 from lingdiag.models.progress import watching
 from lingdiag.records import dumps
-from lingdiag.run import RunResult, plan
-from lingdiag.run import run as run_suite
 from lingdiag.suite import SUITES
 
 

@@ -13,8 +13,8 @@ from typing import Annotated, Any
 import typer
 
 from lingdiag.cli.options import DEFAULT_DATASET, dataset_option, json_option, out_option
+from lingdiag.engine.finish import finish_imported
 from lingdiag.errors import DatasetError
-from lingdiag.finish import finish_imported
 from lingdiag.io.importing import IMPORTED, import_labels
 from lingdiag.io.paths import sha256_file
 from lingdiag.io.terminal import plain_lines
@@ -64,8 +64,8 @@ def label_score_command(suite: Suite) -> Callable[..., None]:
 
 def finishing(suite: Suite, command: Callable[..., None]) -> Callable[..., None]:
     """A score command (a suite's own or :func:`label_score_command`), then, where it wrote a run
-    directory (``--out``), that run's end as every run ends (``lingdiag.finish``): the one place an
-    imported run is ended, here since suites may not import ``lingdiag.finish`` (import contracts).
+    directory (``--out``), that run's end as every run ends (``lingdiag.engine.finish``): the one place an
+    imported run is ended, here since suites may not import ``lingdiag.engine.finish`` (import contracts).
     """
 
     @functools.wraps(command)  # typer reads the options from the wrapped signature

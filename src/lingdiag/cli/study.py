@@ -12,9 +12,9 @@ import typer
 
 from lingdiag.cli.app import app, err
 from lingdiag.cli.options import RUN, json_option, out_option, seed_option
+from lingdiag.engine.run import Progress
 from lingdiag.errors import ConfigError
 from lingdiag.io.terminal import markup_safe, plain
-from lingdiag.run import Progress
 from lingdiag.study.execute import run_study
 from lingdiag.study.report import write_report
 from lingdiag.study.schema import load_study

@@ -20,11 +20,11 @@ from typing import Any
 
 from lingdiag.conditions.expander import Expander, Ran
 from lingdiag.config import RunConfig, Shard
+from lingdiag.engine.finish import finish
+from lingdiag.engine.run import RESUMABLE_CHANGES, Plan, plan
 from lingdiag.errors import RunError
-from lingdiag.finish import finish
 from lingdiag.io.atomic import make_dir, write_atomic
 from lingdiag.records import ItemRecord
-from lingdiag.run import RESUMABLE_CHANGES, Plan, plan
 from lingdiag.rundir import SCHEMA_VERSION, RunMeta, RunStore, config_changes
 
 PER_SHARD = ("shard", "shard_base_urls")

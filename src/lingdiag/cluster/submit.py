@@ -18,9 +18,9 @@ from typing import Any, Protocol
 
 from lingdiag.cluster.merge import MergeResult, finished, merge
 from lingdiag.config import RunConfig, Shard
+from lingdiag.engine.run import run
 from lingdiag.errors import ConfigError, LingdiagError, MissingDependency
 from lingdiag.registry import Registry
-from lingdiag.run import run
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from lingdiag.io.atomic import make_dir, write_atomic
-from lingdiag.loading import LoadedRun
+from lingdiag.reading import LoadedRun
 from lingdiag.report import markdown
 from lingdiag.report.tables import suite_tables
 

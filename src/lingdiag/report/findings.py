@@ -16,9 +16,9 @@ from itertools import combinations
 
 from lingdiag.analysis.compare import Comparison, paired
 from lingdiag.errors import ConfigError
-from lingdiag.loading import LoadedRun
 from lingdiag.metrics.interpretable import degenerate_reason
 from lingdiag.metrics.stats import holm_rows
+from lingdiag.reading import LoadedRun
 from lingdiag.records import ItemRecord
 from lingdiag.report.tables import display_names
 from lingdiag.suite import SUITES

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from lingdiag.errors import ConfigError
 from lingdiag.io.atomic import make_dir, write_atomic
-from lingdiag.loading import LoadedRun
+from lingdiag.reading import LoadedRun
 from lingdiag.report.page import Page
 from lingdiag.report.sections import Fragment, fragments
 

@@ -15,7 +15,7 @@ from typing import Any
 from lingdiag import figures as figs
 from lingdiag.errors import LingdiagError
 from lingdiag.figures import Figure
-from lingdiag.loading import LoadedRun
+from lingdiag.reading import LoadedRun
 from lingdiag.records import ResultRow
 from lingdiag.report import markdown
 from lingdiag.report.budget import budget_figure

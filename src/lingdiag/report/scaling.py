@@ -19,7 +19,7 @@ from pathlib import Path
 from lingdiag.errors import ConfigError
 from lingdiag.figures import Figure, ModelColours, pyplot, to_png
 from lingdiag.io.limits import MODEL_CONFIG_BYTES, read_regular
-from lingdiag.loading import LoadedRun
+from lingdiag.reading import LoadedRun
 from lingdiag.report.tables import display_names
 from lingdiag.suite import SUITES
 

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from lingdiag.analysis import after_thinking, languages, thinking
-from lingdiag.loading import LoadedRun, load_run
 from lingdiag.metrics import interpretable
+from lingdiag.reading import LoadedRun, load_run
 from lingdiag.records import ResultRow
 from lingdiag.suite import SUITES
 

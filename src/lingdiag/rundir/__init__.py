@@ -6,7 +6,7 @@
 - ``loaded``: ``RunDir`` and ``read_run``, a run read back without the suite registry.
 
 It imports no suite, report or model code (a contract in ``pyproject.toml``); metrics recomputed
-through a run's suite are ``lingdiag.loading``'s.
+through a run's suite are ``lingdiag.reading``'s.
 """
 
 from lingdiag.rundir.directory import RunStore, config_changes, write_imported

@@ -1,6 +1,6 @@
 """A run directory read back, typed and bounded, without the suite registry: its ``meta.json``,
 its records and whether it is finished. Metrics recomputed through the suite are
-``lingdiag.loading``'s.
+``lingdiag.reading``'s.
 """
 
 from __future__ import annotations

@@ -16,9 +16,9 @@ from dataclasses import dataclass, replace
 
 from lingdiag.analysis.compare import Comparison, paired
 from lingdiag.errors import LingdiagError
-from lingdiag.loading import LoadedRun
 from lingdiag.metrics.core import wilson
 from lingdiag.metrics.stats import holm
+from lingdiag.reading import LoadedRun
 from lingdiag.records import ItemRecord
 from lingdiag.study.state import RunEntry
 

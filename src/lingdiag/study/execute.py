@@ -20,10 +20,10 @@ from pathlib import Path
 from lingdiag.cluster.merge import finished
 from lingdiag.cluster.submit import EXECUTORS, Resources, ShardTask
 from lingdiag.config import RunConfig
+from lingdiag.engine.run import Progress, load_model, plan, run
 from lingdiag.errors import LingdiagError
 from lingdiag.models.base import Backend
 from lingdiag.models.cache import cached
-from lingdiag.run import Progress, load_model, plan, run
 from lingdiag.rundir import RunStore
 from lingdiag.study.plan import PlannedRun, plan_study
 from lingdiag.study.schema import StudyFile, Where
@@ -148,7 +148,7 @@ def run_study(study: StudyFile, out: Path, *, load: Loader = load_model,
     Args:
         study: The validated study file.
         out: The study directory (``study.json`` and ``runs/``).
-        load: How a run's model is loaded (``lingdiag.run.load_model``).
+        load: How a run's model is loaded (``lingdiag.engine.run.load_model``).
         progress: A run's progress callback.
         say: Where one-line notes go (loading, each run, failures).
 

@@ -18,7 +18,7 @@ from lingdiag.errors import ConfigError, LingdiagError
 from lingdiag.figures import Figure
 from lingdiag.io.atomic import make_dir, write_atomic
 from lingdiag.io.markdown import markdown_table
-from lingdiag.loading import load_run, suite_of
+from lingdiag.reading import load_run, suite_of
 from lingdiag.records import UNPARSED
 from lingdiag.report.export import markdown_to_latex
 from lingdiag.report.findings import degenerate

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from lingdiag.errors import LingdiagError
-from lingdiag.loading import load_run
+from lingdiag.reading import load_run
 from lingdiag.records import ItemRecord
 from lingdiag.report.page import Page
 from lingdiag.report.sections import fragments
@@ -71,7 +71,7 @@ class Viewer:
             return known[1]
         planned: int | None = None
         try:  # the planner loads the suite's data, never a model
-            from lingdiag.run import plan
+            from lingdiag.engine.run import plan
 
             config = catalog.meta(path).run_config
             if _plannable(config.suite, config.dataset):

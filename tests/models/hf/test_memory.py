@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 
 from lingdiag.config import RunConfig
+from lingdiag.engine.run import evaluate
 from lingdiag.errors import BackendError
 from lingdiag.models.hf import Checkpoint, HFBackend, HFOptions
 from lingdiag.models.hf.memory import MIN_TOKENS, SHARE, TokenCost, budget_tokens, small_device, token_cost
-from lingdiag.run import evaluate
 
 
 def test_an_8b_llama_costs_128_kib_of_cache_per_token() -> None:

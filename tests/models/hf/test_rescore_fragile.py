@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 
 from lingdiag.config import RunConfig
+from lingdiag.engine.run import evaluate
 from lingdiag.metrics.fragile import N_FRAGILE, N_RESCORED
 from lingdiag.models.hf import HFBackend
 from lingdiag.models.providers import load_backend
-from lingdiag.run import evaluate
 
 M = "smollm2-135m"
 

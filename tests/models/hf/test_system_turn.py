@@ -99,7 +99,7 @@ def test_templates_that_accept_system_turns_are_unchanged(smollm2: Any) -> None:
 @pytest.mark.slow
 def test_the_rendering_reaches_items_and_meta(refusing_dir: Path, tmp_path: Path) -> None:
     from lingdiag.config import RunConfig
-    from lingdiag.run import evaluate
+    from lingdiag.engine.run import evaluate
 
     cfg = RunConfig(suite="imperfective", model=f"hf:{refusing_dir}", axes={"strategy": ["zero-shot"]}, limit=2,
                     options={"max_new_tokens": 3})

@@ -17,11 +17,11 @@ from helpers import QWEN3_LIKE_TEMPLATE, load_as, smollm2_with_template
 
 from lingdiag.analysis import after_thinking
 from lingdiag.config import RunConfig
+from lingdiag.engine.run import plan, run
 from lingdiag.errors import ConfigError
 from lingdiag.models.hf import HFBackend
 from lingdiag.models.hf.tokens import split_request
 from lingdiag.records import ChatMessage, GenerationRequest, ItemRecord, LoglikelihoodRequest
-from lingdiag.run import plan, run
 from lingdiag.thinking import ChecksThinking, Thinking
 
 USER = "Premise: Ann was baking a cake. Hypothesis: Ann baked a cake. True, False or Unknown?"

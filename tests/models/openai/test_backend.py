@@ -26,6 +26,7 @@ import pytest
 from helpers import load_as
 
 from lingdiag.config import RunConfig
+from lingdiag.engine.run import plan, run
 from lingdiag.errors import CapabilityError, ConfigError
 from lingdiag.models.openai.backend import OpenAIBackend, OpenAIOptions, constraint_fields
 from lingdiag.models.openai.client import retry_after
@@ -42,7 +43,6 @@ from lingdiag.records import (
     Request,
     Response,
 )
-from lingdiag.run import plan, run
 from lingdiag.suite import Axis, Condition, Dataset, Suite, register_suite
 
 needs_server = pytest.mark.skipif(find_spec("llama_cpp") is None,

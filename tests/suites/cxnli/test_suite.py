@@ -259,7 +259,7 @@ def test_cli_generate(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_smollm2_run_on_a_few_builtin_items(smollm2: object, tmp_path: Path) -> None:
-    from lingdiag.run import evaluate
+    from lingdiag.engine.run import evaluate
 
     cfg = RunConfig(suite="cxnli", model="smollm2-135m", limit=1,
                     axes={"exp": ["1", "2"], "setting": ["zero", "one-snli"]})

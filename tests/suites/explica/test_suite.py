@@ -12,10 +12,10 @@ from helpers import item_record, parsed_options
 from helpers import result_row as row
 
 from lingdiag.config import RunConfig
+from lingdiag.engine.run import evaluate
 from lingdiag.errors import ConfigError, DatasetError
 from lingdiag.models.mock import MockBackend
 from lingdiag.records import UNPARSED, Generation, LogLikelihood, as_text
-from lingdiag.run import evaluate
 from lingdiag.rundir import RunStore
 from lingdiag.suites import explica as suite
 from lingdiag.suites.explica import cli, data, importing, metrics, parse, prompts, tables, tasks
@@ -460,7 +460,7 @@ def test_score_cli_reports_aps_and_unmatched(tmp_path):
 
 
 def test_score_out_ends_as_a_run_ends(tmp_path: Path) -> None:
-    """``score explica --out`` writes metrics.json and table.md (lingdiag.finish), equal to what
+    """``score explica --out`` writes metrics.json and table.md (lingdiag.engine.finish), equal to what
     ``lingdiag report`` recomputes from the records."""
     items = data.builtin_items()
     rows = [{"Sentence_A": it.fields["sentence_a"], "Sentence_B": it.fields["sentence_b"], "connective": c,

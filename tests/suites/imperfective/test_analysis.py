@@ -13,11 +13,11 @@ import pytest
 from helpers import result_row as row
 
 from lingdiag.config import RunConfig
+from lingdiag.engine.run import evaluate
 from lingdiag.errors import ConfigError, MissingDependency
 from lingdiag.figures import ModelColours
 from lingdiag.models.mock import MockBackend
 from lingdiag.records import GenerationRequest, ResultRow
-from lingdiag.run import evaluate
 from lingdiag.suites.imperfective.analysis import (
     analyze,
     by_model,

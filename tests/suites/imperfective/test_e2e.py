@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 
 from lingdiag.config import RunConfig
+from lingdiag.engine.run import evaluate
 from lingdiag.models.hf import HFBackend
-from lingdiag.run import evaluate
 
 pytestmark = pytest.mark.slow
 

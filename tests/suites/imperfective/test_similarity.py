@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from lingdiag.config import RunConfig
+from lingdiag.engine.run import evaluate
 from lingdiag.errors import ConfigError
 from lingdiag.models.hf import HFBackend
 from lingdiag.models.mock import MockBackend
 from lingdiag.records import Item, ResultRow
-from lingdiag.run import evaluate
 from lingdiag.suites.imperfective.data import TELIC_CLASSES, builtin_items, load_json
 from lingdiag.suites.imperfective.similarity import (
     Encoder,

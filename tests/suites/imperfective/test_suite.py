@@ -201,8 +201,8 @@ def test_cli_builds_a_dataset_that_runs(tmp_path: Path) -> None:
 
     from lingdiag.cli import app
     from lingdiag.config import RunConfig
+    from lingdiag.engine.run import evaluate
     from lingdiag.models.mock import MockBackend
-    from lingdiag.run import evaluate
 
     lex = tmp_path / "lex.yaml"
     lex.write_text("- {verb: knit, aspect: telic, verb_class: Creation, subject: Grandma, plural: 0,\n"

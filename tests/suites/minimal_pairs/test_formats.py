@@ -10,15 +10,15 @@ from typer.testing import CliRunner
 
 from lingdiag.cli import app
 from lingdiag.config import RunConfig
+from lingdiag.engine.run import run
 from lingdiag.errors import DatasetError
 from lingdiag.io import fetch as fetch_mod
-from lingdiag.loading import load_run
 from lingdiag.models.mock import MockBackend
+from lingdiag.reading import load_run
 from lingdiag.records import LoglikelihoodRequest
 from lingdiag.registry import load_plugins
 from lingdiag.report.html import render_html
 from lingdiag.report.tables import tables
-from lingdiag.run import run
 from lingdiag.suites.minimal_pairs.files import CLAMS_SHA256, SLING_SHA256, load
 from lingdiag.suites.minimal_pairs.formats import IDENTICAL
 

@@ -12,12 +12,12 @@ from typer.testing import CliRunner
 
 from lingdiag.cli import app
 from lingdiag.config import RunConfig
+from lingdiag.engine.run import run
 from lingdiag.errors import DatasetError
 from lingdiag.io import fetch as fetch_mod
 from lingdiag.models.mock import MockBackend
 from lingdiag.records import LoglikelihoodRequest
 from lingdiag.registry import load_plugins
-from lingdiag.run import run
 from lingdiag.suites.minimal_pairs.files import COMMIT, PARADIGMS, SHA256, load
 
 

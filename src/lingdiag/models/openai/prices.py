@@ -118,7 +118,7 @@ def estimate(model_spec: str, requests: Sequence[Request], prices: Path | None =
 
     Args:
         model_spec: The run's model spec (``openai:<model>[@<base_url>]``).
-        requests: Every request the run plans to send (``lingdiag.run.Plan.requests``).
+        requests: Every request the run plans to send (``lingdiag.engine.run.Plan.requests``).
         prices: A price file overriding the default table.
 
     Returns:

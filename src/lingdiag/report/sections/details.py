@@ -8,8 +8,8 @@ from html import escape
 from typing import Any
 
 from lingdiag.io.markdown import fmt
-from lingdiag.loading import LoadedRun
 from lingdiag.metrics.core import CI_METHODS, N_ERRORS, N_UNPARSED, UNPARSED_RATE, WILSON, N
+from lingdiag.reading import LoadedRun
 from lingdiag.report.markup import table_html
 from lingdiag.report.page import Page
 from lingdiag.report.sections import SECTIONS, Fragment, Link

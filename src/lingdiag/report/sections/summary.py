@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from html import escape
 
 from lingdiag.errors import LingdiagError
-from lingdiag.loading import LoadedRun
+from lingdiag.reading import LoadedRun
 from lingdiag.report.findings import Degenerate, differences, headline
 from lingdiag.report.markup import anchor, figure_html, note
 from lingdiag.report.page import Page

@@ -26,10 +26,10 @@ from typing import Any, cast
 
 from lingdiag.errors import ConfigError, MissingDependency
 from lingdiag.io.markdown import fmt, markdown_table
-from lingdiag.loading import load_run
 from lingdiag.metrics import stats
 from lingdiag.metrics.interpretable import counts_reason
 from lingdiag.metrics.stats import Correlation
+from lingdiag.reading import load_run
 from lingdiag.records import ResultRow
 from lingdiag.suites.imperfective.data import TELIC_CLASSES
 from lingdiag.suites.imperfective.metrics import (

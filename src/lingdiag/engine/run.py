@@ -15,8 +15,8 @@ from lingdiag.conditions.precision import precision
 from lingdiag.conditions.registry import expanders
 from lingdiag.conditions.thinking import think_tags
 from lingdiag.config import RunConfig, redact_url_secrets
+from lingdiag.engine.finish import Ending, finish
 from lingdiag.errors import CapabilityError, ConfigError, RunError
-from lingdiag.finish import Ending, finish
 from lingdiag.io.paths import path_safe, sha256_file
 from lingdiag.metrics import fragile
 from lingdiag.models.base import Backend, Precision, ReportsUsage, dispatch
