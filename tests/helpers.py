@@ -217,8 +217,17 @@ def parsed_options(suite: Suite, kind: type[B], raw: Mapping[str, Any]) -> B:
     return options
 
 
+def stand_in(load: Any) -> Any:
+    """``models=`` of ``run_study`` for stand-in models: ``load`` builds them and their specs (``a``,
+    ``broken``...) are checked by nothing, since no provider knows them (``tests/study/test_checks.py``
+    checks real specs)."""
+    from lingdiag.study.execute import Models
+
+    return Models(load, check=lambda config: None)
+
+
 def study_backend(config: Any) -> Any:
-    """A deterministic stand-in model per spec for study tests (``load=`` of ``run_study``): its
+    """A deterministic stand-in model per spec for study tests (``stand_in(study_backend)``): its
     answers and log-likelihoods hash the spec with the request, so models differ and repeat.
     A spec starting with ``broken`` fails to load."""
     import zlib

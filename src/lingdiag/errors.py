@@ -34,6 +34,16 @@ class LingdiagError(Exception):
     """Base of every error lingdiag raises on purpose."""
 
 
+def located(error: LingdiagError, where: str) -> LingdiagError:
+    """``error``, of its own class and with its attributes, its message opened by ``where`` it happened
+    (``study.yaml: run a/nli (models[0]/suites[0]): …``), whatever that class's constructor takes.
+    """
+    out = type(error).__new__(type(error))
+    out.__dict__.update(error.__dict__)
+    Exception.__init__(out, f"{where}: {error}")
+    return out
+
+
 class ConfigError(LingdiagError):
     """A run configuration or CLI option is invalid."""
 

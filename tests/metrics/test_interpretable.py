@@ -12,8 +12,9 @@ from lingdiag.config import RunConfig
 from lingdiag.engine.run import evaluate
 from lingdiag.metrics.interpretable import degenerate_reason, note, reasons
 from lingdiag.models.mock import MockBackend
+from lingdiag.reading import load_runs
 from lingdiag.records import GenerationRequest, LoglikelihoodRequest
-from lingdiag.report.tables import load_runs, tables
+from lingdiag.report.tables import tables
 
 LABELS = ("True", "False", "Unknown")
 

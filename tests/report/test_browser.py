@@ -16,10 +16,11 @@ from helpers import chromium_path
 from lingdiag.config import RunConfig
 from lingdiag.engine.run import evaluate
 from lingdiag.models.mock import MockBackend
+from lingdiag.reading import load_runs
 from lingdiag.records import GenerationRequest, LoglikelihoodRequest
 from lingdiag.report.browser import PAGE_SIZE, records_data
 from lingdiag.report.html import write_html
-from lingdiag.report.tables import load_runs, tables
+from lingdiag.report.tables import tables
 
 playwright = pytest.importorskip("playwright.sync_api")
 pytestmark = pytest.mark.slow

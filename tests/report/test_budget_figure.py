@@ -12,10 +12,11 @@ from helpers import Thinker, chromium_path, png_colours, result_row
 from lingdiag.config import RunConfig
 from lingdiag.engine.run import evaluate
 from lingdiag.figures import PALETTE, ModelColours
+from lingdiag.reading import load_runs
 from lingdiag.records import Generation, GenerationRequest
 from lingdiag.report.budget import BudgetPoint, budget_figure, budget_points
 from lingdiag.report.html import render_html, write_html
-from lingdiag.report.tables import load_runs, rows_by_suite, tables
+from lingdiag.report.tables import rows_by_suite, tables
 
 TITLE = "imperfective: tbr_C by thinking budget"
 

@@ -8,11 +8,12 @@ from pathlib import Path
 from helpers import item_record
 
 from lingdiag.metrics.interpretable import degenerate_reason
+from lingdiag.reading import load_runs
 from lingdiag.records import ItemRecord
 from lingdiag.report.findings import Degenerate, degenerate, differences, headline
 from lingdiag.report.html import render_html
 from lingdiag.report.markup import markdown_to_html
-from lingdiag.report.tables import load_runs, tables
+from lingdiag.report.tables import tables
 from lingdiag.rundir import write_imported
 
 AXES = {"strategy": "zero-shot", "prompt_source": "authors"}

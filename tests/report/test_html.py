@@ -13,11 +13,11 @@ from lingdiag import figures
 from lingdiag.config import RunConfig
 from lingdiag.engine.run import evaluate
 from lingdiag.models.mock import MockBackend
-from lingdiag.reading import load_run
+from lingdiag.reading import load_run, load_runs
 from lingdiag.records import GenerationRequest
 from lingdiag.report.html import write_html
 from lingdiag.report.markup import markdown_to_html
-from lingdiag.report.tables import load_runs, metrics_json, tables
+from lingdiag.report.tables import metrics_json, tables
 from lingdiag.suites.imperfective import figures as plots
 
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -86,7 +86,8 @@ def test_report_holds_counts_tables_figures_and_records(tmp_path: Path) -> None:
     page = (tmp_path / "out" / "report.html").read_text()
     m = everything[str(run)]["metrics"]["zero-shot"]
     assert (m["n"], m["n_unparsed"], m["n_errors"]) == (4, 1, 0)
-    assert f"<td>{run}</td><td>mock</td><td>zero-shot</td><td>4</td><td>1</td><td>25.0%</td><td>0</td>" in page
+    assert ("<td>mock × imperfective</td><td>mock</td><td>zero-shot</td><td>4</td><td>1</td><td>25.0%</td>"
+            "<td>0</td>") in page
     assert "<th>Acc A (↑)</th>" in page  # the markdown tables are HTML tables
     assert "<th>Creation</th>" in page
     images = re.findall(r'src="data:image/png;base64,([A-Za-z0-9+/=]+)"', page)
@@ -123,7 +124,9 @@ def test_two_runs_of_one_model_and_strategy_are_two_series(tmp_path: Path) -> No
     page = (tmp_path / "report.html").read_text()
     assert "has two runs of condition" not in page and "no figures" not in page
     assert "mock · a" in page and "mock · b" in page  # told apart by their run directories
-    assert f'"{a}"' in page and f'"{b}"' in page  # both runs' records are in the item browser
+    # Both runs' records are in the item browser, each run by its name (never a path of this machine).
+    assert '"mock · a × imperfective"' in page and '"mock · b × imperfective"' in page
+    assert str(tmp_path) not in page
 
 
 def test_plot_functions_return_png_for_several_models(tmp_path: Path) -> None:
@@ -166,7 +169,7 @@ def test_runs_differing_in_prompt_source_or_dataset_are_told_apart(tmp_path):
     assert "analyses unavailable" not in html and "two runs of condition" not in html
     assert "mock · authors" in html
     # One run alone keeps its plain model name.
-    assert {r.model for r in rows_by_suite(runs[:1])["imperfective"]} == {"mock"}
+    assert {r.model for r in rows_by_suite(load_runs([tmp_path / "authors"]))["imperfective"]} == {"mock"}
 
 
 def test_tables_dir_holds_markdown_and_escaped_latex(tmp_path: Path) -> None:
@@ -192,10 +195,11 @@ def test_intervals_table_lists_nested_intervals_with_their_method() -> None:
     from lingdiag.records import ResultRow
     from lingdiag.report.sections.details import _intervals
     from lingdiag.rundir import RunMeta
+    from lingdiag.suite import SUITES
 
     metrics = {"accuracy": 0.5, "accuracy_ci95": [0.4, 0.6],
                "spearman": {"all": {"rho": 0.25, "rho_ci95": [0.1, 0.4]}}, CI_METHODS: {"spearman": "bootstrap X"}}
     meta = RunMeta({"suite": "explica", "model": "m", "dataset": "builtin"}, {"model": "m"})
-    page = _intervals([LoadedRun(Path("r"), "explica", "m", meta, [ResultRow("m", "rating", {}, metrics)])])
+    page = _intervals([LoadedRun(Path("r"), SUITES.get("explica"), "m", meta, [ResultRow("m", "rating", {}, metrics)])])
     assert "<td>accuracy</td><td>0.500</td><td>[0.400, 0.600]</td><td>Wilson score</td>" in page
     assert "<td>spearman/all/rho</td><td>0.250</td><td>[0.100, 0.400]</td><td>bootstrap X</td>" in page

@@ -16,10 +16,11 @@ from helpers import opened_in_chromium, png_colours
 from lingdiag import RunConfig, evaluate
 from lingdiag.figures import Figure
 from lingdiag.models.mock import MockBackend
+from lingdiag.reading import load_runs
 from lingdiag.records import GenerationRequest, LoglikelihoodRequest
 from lingdiag.report.html import write_html
 from lingdiag.report.page import Page
-from lingdiag.report.tables import load_runs, tables
+from lingdiag.report.tables import tables
 
 pytest.importorskip("matplotlib")
 

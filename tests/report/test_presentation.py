@@ -13,9 +13,10 @@ from helpers import opened_in_chromium
 from lingdiag.config import RunConfig
 from lingdiag.engine.run import evaluate
 from lingdiag.models.mock import MockBackend
+from lingdiag.reading import load_runs
 from lingdiag.records import GenerationRequest
 from lingdiag.report.html import write_html
-from lingdiag.report.tables import load_runs, tables
+from lingdiag.report.tables import tables
 
 pytestmark = pytest.mark.slow
 

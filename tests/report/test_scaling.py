@@ -13,10 +13,11 @@ from lingdiag import RunConfig, evaluate
 from lingdiag.errors import ConfigError
 from lingdiag.figures import PALETTE
 from lingdiag.models.mock import MockBackend
+from lingdiag.reading import load_runs
 from lingdiag.records import GenerationRequest
 from lingdiag.report.html import render_html
 from lingdiag.report.scaling import parse_families, points, scaling_figure
-from lingdiag.report.tables import load_runs, tables
+from lingdiag.report.tables import tables
 
 
 class SizedMock(MockBackend):

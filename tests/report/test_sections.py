@@ -10,10 +10,11 @@ import pytest
 from lingdiag.config import RunConfig
 from lingdiag.engine.run import evaluate
 from lingdiag.models.mock import MockBackend
+from lingdiag.reading import load_runs
 from lingdiag.report.html import render_html
 from lingdiag.report.page import Page
 from lingdiag.report.sections import SECTIONS, Fragment, Link, ordered
-from lingdiag.report.tables import load_runs, tables
+from lingdiag.report.tables import tables
 from lingdiag.view.app import Viewer
 
 

@@ -14,9 +14,10 @@ from helpers import Thinker, chromium_path
 
 from lingdiag.config import RunConfig
 from lingdiag.engine.run import evaluate
+from lingdiag.reading import load_runs
 from lingdiag.records import Generation, GenerationRequest
 from lingdiag.report.html import write_html
-from lingdiag.report.tables import load_runs, tables
+from lingdiag.report.tables import tables
 
 HOSTILE = '<img src=x onerror="window.pwned = 1">'
 

@@ -26,7 +26,7 @@ def test_a_3789a70_run_reads_typed_and_writes_back_byte_identical(name: str, tmp
     run = shutil.copytree(FIXTURES / name, tmp_path / name)
     before = (run / "meta.json").read_bytes()
     read = read_run(run)
-    assert read.records and read.progress.line is None
+    assert read.records and read.state.line is None
     RunStore(run).write_meta(read.meta)
     assert (run / "meta.json").read_bytes() == before
     items = (run / "items.jsonl").read_bytes()

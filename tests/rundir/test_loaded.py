@@ -137,18 +137,19 @@ def test_a_run_whose_lock_a_live_process_holds_is_reported_in_progress(held: Pat
     (held / "meta.json").write_text(json.dumps({**meta, "planned": 9}))
     assert RunStore(held).running()
     text = tables([load_run(held)])
-    assert text.startswith(f"**run in progress: 3 of 9 items** ({held}): metrics so far, not final")
+    assert text.startswith("**run in progress: 3 of 9 items** (mock × imperfective): metrics as recorded, "
+                           "not final and current")
     out = lingdiag(held.parent, "report", str(held))
     assert out.returncode == 0 and "run in progress: 3 of 9 items" in out.stdout.splitlines()[0]
 
 
 def test_a_finished_run_is_not_in_progress_and_a_stopped_one_says_so(run: Path) -> None:
-    assert not RunStore(run).running() and read_run(run).progress.line is None
+    assert not RunStore(run).running() and read_run(run).state.line is None
     (run / ".lock").write_text("123\n")  # a lock file left behind by a finished process holds nothing
     assert not RunStore(run).running()
     meta = json.loads((run / "meta.json").read_text())
     (run / "meta.json").write_text(json.dumps({**meta, "planned": 9}))
-    assert read_run(run).progress.line == "run not finished (stopped): 3 of 9 items"
+    assert read_run(run).state.line == "run not finished (stopped): 3 of 9 items"
 
 
 def test_a_run_records_its_planned_items_until_it_finishes(tmp_path: Path) -> None:
@@ -164,10 +165,10 @@ def test_a_run_records_its_planned_items_until_it_finishes(tmp_path: Path) -> No
                                        "axes": {"strategy": ["zero-shot"]}, "options": {"max_new_tokens": 4}})
     with pytest.raises(KeyboardInterrupt):
         evaluate(config, MockBackend(answer), tmp_path / "run")
-    assert read_run(tmp_path / "run").progress.line == "run not finished (stopped): 2 of 5 items"
+    assert read_run(tmp_path / "run").state.line == "run not finished (stopped): 2 of 5 items"
     evaluate(config, MockBackend(lambda r: "True"), tmp_path / "run")
     assert "planned" not in json.loads((tmp_path / "run" / "meta.json").read_text())
-    assert read_run(tmp_path / "run").progress.line is None
+    assert read_run(tmp_path / "run").state.line is None
 
 
 def test_an_output_of_a_shape_lingdiag_never_writes_names_the_line_and_field(run: Path) -> None:

@@ -8,14 +8,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import study_backend
+from helpers import stand_in, study_backend
 
 from lingdiag.config import RunConfig
 from lingdiag.errors import RunError
 from lingdiag.rundir import RunStore
+from lingdiag.rundir.study import read_state
 from lingdiag.study.execute import run_study
 from lingdiag.study.schema import StudyFile
-from lingdiag.study.state import read_state
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "suites"
 
@@ -49,13 +49,13 @@ def _own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_one_load_per_model_and_nothing_redone(tmp_path: Path) -> None:
     study, out, loads = _study(tmp_path, [{"spec": "a"}, {"spec": "b"}]), tmp_path / "out", Loads()
-    state = run_study(study, out, load=loads)
+    state = run_study(study, out, models=stand_in(loads))
     assert loads.loaded == ["a", "b"]
     assert [e.state.status for e in state.runs] == ["done"] * 4
     assert [e.state.items_done for e in state.runs] == [16, 6, 16, 6]
     before = {e.key: (e.directory(out) / "items.jsonl").stat().st_mtime_ns for e in state.runs}
     again = Loads()
-    run_study(study, out, load=again)
+    run_study(study, out, models=stand_in(again))
     assert again.loaded == []  # every run finished: no model is even loaded
     assert {e.key: (e.directory(out) / "items.jsonl").stat().st_mtime_ns for e in state.runs} == before
     assert read_state(out) is not None
@@ -63,13 +63,13 @@ def test_one_load_per_model_and_nothing_redone(tmp_path: Path) -> None:
 
 def test_a_partial_run_resumes_where_it_stopped(tmp_path: Path) -> None:
     study, out = _study(tmp_path, [{"spec": "a"}]), tmp_path / "out"
-    run_study(study, out, load=Loads())
+    run_study(study, out, models=stand_in(Loads()))
     run_dir = out / "runs" / "a" / "pairs"
     finished = (run_dir / "items.jsonl").read_text()
     (run_dir / "items.jsonl").write_text("".join(finished.splitlines(keepends=True)[:10]))
     (run_dir / "metrics.json").unlink()
     loads = Loads()
-    state = run_study(study, out, load=loads)
+    state = run_study(study, out, models=stand_in(loads))
     assert loads.loaded == ["a"]
     assert state.runs[0].state.status == "done" and len(RunStore(run_dir).load_records()) == 16
     assert (run_dir / "items.jsonl").read_text() == finished  # the resumed run's records, byte for byte
@@ -80,23 +80,24 @@ def test_a_failed_model_is_retried_a_bounded_number_of_times(tmp_path: Path) -> 
     tries = []
     for _ in range(3):
         loads = Loads()
-        state = run_study(study, out, load=loads)
+        state = run_study(study, out, models=stand_in(loads))
         tries.append(loads.loaded)
     assert tries == [["broken-x", "a"], ["broken-x"], []]  # two failed attempts (retries 1), then given up
     broken = state.runs[0].state
     assert (broken.status, broken.attempts) == ("failed", 2)
-    assert broken.reason == "model broken-x did not load: RuntimeError: cannot load broken-x"
+    assert broken.reason == ("model broken-x did not load: RuntimeError: cannot load broken-x; gave up after 2 "
+                             "attempts (retries: 1); raise retries: in the study file to try again")
     assert [e.state.status for e in state.runs[2:]] == ["done", "done"]
 
 
 def test_a_changed_plan_is_refused(tmp_path: Path) -> None:
     out = tmp_path / "out"
-    run_study(_study(tmp_path, [{"spec": "a"}]), out, load=Loads())
+    run_study(_study(tmp_path, [{"spec": "a"}]), out, models=stand_in(Loads()))
     changed = StudyFile.model_validate({**_study(tmp_path, [{"spec": "a"}]).model_dump(), "seed": 7,
                                         "base": tmp_path})
     with pytest.raises(RunError, match="run 'a/pairs' of the study directory was planned with another "
                                        "configuration \\(differs in: seed\\)"):
-        run_study(changed, out, load=Loads())
+        run_study(changed, out, models=stand_in(Loads()))
 
 
 @pytest.mark.slow
@@ -121,7 +122,7 @@ def test_runs_as_jobs_of_the_submit_executors(tmp_path: Path) -> None:
 def test_credentials_reach_the_model_and_never_study_json(tmp_path: Path) -> None:
     spec = "openai:m@http://127.0.0.1:9/v1?api_key=SECRET"
     loads = Loads()
-    run_study(_study(tmp_path, [{"spec": spec}]), tmp_path / "out", load=loads)
+    run_study(_study(tmp_path, [{"spec": spec}]), tmp_path / "out", models=stand_in(loads))
     assert loads.loaded == [spec]
     assert "SECRET" not in (tmp_path / "out" / "study.json").read_text()
     assert not [p for p in (tmp_path / "out").rglob("*") if "SECRET" in p.name]
@@ -142,7 +143,7 @@ def test_a_second_study_process_on_one_directory_is_refused_naming_the_holder(tm
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
         started = time.monotonic()
         with pytest.raises(RunError, match=rf"in use by pid {holder.pid}"):
-            run_study(_study(tmp_path, [{"spec": "a"}]), out, load=study_backend)
+            run_study(_study(tmp_path, [{"spec": "a"}]), out, models=stand_in(study_backend))
         assert time.monotonic() - started < 10
         assert not (out / "study.json").exists() and not (out / "runs").exists()
     finally:

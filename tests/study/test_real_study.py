@@ -13,7 +13,7 @@ from helpers import smollm2_dir, tiny_checkpoints
 
 from lingdiag.config import RunConfig
 from lingdiag.engine.run import load_model
-from lingdiag.study.execute import run_study
+from lingdiag.study.execute import Models, run_study
 from lingdiag.study.report import write_report
 from lingdiag.study.schema import StudyFile
 
@@ -47,7 +47,7 @@ def test_the_issue_study(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
         loaded.append(config.model)
         return load_model(config)
 
-    state = run_study(study, tmp_path / "out", load=load)
+    state = run_study(study, tmp_path / "out", models=Models(load))
     assert [e.state.status for e in state.runs] == ["done"] * 16, [e.state.reason for e in state.runs]
     assert len(loaded) == 4 and len(set(loaded)) == 4  # one load per model for its four suites
     assert [e.state.items_total for e in state.runs[:4]] == [40, 40, 40, 16]
@@ -55,5 +55,5 @@ def test_the_issue_study(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     md = (tmp_path / "tables" / "study.md").read_text()
     for cell in ("nli, zero-shot", "sling, simple/lingdiag", "blimp, simple/lingdiag", "pairs, simple/lingdiag"):
         assert f"### tiny: {cell}" in md and f"### Agreement: {cell}" in md and f"### Items across models: {cell}" in md
-    again = run_study(study, tmp_path / "out", load=load)
+    again = run_study(study, tmp_path / "out", models=Models(load))
     assert len(loaded) == 4 and all(e.state.status == "done" for e in again.runs)  # nothing loaded, nothing redone

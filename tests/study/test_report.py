@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import chromium_path, study_backend
+from helpers import chromium_path, stand_in, study_backend
 
 from lingdiag.rundir import RunStore
 from lingdiag.study.execute import run_study
@@ -42,7 +42,7 @@ def study(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "suites": [{"suite": str(EXAMPLES / "agreement-pairs.yaml"), "name": "pairs"}]})
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("LINGDIAG_CACHE", str(tmp / "cache"))
-        run_study(spec, tmp / "out", load=study_backend)
+        run_study(spec, tmp / "out", models=stand_in(study_backend))
     write_report(tmp / "out", tmp / "report.html", tmp / "tables")
     return tmp
 

@@ -18,8 +18,9 @@ from typer.testing import CliRunner
 from lingdiag import RunConfig, run
 from lingdiag.cli import app
 from lingdiag.metrics.interpretable import not_interpretable
+from lingdiag.reading import load_runs
 from lingdiag.report.html import write_html
-from lingdiag.report.tables import load_runs, tables
+from lingdiag.report.tables import tables
 
 playwright = pytest.importorskip("playwright.sync_api")
 pytestmark = pytest.mark.slow

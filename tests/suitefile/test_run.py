@@ -16,9 +16,10 @@ from lingdiag.analysis.compare import permute_conditions
 from lingdiag.cli import app
 from lingdiag.errors import RunError
 from lingdiag.models.mock import MockBackend
+from lingdiag.reading import load_runs
 from lingdiag.records import GenerationRequest, LoglikelihoodRequest
 from lingdiag.report.html import render_html
-from lingdiag.report.tables import load_runs, tables
+from lingdiag.report.tables import tables
 from lingdiag.rundir import SUITE_COPY
 
 EXAMPLES = Path(__file__).parents[2] / "examples" / "suites"
@@ -77,7 +78,7 @@ def test_a_suite_file_runs_resumes_and_reports_from_its_copy(tmp_path: Path) -> 
 
     path.unlink()  # reports read the run's own copy of the file
     runs = load_runs([tmp_path / "run"])
-    assert runs[0].suite == "telicity-adverbials"
+    assert runs[0].suite.name == "telicity-adverbials"
     assert "| choice | mock | 0.50 | 1.00 | 0.00 | 1.00 | 1.00 | 0.00 | 24 |" in tables(runs)
     page = render_html(tables(runs), runs)
     assert "Telicity adverbials" in page and "The chef baked a loaf of bread" in page

@@ -12,7 +12,7 @@ from lingdiag.config import RunConfig
 from lingdiag.engine.run import evaluate
 from lingdiag.errors import RunError
 from lingdiag.models.mock import MockBackend
-from lingdiag.report.tables import load_runs
+from lingdiag.reading import load_runs
 from lingdiag.rundir import SUITE_COPY
 
 EXAMPLES = Path(__file__).parents[2] / "examples" / "suites"
@@ -23,7 +23,7 @@ def test_an_edited_copy_is_refused_before_use(tmp_path: Path) -> None:
         shutil.copy(EXAMPLES / name, tmp_path / name)
     config = RunConfig(suite=str(tmp_path / "telicity-adverbials.yaml"), model="mock", axes={"format": ["choice"]})
     evaluate(config, MockBackend(lambda r: "A) in an hour"), tmp_path / "run")
-    assert load_runs([tmp_path / "run"])[0].suite == "telicity-adverbials"
+    assert load_runs([tmp_path / "run"])[0].suite.name == "telicity-adverbials"
     copy = tmp_path / "run" / SUITE_COPY
     copy.write_text(copy.read_text().replace("careful speaker", "careful native speaker"))
     with pytest.raises(RunError, match=r"suite.yaml: SHA-256 \w+ is not the \w+ meta.json records"):

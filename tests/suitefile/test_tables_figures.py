@@ -17,12 +17,12 @@ from typer.testing import CliRunner
 from lingdiag import RunConfig, evaluate
 from lingdiag.cli import app
 from lingdiag.models.mock import MockBackend
+from lingdiag.reading import load_runs
 from lingdiag.records import GenerationRequest, LoglikelihoodRequest
 from lingdiag.report.export import markdown_to_latex
 from lingdiag.report.html import render_html
 from lingdiag.report.scaling import parse_families, points
-from lingdiag.report.tables import load_runs, tables
-from lingdiag.suite import SUITES
+from lingdiag.report.tables import tables
 
 EXAMPLES = Path(__file__).parents[2] / "examples" / "suites"
 NAME = "monotonicity-nli"
@@ -124,7 +124,7 @@ def test_html_has_breakdowns_figures_competence_and_scaling(runs: list[Path]) ->
 
 def test_the_headline_metric_is_named_by_its_table_header(runs: list[Path]) -> None:
     # The report's summary names the metric as the file's table does, not by its key.
-    suite = SUITES.get(NAME)
+    suite = load_runs(runs)[0].suite  # a run carries its own suite: never looked up by its name
     assert (suite.headline, suite.headline_label) == ("accuracy", "Acc")
 
 
@@ -145,7 +145,7 @@ def test_competence_joins_the_loglik_condition_with_each_prompt(runs: list[Path]
     plain = next(j for j in joined if j["condition"] == "plain")
     # loglik answers every item right; plain says "yes" to all: right on the 24 yes items only.
     assert (plain["n"], plain["competence_acc"], plain["prompted_acc"], plain["knows_not_says"]) == (48, 1.0, 0.5, 24)
-    assert SUITES.get(NAME).competence is not None
+    assert load_runs(runs[:1])[0].suite.competence is not None
 
 
 def test_compare_flags_uninterpretable_rows_and_skips_them_on_request(runs: list[Path]) -> None:

@@ -10,9 +10,10 @@ from typer.testing import CliRunner
 
 from lingdiag import ConfigError, RunConfig, evaluate
 from lingdiag.models.mock import MockBackend
+from lingdiag.reading import load_runs
 from lingdiag.records import GenerationRequest
 from lingdiag.report.html import render_html
-from lingdiag.report.tables import load_runs, tables
+from lingdiag.report.tables import tables
 from lingdiag.suite import SUITES
 
 sys.path.insert(0, str(Path(__file__).parent))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -10,8 +9,7 @@ import pytest
 from lingdiag.config import RunConfig
 from lingdiag.engine.run import evaluate
 from lingdiag.models.mock import MockBackend
-from lingdiag.rundir import RunStore
-from lingdiag.view.catalog import FAILED, FINISHED, RUNNING, STALE, catalog, state
+from lingdiag.view.catalog import catalog
 
 
 @pytest.fixture(scope="module")
@@ -40,15 +38,3 @@ def test_runs_and_groups_are_found_and_symlinks_out_are_not(study: Path, tmp_pat
     assert catalog([study / "study" / "a"]).runs["0"].group is None  # a given run is its own entry
 
 
-def test_state_reads_the_lock_and_the_files(study: Path) -> None:
-    run = study / "study" / "a"
-    assert state(run) == FINISHED
-    with RunStore(run).lock():  # held by a live process (this one)
-        assert state(run) == RUNNING
-    assert state(run) == FINISHED
-    (run / "items.jsonl").touch()  # records newer than metrics.json: stopped before its end
-    assert state(run) == STALE
-    metrics = json.loads((run / "metrics.json").read_text())
-    metrics["zero-shot"]["n_errors"] = 1
-    (run / "metrics.json").write_text(json.dumps(metrics))
-    assert state(run) == FAILED

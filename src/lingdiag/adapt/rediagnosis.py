@@ -27,7 +27,7 @@ from lingdiag.model_spec import ModelSpec
 from lingdiag.models.hf.adapters import AdapterIdentity
 from lingdiag.reading import LoadedRun, load_run
 from lingdiag.records import ItemRecord
-from lingdiag.suite import SUITES, Suite
+from lingdiag.suite import Suite
 
 ALL = "all"
 """The split part holding every paired item."""
@@ -165,24 +165,24 @@ def pair_runs(base: LoadedRun, others: Sequence[LoadedRun], split: Path | None =
     if _adapter(base) is not None:
         raise ConfigError(f"{base.path}: the first run must be the base model's, not an adapted one "
                           f"({base.model})")
-    bases = {base.suite: base}
+    bases = {base.suite_title: base}
     adapted = []
     for run in others:
         if _adapter(run) is None:
-            if run.suite in bases:
-                raise ConfigError(f"{run.path} and {bases[run.suite].path} are both base runs of {run.suite}; "
-                                  "give one base run per suite")
-            bases[run.suite] = run
+            if run.suite_title in bases:
+                raise ConfigError(f"{run.path} and {bases[run.suite_title].path} are both base runs of "
+                                  f"{run.suite_title}; give one base run per suite")
+            bases[run.suite_title] = run
         else:
             adapted.append(run)
     if not adapted:
         raise ConfigError("no adapted run given (a run of a model BASE+lora:DIR or BASE+steer:FILE@α)")
     pairings = []
     for run in adapted:
-        if run.suite not in bases:
-            raise ConfigError(f"{run.path} is a {run.suite} run and no base run of {run.suite} was given "
+        if run.suite_title not in bases:
+            raise ConfigError(f"{run.path} is a {run.suite_title} run and no base run of {run.suite_title} was given "
                               f"(base runs: {', '.join(f'{s} {b.path}' for s, b in bases.items())})")
-        mate = bases[run.suite]
+        mate = bases[run.suite_title]
         weights = run.meta.identity.weights_sha256, mate.meta.identity.weights_sha256
         if weights[0] != weights[1]:
             raise ConfigError(f"{run.path} adapts another model ({run.model}) than the base run {mate.path} "
@@ -192,7 +192,7 @@ def pair_runs(base: LoadedRun, others: Sequence[LoadedRun], split: Path | None =
         pairings.append(Pairing(mate, run, info, _split_for(run, info, split)))
     unused = [b for s, b in bases.items() if not any(p.base is b for p in pairings)]
     if unused:
-        raise ConfigError(f"{unused[0].path}: a base run of {unused[0].suite} with no adapted run to compare")
+        raise ConfigError(f"{unused[0].path}: a base run of {unused[0].suite_title} with no adapted run to compare")
     return pairings
 
 
@@ -271,7 +271,7 @@ def _sweep(pairings: Sequence[Pairing], headline: str) -> dict[str, list[SweepPo
         runs.setdefault(0.0, ps[0].base)
         if len(runs) < 2:
             continue
-        suite = SUITES.get(ps[0].adapted.suite)
+        suite = ps[0].adapted.suite
         out[vector] = [_point(suite, alpha, c, rs, headline) for alpha, run in sorted(runs.items())
                        for c, rs in _by_condition(run).items()]
     return out
@@ -293,8 +293,8 @@ def rediagnose(base: Path, others: Sequence[Path], *, split: Path | None = None,
         raise ConfigError(f"--split {split}: no such file")
     runs = read_runs([base, *others])
     pairings = pair_runs(runs[0], runs[1:], split)
-    tables = [_compare(SUITES.get(p.adapted.suite), p, seed) for p in pairings]
-    suite = SUITES.get(runs[0].suite)
+    tables = [_compare(p.adapted.suite, p, seed) for p in pairings]
+    suite = runs[0].suite
     headline = suite.headline or "accuracy"
-    primary = [p for p in pairings if p.adapted.suite == runs[0].suite]
+    primary = [p for p in pairings if p.adapted.suite_title == runs[0].suite_title]
     return Rediagnosis(pairings, tables, _sweep(primary, headline), headline)

@@ -40,7 +40,7 @@ def _p(x: float) -> str:
 
 def title(pairing: Pairing) -> str:
     """Which adapter, on which models, as a table's heading (one line, control characters escaped)."""
-    return plain(f"{pairing.adapted.suite}: {pairing.adapter.label}: {pairing.adapted.model} "
+    return plain(f"{pairing.adapted.suite_title}: {pairing.adapter.label}: {pairing.adapted.model} "
                  f"(adapted, {pairing.adapted.path}) vs {pairing.base.model} (base, {pairing.base.path})")
 
 
@@ -78,11 +78,11 @@ def markdown(result: Rediagnosis, figures: Sequence[str] = ()) -> str:
         result: What :func:`lingdiag.adapt.rediagnosis.rediagnose` computed.
         figures: File names of the sweep figures (beside the Markdown file), or notes why there are none.
     """
-    primary = result.pairings[0].base.suite
+    primary = result.pairings[0].base.suite_title
     out = ["## Re-diagnosis after adaptation", "", PARTS_NOTE, ""]
     both = list(zip(result.pairings, result.tables, strict=True))
-    own = [(p, t) for p, t in both if p.adapted.suite == primary]
-    side = [(p, t) for p, t in both if p.adapted.suite != primary]
+    own = [(p, t) for p, t in both if p.adapted.suite_title == primary]
+    side = [(p, t) for p, t in both if p.adapted.suite_title != primary]
     for heading, pairings in ((f"### {primary}", own), ("### Side effects on other suites", side)):
         if not pairings:
             continue

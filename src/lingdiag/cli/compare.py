@@ -19,9 +19,8 @@ from lingdiag.errors import ConfigError
 from lingdiag.io.markdown import markdown_table
 from lingdiag.io.terminal import plain, plain_lines
 from lingdiag.metrics.interpretable import not_interpretable
-from lingdiag.reading import load_run
+from lingdiag.reading import load_runs
 from lingdiag.records import dumps
-from lingdiag.suite import SUITES
 
 
 @app.command(rich_help_panel=RESULTS)
@@ -32,11 +31,10 @@ def competence(
 ) -> None:
     """Competence (label log-likelihood) against performance (generated label), paired per item."""
     by_suite: dict[str, list[competence_join.CompetenceJoin]] = {}
-    for path in runs:
-        run = load_run(path)
-        join = SUITES.get(run.suite).competence
+    for run in load_runs(runs):
+        join = run.suite.competence
         joined: list[competence_join.CompetenceJoin] = list(join(run.model, run.records, seed=seed)) if join else []
-        by_suite.setdefault(run.suite, []).extend(joined)
+        by_suite.setdefault(run.suite_title, []).extend(joined)
     if not any(by_suite.values()):
         raise ConfigError(f"{', '.join(map(str, runs))}: no run holds a loglik condition and its prompted twin "
                           "(run ImperfectiveNLI or CxNLI with --scoring generate,loglik, ExpliCa with "

@@ -10,11 +10,12 @@ import typer
 from lingdiag.cli.app import app
 from lingdiag.cli.options import RESULTS, Json
 from lingdiag.io.terminal import plain_lines
+from lingdiag.reading import load_runs
 from lingdiag.records import dumps
 from lingdiag.report.export import write_tables
 from lingdiag.report.html import write_html
 from lingdiag.report.scaling import parse_families
-from lingdiag.report.tables import load_runs, metrics_json, tables
+from lingdiag.report.tables import metrics_json, tables
 
 
 @app.command(rich_help_panel=RESULTS)

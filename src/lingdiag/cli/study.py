@@ -15,10 +15,10 @@ from lingdiag.cli.options import RUN, json_option, out_option, seed_option
 from lingdiag.engine.run import Progress
 from lingdiag.errors import ConfigError
 from lingdiag.io.terminal import markup_safe, plain
+from lingdiag.rundir.study import RunEntry
 from lingdiag.study.execute import run_study
 from lingdiag.study.report import write_report
 from lingdiag.study.schema import load_study
-from lingdiag.study.state import RunEntry
 from lingdiag.study.status import grid, summary, to_json
 
 study_app = typer.Typer(no_args_is_help=True, help="Studies: models × sizes × checkpoints × suites, resumable.")

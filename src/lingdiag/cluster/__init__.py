@@ -3,8 +3,8 @@
 tasks, then merges. ``submitit`` and ``ray`` come with ``pip install 'lingdiag[cluster]'``.
 """
 
-from lingdiag.cluster.merge import MergeResult, finished, merge
+from lingdiag.cluster.merge import MergeResult, merge
 from lingdiag.cluster.submit import EXECUTORS, Resources, ShardOutcome, SubmitOptions, SubmitResult, shard_dir, submit
 
-__all__ = ["EXECUTORS", "MergeResult", "Resources", "ShardOutcome", "SubmitOptions", "SubmitResult", "finished",
-           "merge", "shard_dir", "submit"]
+__all__ = ["EXECUTORS", "MergeResult", "Resources", "ShardOutcome", "SubmitOptions", "SubmitResult", "merge",
+           "shard_dir", "submit"]

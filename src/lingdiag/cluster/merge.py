@@ -21,11 +21,11 @@ from typing import Any
 from lingdiag.conditions.expander import Expander, Ran
 from lingdiag.config import RunConfig, Shard
 from lingdiag.engine.finish import finish
-from lingdiag.engine.run import RESUMABLE_CHANGES, Plan, plan
+from lingdiag.engine.run import Plan, plan
 from lingdiag.errors import RunError
 from lingdiag.io.atomic import make_dir, write_atomic
 from lingdiag.records import ItemRecord
-from lingdiag.rundir import SCHEMA_VERSION, RunMeta, RunStore, config_changes
+from lingdiag.rundir import RESUMABLE_CHANGES, SCHEMA_VERSION, RunMeta, RunStore, config_changes, run_state
 
 PER_SHARD = ("shard", "shard_base_urls")
 """Config fields that differ between the shards of one run."""
@@ -136,11 +136,15 @@ def merge(paths: Sequence[Path], out: Path) -> MergeResult:
     shards = sorted(shards, key=lambda s: s.shard.index)
     for s in shards:
         skipped.update(s.meta.skipped or {})
+        part = plan(s.config)
+        state = run_state(s.path, part.inputs(s.config), verify=True)
+        if not state.finished:
+            raise RunError(f"{s.path}: shard {s.shard} has not finished ({state.line or state.status}); run it again")
         loaded = RunStore(s.path).load_records()
         check_records(RunStore(s.path).items_path, loaded, golds)
         got = {(r.condition, r.item_id): r for r in loaded}
-        lacking = [k for k in plan(s.config).order() if k[0] not in skipped and k not in got]
-        if lacking or not (s.path / "metrics.json").exists():
+        lacking = [k for k in part.order() if k[0] not in skipped and k not in got]
+        if lacking:
             raise RunError(f"{s.path}: shard {s.shard} has not finished ({len(lacking)} records missing); "
                            "run it again")
         records += got.values()
@@ -217,24 +221,3 @@ def _merged_meta(whole: RunConfig, shards: Sequence[ShardRun], skipped: Mapping[
         usage=dict(usage) if any(s.meta.usage is not None for s in shards) else None,
         **{e.part: e.recorded(ran) for e in planned.expanders},
     )
-
-
-def finished(config: RunConfig, out: Path) -> bool:
-    """Whether ``out`` holds the run of ``config``, finished with every item answered.
-
-    Raises:
-        RunError: ``out`` holds a run of another configuration.
-    """
-    store = RunStore(out)
-    if not store.meta_path.exists():
-        return False
-    meta = store.read_meta()
-    changed = config_changes(meta.config, config.recorded(), RESUMABLE_CHANGES)
-    if changed:
-        raise RunError(f"{out} holds a run with a different configuration (differs in: {', '.join(changed)}); "
-                       "use another --out directory")
-    if not store.root.joinpath("metrics.json").exists():
-        return False
-    answered = {(r.condition, r.item_id) for r in store.load_records() if r.error is None}
-    skipped = meta.skipped or {}
-    return all(k in answered for k in plan(config).order() if k[0] not in skipped)

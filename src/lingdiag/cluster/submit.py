@@ -16,11 +16,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from lingdiag.cluster.merge import MergeResult, finished, merge
+from lingdiag.cluster.merge import MergeResult, merge
 from lingdiag.config import RunConfig, Shard
-from lingdiag.engine.run import run
+from lingdiag.engine.run import plan, run
 from lingdiag.errors import ConfigError, LingdiagError, MissingDependency
 from lingdiag.registry import Registry
+from lingdiag.rundir import run_state
 
 
 @dataclass(frozen=True)
@@ -235,7 +236,7 @@ def submit(config: RunConfig, out: Path, options: SubmitOptions) -> SubmitResult
     tasks = []
     for c in configs:
         assert c.shard is not None
-        if finished(c, shard_dir(out, c.shard)):
+        if run_state(shard_dir(out, c.shard), plan(c).inputs(c)).complete:
             result.done.append(str(c.shard))
         else:
             tasks.append(ShardTask(c, shard_dir(out, c.shard), Path.cwd(), options.cache))

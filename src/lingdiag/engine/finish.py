@@ -18,6 +18,7 @@ from lingdiag.metrics import fragile, interpretable
 from lingdiag.metrics.core import N_ERRORS, N_UNFINISHED
 from lingdiag.records import ItemRecord, ResultRow
 from lingdiag.rundir import Excluded, RunMeta, RunStore
+from lingdiag.rundir.state import finished_part
 from lingdiag.suite import Suite
 
 
@@ -101,5 +102,6 @@ def finish(store: RunStore, suite: Suite, ending: Ending, meta: RunMeta) -> tupl
              + table)
     store.write_json("metrics.json", metrics)
     store.write_text("table.md", table)
-    store.write_meta(meta)
+    # Last, and with ``finished``: a run killed before this line is not finished (rundir.state).
+    store.write_meta(meta.replaced(planned=None, finished=finished_part(store, records)))
     return metrics, table

@@ -35,13 +35,10 @@ from lingdiag.records import (
     Response,
     nonfinite,
 )
-from lingdiag.rundir import SCHEMA_VERSION, SUITE_COPY, ModelIdentity, RunMeta, RunStore
+from lingdiag.rundir import SCHEMA_VERSION, SUITE_COPY, Inputs, ModelIdentity, RunMeta, RunStore
 from lingdiag.rundir.records import output_of, prompt_json
 from lingdiag.suite import SUITES, Condition, Dataset, Suite, spread
 from lingdiag.thinking import DEFAULT_TAGS, ThinkTags
-
-RESUMABLE_CHANGES = ("batch_tokens",)
-"""Config fields a resumed run may change: they group requests into batches, nothing more."""
 
 Progress = Callable[[str, int, int], None]
 """``progress(condition, done, total)``, called after each chunk (and once before the first,
@@ -222,6 +219,10 @@ class Plan:
         """Every file the run reads → its SHA-256: the data's, and those the expanders read."""
         return checksums(self.dataset.source) | {k: v for e in self.expanders for k, v in e.sources().items()}
 
+    def inputs(self, config: RunConfig) -> Inputs:
+        """What a run of ``config`` is computed from now: what its directory's state is checked against."""
+        return Inputs(config.recorded(), self.sources(), self.suite.source.sha256 if self.suite.source else "")
+
     def note(self) -> str:
         """The table's opening lines from the expanders (the items they did not score)."""
         return "".join(e.note(self.not_scored) for e in self.expanders)
@@ -368,8 +369,7 @@ def _begin(config: RunConfig, backend: Backend, store: RunStore, p: Plan) -> tup
     sources = p.sources()
     suite = p.suite
     suite_file = {"path": suite.source.path, "sha256": suite.source.sha256} if suite.source else None
-    done, earlier = store.prepare_resume(config.recorded(), ignore=RESUMABLE_CHANGES, dataset=sources,
-                                         suite_file=suite_file)
+    done, earlier = store.prepare_resume(p.inputs(config))
     _check_axes(store, p.conditions)
     first = RunMeta(config=config.recorded(), identity=ModelIdentity(backend.identity), schema_version=SCHEMA_VERSION,
                     checksums=sources, versions=_versions(), lock=lock_status().recorded(), seed=config.seed,
@@ -413,16 +413,23 @@ def load_model(config: RunConfig) -> Backend:
     """The model of ``config`` with its provider options (not cached); a shard's own server if it has one.
 
     ``--batch-tokens``, ``--trust-remote-code`` and ``--model-option`` all reach the provider
-    here, validated by its option model.
+    through ``RunConfig.provider_options``, validated by its option model.
     """
     from lingdiag.models.providers import load_backend
 
-    options = dict(config.model_options)
-    if config.batch_tokens is not None:
-        options["batch_tokens"] = config.batch_tokens
-    if config.trust_remote_code:
-        options["trust_remote_code"] = True
-    return load_backend(config.model_spec(), options)
+    return load_backend(config.model_spec(), config.provider_options())
+
+
+def check_model(config: RunConfig) -> None:
+    """Check the model of ``config`` as :func:`load_model` would load it, without loading a weight:
+    its spec, its provider and every provider option (a study checks its whole plan so).
+
+    Raises:
+        ConfigError: one line naming the spec or the option and the valid ones.
+    """
+    from lingdiag.models.providers import checked
+
+    checked(config.model_spec(), config.provider_options())
 
 
 def _check_axes(store: RunStore, conditions: Sequence[Condition]) -> None:

@@ -57,6 +57,8 @@ FETCH_BYTES = Limit("LINGDIAG_FETCH_MAX_BYTES", 256 * 2**20, "bytes per fetched 
 """Bytes one official file (``data fetch``, ``--from``) may hold; read in chunks and refused past it."""
 RUN_FILE_BYTES = Limit("LINGDIAG_RUN_FILE_MAX_BYTES", 2 * 1024**3, "bytes per run-directory file")
 """Bytes one file of a run directory (``items.jsonl``, ``meta.json``...) may hold when read back."""
+STUDY_STATE_BYTES = Limit("LINGDIAG_STUDY_STATE_MAX_BYTES", 64_000_000, "bytes of a study.json")
+"""Bytes of a study's ``study.json`` (tens of thousands of runs)."""
 MODEL_CONFIG_BYTES = Limit("LINGDIAG_MODEL_CONFIG_MAX_BYTES", 16 * 1024**2, "bytes of a model's config.json")
 """Bytes of the ``config.json`` beside a model's weights, read for its family (``report/scaling.py``)."""
 

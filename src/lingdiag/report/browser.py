@@ -26,7 +26,6 @@ from lingdiag.records import (
     record_text,
 )
 from lingdiag.records import thinking_text as output_thinking
-from lingdiag.suite import SUITES
 
 COLUMNS = ("suite", "model", "run", "condition", "item", "tags", "outcome", "gold", "label", "prompt", "output",
            "error", "thinking")
@@ -86,9 +85,9 @@ def records_data(runs: Sequence[LoadedRun]) -> dict[str, Any]:
     strings = _Strings()
     rows = []
     for run in runs:
-        tag_names = SUITES.get(run.suite).stat_tags
+        tag_names = run.suite.stat_tags
         for r in run.records:
-            values = (run.suite, run.model, str(run.path), r.condition, r.item_id, _tags(r, tag_names), outcome(r),
+            values = (run.suite_title, run.model, run.name, r.condition, r.item_id, _tags(r, tag_names), outcome(r),
                       r.gold or "", r.label, record_text(r.prompts), record_text(_answers(r)), r.error or "",
                       thinking_text(r))
             rows.append([strings(v) for v in values])

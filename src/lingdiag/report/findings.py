@@ -20,8 +20,6 @@ from lingdiag.metrics.interpretable import degenerate_reason
 from lingdiag.metrics.stats import holm_rows
 from lingdiag.reading import LoadedRun
 from lingdiag.records import ItemRecord
-from lingdiag.report.tables import display_names
-from lingdiag.suite import SUITES
 
 ALPHA = 0.05
 """Differences are reported when their Holm-adjusted p-value is below this."""
@@ -48,13 +46,12 @@ def _by_condition(run: LoadedRun) -> dict[str, list[ItemRecord]]:
 
 def degenerate(runs: Sequence[LoadedRun]) -> list[Degenerate]:
     """Every degenerate condition of ``runs``, named as the tables name its model."""
-    names = display_names(runs)
     out = []
     for run in runs:
         for condition, records in _by_condition(run).items():
             reason = degenerate_reason(records)
             if reason is not None:
-                out.append(Degenerate(run.suite, names[str(run.path)], condition, dict(records[0].axes), reason))
+                out.append(Degenerate(run.suite_title, run.model, condition, dict(records[0].axes), reason))
     return out
 
 
@@ -67,11 +64,10 @@ class Finding:
     p: float
 
 
-def _model_differences(suite: str, runs: Sequence[LoadedRun], names: Mapping[str, str],
-                       skip: set[tuple[str, str]], seed: int) -> list[Finding]:
+def _model_differences(suite: str, runs: Sequence[LoadedRun], skip: set[tuple[str, str]], seed: int) -> list[Finding]:
     tests: list[tuple[Comparison, str, str]] = []
     for a, b in combinations(runs, 2):
-        na, nb = names[str(a.path)], names[str(b.path)]
+        na, nb = a.model, b.model
         ra, rb = _by_condition(a), _by_condition(b)
         for condition in ra.keys() & rb.keys():
             if (na, condition) in skip or (nb, condition) in skip:
@@ -91,12 +87,12 @@ def _model_differences(suite: str, runs: Sequence[LoadedRun], names: Mapping[str
     return out
 
 
-def _competence_differences(suite: str, runs: Sequence[LoadedRun], names: Mapping[str, str],
-                            skip: set[tuple[str, str]], seed: int) -> list[Finding]:
-    join = SUITES.get(suite).competence
+def _competence_differences(suite: str, runs: Sequence[LoadedRun], skip: set[tuple[str, str]],
+                            seed: int) -> list[Finding]:
+    join = runs[0].suite.competence
     if join is None:
         return []
-    joins = [j for run in runs for j in join(names[str(run.path)], run.records, seed=seed)
+    joins = [j for run in runs for j in join(run.model, run.records, seed=seed)
              if (j.model, j.condition) not in skip and (j.model, j.competence) not in skip]
     out = []
     for j in joins:
@@ -115,15 +111,14 @@ def differences(runs: Sequence[LoadedRun], flagged: Sequence[Degenerate], *, see
     Raises:
         MissingDependency: statsmodels (the ``stats`` extra) is not installed.
     """
-    names = display_names(runs)
     skip = {(d.model, d.condition) for d in flagged}
     by_suite: dict[str, list[LoadedRun]] = defaultdict(list)
     for run in runs:
-        by_suite[run.suite].append(run)
+        by_suite[run.suite_title].append(run)
     out = []
     for suite, members in by_suite.items():
-        out += _model_differences(suite, members, names, skip, seed)
-        out += _competence_differences(suite, members, names, skip, seed)
+        out += _model_differences(suite, members, skip, seed)
+        out += _competence_differences(suite, members, skip, seed)
     return out
 
 
@@ -131,16 +126,15 @@ def headline(runs: Sequence[LoadedRun], flagged: Sequence[Degenerate]) -> dict[s
     """Suite → model → ``(condition, value)`` of the suite's headline metric (``Suite.headline``);
     a degenerate condition's value reads ``not interpretable``.
     """
-    names = display_names(runs)
     bad = {(d.suite, d.model, d.condition) for d in flagged}
     out: dict[str, dict[str, list[tuple[str, str]]]] = {}
     for run in runs:
-        key = SUITES.get(run.suite).headline
-        model = names[str(run.path)]
-        cells = out.setdefault(run.suite, {}).setdefault(model, [])
+        key = run.suite.headline
+        model = run.model
+        cells = out.setdefault(run.suite_title, {}).setdefault(model, [])
         for row in run.rows:
             value = row.metrics.get(key) if key else None
-            shown = ("not interpretable" if (run.suite, model, row.condition) in bad
+            shown = ("not interpretable" if (run.suite_title, model, row.condition) in bad
                      else f"{value:.2f}" if isinstance(value, int | float) and math.isfinite(value) else "–")
             cells.append((row.condition, shown))
     return out

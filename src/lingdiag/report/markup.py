@@ -11,6 +11,7 @@ import base64
 import re
 from collections.abc import Sequence
 from html import escape
+from pathlib import PurePath
 from typing import Any
 
 from lingdiag.figures import Figure
@@ -93,6 +94,16 @@ def table_html(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     head = "".join(f"<th>{escape(str(h))}</th>" for h in header)
     body = "".join("<tr>" + "".join(f'<td>{escape(str(c))}</td>' for c in r) + "</tr>" for r in rows)
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def shown_path(text: str) -> str:
+    """``text`` with an absolute path of the machine a run ran on cut to its last two parts
+    (``…/data/pairs.jsonl``): a report travels, the user's directories stay home.
+    """
+    path = PurePath(text)
+    if not path.is_absolute() or len(path.parts) <= 3:
+        return text
+    return "…/" + "/".join(path.parts[-2:])
 
 
 def note(text: str) -> str:

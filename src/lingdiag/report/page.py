@@ -22,13 +22,13 @@ from lingdiag.report.budget import budget_figure
 from lingdiag.report.findings import Degenerate, degenerate
 from lingdiag.report.markup import block_html, markdown_to_html, note
 from lingdiag.report.scaling import scaling_figure
-from lingdiag.report.tables import rows_by_suite, suite_tables
-from lingdiag.suite import SUITES
+from lingdiag.report.tables import rows_by_suite, suite_tables, suites_of
+from lingdiag.suite import Suite
 
 
-def _drawn(name: str, rows: Sequence[Any], colours: figs.ModelColours) -> list[Figure] | str:
+def _drawn(name: str, suite: Suite, rows: Sequence[Any], colours: figs.ModelColours) -> list[Figure] | str:
     """The suite's figures, or a note saying why there are none."""
-    draw = SUITES.get(name).figures
+    draw = suite.figures
     if draw is None:
         return ""
     if not figs.available():
@@ -39,8 +39,8 @@ def _drawn(name: str, rows: Sequence[Any], colours: figs.ModelColours) -> list[F
         return note(f"{name}: no figures: {e}")
 
 
-def _analyses(name: str, rows: Sequence[Any], flags: Sequence[Degenerate]) -> str:
-    analyse = SUITES.get(name).analyses
+def _analyses(name: str, suite: Suite, rows: Sequence[Any], flags: Sequence[Degenerate]) -> str:
+    analyse = suite.analyses
     if analyse is None:
         return ""
     try:
@@ -52,12 +52,13 @@ def _analyses(name: str, rows: Sequence[Any], flags: Sequence[Degenerate]) -> st
 class SuiteParts:
     """One suite's parts of the page: its tables split into the headline and the rest, its figures."""
 
-    def __init__(self, name: str, text: str, rows: Sequence[Any], flagged: Sequence[Degenerate],
+    def __init__(self, name: str, suite: Suite, text: str, rows: Sequence[Any], flagged: Sequence[Degenerate],
                  colours: figs.ModelColours, scaling: Figure | None = None) -> None:
         self.name = name
+        """The suite as the report names it (with its file's version where two are shown)."""
         self.scaling = scaling
         """The headline metric against model size (:mod:`.scaling`), where the runs have two sizes."""
-        self.budget = budget_figure(name, SUITES.get(name).headline, rows, colours) if figs.available() \
+        self.budget = budget_figure(name, suite.headline, rows, colours) if figs.available() \
             else None
         """The headline metric against the thinking budget (:mod:`.budget`), where the rows sweep one."""
         self.flags = [d for d in flagged if d.suite == name]
@@ -66,10 +67,10 @@ class SuiteParts:
         self.headline = blocks[:first + 1]
         """Everything up to the first table: the paper's headline table with its heading and notes."""
         self.rest = blocks[first + 1:]
-        drawn = _drawn(name, rows, colours)
+        drawn = _drawn(name, suite, rows, colours)
         self.note = drawn if isinstance(drawn, str) else ""
         self.figures = drawn if isinstance(drawn, list) else []
-        self.analyses = _analyses(name, rows, self.flags)
+        self.analyses = _analyses(name, suite, rows, self.flags)
 
     def more(self) -> list[Figure]:
         """The figures of the suite's own section: all but the summary's, then the scaling and budget figures."""
@@ -123,6 +124,7 @@ class Page:
     def suites(self) -> list[SuiteParts]:
         """Each suite's parts, in the order the runs were given."""
         scaling = figs.available()
-        return [SuiteParts(name, self.suite_text[name], self.by_suite[name], self.flagged, self.colours,
+        suites = suites_of(self.runs)
+        return [SuiteParts(name, suites[name], self.suite_text[name], self.by_suite[name], self.flagged, self.colours,
                            scaling_figure(name, self.runs, self.families) if scaling else None)
                 for name in self.by_suite]

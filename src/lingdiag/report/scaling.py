@@ -20,8 +20,6 @@ from lingdiag.errors import ConfigError
 from lingdiag.figures import Figure, ModelColours, pyplot, to_png
 from lingdiag.io.limits import MODEL_CONFIG_BYTES, read_regular
 from lingdiag.reading import LoadedRun
-from lingdiag.report.tables import display_names
-from lingdiag.suite import SUITES
 
 MAX_PANELS = 6
 """Conditions drawn as panels at most."""
@@ -85,15 +83,15 @@ class Point:
 
 def points(suite: str, runs: Sequence[LoadedRun], families: Mapping[str, str]) -> list[Point]:
     """The scaling points of ``suite``'s headline metric over ``runs`` (runs without a size left out)."""
-    metric = SUITES.get(suite).headline
+    mine = [run for run in runs if run.suite_title == suite]
+    metric = mine[0].suite.headline if mine else ""
     if not metric:
         return []
-    names = display_names(runs)
     out = []
-    for run in runs:
-        if run.suite != suite or run.meta.n_params is None:
+    for run in mine:
+        if run.meta.n_params is None:
             continue
-        model = names[str(run.path)]
+        model = run.model
         family = families.get(run.model) or families.get(model) or config_family(run) or model
         for row in run.rows:
             value = row.metrics.get(metric)
@@ -116,7 +114,7 @@ def scaling_figure(suite: str, runs: Sequence[LoadedRun], families: Mapping[str,
     if len({p.n_params for p in found}) < 2:
         return None
     plt = pyplot()
-    metric = SUITES.get(suite).headline
+    metric = next(run.suite.headline for run in runs if run.suite_title == suite)
     conditions = list(dict.fromkeys(p.condition for p in found))[:MAX_PANELS]
     ticks = sorted({p.n_params for p in found})
     colours = ModelColours.of(p.family for p in found)  # a family keeps its colour in a panel that lacks another
@@ -142,8 +140,8 @@ def scaling_figure(suite: str, runs: Sequence[LoadedRun], families: Mapping[str,
     axes[0][0].set_ylabel(metric)
     axes[0][-1].legend(fontsize=7, title="family")
     sizes = ", ".join(f"{m} {_size(n)}" for m, n in sorted({(p.model, p.n_params) for p in found}))
-    ignored = "".join(f" {run.path}: {run.meta.identity.n_params_problem}." for run in runs
-                      if run.suite == suite and run.meta.identity.n_params_problem)
+    ignored = "".join(f" {run.name}: {run.meta.identity.n_params_problem}." for run in runs
+                      if run.suite_title == suite and run.meta.identity.n_params_problem)
     return Figure(f"{suite}: {metric} by model size", to_png(fig),
                   f"One line per model family; bars: 95% intervals. Parameter counts as the backends recorded "
                   f"them ({sizes}).{ignored}")

@@ -4,15 +4,21 @@
 - ``meta``: ``RunMeta``, the only reader and writer of ``meta.json``, and ``ModelIdentity``.
 - ``parts``: the typed parts of ``meta.json`` and the suite facts a run records (``Excluded``...).
 - ``loaded``: ``RunDir`` and ``read_run``, a run read back without the suite registry.
+- ``inputs``: what a run was computed from and what of it changed (``Inputs``, ``drift``).
+- ``state``: ``RunState`` and ``run_state``, the one answer to finished, current, how far and running.
+- ``study``: ``study.json`` (``StudyState``, ``RunEntry``) and a run's place in its study (``place_of``).
 
 It imports no suite, report or model code (a contract in ``pyproject.toml``); metrics recomputed
 through a run's suite are ``lingdiag.reading``'s.
 """
 
-from lingdiag.rundir.directory import RunStore, config_changes, write_imported
-from lingdiag.rundir.loaded import Progress, RunDir, read_run
+from lingdiag.rundir.directory import RunStore, lock_held, write_imported
+from lingdiag.rundir.inputs import RESUMABLE_CHANGES, Change, Inputs, config_changes, drift
+from lingdiag.rundir.loaded import RunDir, read_run
 from lingdiag.rundir.meta import META, SCHEMA_VERSION, ModelIdentity, RunMeta
 from lingdiag.rundir.parts import SUITE_COPY, Excluded, SuiteSource
+from lingdiag.rundir.state import Phase, RunState, run_state
 
-__all__ = ["META", "SCHEMA_VERSION", "SUITE_COPY", "Excluded", "ModelIdentity", "Progress", "RunDir", "RunMeta",
-           "RunStore", "SuiteSource", "config_changes", "read_run", "write_imported"]
+__all__ = ["META", "RESUMABLE_CHANGES", "SCHEMA_VERSION", "SUITE_COPY", "Change", "Excluded", "Inputs",
+           "ModelIdentity", "Phase", "RunDir", "RunMeta", "RunState", "RunStore", "SuiteSource", "config_changes",
+           "drift", "lock_held", "read_run", "run_state", "write_imported"]

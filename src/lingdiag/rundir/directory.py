@@ -21,6 +21,7 @@ from lingdiag.errors import RunError
 from lingdiag.io.atomic import SURROGATES, is_temporary, make_dir, write_atomic
 from lingdiag.io.limits import read_regular
 from lingdiag.records import ItemRecord, dumps
+from lingdiag.rundir.inputs import Inputs, drift
 from lingdiag.rundir.meta import META, ModelIdentity, RunMeta
 from lingdiag.rundir.parts import SUITE_COPY, SuiteSource
 
@@ -38,9 +39,47 @@ def _writing(path: Path) -> Iterator[None]:
         raise RunError(f"cannot write {e.filename or path}: {e.strerror or e}") from None
 
 
-def config_changes(old: Mapping[str, Any], new: Mapping[str, Any], ignore: Sequence[str] = ()) -> list[str]:
-    """The config fields (as in ``meta.json``) that differ between two runs, sorted; ``ignore`` excepted."""
-    return sorted(k for k in set(old) | set(new) if k not in ignore and old.get(k) != new.get(k))
+def lock_held(run_dir: Path) -> bool:
+    """Whether a live process holds ``run_dir``'s lock (``RunStore.lock``) now.
+
+    Read from ``/proc/locks`` where the system has it, so that asking never takes a lock itself: a
+    reader probing with ``flock`` at the moment a run starts would make that run refuse to start.
+    Elsewhere, a shared lock is tried and released at once.
+    """
+    lock = Path(run_dir) / ".lock"
+    try:
+        info = os.stat(lock)
+    except OSError:
+        return False
+    locks = Path("/proc/locks")
+    if locks.exists():
+        device = f"{os.major(info.st_dev):02x}:{os.minor(info.st_dev):02x}:{info.st_ino}"
+        try:
+            table = locks.read_text()
+        except OSError:
+            table = None
+        if table is not None:
+            return any(" FLOCK " in line and line.split()[-3] == device for line in table.splitlines()
+                       if len(line.split()) >= 3)
+    try:
+        fd = os.open(lock, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)  # releases the shared lock just taken, if it was
+    return False
+
+
+_REFUSALS = {"config": "holds a run with a different configuration (differs in: {})",
+             "data": "was run on other data: {} changed since (SHA-256)",
+             "suite_file": "was run from another version of suite file {} (SHA-256 changed)"}
+"""Resume's refusal of each kind of change (``Change.kind``), after the run directory's name."""
 
 
 class RunStore:
@@ -77,19 +116,7 @@ class RunStore:
 
     def running(self) -> bool:
         """Whether a live process holds the directory's lock (a run still writing to it)."""
-        try:
-            fd = os.open(self.root / ".lock", os.O_RDONLY | os.O_NONBLOCK)
-        except OSError:
-            return False
-        try:
-            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return True
-        except OSError:
-            return False
-        finally:
-            os.close(fd)  # releases the shared lock just taken, if it was
-        return False
+        return lock_held(self.root)
 
     def discard_if_empty(self) -> None:
         """Remove the directory if it holds only what a run writes before its first record
@@ -132,38 +159,23 @@ class RunStore:
             records.append(record)
         return records
 
-    def prepare_resume(self, config: dict[str, Any], ignore: Sequence[str] = (),
-                       dataset: Mapping[str, str] | None = None, suite_file: Mapping[str, str] | None = None,
-                       ) -> tuple[set[tuple[str, str]], dict[str, float]]:
-        """Check the directory matches ``config``; return the (condition, item) keys done
-        and the seconds the earlier sessions spent per condition.
+    def prepare_resume(self, inputs: Inputs) -> tuple[set[tuple[str, str]], dict[str, float]]:
+        """Check the directory holds a run of ``inputs`` (or none); return the (condition, item) keys
+        done and the seconds the earlier sessions spent per condition.
 
-        Errored records are dropped so those items run again; the file is rewritten with
-        one record per key. Fields named in ``ignore`` may differ from the earlier run's; the
-        dataset files' checksums (``dataset``) may not, nor the suite file's (``suite_file``:
-        its path and SHA-256), as a changed file is a changed configuration.
+        Errored records are dropped so those items run again; the file is rewritten with one record
+        per key. What may not differ from the earlier run is what makes a run stale
+        (``lingdiag.rundir.inputs.drift``): its configuration (but ``RESUMABLE_CHANGES``), the data
+        files' and the suite file's SHA-256, as a changed file is a changed configuration.
         """
         self.root.mkdir(parents=True, exist_ok=True)
         timings: dict[str, float] = {}
         if self.meta_path.exists():
             meta = self.read_meta()
             timings = dict(meta.timings or {})
-            changed = config_changes(meta.config, config, ignore)
-            if changed:
-                raise RunError(f"{self.root} holds a run with a different configuration "
-                               f"(differs in: {', '.join(changed)}); use another --out directory")
-            before = meta.checksums or {}
-            # An empty checksum (runs from before user files were hashed) cannot be compared.
-            changed = sorted(k for k in set(before) | set(dataset or {})
-                             if dataset is not None and before.get(k) != dataset.get(k) and before.get(k) != "")
-            if changed:
-                raise RunError(f"{self.root} was run on other data: {', '.join(changed)} changed since "
-                               "(SHA-256); use another --out directory")
-            old = meta.suite_file.sha256 if meta.suite_file else None
-            if old != (suite_file or {}).get("sha256"):
-                path = (suite_file or {}).get("path") or (meta.suite_file.path if meta.suite_file else None)
-                raise RunError(f"{self.root} was run from another version of suite file {path} (SHA-256 changed); "
-                               "use another --out directory")
+            changes, _ = drift(meta, inputs)
+            for change in changes:
+                raise RunError(f"{self.root} {_REFUSALS[change.kind].format(change.what)}; use another --out directory")
         kept: dict[tuple[str, str], ItemRecord] = {}
         for r in self.load_records():
             if r.error is None:

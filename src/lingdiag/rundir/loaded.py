@@ -1,5 +1,5 @@
 """A run directory read back, typed and bounded, without the suite registry: its ``meta.json``,
-its records and whether it is finished. Metrics recomputed through the suite are
+its records and its state (``lingdiag.rundir.state``). Metrics recomputed through the suite are
 ``lingdiag.reading``'s.
 """
 
@@ -8,31 +8,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from lingdiag.errors import RunError
 from lingdiag.records import ItemRecord
 from lingdiag.rundir.directory import RunStore
 from lingdiag.rundir.meta import RunMeta
-
-
-@dataclass(frozen=True, slots=True)
-class Progress:
-    """How far a run directory is: its records against the items planned, and whether a process
-    holds its lock (a run still writing).
-    """
-
-    done: int
-    planned: int | None
-    """``meta.json``'s ``planned``; None in runs written before it was recorded."""
-    running: bool
-
-    @property
-    def line(self) -> str | None:
-        """``run in progress: N of M items`` for a run not finished; None for a finished one."""
-        short = self.planned is not None and self.done < self.planned
-        if not (short or self.running):
-            return None
-        of = f" of {self.planned}" if self.planned is not None else ""
-        state = "run in progress" if self.running else "run not finished (stopped)"
-        return f"{state}: {self.done}{of} items"
+from lingdiag.rundir.state import Phase, RunState, run_state
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,7 +22,8 @@ class RunDir:
     path: Path
     meta: RunMeta
     records: list[ItemRecord]
-    progress: Progress
+    state: RunState
+    """Finished or not, current or not, how far (checked against the records read)."""
 
     @property
     def item_ids(self) -> frozenset[str]:
@@ -51,12 +32,14 @@ class RunDir:
 
 
 def read_run(run_dir: Path) -> RunDir:
-    """Read ``run_dir``'s ``meta.json`` and ``items.jsonl``, each checked a regular file of bounded size.
+    """Read ``run_dir``'s ``meta.json`` and ``items.jsonl``, each checked a regular file of bounded size,
+    and its state (a finished run's records re-hashed against what it finished with).
 
     Raises:
         RunError: one line naming the file (and line and field) that is not as a run writes it.
     """
-    store = RunStore(run_dir)
-    meta = store.read_meta()
-    records = store.load_records()
-    return RunDir(Path(run_dir), meta, records, Progress(len(records), meta.planned, store.running()))
+    state = run_state(run_dir, verify=True)
+    if state.phase in (Phase.ABSENT, Phase.UNREADABLE) or state.meta is None:
+        raise RunError(state.problem or f"{run_dir}: not a run directory")
+    records = RunStore(run_dir).load_records()
+    return RunDir(Path(run_dir), state.meta, records, state)

@@ -24,6 +24,7 @@ from lingdiag.rundir.parts import (
     AfterThinkingPart,
     Excluded,
     ExcludedPart,
+    FinishedPart,
     ImportedPart,
     LockPart,
     Number,
@@ -127,6 +128,7 @@ class MetaFile(Part):
     shards: list[ShardPart] | None = None
     imported: ImportedPart | None = None
     planned: int | None = None
+    finished: FinishedPart | None = None
 
 
 _UNION_TAGS = ("int", "float", "str")
@@ -187,6 +189,9 @@ class RunMeta:
     planned: int | None
     """The items the run will have recorded when it finishes (all conditions); None in runs written
     before it was recorded. A run with fewer is in progress (or was stopped)."""
+    finished: FinishedPart | None
+    """Written by ``finish`` (with ``planned`` dropped): the records it ended with; None while the
+    run is unfinished and in runs written before it was recorded (``lingdiag.rundir.state``)."""
     source: Path | None = field(default=None, compare=False)
     """The file this was read from (named in errors); not part of ``meta.json``."""
 
@@ -201,7 +206,7 @@ class RunMeta:
                  precision: PrecisionPart | Given | None = None, excluded: Sequence[Excluded | Given] | None = None,
                  usage: Mapping[str, int] | None = None, shards: Sequence[ShardPart | Given] | None = None,
                  imported: ImportedPart | Given | None = None, planned: int | None = None,
-                 source: Path | None = None) -> None:
+                 finished: FinishedPart | Given | None = None, source: Path | None = None) -> None:
         """Validate every part (``pydantic.ValidationError`` if one is not of its schema)."""
         given = {"schema_version": schema_version, "config": config,
                  "model": identity.fields if isinstance(identity, ModelIdentity) else identity,
@@ -210,7 +215,8 @@ class RunMeta:
                  "thinking": thinking, "after_thinking": after_thinking, "precision": precision,
                  "excluded": None if excluded is None else [
                      {"item_id": e.item_id, "reason": e.reason} if isinstance(e, Excluded) else e for e in excluded],
-                 "usage": usage, "shards": shards, "imported": imported, "planned": planned}
+                 "usage": usage, "shards": shards, "imported": imported, "planned": planned,
+                 "finished": finished}
         parsed = MetaFile.model_validate({k: part_json(v) for k, v in given.items() if v is not None})
         for key in MetaFile.model_fields:
             object.__setattr__(self, _ATTRIBUTE.get(key, key), getattr(parsed, key))
@@ -277,6 +283,10 @@ class RunMeta:
             raise RunError(f"{path}, field 'config.suite': missing or not a string")
         if "model" not in meta:
             raise RunError(f"{path}: missing key 'model'")
+        version = meta.get("schema_version")
+        if isinstance(version, int) and not isinstance(version, bool) and version > SCHEMA_VERSION:
+            raise RunError(f"{path}, field 'schema_version': {version} is newer than this lingdiag reads "
+                           f"({SCHEMA_VERSION}); read the run with the lingdiag that wrote it, or upgrade")
         unknown = sorted(set(meta) - set(MetaFile.model_fields))
         if unknown:
             raise RunError(f"{path}: unknown key {unknown[0]!r} (known: {', '.join(MetaFile.model_fields)})")

@@ -146,6 +146,22 @@ class ImportedPart(Part):
     rules: str | None = None
 
 
+class FinishedPart(Part):
+    """``finished``: written by ``finish`` as the run's end, so that whether a run finished, and
+    whether its records are still the ones it finished with, is read off its files (cheaply: the
+    size; in full: the SHA-256) without re-planning it (``lingdiag.rundir.state``).
+    """
+
+    records: int = Field(ge=0)
+    """Records in ``items.jsonl`` (one per condition and item)."""
+    failed: int = Field(ge=0)
+    """Of them, items the backend failed on (``error``)."""
+    bytes: int = Field(ge=0)
+    """The size of ``items.jsonl``."""
+    sha256: str
+    """The SHA-256 of ``items.jsonl``."""
+
+
 class ExcludedPart(Part):
     """One excluded item as ``meta.json`` holds it."""
 

@@ -20,7 +20,7 @@ from lingdiag.metrics.core import wilson
 from lingdiag.metrics.stats import holm
 from lingdiag.reading import LoadedRun
 from lingdiag.records import ItemRecord
-from lingdiag.study.state import RunEntry
+from lingdiag.rundir.study import RunEntry
 
 Cell = tuple[str, str]
 """(suite in the study, condition)."""

@@ -1,7 +1,12 @@
-"""``study run``: plan, then run every run not finished, resuming and retrying.
+"""``study run``: plan, then run every run not done, resuming and retrying.
+
+Whether a run is done is its directory's state (``lingdiag.rundir.state``) against the plan:
+finished, every item answered, and current — its configuration, data files and suite file are
+what the study plans now. A **stale** run (one of them changed since it ran) is moved aside to
+``OUT/superseded/<key>/<n>/``, kept whole, and run again; a run a process is writing is left to it.
 
 Here (the default), runs go model by model: a model is loaded once (behind the shared response
-cache) for all of its suites and released before the next. A finished run is never redone and
+cache) for all of its suites and released before the next. A done run is never redone and
 its model never loaded; a partial one resumes (the run itself resumes from its records); a
 failed one is tried again while its failed attempts number at most ``retries``, its one-line
 reason kept in ``study.json``. A process killed mid-run leaves that run partial, not failed.
@@ -15,24 +20,28 @@ import gc
 import json
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
-from lingdiag.cluster.merge import finished
 from lingdiag.cluster.submit import EXECUTORS, Resources, ShardTask
 from lingdiag.config import RunConfig
-from lingdiag.engine.run import Progress, load_model, plan, run
-from lingdiag.errors import LingdiagError
+from lingdiag.engine.run import Plan, Progress, check_model, load_model, plan, run
+from lingdiag.errors import LingdiagError, located
+from lingdiag.io.atomic import make_dir
 from lingdiag.models.base import Backend
 from lingdiag.models.cache import cached
-from lingdiag.rundir import RunStore
-from lingdiag.study.plan import PlannedRun, plan_study
+from lingdiag.rundir import Inputs, Phase, RunState, RunStore, run_state
+from lingdiag.rundir.study import RunEntry, StudyState, read_state, write_state
+from lingdiag.study.plan import PlannedRun, plan_study, replanned
 from lingdiag.study.schema import StudyFile, Where
-from lingdiag.study.state import RunEntry, StudyState, merged, read_state, write_state
 
-Loader = Callable[[RunConfig], Backend]
 Say = Callable[[str], None]
 Configs = dict[str, RunConfig]
 """Run key → its planned configuration (``study.json`` holds it with URL credentials redacted)."""
+Planned = dict[str, Inputs]
+"""Run key → what it is computed from now (its configuration and the SHA-256 of every file it reads)."""
+SUPERSEDED = "superseded"
+"""Where a stale run's directory goes (``OUT/superseded/<key>/<n>``) before the run is done again."""
 
 
 def reason(e: BaseException) -> str:
@@ -41,131 +50,185 @@ def reason(e: BaseException) -> str:
     return text if isinstance(e, LingdiagError) else f"{type(e).__name__}: {text}"
 
 
-def check_plan(runs: Sequence[PlannedRun]) -> dict[str, int]:
-    """Plan each run (data read, options and axes validated) before any model loads; run key →
-    items it records.
+@dataclass(frozen=True)
+class Models:
+    """How a study checks and loads its models: the providers by default (tests give stand-ins)."""
+
+    load: Callable[[RunConfig], Backend] = load_model
+    """A run's model, loaded (not cached)."""
+    check: Callable[[RunConfig], None] = check_model
+    """A run's model spec and options checked without loading a weight."""
+
+
+def check_plan(runs: Sequence[PlannedRun], models: Models = Models()) -> dict[str, Plan]:
+    """Plan each run (suite, data, axes and options validated) and check each model (spec, provider and
+    provider options) before any model loads.
 
     Raises:
-        LingdiagError: a run's suite, data, axes or options are wrong, with the run named.
+        LingdiagError: one line naming the run, where the study file sets it and what is wrong.
     """
-    counts = {}
+    plans = {}
+    checked: set[str] = set()
     for r in runs:
         try:
-            counts[r.key] = len(plan(r.config).order())
+            plans[r.key] = plan(r.config)
+            model = json.dumps([r.config.model, r.config.provider_options()], sort_keys=True, default=str)
+            if model not in checked:
+                models.check(r.config)
+                checked.add(model)
         except LingdiagError as e:
-            raise type(e)(f"run {r.key}: {e}") from None
-    return counts
+            raise located(e, f"run {r.key} ({r.origin})") from None
+    return plans
 
 
-def _record(entry: RunEntry, config: RunConfig, out: Path, started: float, error: str | None) -> None:
-    """Update ``entry`` after an attempt: done if finished, else failed with its reason."""
-    where = entry.directory(out)
-    records = RunStore(where).load_records() if where.is_dir() else []
-    entry.state.items_done = len({(r.condition, r.item_id) for r in records if r.error is None})
+def _record(entry: RunEntry, state: RunState, started: float, error: str | None, retries: int) -> None:
+    """Update ``entry``'s attempts after one: done if its directory says so, else failed with its reason."""
+    entry.state.items_done = state.recorded
     entry.state.seconds += time.monotonic() - started
-    if error is None and finished(config, where):
+    if error is None and state.complete:
         entry.state.status, entry.state.reason = "done", None
         return
-    failed_items = sum(r.error is not None for r in records)
     entry.state.status, entry.state.attempts = "failed", entry.state.attempts + 1
-    entry.state.reason = error or f"{failed_items} items failed in the backend; running the study again retries them"
+    left = retries + 1 - entry.state.attempts
+    again = (f"running the study again retries it ({left} attempt{'s' * (left != 1)} left)" if left > 0 else
+             f"gave up after {entry.state.attempts} attempt{'s' * (entry.state.attempts != 1)} (retries: {retries}); "
+             "raise retries: in the study file to try again")
+    entry.state.reason = (error or (f"{state.failed} items failed in the backend" if state.failed else
+                                    state.line or f"the run is {state.status}")) + f"; {again}"
 
 
-def _todo(state: StudyState, configs: Configs, out: Path) -> list[RunEntry]:
-    """The runs to attempt: not finished, and not failed more than ``retries`` times."""
+def _supersede(entry: RunEntry, state: RunState, out: Path, say: Say) -> None:
+    """Move a stale run's directory aside (kept whole) so that the run is done again from nothing."""
+    parent = Path(out) / SUPERSEDED / entry.key
+    make_dir(parent)
+    n = 1
+    while (parent / str(n)).exists():
+        n += 1
+    state.path.rename(parent / str(n))
+    entry.state.status, entry.state.attempts, entry.state.reason, entry.state.items_done = "planned", 0, None, 0
+    why = "; ".join(c.line for c in state.changes)
+    say(f"run {entry.key}: {why}; its directory moved to {parent / str(n)}, running it again")
+
+
+def _todo(state: StudyState, planned: Planned, out: Path, say: Say) -> list[RunEntry]:
+    """The runs to attempt: not done, not running elsewhere, and not failed more than ``retries`` times;
+    stale runs moved aside first.
+    """
     todo = []
     for entry in state.runs:
-        if finished(configs[entry.key], entry.directory(out)):
+        now = run_state(entry.directory(out), planned[entry.key])
+        if now.phase is Phase.RUNNING:
+            say(f"run {entry.key}: another process is writing it; left to it")
+            continue
+        if now.changes and now.phase is not Phase.ABSENT:
+            _supersede(entry, now, out, say)
+        elif now.complete:
             entry.state.status, entry.state.reason = "done", None
-        elif entry.state.status != "failed" or entry.state.attempts <= state.retries:
+            continue
+        if entry.state.status != "failed" or entry.state.attempts <= state.retries:
             todo.append(entry)
     return todo
 
 
-def _here(state: StudyState, configs: Configs, out: Path, load: Loader,
-          progress: Callable[[RunEntry], Progress | None], say: Say) -> None:
+@dataclass(frozen=True)
+class _Session:
+    """One ``study run`` over its locked directory: the plan and where notes go."""
+
+    state: StudyState
+    configs: Configs
+    planned: Planned
+    out: Path
+    say: Say
+
+    def ended(self, entry: RunEntry, started: float, error: str | None) -> None:
+        """Record an attempt at ``entry`` by what its directory now says, and write ``study.json``."""
+        now = run_state(entry.directory(self.out), self.planned[entry.key])
+        _record(entry, now, started, error, self.state.retries)
+        write_state(self.out, self.state)
+        if entry.state.status == "failed":
+            self.say(f"run {entry.key} failed (attempt {entry.state.attempts}): {entry.state.reason}")
+
+
+def _here(session: _Session, load: Callable[[RunConfig], Backend],
+          progress: Callable[[RunEntry], Progress | None]) -> None:
     by_model: dict[str, list[RunEntry]] = {}
-    for entry in _todo(state, configs, out):  # one load serves the runs of one spec with the same provider options
+    todo = _todo(session.state, session.planned, session.out, session.say)
+    for entry in todo:  # one load serves the runs of one spec with the same provider options
         loading = {k: entry.config.get(k) for k in ("model", "model_options", "batch_tokens", "trust_remote_code")}
         by_model.setdefault(json.dumps(loading, sort_keys=True, default=str), []).append(entry)
-    write_state(out, state)
+    write_state(session.out, session.state)
     for entries in by_model.values():
-        first = configs[entries[0].key]  # the planned config: a URL's credentials are redacted in study.json
+        first = session.configs[entries[0].key]  # the planned config: a URL's credentials are redacted in study.json
         spec = entries[0].model.spec
         started = time.monotonic()
-        say(f"loading {entries[0].model.label} for {len(entries)} run(s)")
+        session.say(f"loading {entries[0].model.label} for {len(entries)} run(s)")
         try:
             backend = cached(load(first))
         except Exception as e:  # noqa: BLE001 - a model that will not load fails its runs, not the study
             for entry in entries:
-                _record(entry, configs[entry.key], out, started, f"model {spec} did not load: {reason(e)}")
-            write_state(out, state)
+                session.ended(entry, started, f"model {spec} did not load: {reason(e)}")
             continue
         for entry in entries:
-            _attempt(entry, configs[entry.key], out, backend, progress(entry), say)
-            write_state(out, state)
+            started, error = time.monotonic(), None
+            session.say(f"run {entry.key}")
+            try:
+                run(session.configs[entry.key], entry.directory(session.out), backend=backend, cache=False,
+                    progress=progress(entry))
+            except Exception as e:  # noqa: BLE001 - one run's failure is recorded; the study goes on
+                error = reason(e)
+            session.ended(entry, started, error)
         del backend
         gc.collect()  # the weights go before the next model loads
 
 
-def _attempt(entry: RunEntry, config: RunConfig, out: Path, backend: Backend, progress: Progress | None,
-             say: Say) -> None:
-    started, error = time.monotonic(), None
-    say(f"run {entry.key}")
-    try:
-        run(config, entry.directory(out), backend=backend, cache=False, progress=progress)
-    except Exception as e:  # noqa: BLE001 - one run's failure is recorded; the study goes on
-        error = reason(e)
-    _record(entry, config, out, started, error)
-    if entry.state.status == "failed":
-        say(f"run {entry.key} failed (attempt {entry.state.attempts}): {entry.state.reason}")
-
-
-def _jobs(state: StudyState, configs: Configs, out: Path, where: Where, say: Say) -> None:
+def _jobs(session: _Session, where: Where) -> None:
     """Each run as one job of a ``submit`` executor (a SLURM array, local processes, Ray tasks)."""
-    todo = _todo(state, configs, out)
-    write_state(out, state)
+    todo = _todo(session.state, session.planned, session.out, session.say)
+    write_state(session.out, session.state)
     if not todo:
         return
     resources = Resources(cpus_per_task=where.cpus_per_task, gpus_per_task=where.gpus_per_task,
                           time_min=where.time_min, partition=where.partition, python=where.python,
                           address=where.address)
-    tasks = [ShardTask(configs[e.key], e.directory(out).resolve(), Path.cwd()) for e in todo]
+    tasks = [ShardTask(session.configs[e.key], e.directory(session.out).resolve(), Path.cwd()) for e in todo]
     started = time.monotonic()
-    jobs = EXECUTORS.get(where.executor)(tasks, resources, Path(out).resolve() / "jobs")
+    jobs = EXECUTORS.get(where.executor)(tasks, resources, Path(session.out).resolve() / "jobs")
     for entry, job in zip(todo, jobs, strict=True):
-        say(f"run {entry.key}: job {job.id}")
+        session.say(f"run {entry.key}: job {job.id}")
     for entry, job in zip(todo, jobs, strict=True):
-        _record(entry, configs[entry.key], out, started, job.wait().error)
-        write_state(out, state)
+        session.ended(entry, started, job.wait().error)
 
 
-def run_study(study: StudyFile, out: Path, *, load: Loader = load_model,
+def run_study(study: StudyFile, out: Path, *, models: Models = Models(),
               progress: Callable[[RunEntry], Progress | None] = lambda _: None,
               say: Say = lambda _: None) -> StudyState:
-    """Plan ``study`` into ``out`` and run what is not finished.
+    """Plan ``study`` into ``out`` and run what is not done.
 
     Args:
         study: The validated study file.
         out: The study directory (``study.json`` and ``runs/``).
-        load: How a run's model is loaded (``lingdiag.engine.run.load_model``).
+        models: How a run's model is checked at plan time and loaded (the providers').
         progress: A run's progress callback.
-        say: Where one-line notes go (loading, each run, failures).
+        say: Where one-line notes go (loading, each run, stale runs moved aside, failures).
 
     Returns:
         The study's state as written to ``study.json``.
     """
     runs = plan_study(study)
-    totals = check_plan(runs)
-    configs = {r.key: r.config for r in runs}
+    try:
+        plans = check_plan(runs, models)
+    except LingdiagError as e:
+        raise (located(e, str(study.source)) if study.source else e) from None
     out = Path(out)
     with RunStore(out).lock():  # one study process per directory
-        state = merged(study.name, study.retries, runs, read_state(out, missing_ok=True))
+        state = replanned(study.name, study.retries, runs, read_state(out, missing_ok=True))
         for entry in state.runs:
-            entry.state.items_total = totals[entry.key]
+            entry.state.items_total = len(plans[entry.key].order())
+        session = _Session(state, {r.key: r.config for r in runs},
+                           {r.key: plans[r.key].inputs(r.config) for r in runs}, out, say)
         if study.where.executor == "here":
-            _here(state, configs, out, load, progress, say)
+            _here(session, models.load, progress)
         else:
-            _jobs(state, configs, out, study.where, say)
+            _jobs(session, study.where)
     say(f"{sum(e.state.status == 'done' for e in state.runs)} of {len(state.runs)} runs done")
     return state

@@ -6,50 +6,24 @@ run per language. Each run has a key (its directory under ``runs/``), unique in 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
-
-from lingdiag.config import RunConfig, redact_url_secrets
-from lingdiag.errors import ConfigError
+from lingdiag.config import RunConfig
+from lingdiag.errors import ConfigError, RunError
 from lingdiag.io.limits import MAX_STUDY_RUNS
 from lingdiag.io.paths import path_safe
+from lingdiag.rundir import config_changes
+from lingdiag.rundir.study import RUNS, RunEntry, StudyModel, StudyState
 from lingdiag.study.schema import LANGUAGE, Checkpoint, ModelEntry, StudyFile, SuiteEntry
-
-RUNS = "runs"
-"""The folder of a study directory holding its run directories."""
 
 
 def slug(text: str) -> str:
     """``text`` as one safe path component."""
     safe = path_safe(text).strip("._") or "_"
     return safe[:120]
-
-
-class StudyModel(BaseModel):
-    """One model of the study as its runs use it: a checkpoint is a model of its own. A planned run
-    holds its real spec (what loads it); ``study.json`` holds :meth:`to_json`, the spec without URL
-    credentials, read back into the same type.
-    """
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    label: str
-    spec: str
-    family: str
-    n_params: float | None = None
-    step: int | None = None
-    tokens: float | None = None
-    base: str | None = None
-    """The model a checkpoint belongs to (its learning curve); None for a plain model."""
-
-    def to_json(self) -> dict[str, Any]:
-        """As ``study.json`` holds it."""
-        return {"label": self.label, "spec": redact_url_secrets(self.spec), "family": self.family,
-                "n_params": self.n_params, "step": self.step, "tokens": self.tokens, "base": self.base}
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +37,8 @@ class PlannedRun:
     """The suite's name in the study."""
     language: str | None
     config: RunConfig
+    origin: str = ""
+    """Where the study file sets the run: ``models[M]/suites[S]`` (named in its errors)."""
 
     def directory(self, out: Path) -> Path:
         """The run's directory in the study directory ``out``."""
@@ -129,8 +105,9 @@ def plan_study(study: StudyFile) -> list[PlannedRun]:
                         raise ConfigError(f"models[{m}] and suites[{s}]: run {key!r} is planned twice "
                                           f"({seen[key]}); give the models or suites distinct names")
                     seen[key] = f"{model.label} × {name}"
-                    config = _config(study, entry, model, suite_entry, suite, dataset, f"models[{m}]/suites[{s}]")
-                    runs.append(PlannedRun(key, model, name, language, config))
+                    origin = f"models[{m}]/suites[{s}]"
+                    config = _config(study, entry, model, suite_entry, suite, dataset, origin)
+                    runs.append(PlannedRun(key, model, name, language, config, origin))
     return runs
 
 
@@ -142,3 +119,23 @@ def _config(study: StudyFile, entry: ModelEntry, model: StudyModel, suite_entry:
                          model_options=entry.options)
     except ValueError as e:  # pydantic's ValidationError is a ValueError
         raise ConfigError(f"{where}: {' '.join(str(e).split())}") from None
+
+
+def replanned(name: str, retries: int, planned: Sequence[PlannedRun], old: StudyState | None) -> StudyState:
+    """The ``study.json`` of a (re)planned study: each run keeps the attempts ``old`` records of it.
+
+    Raises:
+        RunError: a run already in the study directory was planned with another configuration.
+    """
+    before = {r.key: r for r in old.runs} if old else {}
+    runs = []
+    for p in planned:
+        entry = RunEntry.model_validate(p.to_json())
+        if p.key in before:
+            changed = config_changes(before[p.key].config, entry.config)
+            if changed:
+                raise RunError(f"run {p.key!r} of the study directory was planned with another configuration "
+                               f"(differs in: {', '.join(changed)}); use another --out directory")
+            entry.state = before[p.key].state
+        runs.append(entry)
+    return StudyState(name=name, retries=retries, runs=runs)

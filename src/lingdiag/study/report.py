@@ -18,7 +18,7 @@ from lingdiag.errors import ConfigError, LingdiagError
 from lingdiag.figures import Figure
 from lingdiag.io.atomic import make_dir, write_atomic
 from lingdiag.io.markdown import markdown_table
-from lingdiag.reading import load_run, suite_of
+from lingdiag.reading import load_run
 from lingdiag.records import UNPARSED
 from lingdiag.report.export import markdown_to_latex
 from lingdiag.report.findings import degenerate
@@ -26,27 +26,32 @@ from lingdiag.report.html import render_html
 from lingdiag.report.markup import figure_html, markdown_to_html
 from lingdiag.report.sections import Fragment, Link, wrap
 from lingdiag.report.tables import tables
+from lingdiag.rundir.study import StudyState, read_state
 from lingdiag.study import across
 from lingdiag.study.across import ONSET_RULE, StudyRun
-from lingdiag.study.state import StudyState, read_state
 from lingdiag.study.status import GridRow, grid
 
 
 def load(out: Path) -> tuple[StudyState, list[GridRow], list[StudyRun], list[str]]:
-    """The study's state, grid, finished runs read back, and the runs that could not be read (why)."""
+    """The study's state, grid, done runs read back, and the done runs that could not be read (why).
+
+    Only runs the grid calls done (finished, every item answered, current: ``lingdiag.rundir.state``) are
+    read; the others are listed with their state, never reported as current numbers.
+    """
     state = read_state(out)
     assert state is not None
     rows = grid(out, state)
+    done = {r.key for r in rows if r.status == "done"}
     runs, unreadable = [], []
     for entry in state.runs:
-        if entry.state.status != "done":
+        if entry.key not in done:
             continue
         try:
             loaded = load_run(entry.directory(out))
-            labels = suite_of(loaded.meta, loaded.path).labels
         except LingdiagError as e:
-            unreadable.append(f"{entry.key}: {e}")
+            unreadable.append(f"{entry.name}: {e}")
             continue
+        labels = loaded.suite.labels
         runs.append(StudyRun(entry, loaded, 1 / len(labels) if labels else 0.5))  # minimal pairs: 2 ways
     return state, rows, runs, unreadable
 

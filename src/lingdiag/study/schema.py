@@ -181,6 +181,8 @@ class StudyFile(BaseModel):
     """The study directory (relative to the study file); ``study run --out`` overrides it."""
     base: Path = Field(default=Path("."), exclude=True)
     """The study file's directory: relative paths in it resolve from there."""
+    source: Path | None = Field(default=None, exclude=True)
+    """The study file read (named in the errors of planning); None for a study built in code."""
 
     def resolve(self, path: str) -> str:
         """A path of the study file, relative to its directory; names (``builtin``, a suite) as they are."""
@@ -205,9 +207,10 @@ def load_study(path: Path) -> StudyFile:
     data = load_config_yaml(path)
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: a study file is a mapping with models and suites")
-    if "base" in data:  # set from the file's place, never from its text
-        raise ConfigError(f"{path}, field 'base': unknown key")
+    for key in ("base", "source"):  # set from the file's place, never from its text
+        if key in data:
+            raise ConfigError(f"{path}, field '{key}': unknown key")
     try:
-        return StudyFile.model_validate({**data, "base": path.resolve().parent})
+        return StudyFile.model_validate({**data, "base": path.resolve().parent, "source": path})
     except ValidationError as e:
         raise ConfigError(one_line(e, path)) from None

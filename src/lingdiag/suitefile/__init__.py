@@ -13,28 +13,26 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from lingdiag.suite import SUITES, Suite, register_suite
+from lingdiag.suite import SUITES, Suite
 from lingdiag.suitefile.build import suite_of
 from lingdiag.suitefile.load import Compiled, compile_file
 
 SUFFIXES = (".yaml", ".yml")
-_FILE_SUITES: dict[str, Suite] = {}
-"""Suite name → the suite last read from a file under that name."""
 _CACHE: dict[tuple[Path, str], Suite] = {}
 
 
 def load_compiled(path: Path) -> tuple[Compiled, Suite]:
     """The checked file and its suite (not registered)."""
-    taken = [n for n in SUITES.names() if n not in _FILE_SUITES]
-    compiled, conditions, labels = compile_file(Path(path), taken)
+    compiled, conditions, labels = compile_file(Path(path), SUITES.names())
     return compiled, suite_of(compiled, conditions, labels)
 
 
 def load_suite(path: Path) -> Suite:
-    """The suite described by ``path``, checked in full and registered under its name.
+    """The suite described by ``path``, checked in full.
 
-    A later file (or another version of the same file) registering the same name replaces the
-    earlier one; every run's records are still read with its own copy of its file.
+    Never registered under its name: two versions of one file (a run's copy and the file as it is
+    now, or two runs' copies) are two suites, each object carrying its own source, and whoever
+    holds a run holds its suite (``lingdiag.reading.LoadedRun.suite``) instead of looking it up.
 
     Raises:
         ConfigError: one line naming the file, the key path and what was expected.
@@ -47,7 +45,6 @@ def load_suite(path: Path) -> Suite:
     if key is not None and key in _CACHE:
         return _CACHE[key]
     _, suite = load_compiled(path)
-    _FILE_SUITES[suite.name] = register_suite(suite)
     if key is not None:
         _CACHE[key] = suite
     return suite

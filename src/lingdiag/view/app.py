@@ -17,9 +17,9 @@ from lingdiag.records import ItemRecord
 from lingdiag.report.page import Page
 from lingdiag.report.sections import fragments
 from lingdiag.report.tables import tables
-from lingdiag.rundir import RunStore
+from lingdiag.rundir import RunStore, run_state
 from lingdiag.view import catalog, index, pages
-from lingdiag.view.catalog import FINISHED, Catalog, Run
+from lingdiag.view.catalog import Catalog, Run
 from lingdiag.view.filters import Filter
 
 COMPARED_PAIRS = 200
@@ -30,16 +30,6 @@ class NotFound(LingdiagError):
     """No run, group or record by that name."""
 
 
-def _plannable(suite: str, dataset: str) -> bool:
-    """Whether a run's plan can be rebuilt here without the network or a file its ``meta.json`` names
-    outside a dataset: a built-in suite on its built-in data or on a local data file (a ``meta.json`` is
-    someone else's text; ``official`` data may need a download).
-    """
-    from lingdiag.suite import SUITES
-
-    return suite in SUITES.names() and (dataset == "builtin" or Path(dataset).is_file())
-
-
 class Viewer:
     """What the routes share: the given directories, the offsets index and the rendered reports."""
 
@@ -47,7 +37,6 @@ class Viewer:
         self.roots = [Path(r) for r in roots]
         self.index = index.Index()
         self._reports: dict[Path, tuple[Any, str]] = {}
-        self._planned: dict[Path, tuple[int, int | None]] = {}
         self._lock = threading.Lock()
 
     def catalog(self) -> Catalog:
@@ -61,35 +50,14 @@ class Viewer:
             raise NotFound(f"no run {run_id!r} under the given directories")
         return found
 
-    def _planned_items(self, path: Path, done: int, state: str) -> int | None:
-        if state == FINISHED:
-            return done
-        stamp = (path / "meta.json").stat().st_mtime_ns
-        with self._lock:
-            known = self._planned.get(path)
-        if known and known[0] == stamp:
-            return known[1]
-        planned: int | None = None
-        try:  # the planner loads the suite's data, never a model
-            from lingdiag.engine.run import plan
-
-            config = catalog.meta(path).run_config
-            if _plannable(config.suite, config.dataset):
-                planned = len(plan(config).order())
-        except (LingdiagError, OSError, ValueError):
-            planned = None
-        with self._lock:
-            self._planned[path] = (stamp, planned)
-        return planned
-
     def row(self, run: Run) -> pages.RunRow:
         """The runs list's line for ``run``."""
         meta = catalog.meta(run.path)
         done = len(self.index.of(run.path))
-        state = catalog.state(run.path)
+        state = run_state(run.path)  # the run directory's own answer: planned items, finished, current
         conditions = list(dict.fromkeys([*(meta.timings or {}), *(meta.skipped or {})]))
-        return pages.RunRow(run.id, run.group, meta.suite, meta.model, conditions, done,
-                            self._planned_items(run.path, done, state), state)
+        return pages.RunRow(run.id, run.group, meta.suite, meta.model, conditions, done, state.planned,
+                            state.status, state.line)
 
     def report(self, run: Run) -> str:
         """The run's page: its report's sections, rendered again only when its files changed."""

@@ -4,27 +4,20 @@ A run is a directory holding ``meta.json``; a group (a study) is a directory hol
 without the ``study.json`` the study command writes. Directories are walked without following a
 symlink out of the given ones: every path is resolved and kept only inside a given root.
 
-A run's state comes from its files: **running** while its ``.lock`` is held (an ``flock`` the kernel
-drops when the holder dies, read from ``/proc/locks`` so the viewer never takes the lock itself);
-**finished** when ``metrics.json`` is at least as new as ``items.jsonl``; **failed** when it finished
-with failed items (backend errors); **stale lock** when it stopped unfinished (killed, or crashed).
+A run's state is its directory's own answer (``lingdiag.rundir.state``): running, stopped, finished,
+failed (finished with failed items), stale (its data or suite file changed since) or unreadable.
 """
 
 from __future__ import annotations
 
-import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from lingdiag.errors import LingdiagError
-from lingdiag.metrics.core import N_ERRORS
 from lingdiag.rundir import META, RunMeta
-from lingdiag.view.files import inside, read_text
+from lingdiag.view.files import inside
 
 MAX_DEPTH = 4
 """Directory levels below a given directory searched for runs."""
-RUNNING, FINISHED, FAILED, STALE = "running", "finished", "failed", "stale lock"
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,42 +90,6 @@ def catalog(roots: list[Path]) -> Catalog:
             for i in ids:
                 runs[i] = Run(i, runs[i].path, gid)
     return Catalog(runs, groups)
-
-
-def _held(lock: Path) -> bool:
-    """Whether some live process holds an ``flock`` on ``lock`` (``/proc/locks``; else its pid is alive)."""
-    try:
-        info = lock.stat()
-    except OSError:
-        return False
-    locks = Path("/proc/locks")
-    if locks.exists():
-        want = f":{info.st_ino} "
-        return any(" FLOCK " in f" {line} " and want in line for line in locks.read_text().splitlines())
-    try:
-        pid = int(lock.read_text().strip() or "0")
-        os.kill(pid, 0)
-    except (ValueError, OSError):
-        return False
-    return pid > 0
-
-
-def _failed(run: Path) -> bool:
-    try:
-        metrics = json.loads(read_text(run, "metrics.json"))
-    except (LingdiagError, json.JSONDecodeError):
-        return False
-    return isinstance(metrics, dict) and any(isinstance(m, dict) and m.get(N_ERRORS) for m in metrics.values())
-
-
-def state(run: Path) -> str:
-    """``running``, ``finished``, ``failed`` or ``stale lock`` (see the module's text)."""
-    if _held(run / ".lock"):
-        return RUNNING
-    metrics, items = run / "metrics.json", run / "items.jsonl"
-    if metrics.is_file() and (not items.exists() or metrics.stat().st_mtime_ns >= items.stat().st_mtime_ns):
-        return FAILED if _failed(run) else FINISHED
-    return STALE
 
 
 def meta(run: Path) -> RunMeta:

@@ -38,6 +38,9 @@ class RunRow:
     done: int
     planned: int | None
     state: str
+    """The run directory's word for its state (``lingdiag.rundir.state.RunState.status``)."""
+    why: str | None = None
+    """What the run's report says above a run not finished and current (``RunState.line``)."""
 
 
 def href(path: str, **query: str | int) -> str:
@@ -79,7 +82,8 @@ def runs_page(rows: Sequence[RunRow], groups: Mapping[str, tuple[str, bool, int]
     """Every run with its state; every group (study) with a link; a form to compare two runs."""
     table = _runs_table(["Run", "Suite", "Model", "Conditions", "Items done / planned", "State"], rows,
                         lambda r: [r.suite, r.model, ", ".join(r.conditions),
-                                   f"{r.done} / {'?' if r.planned is None else r.planned}", r.state])
+                                   f"{r.done} / {'?' if r.planned is None else r.planned}",
+                                   r.state + (f": {r.why}" if r.why and r.state != "running" else "")])
     studies = "".join(f"<li>{a('/group', path, id=gid)} ({n} runs{', study' if study else ''})</li>"
                       for gid, (path, study, n) in groups.items())
     ids = [r.id for r in rows]

@@ -10,7 +10,7 @@ from typing import Any
 from lingdiag.io.markdown import fmt
 from lingdiag.metrics.core import CI_METHODS, N_ERRORS, N_UNPARSED, UNPARSED_RATE, WILSON, N
 from lingdiag.reading import LoadedRun
-from lingdiag.report.markup import table_html
+from lingdiag.report.markup import shown_path, table_html
 from lingdiag.report.page import Page
 from lingdiag.report.sections import SECTIONS, Fragment, Link
 
@@ -21,7 +21,7 @@ def _counts(runs: Sequence[LoadedRun]) -> str:
         for row in run.rows:
             m = row.metrics
             rate = m.get(UNPARSED_RATE)
-            rows.append([str(run.path), run.model, row.condition, m.get(N, ""), m.get(N_UNPARSED, ""),
+            rows.append([run.name, run.model, row.condition, m.get(N, ""), m.get(N_UNPARSED, ""),
                          f"{rate:.1%}" if isinstance(rate, float) else "", m.get(N_ERRORS, "")])
     return table_html(["Run", "Model", "Condition", "n", "Unparsed", "Unparsed rate", "Errors"], rows)
 
@@ -59,16 +59,21 @@ def _intervals(runs: Sequence[LoadedRun]) -> str:
     return table_html(["Model", "Condition", "Metric", "Value", "95% interval", "Method"], rows) if rows else ""
 
 
+def _shown_config(config: Mapping[str, Any]) -> dict[str, Any]:
+    """A run's configuration as a report shows it: a path of the machine it ran on by its last parts."""
+    return {k: shown_path(v) if isinstance(v, str) else v for k, v in config.items()}
+
+
 def _provenance(runs: Sequence[LoadedRun]) -> str:
     rows = []
     for run in runs:
         meta = run.meta
-        rows.append([str(run.path), run.suite, run.model, meta.identity.backend, meta.identity.weights_sha256,
-                     ", ".join(f"{k} {v}" for k, v in (meta.checksums or {}).items()),
+        rows.append([run.name, run.suite_title, run.model, meta.identity.backend, meta.identity.weights_sha256,
+                     ", ".join(f"{shown_path(k)} {v}" for k, v in (meta.checksums or {}).items()),
                      ", ".join(f"{k} {v}" for k, v in (meta.versions or {}).items()),
                      "" if meta.seed is None else meta.seed])
     table = table_html(["Run", "Suite", "Model", "Backend", "Weights SHA-256", "Dataset", "Versions", "Seed"], rows)
-    configs = "".join(f"<h4>{escape(str(run.path))}</h4><pre>{escape(_json(run.meta.config))}</pre>"
+    configs = "".join(f"<h4>{escape(run.name)}</h4><pre>{escape(_json(_shown_config(run.meta.config)))}</pre>"
                       for run in runs)
     return table + configs
 

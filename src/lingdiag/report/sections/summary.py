@@ -13,14 +13,14 @@ from lingdiag.report.findings import Degenerate, differences, headline
 from lingdiag.report.markup import anchor, figure_html, note
 from lingdiag.report.page import Page
 from lingdiag.report.sections import SECTIONS, Fragment, Link
-from lingdiag.suite import SUITES
 
 
 def _glance(runs: Sequence[LoadedRun], flagged: Sequence[Degenerate]) -> str:
     """Each suite's headline metric per model and condition, in one small table."""
     rows = []
+    suites = {run.suite_title: run.suite for run in runs}
     for suite, models in headline(runs, flagged).items():
-        spec = SUITES.get(suite)
+        spec = suites[suite]
         key = spec.headline_label or spec.headline or "headline table below"
         for model, cells in models.items():
             shown = " · ".join(f"{c} {v}" for c, v in cells)
@@ -49,7 +49,7 @@ def _findings(page: Page) -> list[str]:
     excluded = [(run, e) for run in runs for e in run.meta.excluded or ()]
     if excluded:  # items of the data itself that no model could be scored on
         parts.append(f"<p>Items of the data excluded, never scored ({len(excluded)}):</p><ul>"
-                     + "".join(f'<li dir="auto">{escape(run.suite)} ({escape(str(run.path))}): '
+                     + "".join(f'<li dir="auto">{escape(run.suite_title)} ({escape(run.name)}): '
                                f"{escape(e.item_id)}: {escape(e.reason)}</li>" for run, e in excluded) + "</ul>")
     return parts
 

@@ -389,8 +389,8 @@ def load_runs(runs: Sequence[Path]) -> tuple[list[ResultRow], dict[str, float]]:
     rows: list[ResultRow] = []
     for run_dir in runs:
         run = load_run(Path(run_dir))
-        if run.suite != "imperfective":
-            raise ConfigError(f"{run_dir} is a {run.suite!r} run; these analyses need imperfective runs")
+        if run.suite.name != "imperfective":
+            raise ConfigError(f"{run_dir} is a {run.suite.name!r} run; these analyses need imperfective runs")
         rows += run.rows
     return rows, sizes_of(rows)
 
