@@ -38,6 +38,8 @@ class Capabilities:
     loglikelihood: bool = True
     constrained: bool = False
     """Whether ``GenerationRequest.constraint`` is enforced (not merely ignored)."""
+    sampling: bool = False
+    """Whether ``GenerationRequest.sampling`` is honoured (else greedy would pass for a sample)."""
 
 
 @runtime_checkable
