@@ -201,7 +201,8 @@ class Suite:
         no suite's table code has to know it.
         """
         own = {a.name for a in self.axes}
-        added = sorted({k for r in rows for k in r.axes if k not in own})
+        added = sorted(k for k in {k for r in rows for k in r.axes if k not in own}
+                       if len({str(r.axes.get(k, "")) for r in rows}) > 1)  # what varies: a constant tells nothing
 
         def setting(r: ResultRow) -> tuple[str, ...]:
             return tuple(str(r.axes.get(k, "")) for k in added)
