@@ -11,6 +11,7 @@ from lingdiag.config import RunConfig
 from lingdiag.engine.run import evaluate
 from lingdiag.models.mock import MockBackend
 from lingdiag.reading import load_runs
+from lingdiag.records import GenerationRequest
 from lingdiag.report.html import render_html
 from lingdiag.report.tables import tables
 
@@ -24,8 +25,12 @@ def _runs(tmp_path: Path) -> list[Path]:
     out = []
     for name, answer in (("a", "True"), ("b", "False")):
         run = home / "runs" / name
+
+        def say(request: GenerationRequest, answer: str = answer) -> str:
+            return answer
+
         evaluate(RunConfig(suite="imperfective", model="m", dataset=str(home / "nli.json"),
-                           axes={"strategy": ["zero-shot", "dap"]}), MockBackend(lambda r, a=answer: a, name="m"), run)
+                           axes={"strategy": ["zero-shot", "dap"]}), MockBackend(say, name="m"), run)
         out.append(run)
     return out
 
