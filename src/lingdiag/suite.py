@@ -182,6 +182,9 @@ class Suite:
     headline: str = ""
     """The key in ``metrics`` of the paper's headline metric: the report's summary shows it per
     model and condition (empty: the summary shows the headline table only)."""
+    shows: tuple[str, ...] = ("thinking", "after_thinking")
+    """Axes a run adds that this suite's table shows itself (every built-in table names the thinking
+    setting and the replayed run of a condition); :meth:`tables` splits by any other."""
     headline_label: str = ""
     """The headline metric's name for readers (its table header, ``TBR_C (↓)``); empty: the key."""
 
@@ -194,13 +197,13 @@ class Suite:
 
     def tables(self, rows: Sequence[ResultRow]) -> str:
         """The suite's table of ``rows``, once per setting of the axes a run added to its conditions
-        (``--thinking``, a plug-in axis such as a temperature sweep: axes this suite does not declare)
+        (a plug-in axis such as a temperature sweep: axes this suite neither declares nor ``shows``)
         wherever a model's rows would otherwise be indistinguishable in it, each headed by its setting.
 
         A suite's table names the axes it knows; an axis added by the run is shown by this split, so
         no suite's table code has to know it.
         """
-        own = {a.name for a in self.axes}
+        own = {a.name for a in self.axes} | set(self.shows)
         added = sorted(k for k in {k for r in rows for k in r.axes if k not in own}
                        if len({str(r.axes.get(k, "")) for r in rows}) > 1)  # what varies: a constant tells nothing
 

@@ -32,15 +32,14 @@ def register_axis(name: str, order: int) -> Callable[[Build], Build]:
 
 
 def _discover() -> None:
-    """Import every module of this package (each registers its axis) and the plug-ins' entry points."""
+    """Import every module of this package: each registers its axis (and its ``meta.json`` part)."""
     for module in pkgutil.iter_modules(conditions.__path__):
         import_module(f"{conditions.__name__}.{module.name}")
-    load_plugins()
 
 
 def axes() -> list[str]:
-    """The registered axes' names, in order."""
-    _discover()
+    """The registered axes' names, in order: this package's and the plug-ins' (their entry points)."""
+    load_plugins()
     return [name for name, _ in sorted(_AXES.items(), key=lambda kv: (kv[1][0], kv[0]))]
 
 
