@@ -29,7 +29,7 @@ ModelKind = Literal["1pl", "2pl"]
 def _kind(value: str) -> Kind:
     if value not in KINDS:
         raise ConfigError(f"--model {value!r}: expected 1pl or 2pl")
-    return value  # type: ignore[return-value]
+    return value
 
 
 def _say(line: str) -> None:
@@ -41,8 +41,8 @@ def fit_cmd(
     dirs: Annotated[list[Path], typer.Argument(help="Run or study directories.")],
     out: Annotated[Path, out_option("Directory for fit.json, fit.npz, items.csv, models.csv (and .parquet).")],
     model: Annotated[str, typer.Option("--model", help="The item model: 1pl or 2pl.")] = "2pl",
-    human: Annotated[Path | None, typer.Option(help="Mean human ratings per item: a CSV with id and "
-                                                    "mean_<label> columns (as `lingdiag human import` writes).")] = None,
+    human: Annotated[Path | None, typer.Option(help="Mean human ratings per item: a CSV with id and mean_<label> "
+                                                    "columns (as `lingdiag human import` writes).")] = None,
 ) -> None:
     """Fit an item response model per suite and condition: each item's difficulty and discrimination with
     95% intervals, item fit, flags with reasons and human agreement; each model's ability.
@@ -65,8 +65,8 @@ def anchors_cmd(
     dirs: Annotated[list[Path], typer.Argument(help="A directory `items fit` wrote, or run and study directories.")],
     k: Annotated[int, typer.Option("--k", help="Anchors per suite and condition.")] = 100,
     out: Annotated[Path, out_option("The anchors file (JSON) to write.")] = Path("anchors.json"),
-    model: Annotated[str, typer.Option("--model", help="The item model when fitting here: 1pl (default: its "
-                                                        "prediction from every answer is the accuracy) or 2pl.")] = "1pl",
+    model: Annotated[str, typer.Option("--model", help="The item model when fitting here: 1pl (default: from "
+                                                        "every answer it predicts the accuracy) or 2pl.")] = "1pl",
     seed: Annotated[int, seed_option("Seeds the k-means of the anchors.")] = 0,
     validate: Annotated[bool, typer.Option(help="Measure the estimate's error by leaving models out.")] = True,
 ) -> None:

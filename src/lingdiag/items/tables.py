@@ -19,7 +19,7 @@ import numpy as np
 from lingdiag.io.atomic import write_atomic
 from lingdiag.io.tabular import write_csv
 from lingdiag.items.fitted import CellFit, ItemFit
-from lingdiag.items.irt import Z95
+from lingdiag.items.irt import Z95, Array
 
 ITEM_COLUMNS = ("suite", "condition", "item_id", "n_models", "n_right", "difficulty", "difficulty_low",
                 "difficulty_high", "discrimination", "discrimination_low", "discrimination_high", "infit", "outfit",
@@ -32,16 +32,26 @@ def _num(x: float) -> float | None:
     return round(float(x), 6) if math.isfinite(x) else None
 
 
+def identified(c: CellFit, f: ItemFit) -> tuple[Array, Array]:
+    """Each item's difficulty and discrimination where identified, NaN elsewhere (see the module's text)."""
+    n, right = c.n_models, c.n_right
+    informative = (n >= 2) & (right > 0) & (right < n) & np.isfinite(c.slope)
+    a = np.where(informative, c.slope, np.nan)
+    b = np.where(informative & (np.abs(c.slope) >= f.policy.near_zero), c.difficulty, np.nan)
+    return b, a
+
+
 def item_rows(f: ItemFit) -> list[dict[str, Any]]:
     """One row per item of every cell (numbers not identified are None)."""
     rows = []
     for c in f.cells:
         n, right = c.n_models, c.n_right
         b, b_se, a, a_se = c.difficulty, c.difficulty_se, c.slope, c.slope_se
+        shown_b_all, shown_a_all = identified(c, f)
         flagged = c.item_flags(f.kind, f.policy)
         for j, item in enumerate(c.item_ids):
-            informative = n[j] >= 2 and 0 < right[j] < n[j]
-            shown_b = informative and abs(a[j]) >= f.policy.near_zero
+            informative = bool(np.isfinite(shown_a_all[j]))
+            shown_b = bool(np.isfinite(shown_b_all[j]))
             human = c.human.get(item)
             rows.append({
                 "suite": c.suite, "condition": c.condition, "item_id": item, "n_models": int(n[j]),
