@@ -44,8 +44,8 @@ class ItemOrder:
     def of(cls, query: Mapping[str, str]) -> ItemOrder:
         """From a page's query string (an unknown sort or a bound that is no number is ignored)."""
         sort = query.get("sort", "")
-        return cls(sort if sort in SORTS else "", *(_number(query.get(b, "")[:40]) for b in _BOUNDS),
-                   query.get("flagged", "") == "1")
+        low_b, high_b, low_a, high_a = (_number(query.get(b, "")[:40]) for b in _BOUNDS)
+        return cls(sort if sort in SORTS else "", low_b, high_b, low_a, high_a, query.get("flagged", "") == "1")
 
     def query(self) -> dict[str, str]:
         """What is set, for links."""

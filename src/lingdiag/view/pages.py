@@ -128,7 +128,9 @@ def items_page(run_id: str, f: Filter, conditions: Sequence[str], found: Sequenc
     filtered as ``order`` says.
     """
     order = order or difficulty.ItemOrder()
-    irt = (lambda r: difficulty.cells(r, params)) if params else (lambda r: "")
+
+    def irt(r: ItemRecord) -> str:
+        return difficulty.cells(r, params) if params else ""
     rows = "".join(
         f'<tr class="item {escape(outcome(r).replace(" ", "-"))}"><td>{k + 1}</td><td dir="auto">{escape(r.condition)}'
         f'</td><td dir="auto">{a("/item", r.item_id, id=run_id, line=k)}</td><td dir="auto">'
