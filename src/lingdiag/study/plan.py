@@ -127,7 +127,9 @@ def _items(study: StudyFile, entry: SuiteEntry, suite: str) -> list[str] | None:
         return None
     from lingdiag.items.anchors import read_item_ids
 
-    return read_item_ids(Path(study.resolve(entry.items)), [n for n in (entry.name, Path(suite).stem) if n])
+    path = Path(entry.items)
+    return read_item_ids(path if path.is_absolute() else study.base / path,
+                         [n for n in (entry.name, Path(suite).stem) if n])
 
 
 def replanned(name: str, retries: int, planned: Sequence[PlannedRun], old: StudyState | None) -> StudyState:
