@@ -167,6 +167,21 @@ def _item_information(x: Array, graded: Array, post: Array, slope: Array, interc
     return iaa, iac, icc
 
 
+def _errors(iaa: Array, iac: Array, icc: Array, shared: bool) -> tuple[Array, Array, Array]:
+    """Standard errors of each slope and intercept and their covariance, from the information blocks."""
+    if shared:
+        # The shared slope is estimated from every item; each intercept's error is its own block's.
+        total = float(iaa.sum())
+        with np.errstate(divide="ignore", invalid="ignore"):
+            intercept_se = np.where(icc > 0, 1 / np.sqrt(icc), np.nan)
+        return np.full(len(iaa), 1 / math.sqrt(total) if total > 0 else math.nan), intercept_se, np.zeros(len(iaa))
+    det = iaa * icc - iac**2
+    ok = (det > 0) & (iaa > 0) & (icc > 0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return (np.where(ok, np.sqrt(icc / det), np.nan), np.where(ok, np.sqrt(iaa / det), np.nan),
+                np.where(ok, -iac / det, np.nan))
+
+
 def abilities(responses: NDArray[np.int8], slope: Array, intercept: Array, iterations: int = 50,
               ) -> tuple[Array, Array]:
     """MAP abilities (prior ``N(0, 1)``) of each row of ``responses`` (1, 0, or −1 for missing) with
@@ -228,21 +243,7 @@ def fit(responses: NDArray[np.int8], kind: Kind = "2pl", priors: Priors = DEFAUL
             converged = True
             break
     post, loglik = _posterior(x, wrong, slope, intercept, nodes, log_weights)
-    iaa, iac, icc = _item_information(x, graded, post, slope, intercept, nodes, priors)
-    if shared:
-        # The shared slope is estimated from every item; each intercept's error is its own block's.
-        iaa_all = float(iaa.sum())
-        det = np.where(icc > 0, icc, np.nan)
-        intercept_se = 1 / np.sqrt(det)
-        slope_se = np.full(n_items, 1 / math.sqrt(iaa_all) if iaa_all > 0 else math.nan)
-        cov = np.zeros(n_items)
-    else:
-        det = iaa * icc - iac**2
-        ok = (det > 0) & (iaa > 0) & (icc > 0)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            slope_se = np.where(ok, np.sqrt(icc / det), np.nan)
-            intercept_se = np.where(ok, np.sqrt(iaa / det), np.nan)
-            cov = np.where(ok, -iac / det, np.nan)
+    slope_se, intercept_se, cov = _errors(*_item_information(x, graded, post, slope, intercept, nodes, priors), shared)
     theta, theta_se = abilities(responses, slope, intercept)
     arrays = [slope, intercept, slope_se, intercept_se, cov, theta, theta_se]
     for arr in arrays:
