@@ -14,6 +14,7 @@ import pytest
 from helpers import IMPERFECTIVE_TAGS, item_record, lingdiag, write_runs
 from scipy.stats import spearmanr
 
+from lingdiag.errors import LingdiagError
 from lingdiag.items.fitted import FIT_JSON, FIT_NPZ, load
 from lingdiag.rundir import write_imported
 
@@ -154,7 +155,14 @@ def test_human_ratings_file(runs, tmp_path):
 def test_a_damaged_fit_is_one_line(runs, tmp_path):
     dirs, _, _ = runs
     assert fit(*map(str, dirs), "--out", str(tmp_path / "fit"))[0] == 0
-    (tmp_path / "fit" / FIT_NPZ).write_bytes(b"not a zip")
+    good = (tmp_path / "fit" / FIT_NPZ).read_bytes()
+    assert fit(*map(str, dirs[:6]), "--out", str(tmp_path / "other"))[0] == 0
+    (tmp_path / "fit" / FIT_NPZ).write_bytes((tmp_path / "other" / FIT_NPZ).read_bytes())  # another fit's arrays
+    with pytest.raises(LingdiagError, match="not the arrays"):
+        load(tmp_path / "fit")
+    (tmp_path / "fit" / FIT_NPZ).write_bytes(good)
+    load(tmp_path / "fit")
+    (tmp_path / "fit" / FIT_JSON).write_text('{"format": "lingdiag-items", "version": 1}')
     result = lingdiag(tmp_path, "items", "anchors", str(tmp_path / "fit"), "--k", "5", "--out",
                       str(tmp_path / "a.json"))
-    assert result.returncode == 2 and "not a readable fit" in result.stderr and result.stderr.count("\n") == 1
+    assert result.returncode == 2 and "fit.json" in result.stderr and result.stderr.count("\n") == 1

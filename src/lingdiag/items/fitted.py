@@ -8,6 +8,7 @@ takes the matrices and the policies, and everything else reads the frozen object
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import os
@@ -284,11 +285,13 @@ def save(f: ItemFit, out: Path) -> list[Path]:
                       "loglik": c.loglik, "iterations": c.iterations, "converged": c.converged,
                       "fingerprint": c.fingerprint,
                       "human": {i: [h.verdict, h.margin, h.preferred] for i, h in c.human.items()}})
-    meta = {"format": FORMAT, "version": VERSION, "kind": f.kind, "priors": asdict(f.priors),
-            "policy": asdict(f.policy), "method": f.priors.describe(), "left_out": list(f.left_out),
-            "notes": list(f.notes), "cells": cells}
     buf = io.BytesIO()
     np.savez_compressed(buf, **arrays)  # type: ignore[arg-type]
+    # fit.json names its arrays' SHA-256: a kill between the two writes, or two fits writing one
+    # directory at once, leaves a pair that is refused, never one read with the other's numbers.
+    meta = {"format": FORMAT, "version": VERSION, "kind": f.kind, "priors": asdict(f.priors),
+            "policy": asdict(f.policy), "method": f.priors.describe(), "left_out": list(f.left_out),
+            "notes": list(f.notes), "arrays_sha256": hashlib.sha256(buf.getvalue()).hexdigest(), "cells": cells}
     write_atomic(Path(out) / FIT_NPZ, buf.getvalue())
     write_atomic(Path(out) / FIT_JSON, json.dumps(meta, ensure_ascii=False, allow_nan=False, indent=1) + "\n")
     return [Path(out) / FIT_JSON, Path(out) / FIT_NPZ]
@@ -311,7 +314,11 @@ def load(out: Path) -> ItemFit:
             raise RunError(f"{path}: not a fit `lingdiag items fit` wrote")
         if meta.get("version") != VERSION:
             raise RunError(f"{path}, field 'version': {meta.get('version')!r}; this lingdiag reads {VERSION}")
-        with np.load(io.BytesIO(read_regular(Path(out) / FIT_NPZ)), allow_pickle=False) as npz:
+        raw = read_regular(Path(out) / FIT_NPZ)
+        if hashlib.sha256(raw).hexdigest() != meta.get("arrays_sha256"):
+            raise RunError(f"{Path(out) / FIT_NPZ}: not the arrays {path} was written with (a fit interrupted or "
+                           "two fits into one directory); fit again with `lingdiag items fit`")
+        with np.load(io.BytesIO(raw), allow_pickle=False) as npz:
             arrays = {k: np.array(npz[k]) for k in npz.files}
         cells = []
         for k, c in enumerate(meta["cells"]):
