@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -166,3 +167,10 @@ def test_a_damaged_fit_is_one_line(runs, tmp_path):
     result = lingdiag(tmp_path, "items", "anchors", str(tmp_path / "fit"), "--k", "5", "--out",
                       str(tmp_path / "a.json"))
     assert result.returncode == 2 and "fit.json" in result.stderr and result.stderr.count("\n") == 1
+
+
+def test_a_fifo_as_the_human_file_is_refused_not_waited_on(runs, tmp_path):
+    dirs, _, _ = runs
+    os.mkfifo(tmp_path / "ratings.csv")
+    code, _, err = fit(*map(str, dirs), "--out", str(tmp_path / "fit"), "--human", str(tmp_path / "ratings.csv"))
+    assert code == 2 and "not a regular file" in err and err.count("\n") == 1

@@ -79,7 +79,7 @@ def anchors_cmd(
     chosen = anchor_cells(fit, k, seed, validate)
     save_anchors(chosen, out)
     for c in chosen.cells:
-        error = "not measured (fewer than 3 models)" if c.measured_error is None else \
+        error = f"not measured ({c.unmeasured})" if c.measured_error is None else \
             f"{c.measured_error:.3f} (root-mean-square, {len(c.validation)} models left out in turn)"
         print(plain(f"{c.suite} / {c.condition}: {len(c.anchors.index)} anchors of {len(c.item_ids)} items; "
                     f"measured error {error}"))

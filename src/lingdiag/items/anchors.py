@@ -47,6 +47,8 @@ class AnchorCell:
     """The models the item parameters were fitted on."""
     measured_error: float | None
     validation: tuple[HeldOut, ...] = ()
+    unmeasured: str = ""
+    """Why the error was not measured (empty where it was)."""
 
     @property
     def anchor_ids(self) -> list[str]:
@@ -90,12 +92,14 @@ def anchor_cells(fit: ItemFit, k: int, seed: int = 0, validate: bool = True) -> 
                         c.ability, c.ability_se, c.loglik, c.iterations, c.converged)
         chosen = choose(est, k, seed)
         held: list[HeldOut] = []
-        if validate and len(c.models) >= 3:
+        why = "" if validate and len(c.models) >= 3 else "--no-validate" if not validate else \
+            f"{len(c.models)} models: leaving one out needs 3"
+        if not why:
             m = ResponseMatrix(c.suite, c.condition, c.models, c.item_ids, np.array(c.responses))
             held = leave_one_out(m, k, fit.kind, fit.priors, seed, models=_validation_models(c))
         cells.append(AnchorCell(c.suite, c.condition, fit.kind, tuple(c.item_ids[int(j)] for j in keep),
                                 np.array(c.slope[keep]), np.array(c.intercept[keep]), chosen, c.models,
-                                rms(held) if held else None, tuple(held)))
+                                rms(held) if held else None, tuple(held), why))
     method = (f"k-means over (slope, intercept) of the {fit.kind.upper()} fit, the item nearest each centre, "
               "weighted by its cluster's share; estimate: p-IRT (anchors' answers plus each other item's "
               "probability at the ability the anchors give)")
@@ -106,7 +110,7 @@ def save_anchors(a: AnchorSet, path: Path) -> None:
     """Write the anchors file atomically (JSON)."""
     cells = [{"suite": c.suite, "condition": c.condition, "kind": c.kind, "models": list(c.models),
               "anchors": c.anchor_ids, "weights": [round(float(w), 8) for w in c.anchors.weight],
-              "measured_error": c.measured_error,
+              "measured_error": c.measured_error, "unmeasured": c.unmeasured,
               "validation": [{"model": h.model, "accuracy": h.accuracy, "estimate": h.estimate, "low": h.low,
                               "high": h.high, "random_se": h.random_se} for h in c.validation],
               "item_ids": list(c.item_ids), "slope": [float(x) for x in c.slope],
@@ -144,7 +148,8 @@ def load_anchors(path: Path) -> AnchorSet:
             cells.append(AnchorCell(str(c["suite"]), str(c["condition"]), c["kind"], ids, slope, intercept,
                                     Chosen(np.asarray([position[i] for i in c["anchors"]], dtype=np.int64),
                                            np.asarray(c["weights"], float)),
-                                    tuple(c["models"]), None if error is None else float(error), held))
+                                    tuple(c["models"]), None if error is None else float(error), held,
+                                    str(c.get("unmeasured", ""))))
         return AnchorSet(int(data["k"]), int(data["seed"]), str(data["method"]), tuple(cells))
     except RunError:
         raise

@@ -16,12 +16,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lingdiag.errors import DatasetError
+from lingdiag.io.limits import Limit, read_regular
 from lingdiag.io.tabular import decimal, read_table
 from lingdiag.reading import LoadedRun
 
 HUMAN_FIELD = "human"
 """The item field holding label → mean human rating (ExpliCa's loader fills it)."""
 MEAN = "mean_"
+HUMAN_FILE_BYTES = Limit("LINGDIAG_HUMAN_FILE_MAX_BYTES", 256 * 2**20, "bytes of a human ratings file")
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +83,7 @@ def from_file(path: Path) -> dict[str, dict[str, float]]:
         DatasetError: no ``id`` or ``mean_`` column, a rating that is not a finite number, or an item
             listed twice; one line naming the file, row and field.
     """
+    read_regular(path, HUMAN_FILE_BYTES)  # a FIFO or a link to /dev/zero is refused before it is read
     columns, rows = read_table(path)
     labels = [c for c in columns if c.startswith(MEAN) and len(c) > len(MEAN)]
     if "id" not in columns or not labels:
