@@ -1,5 +1,6 @@
 """Leave-one-model-out: how far an anchors-only estimate falls from each model's real accuracy, on
-the ExpliCa authors' outputs (8 models, perplexity; imported as runs with ``lingdiag score explica``)
+the ExpliCa authors' outputs (8 models on perplexity, 7 on zero-shot acceptability ratings, 6 on
+zero-shot cloze, greedy answers as cleaned by the authors; imported as runs with ``lingdiag score explica``)
 and on a study run here (the embedded SmolLM2-135M and stand-in models of graded ability on 1,000
 BLiMP pairs). Prints, per model, the real accuracy, the estimate from K anchors (1PL and 2PL), and
 the standard error of K random items (the baseline, same command).
@@ -10,10 +11,10 @@ the standard error of K random items (the baseline, same command).
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import math
 import tempfile
-import zlib
 from pathlib import Path
 from typing import Any
 
@@ -37,24 +38,34 @@ ABILITIES = [-2.0, -1.5, -1.0, -0.6, -0.3, 0.0, 0.3, 0.6, 1.0, 1.5, 2.0]
 """The stand-ins' abilities (logits); an item's difficulty is drawn from N(0, 1) by its pair."""
 
 
-def explica_runs(work: Path) -> list[Path]:
+TASKS = {"perplexity": ("perplexity/*.csv", "perplexity", ["--score-col", "perplexity", "--connective-col",
+                                                          "conn_in_list"]),
+         "rating": ("acceptability/zeroshot/*.tsv", "rating", ["--score-col", "answer_greedy_cleaned",
+                                                               "--connective-col", "conn_in_list"]),
+         "cloze": ("cloze/zeroshot/*.tsv", "cloze", ["--score-col", "answer_greedy_cleaned"])}
+"""The authors' files imported per task: (glob under explica_results, --task, the columns read)."""
+
+
+def explica_runs(work: Path, task: str) -> list[Path]:
     load_plugins()
     mount_suites()
     fetch("explica", str(DATASETS))
+    pattern, name, columns = TASKS[task]
     runs = []
-    for path in sorted((DATASETS / "explica_results" / "perplexity").glob("*.csv")):
-        run = work / "explica" / path.stem
+    for path in sorted((DATASETS / "explica_results").glob(pattern)):
+        run = work / "explica" / task / path.stem
         if not run.exists():
             result = CliRunner().invoke(app, ["score", "explica", "--dataset", "official", "--scores", str(path),
-                                              "--task", "perplexity", "--score-col", "perplexity",
-                                              "--connective-col", "conn_in_list", "--out", str(run)])
+                                              "--task", name, *columns, "--out", str(run)])
             assert result.exit_code == 0, result.output
         runs.append(run)
     return runs
 
 
 def _uniform(*parts: object) -> float:
-    return zlib.crc32("|".join(map(str, parts)).encode()) / 2**32
+    # SHA-256, not CRC-32: CRC is linear, so "stand:3|p" and "stand:4|p" would draw related numbers and the
+    # stand-ins would share a second dimension the item model does not have.
+    return int.from_bytes(hashlib.sha256("|".join(map(str, parts)).encode()).digest()[:8], "big") / 2**64
 
 
 def stand_in(good: dict[str, str], bad: dict[str, str]) -> Any:
@@ -116,9 +127,12 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--k", type=int, default=100)
     parser.add_argument("--work", type=Path, default=None)
+    parser.add_argument("--study-only", action="store_true")
     args = parser.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="items-validate-"))
-    report("ExpliCa", explica_runs(work), args.k)
+    if not args.study_only:
+        for task in TASKS:
+            report(f"ExpliCa {task} (greedy, zero-shot where prompted)", explica_runs(work, task), args.k)
     report("Study", [study(work)], args.k)
 
 
