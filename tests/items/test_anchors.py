@@ -25,7 +25,7 @@ def test_anchors_written_read_and_estimated(runs, tmp_path):
     chosen = anchor_cells(fit, 20)
     (cell,) = chosen.cells
     assert 10 <= len(cell.anchors.index) <= 20 and abs(cell.anchors.weight.sum() - 1) < 1e-9
-    assert cell.measured_error is not None and len(cell.validation) == 10
+    assert cell.method == "irt" and cell.measured_error is not None and len(cell.validation) == 10
     save_anchors(chosen, tmp_path / "a.json")
     back = load_anchors(tmp_path / "a.json")
     assert back.cells[0].anchor_ids == cell.anchor_ids
@@ -83,3 +83,21 @@ def test_a_study_suite_names_its_items_file(tmp_path):
     Path(tmp_path / "ids.txt").unlink()
     with pytest.raises(LingdiagError):
         plan_study(spec)
+
+
+def test_where_irt_anchors_lose_to_random_items_random_items_are_chosen(tmp_path):
+    # Half the items have gold A, half B; each model leans to one label (a second dimension): a model
+    # right on the A items is wrong on the B items. One ability cannot say which half a model is good at.
+    from helpers import write_runs
+
+    rng = np.random.default_rng(0)
+    on_a, on_b = np.linspace(0.05, 0.95, 9), np.array([0.9, 0.2, 0.7, 0.05, 0.95, 0.4, 0.1, 0.6, 0.3])
+    x = np.concatenate([rng.random((9, 300)) < on_a[:, None], rng.random((9, 300)) < on_b[:, None]],
+                       axis=1).astype(np.int8)
+    dirs = write_runs(tmp_path / "runs", x)
+    (cell,) = anchor_cells(fit_runs(dirs, "1pl"), 40).cells
+    assert cell.method == "random" and cell.irt_error is not None and cell.measured_error is not None
+    assert cell.irt_error > cell.measured_error
+    save_anchors(anchor_cells(fit_runs(dirs, "1pl"), 40), tmp_path / "a.json")
+    ((back, est),) = estimate_run(load_anchors(tmp_path / "a.json"), load_run(dirs[4]))
+    assert back.method == "random" and est.low <= x[4].mean() <= est.high

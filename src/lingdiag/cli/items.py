@@ -81,8 +81,10 @@ def anchors_cmd(
     for c in chosen.cells:
         error = f"not measured ({c.unmeasured})" if c.measured_error is None else \
             f"{c.measured_error:.3f} (root-mean-square, {len(c.validation)} models left out in turn)"
-        print(plain(f"{c.suite} / {c.condition}: {len(c.anchors.index)} anchors of {len(c.item_ids)} items; "
-                    f"measured error {error}"))
+        method = "IRT anchors, p-IRT estimate" if c.method == "irt" else \
+            f"random items, their mean: the IRT anchors' error was {c.irt_error:.3f}, above random items'"
+        print(plain(f"{c.suite} / {c.condition}: {len(c.anchors.index)} anchors of {len(c.item_ids)} items "
+                    f"({method}); measured error {error}"))
     print(plain(f"wrote {out}"))
 
 
@@ -99,7 +101,8 @@ def estimate_cmd(
     state = loaded.state.line if loaded.state else None
     cells = [{"suite": c.suite, "condition": c.condition, "estimate": round(e.estimate, 6),
               "interval": [round(e.low, 6), round(e.high, 6)], "anchors_answered": e.anchors_answered,
-              "anchors": len(c.anchors.index), "items": e.items, "measured_error": c.measured_error,
+              "anchors": len(c.anchors.index), "items": e.items, "method": c.method,
+              "measured_error": c.measured_error,
               "model_sd": round(e.model_sd, 6)} for c, e in found]
     if as_json:
         one = {"estimate": cells[0]["estimate"], "interval": cells[0]["interval"]} if len(cells) == 1 else {}
@@ -108,7 +111,8 @@ def estimate_cmd(
     if state:
         _say(f"note: {state}")
     for c, e in found:
-        why = "the item model's spread" + ("" if c.measured_error is None else
-                                           f" and the error measured by leaving models out ({c.measured_error:.3f})")
+        why = ("random items' sampling error" if c.method == "random" else "the item model's spread"
+               + ("" if c.measured_error is None else
+                  f" and the error measured by leaving models out ({c.measured_error:.3f})"))
         print(plain(f"{c.suite} / {c.condition}: accuracy {e.estimate:.3f}, 95% interval [{e.low:.3f}, {e.high:.3f}] "
                     f"({why}); from {e.anchors_answered} of {len(c.anchors.index)} anchors, over {e.items} items"))

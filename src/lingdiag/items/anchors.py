@@ -7,9 +7,10 @@ estimate`` and by ``run``/``study`` ``--items`` (:func:`read_item_ids`). The met
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -19,8 +20,8 @@ from lingdiag.io.limits import Limit, read_regular
 from lingdiag.items.fitted import CellFit, ItemFit
 from lingdiag.items.irt import Array, Estimates, Kind
 from lingdiag.items.matrix import ResponseMatrix
-from lingdiag.items.selection import Chosen, Estimate, NoEstimate, choose, estimate
-from lingdiag.items.validate import HeldOut, leave_one_out, rms
+from lingdiag.items.selection import Chosen, Estimate, NoEstimate, at_random, choose, estimate, sample_estimate
+from lingdiag.items.validate import HeldOut, leave_one_out, random_rms, rms
 from lingdiag.reading import LoadedRun
 
 ANCHORS_FORMAT = "lingdiag-anchors"
@@ -49,6 +50,11 @@ class AnchorCell:
     validation: tuple[HeldOut, ...] = ()
     unmeasured: str = ""
     """Why the error was not measured (empty where it was)."""
+    method: str = "irt"
+    """``irt`` (tinyBenchmarks' anchors, p-IRT estimate) or ``random`` (random items, their mean): the one
+    whose error measured by leaving models out is lower (``irt`` where it was not measured)."""
+    irt_error: float | None = None
+    """The IRT anchors' measured error, kept where the random items won (so the comparison is on file)."""
 
     @property
     def anchor_ids(self) -> list[str]:
@@ -90,16 +96,22 @@ def anchor_cells(fit: ItemFit, k: int, seed: int = 0, validate: bool = True) -> 
         keep = np.flatnonzero(c.fitted)
         est = Estimates(c.slope[keep], c.intercept[keep], c.slope_se[keep], c.intercept_se[keep], c.cov_ac[keep],
                         c.ability, c.ability_se, c.loglik, c.iterations, c.converged)
-        chosen = choose(est, k, seed)
+        chosen, method = choose(est, k, seed), "irt"
         held: list[HeldOut] = []
         why = "" if validate and len(c.models) >= 3 else "--no-validate" if not validate else \
             f"{len(c.models)} models: leaving one out needs 3"
+        error = irt_error = None
         if not why:
             m = ResponseMatrix(c.suite, c.condition, c.models, c.item_ids, np.array(c.responses))
             held = leave_one_out(m, k, fit.kind, fit.priors, seed, models=_validation_models(c))
+            error = irt_error = rms(held)
+            # One dimension of ability cannot describe every matrix (a model's bias towards one label
+            # is a second): where the IRT anchors do worse than random items would, random items it is.
+            if random_rms(held) < irt_error:
+                chosen, method, error = at_random(len(keep), k, seed), "random", random_rms(held)
         cells.append(AnchorCell(c.suite, c.condition, fit.kind, tuple(c.item_ids[int(j)] for j in keep),
                                 np.array(c.slope[keep]), np.array(c.intercept[keep]), chosen, c.models,
-                                rms(held) if held else None, tuple(held), why))
+                                error, tuple(held), why, method, irt_error))
     method = (f"k-means over (slope, intercept) of the {fit.kind.upper()} fit, the item nearest each centre, "
               "weighted by its cluster's share; estimate: p-IRT (anchors' answers plus each other item's "
               "probability at the ability the anchors give)")
@@ -110,7 +122,8 @@ def save_anchors(a: AnchorSet, path: Path) -> None:
     """Write the anchors file atomically (JSON)."""
     cells = [{"suite": c.suite, "condition": c.condition, "kind": c.kind, "models": list(c.models),
               "anchors": c.anchor_ids, "weights": [round(float(w), 8) for w in c.anchors.weight],
-              "measured_error": c.measured_error, "unmeasured": c.unmeasured,
+              "measured_error": c.measured_error, "unmeasured": c.unmeasured, "method": c.method,
+              "irt_error": c.irt_error,
               "validation": [{"model": h.model, "accuracy": h.accuracy, "estimate": h.estimate, "low": h.low,
                               "high": h.high, "random_se": h.random_se} for h in c.validation],
               "item_ids": list(c.item_ids), "slope": [float(x) for x in c.slope],
@@ -149,7 +162,8 @@ def load_anchors(path: Path) -> AnchorSet:
                                     Chosen(np.asarray([position[i] for i in c["anchors"]], dtype=np.int64),
                                            np.asarray(c["weights"], float)),
                                     tuple(c["models"]), None if error is None else float(error), held,
-                                    str(c.get("unmeasured", ""))))
+                                    str(c.get("unmeasured", "")), _method(c.get("method", "irt"), path, n),
+                                    None if c.get("irt_error") is None else float(c["irt_error"])))
         return AnchorSet(int(data["k"]), int(data["seed"]), str(data["method"]), tuple(cells))
     except RunError:
         raise
@@ -206,5 +220,18 @@ def estimate_run(a: AnchorSet, run: LoadedRun, condition: str | None = None) -> 
         if not any(int(j) in answers for j in c.anchors.index):
             raise NoEstimate(f"{run.path}: no graded answer to any anchor of {c.suite}/{c.condition} "
                              f"({len(c.anchors.index)} anchors); run them with --items")
-        out.append((c, estimate(c.slope, c.intercept, c.anchors, answers, c.measured_error)))
+        out.append((c, ESTIMATES[c.method](c, answers)))
     return out
+
+
+ESTIMATES: dict[str, Callable[[AnchorCell, Mapping[int, bool]], Estimate]] = {
+    "irt": lambda c, answers: estimate(c.slope, c.intercept, c.anchors, answers, c.measured_error),
+    "random": lambda c, answers: sample_estimate(len(c.item_ids), c.anchors, answers),
+}
+"""An anchors file's method → how a run's answers to its anchors become an estimate."""
+
+
+def _method(value: Any, path: Path, n: int) -> str:
+    if value not in ESTIMATES:
+        raise RunError(f"{path}, cells[{n}], field 'method': {value!r}; expected {' or '.join(ESTIMATES)}")
+    return str(value)

@@ -122,3 +122,30 @@ def estimate(slope: Array, intercept: Array, anchors: Chosen, answers: Mapping[i
     return Estimate(mean, max(0.0, mean - Z95 * spread), min(1.0, mean + Z95 * spread), int(asked.size), n,
                     float(post @ theta), sd, measured_error)
 
+
+
+def at_random(n: int, k: int, seed: int = 0) -> Chosen:
+    """``k`` of ``n`` items drawn uniformly (seeded), equally weighted: the baseline the anchors must beat."""
+    k = min(k, n)
+    index = np.sort(np.random.default_rng(seed).choice(n, size=k, replace=False)).astype(np.int64)
+    return Chosen(index, np.full(k, 1.0 / k))
+
+
+def sample_error(p: float, n: int, k: int) -> float:
+    """The standard error of the share right in ``k`` of ``n`` items drawn at random (hypergeometric)."""
+    k = min(k, n)
+    return math.sqrt(p * (1 - p) / k * ((n - k) / (n - 1))) if n > 1 and k > 0 else 0.0
+
+
+def sample_estimate(n: int, anchors: Chosen, answers: Mapping[int, bool]) -> Estimate:
+    """The plain share right among the answered random anchors, with its sampling interval.
+
+    Raises:
+        NoEstimate: no anchor answered.
+    """
+    got = [answers[int(j)] for j in anchors.index if int(j) in answers]
+    if not got:
+        raise NoEstimate("the run answered none of the anchors (with gold); nothing to estimate from")
+    p = sum(got) / len(got)
+    se = sample_error(p, n, len(got))
+    return Estimate(p, max(0.0, p - Z95 * se), min(1.0, p + Z95 * se), len(got), n, math.nan, se, None)

@@ -15,7 +15,7 @@ import numpy as np
 
 from lingdiag.items import irt
 from lingdiag.items.matrix import ResponseMatrix
-from lingdiag.items.selection import choose, estimate
+from lingdiag.items.selection import at_random, choose, estimate, sample_error, sample_estimate
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +48,7 @@ class HeldOut:
 
 def leave_one_out(m: ResponseMatrix, k: int, kind: irt.Kind = "2pl", priors: irt.Priors = irt.DEFAULT_PRIORS,
                   seed: int = 0, measured_error: float | None = None, models: Sequence[int] | None = None,
-                  ) -> list[HeldOut]:
+                  method: str = "irt") -> list[HeldOut]:
     """Each model of ``m`` left out in turn (see the module's text).
 
     Args:
@@ -59,24 +59,28 @@ def leave_one_out(m: ResponseMatrix, k: int, kind: irt.Kind = "2pl", priors: irt
         seed: The anchors' k-means seed.
         measured_error: Added to each interval (None: the model's spread alone).
         models: The positions of the models to leave out (default: every one).
+        method: ``irt`` (the anchors and p-IRT estimate) or ``random`` (``k`` items at random, their mean).
     """
     out = []
     for held in range(len(m.models)) if models is None else models:
         rest = m.without(held)
         graded = rest.observed.any(0)
         fitted = irt.fit(np.ascontiguousarray(rest.responses[:, graded]), kind, priors)
-        chosen = choose(fitted, k, seed)
         items = np.flatnonzero(graded)
+        chosen = choose(fitted, k, seed) if method == "irt" else at_random(len(items), k, seed + held)
         row = m.responses[held]
         answers = {int(j): bool(row[items[j]] == 1) for j in chosen.index if row[items[j]] >= 0}
-        est = estimate(fitted.slope, fitted.intercept, chosen, answers, measured_error)
+        est = estimate(fitted.slope, fitted.intercept, chosen, answers, measured_error) if method == "irt" else \
+            sample_estimate(len(items), chosen, answers)
         own = row[row >= 0]
         acc = float((own == 1).mean())
-        n = own.size
-        kk = min(k, n)
-        se = math.sqrt(acc * (1 - acc) / kk * ((n - kk) / (n - 1))) if n > 1 else 0.0
-        out.append(HeldOut(m.models[held], acc, est.estimate, est.low, est.high, se))
+        out.append(HeldOut(m.models[held], acc, est.estimate, est.low, est.high, sample_error(acc, own.size, k)))
     return out
+
+
+def random_rms(held: list[HeldOut]) -> float:
+    """The root-mean-square standard error of ``k`` random items over the held-out models (the baseline)."""
+    return math.sqrt(sum(h.random_se**2 for h in held) / len(held)) if held else math.nan
 
 
 def rms(errors: list[HeldOut]) -> float:
