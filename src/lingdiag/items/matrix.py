@@ -19,9 +19,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from lingdiag.errors import LingdiagError, RunError
-from lingdiag.reading import LoadedRun, distinct, load_run
-from lingdiag.rundir import META, run_state
-from lingdiag.rundir.study import STUDY_JSON, read_state
+from lingdiag.reading import LoadedRun, distinct, suite_of
+from lingdiag.rundir import META, read_run, run_state
+from lingdiag.rundir.study import STUDY_JSON, place_of, read_state
 
 MISSING = -1
 """A cell of the matrix with no graded answer (no gold, a backend error, or not run)."""
@@ -84,14 +84,24 @@ class Matrices:
     runs: list[LoadedRun] = field(default_factory=list)
 
 
-def run_dirs(paths: Sequence[Path]) -> tuple[list[Path], list[str]]:
-    """The run directories named by ``paths`` (a run, or a study's runs), and why some are left out.
+def answers_of(run_dir: Path) -> LoadedRun:
+    """A run read for its answers: records, suite and names as ``load_run`` gives them, without the
+    metrics ``load_run`` recomputes per condition (a quarter of the time, and a matrix needs none).
+    """
+    read = read_run(run_dir)
+    place = place_of(Path(run_dir))
+    return LoadedRun(Path(run_dir), suite_of(read.meta, run_dir), place.entry.model.label if place else read.meta.model,
+                     read.meta, [], read.item_ids, list(read.records), read.state, place,
+                     place.entry.suite if place else "")
+
+
+def run_dirs(paths: Sequence[Path]) -> list[Path]:
+    """The run directories named by ``paths`` (a run, or a study's runs), each once.
 
     Raises:
         RunError: a path is neither a run nor a study directory.
     """
     found: list[Path] = []
-    left: list[str] = []
     for p in paths:
         p = Path(p)
         if (p / STUDY_JSON).is_file():
@@ -102,16 +112,22 @@ def run_dirs(paths: Sequence[Path]) -> tuple[list[Path], list[str]]:
             found.append(p)
         else:
             raise RunError(f"{p}: not a run directory (no {META}) nor a study directory (no {STUDY_JSON})")
-    usable = []
-    for d in dict.fromkeys(found):
-        s = run_state(d)
-        if not s.finished:
-            left.append(f"{d}: left out: {s.line or s.status}")
-        elif not s.current:
-            left.append(f"{d}: left out: {s.line}")
-        else:
-            usable.append(d)
-    return usable, left
+    resolved = {d.resolve(): d for d in reversed(found)}  # one directory given twice is one run
+    return list(reversed(resolved.values()))
+
+
+def _usable(d: Path) -> tuple[LoadedRun | None, str | None]:
+    """The run read for its answers, or why it is left out (unfinished, stale, unreadable)."""
+    if not (d / META).exists():
+        absent = run_state(d)
+        return None, f"{d}: left out: {absent.line or absent.status}"
+    try:
+        run = answers_of(d)
+    except LingdiagError as e:
+        return None, f"{d}: left out: {e}"
+    if run.state is not None and not (run.state.finished and run.state.current):
+        return None, f"{d}: left out: {run.state.line or run.state.status}"
+    return run, None
 
 
 def matrices(runs: Iterable[LoadedRun]) -> list[ResponseMatrix]:
@@ -145,13 +161,14 @@ def read_matrices(paths: Sequence[Path]) -> Matrices:
     Raises:
         RunError: no usable run (each left out with its reason), or a path that is no run or study.
     """
-    dirs, left = run_dirs(paths)
     loaded: list[LoadedRun] = []
-    for d in dirs:
-        try:
-            loaded.append(load_run(d))
-        except LingdiagError as e:
-            left.append(f"{d}: left out: {e}")
+    left: list[str] = []
+    for d in run_dirs(paths):
+        run, why = _usable(d)
+        if run is not None:
+            loaded.append(run)
+        if why is not None:
+            left.append(why)
     if not loaded:
         why = "; ".join(left[:3]) + (f"; and {len(left) - 3} more" if len(left) > 3 else "")
         raise RunError(f"no finished, current run to read{': ' + why if why else ''}")
