@@ -89,7 +89,7 @@ def test_anchors_beat_random_items_leaving_each_model_out(perplexity_runs):
 
 def test_anchors_and_estimate_commands(perplexity_runs, tmp_path):
     fit = tmp_path / "fit"
-    assert runner.invoke(app, ["items", "fit", *map(str, perplexity_runs), "--out", str(fit), "--model",
+    assert runner.invoke(app, ["items", "fit", *map(str, perplexity_runs), "--out", str(fit), "--irt",
                                "1pl"]).exit_code == 0
     anchors = tmp_path / "anchors.json"
     result = runner.invoke(app, ["items", "anchors", str(fit), "--k", "100", "--out", str(anchors)])

@@ -28,7 +28,7 @@ ModelKind = Literal["1pl", "2pl"]
 
 def _kind(value: str) -> Kind:
     if value not in KINDS:
-        raise ConfigError(f"--model {value!r}: expected 1pl or 2pl")
+        raise ConfigError(f"--irt {value!r}: expected 1pl or 2pl")
     return value
 
 
@@ -40,14 +40,15 @@ def _say(line: str) -> None:
 def fit_cmd(
     dirs: Annotated[list[Path], typer.Argument(help="Run or study directories.")],
     out: Annotated[Path, out_option("Directory for fit.json, fit.npz, items.csv, models.csv (and .parquet).")],
-    model: Annotated[str, typer.Option("--model", help="The item model: 1pl or 2pl.")] = "2pl",
+    irt: Annotated[str, typer.Option("--irt", help="The item model: 1pl or 2pl (--model is a model spec "
+                                                   "everywhere else).")] = "2pl",
     human: Annotated[Path | None, typer.Option(help="Mean human ratings per item: a CSV with id and mean_<label> "
                                                     "columns (as `lingdiag human import` writes).")] = None,
 ) -> None:
     """Fit an item response model per suite and condition: each item's difficulty and discrimination with
     95% intervals, item fit, flags with reasons and human agreement; each model's ability.
     """
-    built = fit_and_write(dirs, out, _kind(model), human)
+    built = fit_and_write(dirs, out, _kind(irt), human)
     for line in (*built.fit.left_out, *built.fit.notes):
         _say(f"note: {line}")
     if built.parquet:
@@ -65,8 +66,8 @@ def anchors_cmd(
     dirs: Annotated[list[Path], typer.Argument(help="A directory `items fit` wrote, or run and study directories.")],
     k: Annotated[int, typer.Option("--k", help="Anchors per suite and condition.")] = 100,
     out: Annotated[Path, out_option("The anchors file (JSON) to write.")] = Path("anchors.json"),
-    model: Annotated[str, typer.Option("--model", help="The item model when fitting here: 1pl (default: from "
-                                                        "every answer it predicts the accuracy) or 2pl.")] = "1pl",
+    irt: Annotated[str, typer.Option("--irt", help="The item model when fitting here: 1pl (default: from "
+                                                    "every answer it predicts the accuracy) or 2pl.")] = "1pl",
     seed: Annotated[int, seed_option("Seeds the k-means of the anchors.")] = 0,
     validate: Annotated[bool, typer.Option(help="Measure the estimate's error by leaving models out.")] = True,
 ) -> None:
@@ -75,7 +76,7 @@ def anchors_cmd(
     """
     if k < 1:
         raise ConfigError(f"--k {k}: expected 1 or more anchors")
-    fit = load(dirs[0]) if len(dirs) == 1 and (dirs[0] / FIT_JSON).is_file() else fit_runs(dirs, _kind(model))
+    fit = load(dirs[0]) if len(dirs) == 1 and (dirs[0] / FIT_JSON).is_file() else fit_runs(dirs, _kind(irt))
     chosen = anchor_cells(fit, k, seed, validate)
     save_anchors(chosen, out)
     for c in chosen.cells:
