@@ -33,7 +33,8 @@ def wait_for_lock(out: Path, pid: int) -> None:
 
 
 def test_second_process_on_one_out_is_refused(fake_api: Any, tmp_path: Path) -> None:
-    fake_api.delay = 0.5  # four answers one after another: the first run holds the directory ~2 s
+    fake_api.delay = 2.0  # four answers one after another: the first run holds the directory ~8 s, time enough
+    # for a second process to start on a loaded machine
     out = tmp_path / "run"
     first = start(fake_api.url, out, tmp_path / "cache")
     wait_for_lock(out, first.pid)

@@ -62,8 +62,19 @@ class Constraint:
 
 
 @dataclass(frozen=True, slots=True)
+class Sampling:
+    """Sampled instead of greedy decoding: each token drawn at ``temperature``, seeded so that the
+    same request gives the same text (a backend that cannot sample does not serve it:
+    ``Capabilities.sampling``).
+    """
+
+    temperature: float
+    seed: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class GenerationRequest:
-    """Greedy generation from chat messages (``messages``) or raw text (``prompt``)."""
+    """Generation from chat messages (``messages``) or raw text (``prompt``): greedy unless ``sampling``."""
 
     messages: tuple[ChatMessage, ...] = ()
     """Chat turns; the backend applies the model's chat template."""
@@ -76,6 +87,8 @@ class GenerationRequest:
     thinking: Thinking | None = None
     """The thinking setting (``--thinking``); None: the model's own default, nothing asked.
     ``max_new_tokens`` is then the answer's budget, the thinking's is ``thinking.budget``."""
+    sampling: Sampling | None = None
+    """Sampled decoding (an axis such as a temperature sweep sets it); None: greedy."""
 
     def __post_init__(self) -> None:
         if bool(self.messages) == (self.prompt is not None):
@@ -90,6 +103,8 @@ class GenerationRequest:
             del key["thinking"]  # keys stay as they were before thinking settings existed
         else:
             key["thinking"] = self.thinking.recorded()
+        if self.sampling is None:
+            del key["sampling"]  # greedy keys stay as they were before sampling existed
         return key
 
 

@@ -26,6 +26,7 @@ _BUILTIN_MODULES = (
     "lingdiag.suites.minimal_pairs",
     "lingdiag.suites.syntaxgym",
     "lingdiag.suitefile",
+    "lingdiag.conditions.registry",  # every axis module: their meta.json parts (rundir.parts.PARTS)
 )
 _loaded = False
 

@@ -10,6 +10,7 @@ know nothing suite-specific.
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import import_module
@@ -181,6 +182,9 @@ class Suite:
     headline: str = ""
     """The key in ``metrics`` of the paper's headline metric: the report's summary shows it per
     model and condition (empty: the summary shows the headline table only)."""
+    shows: tuple[str, ...] = ("thinking", "after_thinking")
+    """Axes a run adds that this suite's table shows itself (every built-in table names the thinking
+    setting and the replayed run of a condition); :meth:`tables` splits by any other."""
     headline_label: str = ""
     """The headline metric's name for readers (its table header, ``TBR_C (↓)``); empty: the key."""
 
@@ -190,6 +194,33 @@ class Suite:
             if a.name == name:
                 return a
         raise KeyError(name)
+
+    def tables(self, rows: Sequence[ResultRow]) -> str:
+        """The suite's table of ``rows``, once per setting of the axes a run added to its conditions
+        (a plug-in axis such as a temperature sweep: axes this suite neither declares nor ``shows``)
+        wherever a model's rows would otherwise be indistinguishable in it, each headed by its setting.
+
+        A suite's table names the axes it knows; an axis added by the run is shown by this split, so
+        no suite's table code has to know it.
+        """
+        own = {a.name for a in self.axes} | set(self.shows)
+        added = sorted(k for k in {k for r in rows for k in r.axes if k not in own}
+                       if len({str(r.axes.get(k, "")) for r in rows}) > 1)  # what varies: a constant tells nothing
+
+        def setting(r: ResultRow) -> tuple[str, ...]:
+            return tuple(str(r.axes.get(k, "")) for k in added)
+
+        seen: dict[tuple[Any, ...], set[tuple[str, ...]]] = defaultdict(set)
+        for r in rows:
+            seen[(r.model, *sorted((k, str(v)) for k, v in r.axes.items() if k in own))].add(setting(r))
+        if all(len(s) <= 1 for s in seen.values()):
+            return self.table(rows)
+        groups: dict[tuple[str, ...], list[ResultRow]] = defaultdict(list)
+        for r in rows:
+            groups[setting(r)].append(r)
+        return "\n".join("**" + (", ".join(f"{k}: {v}" for k, v in zip(added, key, strict=True) if v) or
+                                  "as the suite defines it") + "**\n\n" + self.table(members)
+                         for key, members in groups.items())
 
     def condition_metrics(self, records: Sequence[ItemRecord]) -> dict[str, Any]:
         """The suite's metrics of one condition over its answered items, and the counts of all

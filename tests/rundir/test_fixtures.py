@@ -1,5 +1,5 @@
-"""Run directories written at 3789a70 (schema 1) read through today's typed schema, and
-``meta.json`` read and written back byte-identically."""
+"""Run directories written at 3789a70 (schema 1) and at 6472672 (before the ``finished`` part) read
+through today's typed schema and run state, and ``meta.json`` read and written back byte-identically."""
 
 from __future__ import annotations
 
@@ -8,13 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from lingdiag.reading import load_run
+from lingdiag.reading import load_run, load_runs
 from lingdiag.records import ScoreOutput, TextOutput
-from lingdiag.rundir import RunStore, read_run
+from lingdiag.rundir import Phase, RunStore, read_run
 from lingdiag.rundir.parts import ImportedPart, LockPart, PrecisionPart, ShardPart, ThinkingPart
+from lingdiag.study.status import grid
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "rundir-3789a70"
 RUNS = sorted(p.name for p in FIXTURES.iterdir() if p.is_dir())
+LATER = Path(__file__).parent.parent / "fixtures" / "rundir-6472672"
+LATER_RUNS = ["merged", "plain", "stopped", "study/runs/a/nli", "study/runs/b/nli", "suite-file"]
 
 
 def test_every_kind_of_run_is_kept_as_a_fixture() -> None:
@@ -65,3 +68,31 @@ def test_each_part_is_read_into_its_typed_form() -> None:
 def test_a_3789a70_run_loads_with_its_metrics(name: str) -> None:
     loaded = load_run(FIXTURES / name)
     assert loaded.rows and all("n" in row.metrics for row in loaded.rows)
+
+
+def test_every_kind_of_6472672_run_is_kept() -> None:
+    found = sorted(p.parent.relative_to(LATER).as_posix() for p in LATER.rglob("meta.json"))
+    assert found == LATER_RUNS
+
+
+@pytest.mark.parametrize("name", LATER_RUNS)
+def test_a_6472672_run_reads_with_its_state_and_writes_back_byte_identical(name: str, tmp_path: Path) -> None:
+    run = shutil.copytree(LATER / name, tmp_path / "run")
+    before = (run / "meta.json").read_bytes()
+    read = read_run(run)
+    if name == "stopped":  # a killed session: planned, recorded, no end
+        assert (read.state.phase, read.state.planned, read.state.recorded) == (Phase.STOPPED, 6, 2)
+        assert read.state.line == "run not finished (stopped): 2 of 6 items"
+    else:
+        assert read.state.complete and read.state.line is None
+        assert read.state.planned == len(read.records) and read.meta.finished is None
+    RunStore(run).write_meta(read.meta)
+    assert (run / "meta.json").read_bytes() == before
+    assert "".join(r.to_json() + "\n" for r in read.records).encode() == (run / "items.jsonl").read_bytes()
+    assert load_run(run).rows
+
+
+def test_a_6472672_study_reads_as_done_under_its_study_names(tmp_path: Path) -> None:
+    study = shutil.copytree(LATER / "study", tmp_path / "study")
+    assert [(r.key, r.status, r.items_done) for r in grid(study)] == [("a/nli", "done", 4), ("b/nli", "done", 4)]
+    assert [r.model for r in load_runs([study / "runs" / "a" / "nli", study / "runs" / "b" / "nli"])] == ["a", "b"]

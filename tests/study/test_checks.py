@@ -35,7 +35,7 @@ def _study(tmp_path: Path, model: dict[str, object]) -> Path:
     ({"spec": "smollm2-135m", "name": "typo", "options": {"batch_tokenz": 64}}, ConfigError,
      "batch_tokenz"),
     ({"spec": "hf:", "name": "empty"}, ConfigError, "expected PROVIDER:NAME"),
-    ({"spec": "hf:/no/such/checkpoint", "name": "gone"}, ConfigError, "/no/such/checkpoint does not exist"),
+    ({"spec": "hf:/no/such/checkpoint", "name": "gone"}, ConfigError, "no such model directory: /no/such/checkpoint"),
     ({"spec": "smollm3-9000", "name": "unknown"}, UnknownNameError, "unknown model 'smollm3-9000'"),
     ({"spec": "openai:m@http://127.0.0.1:9/v1", "name": "srv", "options": {"max_retries": "many"}}, ConfigError,
      "max_retries"),

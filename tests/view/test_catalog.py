@@ -38,3 +38,16 @@ def test_runs_and_groups_are_found_and_symlinks_out_are_not(study: Path, tmp_pat
     assert catalog([study / "study" / "a"]).runs["0"].group is None  # a given run is its own entry
 
 
+
+
+def test_a_stopped_run_shows_the_items_it_planned_and_its_state(tmp_path: Path) -> None:
+    import shutil
+
+    from lingdiag.view.app import Viewer
+
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "rundir-6472672" / "stopped"
+    shutil.copytree(fixture, tmp_path / "runs" / "stopped")
+    viewer = Viewer([tmp_path / "runs"])
+    row = viewer.row(viewer.run("0/stopped"))
+    assert (row.done, row.planned, row.state) == (2, 6, "stopped")  # meta.json's planned, not a re-plan
+    assert row.why == "run not finished (stopped): 2 of 6 items"

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from lingdiag.conditions.expander import NotScored, Plain, Ran
+from lingdiag.conditions.registry import register_axis
 from lingdiag.config import RunConfig
 from lingdiag.errors import ConfigError, RunError
 from lingdiag.io.paths import sha256_file
@@ -315,3 +316,6 @@ class AfterThinkingAxis(Plain):
         if not parts:
             return ""
         return "**Not scored after thinking** (no completed thinking to replay): " + " | ".join(parts) + "\n\n"
+
+
+register_axis('after_thinking', order=20)(AfterThinkingAxis.of)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from lingdiag.conditions.expander import Plain, Ran
+from lingdiag.conditions.registry import register_axis
 from lingdiag.config import RunConfig
 from lingdiag.models.base import Backend, Precision, ReducedPrecision
 
@@ -42,3 +43,6 @@ class PrecisionAxis(Plain):
         if p is None:
             return None
         return {"dtype": p.dtype, "per_token_noise": p.per_token, "rescore_fragile": "float32" if p.rescore else None}
+
+
+register_axis('precision', order=40)(PrecisionAxis.of)

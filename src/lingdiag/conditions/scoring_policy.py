@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from lingdiag.conditions.expander import Plain, Ran
+from lingdiag.conditions.registry import register_axis
 from lingdiag.config import RunConfig
 from lingdiag.records import LoglikelihoodRequest, Request
 from lingdiag.scoring import LINGDIAG, ScoringPolicy, policy, policy_names
@@ -59,3 +60,6 @@ class ScoringPolicyAxis(Plain):
         """Condition → the policies of its requests, for every condition reached so far."""
         named = {c.name: policies(ran.requests[c.name], AXIS in c.axes) for c in ran.conditions}
         return {c: ps for c, ps in named.items() if ps} or None
+
+
+register_axis('scoring_policy', order=30)(ScoringPolicyAxis.of)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from lingdiag.conditions.expander import Plain, Ran
+from lingdiag.conditions.registry import register_axis
 from lingdiag.config import RunConfig
 from lingdiag.errors import ConfigError
 from lingdiag.records import GenerationRequest, Item, Prediction, Request, Response
@@ -92,3 +93,6 @@ class ThinkingAxis(Plain):
         """Condition → the setting it ran under, for the conditions sent to the backend."""
         return {c.name: c.strategy.setting.recorded() for c in ran.conditions
                 if isinstance(c.strategy, ThinkingStrategy) and c.name not in ran.declined} or None
+
+
+register_axis('thinking', order=10)(ThinkingAxis.of)

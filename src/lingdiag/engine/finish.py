@@ -89,7 +89,7 @@ def finish(store: RunStore, suite: Suite, ending: Ending, meta: RunMeta) -> tupl
         if rs:
             # Fragile counts exist only where records carry decisions (reduced-precision runs).
             metrics[name] = suite.condition_metrics(rs) | fragile.counts([r.decision for r in rs])
-    table = suite.table([ResultRow(ending.model, name, dict(axes), metrics[name], str(store.root), ending.dataset)
+    table = suite.tables([ResultRow(ending.model, name, dict(axes), metrics[name], str(store.root), ending.dataset)
                          for name, axes in ending.conditions if name in metrics])
     # Failed items first, never let an outage pass for a result; unfinished thinking beside unparsed,
     # never folded into it.

@@ -27,6 +27,7 @@ from lingdiag.records import (
     UNFINISHED,
     UNPARSED,
     Generation,
+    GenerationRequest,
     Item,
     ItemRecord,
     LogLikelihood,
@@ -168,14 +169,18 @@ def resolve_axes(suite: Suite, selection: dict[str, list[str]]) -> dict[str, lis
 
 
 def _needs(requests: Sequence[Request]) -> set[str]:
-    return {"loglikelihood" if isinstance(r, LoglikelihoodRequest) else
-            "constrained" if r.constraint is not None else "generate" for r in requests}
+    needs = {"loglikelihood" if isinstance(r, LoglikelihoodRequest) else
+             "constrained" if r.constraint is not None else "generate" for r in requests}
+    if any(isinstance(r, GenerationRequest) and r.sampling is not None for r in requests):
+        needs.add("sampling")
+    return needs
 
 
 def _check(backend: Backend, needs: set[str]) -> str | None:
     caps = backend.capabilities
     missing = [n for n, ok in (("generate", caps.generate), ("loglikelihood", caps.loglikelihood),
-                               ("constrained", caps.constrained)) if n in needs and not ok]
+                               ("constrained", caps.constrained), ("sampling", caps.sampling))
+               if n in needs and not ok]
     if not missing:
         return None
     return f"backend {backend.identity.get('backend')} cannot serve {', '.join(missing)} requests"

@@ -38,6 +38,8 @@ class Capabilities:
     loglikelihood: bool = True
     constrained: bool = False
     """Whether ``GenerationRequest.constraint`` is enforced (not merely ignored)."""
+    sampling: bool = False
+    """Whether ``GenerationRequest.sampling`` is honoured (else greedy would pass for a sample)."""
 
 
 @runtime_checkable
@@ -125,6 +127,9 @@ class Loader:
     """A pydantic model with ``extra="forbid"``."""
     load: Callable[[ModelSpec, Any], Backend]
     """``load(spec, options)`` with ``options`` an instance of ``options``, passed on whole."""
+    check: Callable[[ModelSpec, Any], None] | None = None
+    """What can be refused without loading a weight (a local model that is not there), as ``load``
+    would refuse it: a study checks every model of its plan so before any loads."""
 
 
 def dispatch(backend: Backend, requests: Sequence[Request]) -> list[Response]:

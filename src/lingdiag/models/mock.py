@@ -33,7 +33,7 @@ class MockBackend:
     def capabilities(self) -> Capabilities:
         """Whatever functions were given."""
         return Capabilities(generate=self.generate_fn is not None, loglikelihood=self.loglik_fn is not None,
-                            constrained=False)
+                            constrained=False, sampling=self.generate_fn is not None)
 
     def generate(self, requests: Sequence[GenerationRequest]) -> list[Generation]:
         """``generate_fn`` of each request."""

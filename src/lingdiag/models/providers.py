@@ -10,13 +10,12 @@ one-line error naming the valid options.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
 
 from lingdiag.config import validate_options
-from lingdiag.errors import ConfigError, UnknownNameError
+from lingdiag.errors import UnknownNameError
 from lingdiag.model_spec import ModelSpec
 from lingdiag.models.base import Backend, Loader
 from lingdiag.models.embedded import EMBEDDED
@@ -60,8 +59,9 @@ def checked(spec: ModelSpec | str, options: Mapping[str, Any] | None = None) -> 
     imported, not its model). A study checks every model of its plan this way before any loads.
 
     Raises:
-        ConfigError: a malformed spec, an unknown provider or embedded model, a local model path that
-            does not exist, or an option the provider does not take (one line naming the valid ones).
+        ConfigError: a malformed spec, an unknown provider or embedded model, an option the provider
+            does not take (one line naming the valid ones), or what the provider's own check refuses
+            (a local model that is not there).
     """
     if isinstance(spec, str):
         spec = ModelSpec.parse(spec)
@@ -71,19 +71,11 @@ def checked(spec: ModelSpec | str, options: Mapping[str, Any] | None = None) -> 
         options = {**(options or {}), "adapter": spec.adapter}
     if spec.provider == "embedded" and spec.name not in EMBEDDED:
         raise UnknownNameError("model", spec.name, [*EMBEDDED, *(f"{p}:..." for p in PROVIDERS.names())])
-    if spec.provider in LOCAL_PATHS and _looks_local(spec.name) and not Path(spec.name).expanduser().exists():
-        raise ConfigError(f"model {str(spec)!r}: {spec.name} does not exist")
     loader = PROVIDERS.get(spec.provider)()
-    return spec, loader, validate_options(loader.options, options or {}, f"the {spec.provider} backend")
-
-
-LOCAL_PATHS = ("hf", "gguf")
-"""Providers whose model may be a local path (checked to exist at plan time)."""
-
-
-def _looks_local(name: str) -> bool:
-    """A path rather than a hub id: absolute, home-relative, dotted or a GGUF file."""
-    return name.startswith(("/", "~", "./", "../")) or name.endswith(".gguf")
+    validated = validate_options(loader.options, options or {}, f"the {spec.provider} backend")
+    if loader.check is not None:
+        loader.check(spec, validated)
+    return spec, loader, validated
 
 
 def load_backend(spec: ModelSpec | str, options: Mapping[str, Any] | None = None) -> Backend:

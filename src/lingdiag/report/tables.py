@@ -49,7 +49,7 @@ def suite_tables(runs: Sequence[LoadedRun]) -> dict[str, str]:
         mine = [r for r in runs if r.suite_title == s]
         across = languages.section([(str(r.path), r.model, r.records) for r in mine])
         out[s] = (_in_progress(mine) + _item_set_warning(mine) + _not_interpretable(mine)
-                  + mine[0].suite.table(rows)
+                  + mine[0].suite.tables(rows)
                   + ("\n" + across if across else "") + _thinking(mine))
     return out
 

@@ -16,11 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import ConfigDict, JsonValue, ValidationError
+from pydantic_core import InitErrorDetails
 
 from lingdiag.config import RunConfig
 from lingdiag.errors import RunError, field_problem, one_line
 from lingdiag.io.limits import read_regular
 from lingdiag.rundir.parts import (
+    PARTS,
     AfterThinkingPart,
     Excluded,
     ExcludedPart,
@@ -139,6 +141,20 @@ _ATTRIBUTE = {"dataset": "checksums", "model": "identity"}
 """``meta.json`` keys whose ``RunMeta`` attribute is named otherwise."""
 
 
+def _plugin(name: str, value: Any) -> Any:
+    """A plug-in's part validated by its registered schema, an error located under its key."""
+    try:
+        return PARTS.get(name).validate_python(part_json(value))
+    except ValidationError as e:
+        located: list[InitErrorDetails] = []
+        for err in e.errors():
+            detail = InitErrorDetails(type=err["type"], loc=(name, *err["loc"]), input=err["input"])
+            if "ctx" in err:
+                detail["ctx"] = err["ctx"]
+            located.append(detail)
+        raise ValidationError.from_exception_data("meta.json", located) from None
+
+
 @dataclass(frozen=True, slots=True, init=False)
 class RunMeta:
     """A run's ``meta.json``: the only writer (:meth:`to_json`, through :meth:`RunStore.write_meta`)
@@ -192,6 +208,9 @@ class RunMeta:
     finished: FinishedPart | None
     """Written by ``finish`` (with ``planned`` dropped): the records it ended with; None while the
     run is unfinished and in runs written before it was recorded (``lingdiag.rundir.state``)."""
+    parts: Mapping[str, Any] = field(default_factory=dict)
+    """The parts axis plug-ins record (``rundir.parts.register_part``), by key, validated by their
+    registered schema; written under their keys beside the built-in parts."""
     source: Path | None = field(default=None, compare=False)
     """The file this was read from (named in errors); not part of ``meta.json``."""
 
@@ -206,8 +225,11 @@ class RunMeta:
                  precision: PrecisionPart | Given | None = None, excluded: Sequence[Excluded | Given] | None = None,
                  usage: Mapping[str, int] | None = None, shards: Sequence[ShardPart | Given] | None = None,
                  imported: ImportedPart | Given | None = None, planned: int | None = None,
-                 finished: FinishedPart | Given | None = None, source: Path | None = None) -> None:
-        """Validate every part (``pydantic.ValidationError`` if one is not of its schema)."""
+                 finished: FinishedPart | Given | None = None, source: Path | None = None,
+                 **plugins: Any) -> None:
+        """Validate every part (``pydantic.ValidationError`` if one is not of its schema); ``plugins``
+        are parts axis plug-ins registered (``UnknownNameError`` for a key nobody registered).
+        """
         given = {"schema_version": schema_version, "config": config,
                  "model": identity.fields if isinstance(identity, ModelIdentity) else identity,
                  "dataset": checksums, "versions": versions, "lock": lock, "seed": seed, "timings": timings,
@@ -224,11 +246,15 @@ class RunMeta:
         object.__setattr__(self, "excluded", None if parsed.excluded is None else tuple(
             Excluded(e.item_id, e.reason) for e in parsed.excluded))
         object.__setattr__(self, "source", source)
+        object.__setattr__(self, "parts", {name: _plugin(name, value) for name, value in sorted(plugins.items())
+                                           if value is not None})
 
     def replaced(self, **parts: Any) -> RunMeta:
-        """A copy with ``parts`` replaced, each given typed or as its writer's mapping (validated)."""
-        kept = {f: getattr(self, f) for f in self.__dataclass_fields__}
-        return RunMeta(**{**kept, **parts})
+        """A copy with ``parts`` replaced, each given typed or as its writer's mapping (validated); a
+        plug-in's part by its key, None removing it.
+        """
+        kept = {f: getattr(self, f) for f in self.__dataclass_fields__ if f != "parts"}
+        return RunMeta(**{**kept, **self.parts, **parts})
 
     @property
     def suite(self) -> str:
@@ -268,7 +294,8 @@ class RunMeta:
         parts["model"] = self.identity.fields
         parts["excluded"] = None if self.excluded is None else [{"item_id": e.item_id, "reason": e.reason}
                                                                for e in self.excluded]
-        return {k: part_json(v) for k, v in parts.items() if v is not None}
+        plugins = {k: PARTS.get(k).dump_python(v, mode="json", exclude_unset=True) for k, v in self.parts.items()}
+        return {k: part_json(v) for k, v in parts.items() if v is not None} | plugins
 
     @classmethod
     def from_json(cls, meta: Any, path: Path) -> RunMeta:
@@ -287,9 +314,10 @@ class RunMeta:
         if isinstance(version, int) and not isinstance(version, bool) and version > SCHEMA_VERSION:
             raise RunError(f"{path}, field 'schema_version': {version} is newer than this lingdiag reads "
                            f"({SCHEMA_VERSION}); read the run with the lingdiag that wrote it, or upgrade")
-        unknown = sorted(set(meta) - set(MetaFile.model_fields))
+        unknown = sorted(k for k in set(meta) - set(MetaFile.model_fields) if k not in PARTS.names())
         if unknown:
-            raise RunError(f"{path}: unknown key {unknown[0]!r} (known: {', '.join(MetaFile.model_fields)})")
+            known = [*MetaFile.model_fields, *PARTS.names()]
+            raise RunError(f"{path}: unknown key {unknown[0]!r} (known: {', '.join(known)})")
         try:
             return cls(**{_ATTRIBUTE.get(str(k), str(k)): v for k, v in meta.items()}, source=Path(path))
         except ValidationError as e:

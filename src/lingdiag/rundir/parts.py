@@ -12,7 +12,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+from lingdiag.registry import Registry
 
 Number = int | float
 """A JSON number kept as written (pydantic's ``float`` would turn ``1`` into ``1.0``)."""
@@ -167,6 +169,19 @@ class ExcludedPart(Part):
 
     item_id: str
     reason: str
+
+
+PARTS: Registry[TypeAdapter[Any]] = Registry("meta.json part")
+"""Parts an axis plug-in adds to ``meta.json`` (``register_part``), by their key; the built-in parts are
+``MetaFile``'s fields. An axis module registers its part on import; ``Registry.get`` imports the built-in
+axis modules (``lingdiag.registry``) first, so a run directory holding a plug-in's part reads anywhere."""
+
+
+def register_part(name: str, schema: Any) -> None:
+    """Let ``meta.json`` hold the part ``name``, validated by ``schema`` (a pydantic type, often a
+    mapping of condition → a :class:`Part`: ``dict[str, TemperaturePart]``).
+    """
+    PARTS.register(name)(TypeAdapter(schema))
 
 
 def part_json(value: Any) -> Any:

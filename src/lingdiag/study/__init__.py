@@ -1,10 +1,11 @@
 """Studies: many models, sizes, checkpoints and languages as one resumable unit above the run.
 
 - ``schema``: the study file (YAML) and its one-line errors.
-- ``plan``: every (model, suite) run of a study as a ``RunConfig`` with its place in the study.
-- ``state``: ``study.json``, the plan and each run's state, written atomically.
-- ``execute``: runs the plan here (one model load for all its suites) or through ``submit``'s executors.
-- ``status``: the grid of runs (done, running, failed, items left, ETA).
+- ``plan``: every (model, suite) run of a study as a ``RunConfig`` with its place in the study, and the
+  study's ``study.json`` re-planned (its format is ``lingdiag.rundir.study``'s, beside the run directory's).
+- ``execute``: checks the whole plan (models included) and runs what is not done here (one model load for
+  all its suites) or through ``submit``'s executors; a stale run is moved aside and run again.
+- ``status``: the grid of runs, each from its directory's state (``lingdiag.rundir.state``).
 - ``across``: analyses over models (items across models, agreement, learning curves, adjacent tests).
 - ``report``: the study report (HTML through the run report's page, Markdown and LaTeX tables).
 """

@@ -2,7 +2,8 @@
 
 - ``files``: the only way the viewer opens a file (inside a run it was given, regular, bounded).
 - ``index``: a byte-offset index of ``items.jsonl``, so pages read records from disk, never all at once.
-- ``catalog``: the runs and groups (studies) under the given directories, and each run's state.
+- ``catalog``: the runs and groups (studies) under the given directories (each run's state is
+  ``lingdiag.rundir.state``'s).
 - ``filters``: which records an items page shows.
 - ``difficulty``: an items page's difficulty and discrimination columns from a saved item model (sort, ranges).
 - ``surprisal``: per-token surprisal of a record's scored texts, with regions and differing words.

@@ -27,6 +27,7 @@ from lingdiag.models.base import Backend, Loader
 from lingdiag.models.embedded import convert_gguf, ensure_converted
 from lingdiag.models.hf.backend import HFBackend
 from lingdiag.models.hf.checkpoint import Checkpoint, resolve_revision
+from lingdiag.models.hf.load import local
 from lingdiag.models.hf.options import HFOptions
 
 __all__ = ["EMBEDDED_LOADER", "GGUF_LOADER", "HF_LOADER", "Checkpoint", "HFBackend", "HFOptions"]
@@ -52,11 +53,22 @@ def load_hf(spec: ModelSpec, options: HFOptions) -> Backend:
     return HFBackend(Checkpoint(spec.name, weights_hash=digest, revision=revision), options)
 
 
+def check_hf(spec: ModelSpec, options: HFOptions) -> None:
+    """A local model directory that is not there, refused before anything loads."""
+    if local(spec.name) and not Path(spec.name).expanduser().is_dir():
+        raise ConfigError(f"no such model directory: {spec.name}")
+
+
+def check_gguf(spec: ModelSpec, options: HFOptions) -> None:
+    """A GGUF file that is not there, refused before anything loads."""
+    if not Path(spec.name).expanduser().is_file():
+        raise ConfigError(f"gguf:{spec.name}: no such file")
+
+
 def load_gguf(spec: ModelSpec, options: HFOptions) -> Backend:
     """A GGUF file, converted once into a transformers directory in the cache."""
+    check_gguf(spec, options)
     path = Path(spec.name).expanduser().resolve()
-    if not path.is_file():
-        raise ConfigError(f"gguf:{spec.name}: no such file")
     digest = sha256_weights(path)
     target = cache_dir() / "models" / f"gguf-{digest[:16]}"
     if not (target / "lingdiag_source.json").exists():
@@ -66,5 +78,5 @@ def load_gguf(spec: ModelSpec, options: HFOptions) -> Backend:
 
 
 EMBEDDED_LOADER = Loader(HFOptions, load_embedded)
-HF_LOADER = Loader(HFOptions, load_hf)
-GGUF_LOADER = Loader(HFOptions, load_gguf)
+HF_LOADER = Loader(HFOptions, load_hf, check_hf)
+GGUF_LOADER = Loader(HFOptions, load_gguf, check_gguf)

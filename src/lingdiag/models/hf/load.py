@@ -82,7 +82,7 @@ def _first_line(e: OSError) -> str:
     return str(e).strip().split("\n")[0]
 
 
-def _local(path: str) -> bool:
+def local(path: str) -> bool:
     """Whether ``path`` names a directory rather than a hub id (``name`` or ``namespace/name``)."""
     return path.startswith(("/", ".", "~")) or path.count("/") > 1 or Path(path).exists()
 
@@ -103,7 +103,7 @@ class LoadedModel:
                 tokenizer from someone else whose template is the only thing read from it.
             **load_kwargs: Passed to both ``from_pretrained`` calls (``trust_remote_code``, ``revision``).
         """
-        if _local(path) and not Path(path).expanduser().is_dir():
+        if local(path) and not Path(path).expanduser().is_dir():
             # Checked here: transformers would call it a malformed hub repo id.
             raise ConfigError(f"no such model directory: {path}")
         self.path = path
@@ -121,7 +121,7 @@ class LoadedModel:
         """``from_pretrained``'s arguments: ``load_kwargs``, and for a hub id whether the hub is
         reachable (checked once, so that an offline node fails at once, in one line).
         """
-        if _local(self.path):
+        if local(self.path):
             return self.load_kwargs
         from lingdiag.models.hf.hub import hub_kwargs
 

@@ -342,7 +342,7 @@ class OpenAIBackend:
     def capabilities(self) -> Capabilities:
         """Generation always; log-likelihoods where ``/completions`` exists (checked at first use)."""
         return Capabilities(generate=True, loglikelihood=self.completions,
-                            constrained=self.options.structured_output != "none")
+                            constrained=self.options.structured_output != "none", sampling=True)
 
     def usage(self) -> dict[str, int]:
         """Counters since the backend was built: requests, retries (by reason), errors, tokens, and
@@ -383,6 +383,8 @@ class OpenAIBackend:
             fields.update(extra)
         if r.thinking is not None:
             fields.update(self._thinking_fields(r, chat))
+        if r.sampling is not None:  # the server samples, seeded (servers without seeds cannot repeat a draw)
+            fields.update(temperature=r.sampling.temperature, seed=r.sampling.seed)
         return _Call("chat/completions" if chat else "completions", self._body(fields), chat, unwrap)
 
     def _thinking_fields(self, r: GenerationRequest, chat: bool) -> dict[str, Any]:

@@ -1,0 +1,107 @@
+"""The temperature axis: every suite's generated conditions once per sampling temperature.
+
+``lingdiag run SUITE --temperature 0,0.7,1`` (or ``axes: {temperature: [0, 0.7, 1]}`` in a study) runs
+each condition once per temperature: its generation requests carry ``Sampling`` (seeded by the run's
+seed, so a run repeats), temperature 0 staying greedy; the condition is named
+``<condition>/temperature-<t>`` with ``temperature`` in its axes, so tables split by it and reports,
+the viewer and studies show it like any axis. Log-likelihood requests are not sampled and are left as
+they are. A backend that cannot sample is refused before anything runs. ``meta.json`` records the
+part ``temperature``: condition → its temperature and seed.
+
+The whole axis is this module: it registers itself and its ``meta.json`` part.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from lingdiag.conditions.expander import Plain, Ran
+from lingdiag.conditions.registry import register_axis
+from lingdiag.config import RunConfig
+from lingdiag.errors import ConfigError
+from lingdiag.records import GenerationRequest, Item, Prediction, Request, Response, Sampling
+from lingdiag.rundir.parts import Number, Part, register_part
+from lingdiag.suite import Condition, Strategy
+
+if TYPE_CHECKING:
+    from lingdiag.models.base import Backend
+
+AXIS = "temperature"
+MAX_TEMPERATURE = 5.0
+
+
+class TemperaturePart(Part):
+    """One condition's sampling, as ``meta.json`` records it."""
+
+    temperature: Number
+    seed: int
+
+
+def _parse(value: str) -> float:
+    try:
+        t = float(value)
+    except ValueError:
+        t = math.nan
+    if not 0 <= t <= MAX_TEMPERATURE:  # NaN fails too
+        raise ConfigError(f"--{AXIS} {value!r}: expected a number from 0 to {MAX_TEMPERATURE:g}")
+    return t
+
+
+@dataclass(frozen=True, slots=True)
+class SampledStrategy:
+    """A suite's strategy whose generation requests are sampled at one temperature; parsing is the suite's."""
+
+    inner: Strategy
+    sampling: Sampling | None
+    """None: greedy (temperature 0)."""
+
+    def render(self, item: Item) -> Sequence[Request]:
+        """The inner strategy's requests, generations sampled."""
+        return [replace(r, sampling=self.sampling) if isinstance(r, GenerationRequest) else r
+                for r in self.inner.render(item)]
+
+    def parse(self, item: Item, responses: Sequence[Response]) -> Prediction:
+        """The inner strategy's prediction."""
+        return self.inner.parse(item, responses)
+
+
+@dataclass(frozen=True)
+class TemperatureAxis(Plain):
+    """``--temperature``: each condition once per temperature; ``meta.json``'s ``temperature`` part."""
+
+    temperatures: tuple[float, ...] = ()
+    seed: int = 0
+    part: ClassVar[str] = AXIS
+    takes: ClassVar[tuple[str, ...]] = (AXIS,)
+
+    @classmethod
+    def of(cls, config: RunConfig) -> TemperatureAxis:
+        """The temperatures ``config`` names (none: the conditions stay as the suite makes them)."""
+        values = config.axes.get(AXIS)
+        if values is not None and not values:
+            raise ConfigError(f"--{AXIS} names no temperature")
+        return cls(tuple(dict.fromkeys(_parse(v) for v in values or ())), config.seed)
+
+    def expand(self, conditions: Sequence[Condition]) -> list[Condition]:
+        """Each condition once per temperature."""
+        return [Condition(f"{c.name}/{AXIS}-{t:g}", {**c.axes, AXIS: f"{t:g}"},
+                          SampledStrategy(c.strategy, Sampling(t, self.seed) if t > 0 else None), c.items)
+                for c in conditions for t in self.temperatures] if self.temperatures else list(conditions)
+
+    def check(self, backend: Backend) -> None:
+        """Refuse a backend that would answer greedily where a sample was asked for."""
+        if any(t > 0 for t in self.temperatures) and not backend.capabilities.sampling:
+            raise ConfigError(f"--{AXIS}: backend {backend.identity.get('backend')} cannot sample; "
+                              "run temperature 0 only, or a backend that samples (openai:, mock)")
+
+    def recorded(self, ran: Ran) -> dict[str, Any] | None:
+        """Condition → its temperature and seed, for the conditions sent to the backend."""
+        return {c.name: {"temperature": float(c.axes[AXIS]), "seed": self.seed} for c in ran.conditions
+                if AXIS in c.axes and c.name not in ran.declined} or None
+
+
+register_part(AXIS, dict[str, TemperaturePart])
+register_axis(AXIS, order=50)(TemperatureAxis.of)

@@ -1,0 +1,94 @@
+"""An axis added as a plug-in, in one module (``lingdiag/conditions/temperature.py``): a sampling
+temperature sweep shows in ``meta.json``, the records, the tables, the HTML report, the viewer and a
+study's report, with no other file of lingdiag knowing it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from helpers import stand_in
+
+from lingdiag.config import RunConfig
+from lingdiag.engine.run import evaluate
+from lingdiag.errors import ConfigError
+from lingdiag.models.base import Capabilities
+from lingdiag.models.mock import MockBackend
+from lingdiag.reading import load_runs
+from lingdiag.records import GenerationRequest
+from lingdiag.report.html import render_html
+from lingdiag.report.tables import tables
+from lingdiag.rundir import RunStore
+from lingdiag.study.execute import run_study
+from lingdiag.study.report import accuracy_text, load
+from lingdiag.study.schema import StudyFile
+from lingdiag.view.app import Viewer
+
+SWEEP = {"strategy": ["zero-shot"], "temperature": ["0", "0.7"]}
+
+
+def _answer(r: GenerationRequest) -> str:
+    """Greedy says True; a sample at temperature > 0 says False (what the backend was asked is what shows)."""
+    return "True" if r.sampling is None else "False"
+
+
+@pytest.fixture
+def run(tmp_path: Path) -> Path:
+    out = tmp_path / "runs" / "sweep"
+    evaluate(RunConfig(suite="imperfective", model="mock", axes=SWEEP, limit=4, seed=7), MockBackend(_answer), out)
+    return out
+
+
+def test_the_axis_records_its_part_and_its_conditions(run: Path) -> None:
+    meta = json.loads((run / "meta.json").read_text())
+    assert meta["temperature"] == {"zero-shot/temperature-0": {"seed": 7, "temperature": 0.0},
+                                   "zero-shot/temperature-0.7": {"seed": 7, "temperature": 0.7}}
+    before = (run / "meta.json").read_bytes()
+    RunStore(run).write_meta(RunStore(run).read_meta())  # the registered part reads and writes back unchanged
+    assert (run / "meta.json").read_bytes() == before
+    labels = {(r.axes["temperature"], r.label) for r in RunStore(run).load_records()}
+    assert labels == {("0", "True"), ("0.7", "False")}
+
+
+def test_the_tables_the_report_and_the_viewer_show_it(run: Path) -> None:
+    table = (run / "table.md").read_text()
+    assert "**temperature: 0**" in table and "**temperature: 0.7**" in table
+    runs = load_runs([run])
+    text = tables(runs)
+    assert "**temperature: 0.7**" in text
+    assert "temperature: 0.7" in render_html(text, runs)
+    page = Viewer([run.parent]).report(Viewer([run.parent]).run("0/sweep"))
+    assert "temperature: 0.7" in page and "zero-shot/temperature-0.7" in page
+
+
+def test_a_study_sweeps_it_and_reports_it(tmp_path: Path) -> None:
+    study = StudyFile.model_validate({"models": [{"spec": "a"}], "retries": 0, "base": tmp_path,
+                                      "suites": [{"suite": "imperfective", "axes": SWEEP, "limit": 4, "name": "nli"}]})
+    run_study(study, tmp_path / "out", models=stand_in(lambda config: MockBackend(_answer, name=config.model)))
+    _, _, runs, _ = load(tmp_path / "out")
+    text = accuracy_text(runs)
+    assert "| nli | zero-shot/temperature-0 | a |" in text and "| nli | zero-shot/temperature-0.7 | a |" in text
+
+
+class Greedy(MockBackend):
+    """A backend that cannot sample."""
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return Capabilities(generate=True, loglikelihood=False, sampling=False)
+
+
+def test_a_backend_that_cannot_sample_is_refused_before_anything_runs(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="--temperature: backend mock cannot sample"):
+        evaluate(RunConfig(suite="imperfective", model="mock", axes=SWEEP, limit=4), Greedy(_answer), tmp_path / "r")
+    assert not (tmp_path / "r").exists()
+    evaluate(RunConfig(suite="imperfective", model="mock", axes={**SWEEP, "temperature": ["0"]}, limit=4),
+             Greedy(_answer), tmp_path / "greedy")  # temperature 0 alone is greedy: served
+
+
+@pytest.mark.parametrize("value", ["-1", "nan", "9", "hot"])
+def test_a_bad_temperature_is_one_line(value: str, tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=f"--temperature '{value}': expected a number from 0 to 5"):
+        evaluate(RunConfig(suite="imperfective", model="mock", axes={"temperature": [value]}, limit=4),
+                 MockBackend(_answer), tmp_path / "r")
