@@ -6,7 +6,7 @@ STAMP := .venv/.lingdiag-installed
 # resolved by `make lock` (pip-tools). pip install -c keeps `pip install lingdiag` on ranges.
 LOCK := src/lingdiag/constraints.txt
 LOCKED := -c $(LOCK) --build-constraint $(LOCK)
-EXTRAS := hf,models,constrained,openai,plots,stats,audit,human,cluster,datasets,adapt,view,dev
+EXTRAS := hf,models,constrained,openai,plots,stats,audit,human,items,cluster,datasets,adapt,view,dev
 # Options for pip-compile, shared by both locks: pip and setuptools pinned too; extras stripped,
 # since a constraints file cannot name them; no machine-specific index lines.
 COMPILE := --quiet --allow-unsafe --strip-extras --no-emit-index-url --no-emit-find-links --annotation-style line

@@ -18,10 +18,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+import numpy as np
 import pytest
 
 from lingdiag.models.base import Capabilities
 from lingdiag.records import Generation, GenerationRequest, ItemRecord, LogLikelihood, LoglikelihoodRequest, ResultRow
+from lingdiag.rundir import write_imported
 
 if TYPE_CHECKING:
     from lingdiag.suite import Suite
@@ -262,4 +264,38 @@ def tiny_checkpoints(root: Path, steps: Sequence[int] = (1, 2, 3)) -> list[Path]
         LlamaForCausalLM(config).save_pretrained(target)
         tokenizer.save_pretrained(target)
         out.append(target)
+    return out
+
+
+def simulated(n_models: int, n_items: int, seed: int = 0, slopes: Sequence[float] | None = None,
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Answers (models × items, 1/0) of a 2PL with abilities N(0, 1), difficulties N(0, 1)."""
+    rng = np.random.default_rng(seed)
+    theta = np.sort(rng.normal(size=n_models))
+    a = np.asarray(slopes, float) if slopes is not None else rng.lognormal(0, 0.3, size=n_items)
+    b = rng.normal(size=n_items)
+    p = 1 / (1 + np.exp(-(a * (theta[:, None] - b))))
+    return (rng.random((n_models, n_items)) < p).astype(np.int8), theta, a, b
+
+
+IMPERFECTIVE_TAGS = {"group": "B", "verb_class": "Activity"}
+"""Tags the imperfective suite's metrics read of every record."""
+
+
+def write_runs(root: Path, answers: np.ndarray, *, condition: str = "c",
+               record: Callable[[int, int, bool], ItemRecord] | None = None) -> list[Path]:
+    """One imported imperfective run per row of ``answers`` (1 right, 0 wrong, −1 no answer written)."""
+    out = []
+    for m, row in enumerate(answers):
+        records = []
+        for j, x in enumerate(row):
+            if x < 0:
+                continue
+            records.append(record(m, j, bool(x)) if record else
+                           item_record(f"i{j:05d}", "True" if x else "False", "True", condition=condition,
+                                       tags=IMPERFECTIVE_TAGS))
+        path = root / f"model{m:02d}"
+        write_imported(path, suite="imperfective", model=f"model{m:02d}", dataset="builtin", records=records,
+                       provenance={"file": "simulated", "sha256": "0" * 64})
+        out.append(path)
     return out

@@ -170,6 +170,9 @@ class RunConfig(BaseModel):
     """``RUN_DIR[:CONDITION]``: a finished generation run of the same model with thinking; each chat
     log-likelihood condition gets a twin scored after that run's thinking, replayed per item
     (``lingdiag.conditions.after_thinking``)."""
+    items: list[str] | None = None
+    """Run only these item ids (``--items FILE``: an anchors file of ``lingdiag items anchors``, or one id per
+    line), before ``limit``; None runs every item."""
     per_token: bool = False
     """Ask every log-likelihood request for per-token log-probs and keep them (``token_logprobs``,
     ``token_spans``) in the records, for ``lingdiag view``'s surprisal; off, records stay as they were."""
@@ -235,6 +238,8 @@ class RunConfig(BaseModel):
             del data["after_thinking"]
         if not self.per_token:
             del data["per_token"]
+        if self.items is None:
+            del data["items"]  # configs of runs over every item stay as they were
         return data
 
     @classmethod

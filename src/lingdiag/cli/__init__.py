@@ -12,7 +12,7 @@ options every command shares), ``run``, ``progress`` (what ``run`` says while it
 (``compare``, ``competence``, ``mixed``), ``data`` (``data fetch|stats|build|audit``),
 ``audit_view``, ``human``, ``cache``, ``score``, ``suite_file`` (``suite check|score``),
 ``report``, ``inspect``, ``info`` (``list``, ``models``), ``env``, ``adapt``, ``study``
-(``study run|status|report``), ``view``.
+(``study run|status|report``), ``view``, ``items`` (``items fit|anchors|estimate``).
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from lingdiag.cli import (  # noqa: F401  (registers the commands)
     human,
     info,
     inspect,
+    items,
     report,
     run,
     study,

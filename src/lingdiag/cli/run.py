@@ -109,6 +109,9 @@ def run(
     per_token: Annotated[bool, typer.Option("--per-token", help="Keep every log-likelihood's per-token "
                                             "log-probs in the records, for the surprisal view of `lingdiag "
                                             "view` (docs/viewer.md).")] = False,
+    items_file: Annotated[Path | None, typer.Option("--items", help="Run only these items: an anchors file of "
+                                                    "`lingdiag items anchors`, or one item id per line "
+                                                    "(docs/items.md).")] = None,
 ) -> None:
     """Run a suite's conditions on a model; axes are options (e.g. --strategy zero-shot,cot)."""
     config = build_config(ctx.params, list(ctx.args))
@@ -142,6 +145,10 @@ def build_config(params: Mapping[str, Any], extra: list[str]) -> RunConfig:
         fields["trust_remote_code"] = True
     if params.get("per_token"):
         fields["per_token"] = True
+    if params.get("items_file") is not None:
+        from lingdiag.items.anchors import read_item_ids
+
+        fields["items"] = read_item_ids(params["items_file"], [SUITES.get(params["suite"]).name])
     if "model" not in fields:
         raise ConfigError("--model is required (e.g. --model smollm2-135m)")
     if "dataset" not in fields:  # an omitted --dataset means the suite's default on every command

@@ -250,7 +250,11 @@ def plan(config: RunConfig) -> Plan:
     conditions = suite.conditions(dataset, axes, options, config.seed)
     for e in axes_of_run:
         conditions = e.expand(conditions)
-    items = {c.name: spread(c.items, config.limit) for c in conditions}
+    keep = None if config.items is None else set(config.items)  # --items FILE: e.g. the anchors of `items anchors`
+    items = {c.name: spread([it for it in c.items if keep is None or it.id in keep], config.limit) for c in conditions}
+    if keep is not None and not any(items.values()):
+        raise ConfigError(f"--items: none of its {len(keep)} item ids is an item of {suite.name}'s "
+                          f"{config.dataset} data")
     if config.shard is not None:  # after --limit, so that the shards together are the unsharded run
         shard = config.shard
         items = {name: [it for it in chosen if shard.holds(it.id)] for name, chosen in items.items()}

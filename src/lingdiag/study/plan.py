@@ -116,9 +116,20 @@ def _config(study: StudyFile, entry: ModelEntry, model: StudyModel, suite_entry:
     try:
         return RunConfig(suite=suite, model=model.spec, dataset=dataset, axes=suite_entry.axes,
                          options=suite_entry.options, limit=suite_entry.limit or study.limit, seed=study.seed,
-                         model_options=entry.options)
+                         model_options=entry.options, items=_items(study, suite_entry, suite))
     except ValueError as e:  # pydantic's ValidationError is a ValueError
         raise ConfigError(f"{where}: {' '.join(str(e).split())}") from None
+
+
+def _items(study: StudyFile, entry: SuiteEntry, suite: str) -> list[str] | None:
+    """The item ids of the suite entry's ``items`` file (anchors of the study's name for the suite or of the suite)."""
+    if entry.items is None:
+        return None
+    from lingdiag.items.anchors import read_item_ids
+
+    path = Path(entry.items)
+    return read_item_ids(path if path.is_absolute() else study.base / path,
+                         [n for n in (entry.name, Path(suite).stem) if n])
 
 
 def replanned(name: str, retries: int, planned: Sequence[PlannedRun], old: StudyState | None) -> StudyState:

@@ -18,6 +18,7 @@ from lingdiag.errors import ConfigError, LingdiagError
 from lingdiag.figures import Figure
 from lingdiag.io.atomic import make_dir, write_atomic
 from lingdiag.io.markdown import markdown_table
+from lingdiag.items.section import study_section
 from lingdiag.reading import load_run
 from lingdiag.records import UNPARSED
 from lingdiag.report.export import markdown_to_latex
@@ -250,11 +251,13 @@ class Section:
     title: str
     text: str
     figures: Sequence[Figure] = ()
+    html: str = ""
+    """The section's own HTML (every outside text escaped) where it is more than its markdown (links)."""
 
     def fragment(self) -> Fragment:
         """The section as the page shell takes it."""
         shown = "".join(figure_html(f, ()) for f in self.figures)
-        inner = f'{markdown_to_html(self.text)}<div class="figures">{shown}</div>'
+        inner = self.html or f'{markdown_to_html(self.text)}<div class="figures">{shown}</div>'
         return Fragment(wrap(escape(self.anchor), escape(self.title), inner), (Link(self.anchor, self.title),))
 
 
@@ -277,6 +280,7 @@ def sections(out: Path, *, seed: int = 0) -> tuple[list[Section], list[StudyRun]
         Section("study-adjacent", "Adjacent sizes and checkpoints", paired_text),
         Section("study-mixed", "Mixed model over all models", mixed_text(runs)),
         Section("study-items", "Items across models", items),
+        Section(**vars(study_section(out, [s.run for s in runs]))),
         Section("study-agreement", "Agreement between models", agreement_text(runs)),
         Section("study-competence", "Competence and performance", competence_text(runs)),
         Section("study-failed", "Not interpretable or failed", failures),

@@ -127,6 +127,9 @@ class SuiteEntry(BaseModel):
     """Items per condition (default: the study's ``limit``)."""
     languages: list[str] = Field(default_factory=list)
     """One run per language, ``{language}`` in ``dataset`` (or ``suite``) replaced by each."""
+    items: str | None = None
+    """Run only these items: an anchors file of ``lingdiag items anchors`` or one id per line (relative to
+    the study file)."""
 
     @field_validator("axes", mode="before")
     @classmethod

@@ -5,6 +5,7 @@
 - ``catalog``: the runs and groups (studies) under the given directories (each run's state is
   ``lingdiag.rundir.state``'s).
 - ``filters``: which records an items page shows.
+- ``difficulty``: an items page's difficulty and discrimination columns from a saved item model (sort, ranges).
 - ``surprisal``: per-token surprisal of a record's scored texts, with regions and differing words.
 - ``pages``: the pages, drawn in the report's shell (:func:`lingdiag.report.html.shell`).
 - ``app``: what each page draws from the catalog and the index (``PAGES``).

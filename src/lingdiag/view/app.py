@@ -12,14 +12,16 @@ from pathlib import Path
 from typing import Any
 
 from lingdiag.errors import LingdiagError
+from lingdiag.items.section import run_params
 from lingdiag.reading import load_run
 from lingdiag.records import ItemRecord
 from lingdiag.report.page import Page
 from lingdiag.report.sections import fragments
 from lingdiag.report.tables import tables
 from lingdiag.rundir import RunStore, run_state
-from lingdiag.view import catalog, index, pages
+from lingdiag.view import catalog, difficulty, index, pages
 from lingdiag.view.catalog import Catalog, Run
+from lingdiag.view.difficulty import ItemOrder
 from lingdiag.view.filters import Filter
 
 COMPARED_PAIRS = 200
@@ -84,8 +86,13 @@ def _items(v: Viewer, q: dict[str, str]) -> str:
     offsets = v.index.of(run.path)
     f = Filter.of(q)
     start = max(int(q["start"]) if q.get("start", "").isdigit() else 0, 0)
-    if f.active():
-        found: list[tuple[int, ItemRecord]] = []
+    found: list[tuple[int, ItemRecord]]
+    params, order = run_params(run.path), ItemOrder.of(q)  # the item model saved for the run, if any
+    if params and order.active():
+        scanned = f.scan(offsets) if f.active() else index.read(offsets, 0, len(offsets))
+        found, nxt = difficulty.page(order.arrange(scanned, params), start, pages.PAGE_SIZE)
+    elif f.active():
+        found = []
         for k, r in f.scan(offsets, start):
             if len(found) == pages.PAGE_SIZE:
                 break
@@ -94,7 +101,7 @@ def _items(v: Viewer, q: dict[str, str]) -> str:
     else:
         found = index.read(offsets, start, pages.PAGE_SIZE)
         nxt = start + pages.PAGE_SIZE if start + pages.PAGE_SIZE < len(offsets) else None
-    return pages.items_page(run.id, f, v.row(run).conditions, found, len(offsets), nxt)
+    return pages.items_page(run.id, f, v.row(run).conditions, found, len(offsets), nxt, params, order)
 
 
 def _same_item(v: Viewer, item_id: str, runs: Sequence[Run], condition: str = "") -> list[tuple[str, ItemRecord]]:

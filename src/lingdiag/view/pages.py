@@ -19,6 +19,7 @@ from lingdiag.report.browser import outcome, thinking_text
 from lingdiag.report.html import shell
 from lingdiag.report.markup import table_html
 from lingdiag.report.sections import Fragment, Link
+from lingdiag.view import difficulty
 from lingdiag.view.filters import OUTCOME_CHOICES, Filter
 from lingdiag.view.surprisal import Scored, scored
 
@@ -120,19 +121,30 @@ def _filters(run_id: str, f: Filter, conditions: Sequence[str]) -> str:
 
 
 def items_page(run_id: str, f: Filter, conditions: Sequence[str], found: Sequence[tuple[int, ItemRecord]],
-               total: int, next_start: int | None) -> str:
-    """One page of a run's records (``found``: line number and record), with the filters and a link onwards."""
+               total: int, next_start: int | None, params: difficulty.Params | None = None,
+               order: difficulty.ItemOrder | None = None) -> str:
+    """One page of a run's records (``found``: line number and record), with the filters and a link onwards;
+    with the item model saved for the run (``params``), its difficulty and discrimination columns, sorted and
+    filtered as ``order`` says.
+    """
+    order = order or difficulty.ItemOrder()
+
+    def irt(r: ItemRecord) -> str:
+        return difficulty.cells(r, params) if params else ""
     rows = "".join(
         f'<tr class="item {escape(outcome(r).replace(" ", "-"))}"><td>{k + 1}</td><td dir="auto">{escape(r.condition)}'
         f'</td><td dir="auto">{a("/item", r.item_id, id=run_id, line=k)}</td><td dir="auto">'
         f'{escape(", ".join(f"{n}={v}" for n, v in r.tags.items() if isinstance(v, str | int | float)))}</td>'
         f'<td dir="auto">{escape(r.gold or "")}</td><td dir="auto">{escape(r.label)}</td>'
-        f"<td>{escape(outcome(r))}</td></tr>" for k, r in found)
-    head = "".join(f"<th>{h}</th>" for h in ("Line", "Condition", "Item", "Tags", "Gold", "Predicted", "Outcome"))
-    count = (f"{len(found)} matching records shown" if f.active()
+        f"<td>{escape(outcome(r))}</td>{irt(r)}</tr>" for k, r in found)
+    head = "".join(f"<th>{h}</th>" for h in ("Line", "Condition", "Item", "Tags", "Gold", "Predicted", "Outcome")) \
+        + (difficulty.header() if params else "")
+    count = (f"{len(found)} matching records shown" if f.active() or (params and order.active())
              else f"records {found[0][0] + 1}–{found[-1][0] + 1} of {total}" if found else f"0 of {total} records")
-    more = a("/items", "next page", id=run_id, start=next_start, **f.query()) if next_start is not None else ""
-    body = (f"{_filters(run_id, f, conditions)}<p id=\"items-count\">{escape(count)}</p>"
+    more = a("/items", "next page", id=run_id, start=next_start, **f.query(), **order.query()) \
+        if next_start is not None else ""
+    sort = difficulty.controls(run_id, order, f.query()) if params else ""
+    body = (f"{_filters(run_id, f, conditions)}{sort}<p id=\"items-count\">{escape(count)}</p>"
             f'<table id="items"><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table><p>{more}</p>')
     return page(f"items of run {run_id}", [_section("items", "Items", body)])
 

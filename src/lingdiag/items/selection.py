@@ -1,0 +1,151 @@
+"""Choosing anchor items and a model's full-cell accuracy from its answers to them alone, as
+tinyBenchmarks does (Polo et al., 2024): fit the item model on the models already run, cluster
+the items by their parameters, keep the item nearest each cluster's centre as an anchor weighted
+by its cluster's share of the items; a new model's ability is estimated from the anchors alone
+(the item parameters fixed) and its accuracy predicted on every item it was not asked
+(the *p-IRT* estimate: the anchors' own answers plus each other item's predicted probability).
+
+The stated interval adds two parts: the spread the model itself implies (the ability's posterior
+and each unasked item's Bernoulli noise), and the error measured by leaving each fitted model out
+in turn (:func:`lingdiag.items.validate.leave_one_out`), recorded with the anchors; without that
+measurement (fewer than three models) the interval is the model's alone, and says so.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy.cluster.vq import kmeans2
+from scipy.special import expit
+
+from lingdiag.errors import LingdiagError
+from lingdiag.items.irt import Z95, Array, Estimates, quadrature
+
+
+class NoEstimate(LingdiagError):
+    """The run's answers cannot give an estimate (no anchor answered, another suite...)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Chosen:
+    """The anchors of one cell: positions in the fitted items and weights (summing to 1)."""
+
+    index: NDArray[np.int64]
+    weight: Array
+
+
+def choose(est: Estimates, k: int, seed: int = 0) -> Chosen:
+    """``k`` anchors of a fitted cell: k-means over each item's standardised (slope, intercept),
+    the item nearest each centre, weighted by the share of items in its cluster.
+
+    Args:
+        est: The cell's fit.
+        k: Anchors wanted (all items where the cell has no more).
+        seed: The k-means seed.
+    """
+    n = len(est.slope)
+    if k >= n:
+        return Chosen(np.arange(n), np.full(n, 1.0 / n))
+    points = np.column_stack([est.slope, est.intercept])
+    sd = points.std(0)
+    points = (points - points.mean(0)) / np.where(sd > 0, sd, 1.0)
+    # Items of one pattern (every model wrong...) share their parameters: k-means runs on the distinct
+    # points, so that a heap of duplicates neither stalls its seeding nor empties a cluster's seed.
+    distinct = np.unique(points, axis=0)
+    if len(distinct) <= k:
+        centres = distinct
+    else:
+        with warnings.catch_warnings():  # an emptied cluster only means one anchor fewer
+            warnings.filterwarnings("ignore", "One of the clusters is empty", UserWarning)
+            centres, _ = kmeans2(distinct, k, seed=seed, minit="++")
+    label = np.argmin(((points[:, None, :] - centres[None, :, :]) ** 2).sum(2), axis=1)
+    index, weight = [], []
+    for c in range(len(centres)):
+        members = np.flatnonzero(label == c)
+        if members.size == 0:
+            continue
+        nearest = members[np.argmin(((points[members] - centres[c]) ** 2).sum(1))]
+        index.append(int(nearest))
+        weight.append(members.size / n)
+    return Chosen(np.asarray(index, dtype=np.int64), np.asarray(weight))
+
+
+@dataclass(frozen=True, slots=True)
+class Estimate:
+    """A full-cell accuracy estimated from the anchors, with its 95% interval."""
+
+    estimate: float
+    low: float
+    high: float
+    anchors_answered: int
+    items: int
+    """Items of the cell the estimate covers."""
+    ability: float
+    model_sd: float
+    """The standard deviation the item model implies."""
+    measured_error: float | None
+    """The leave-one-model-out root-mean-square error added to the interval (None: not measured)."""
+
+
+def estimate(slope: Array, intercept: Array, anchors: Chosen, answers: Mapping[int, bool],
+             measured_error: float | None = None, nodes: int = 61) -> Estimate:
+    """The accuracy over every fitted item of a model that answered ``answers`` (anchor position →
+    right) of the anchors.
+
+    Raises:
+        NoEstimate: no anchor answered.
+    """
+    asked = np.asarray([j for j in anchors.index if int(j) in answers], dtype=np.int64)
+    if asked.size == 0:
+        raise NoEstimate("the run answered none of the anchors (with gold); nothing to estimate from")
+    x = np.asarray([float(answers[int(j)]) for j in asked])
+    theta, weights = quadrature(nodes)
+    z = np.outer(theta, slope[asked]) + intercept[asked]
+    loglik = (x * -np.logaddexp(0, -z) + (1 - x) * -np.logaddexp(0, z)).sum(1)
+    post = np.exp(loglik - loglik.max()) * weights
+    post /= post.sum()
+    rest = np.ones(len(slope), dtype=bool)
+    rest[asked] = False
+    p = expit(np.outer(theta, slope[rest]) + intercept[rest])  # nodes × unasked items
+    n = len(slope)
+    mean_q = (x.sum() + p.sum(1)) / n
+    var_q = (p * (1 - p)).sum(1) / n**2
+    mean = float(post @ mean_q)
+    var = float(post @ var_q + post @ (mean_q - mean) ** 2)
+    sd = math.sqrt(var)
+    spread = math.sqrt(var + (measured_error or 0.0) ** 2)
+    return Estimate(mean, max(0.0, mean - Z95 * spread), min(1.0, mean + Z95 * spread), int(asked.size), n,
+                    float(post @ theta), sd, measured_error)
+
+
+
+def at_random(n: int, k: int, seed: int = 0) -> Chosen:
+    """``k`` of ``n`` items drawn uniformly (seeded), equally weighted: the baseline the anchors must beat."""
+    k = min(k, n)
+    index = np.sort(np.random.default_rng(seed).choice(n, size=k, replace=False)).astype(np.int64)
+    return Chosen(index, np.full(k, 1.0 / k))
+
+
+def sample_error(p: float, n: int, k: int) -> float:
+    """The standard error of the share right in ``k`` of ``n`` items drawn at random (hypergeometric)."""
+    k = min(k, n)
+    return math.sqrt(p * (1 - p) / k * ((n - k) / (n - 1))) if n > 1 and k > 0 else 0.0
+
+
+def sample_estimate(n: int, anchors: Chosen, answers: Mapping[int, bool]) -> Estimate:
+    """The plain share right among the answered random anchors, with its sampling interval.
+
+    Raises:
+        NoEstimate: no anchor answered.
+    """
+    got = [answers[int(j)] for j in anchors.index if int(j) in answers]
+    if not got:
+        raise NoEstimate("the run answered none of the anchors (with gold); nothing to estimate from")
+    p = sum(got) / len(got)
+    se = sample_error(p, n, len(got))
+    return Estimate(p, max(0.0, p - Z95 * se), min(1.0, p + Z95 * se), len(got), n, math.nan, se, None)

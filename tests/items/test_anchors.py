@@ -1,0 +1,103 @@
+"""Anchors: chosen from a fit, written and read back, refused when damaged; ``--items FILE`` keeps a
+run (or a study's runs) to those items before ``--limit``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from lingdiag.config import RunConfig
+from lingdiag.engine.run import plan
+from lingdiag.errors import ConfigError, LingdiagError
+from lingdiag.items.anchors import anchor_cells, estimate_run, load_anchors, read_item_ids, save_anchors
+from lingdiag.items.build import fit_runs
+from lingdiag.reading import load_run
+from lingdiag.study.plan import plan_study
+from lingdiag.study.schema import StudyFile
+
+
+def test_anchors_written_read_and_estimated(runs, tmp_path):
+    dirs, x, _ = runs
+    fit = fit_runs(dirs, "1pl")
+    chosen = anchor_cells(fit, 20)
+    (cell,) = chosen.cells
+    assert 10 <= len(cell.anchors.index) <= 20 and abs(cell.anchors.weight.sum() - 1) < 1e-9
+    assert cell.method == "irt" and cell.measured_error is not None and len(cell.validation) == 10
+    save_anchors(chosen, tmp_path / "a.json")
+    back = load_anchors(tmp_path / "a.json")
+    assert back.cells[0].anchor_ids == cell.anchor_ids
+    assert np.array_equal(back.cells[0].slope, cell.slope)
+    ((_, est),) = estimate_run(back, load_run(dirs[5]))
+    real = x[5].mean()
+    assert est.low <= est.estimate <= est.high and est.anchors_answered == len(cell.anchors.index)
+    assert abs(est.estimate - real) < 0.2
+
+
+def test_damaged_or_foreign_anchor_files_are_one_line(runs, tmp_path):
+    dirs, _, _ = runs
+    save_anchors(anchor_cells(fit_runs(dirs, "1pl"), 5, validate=False), tmp_path / "a.json")
+    data = json.loads((tmp_path / "a.json").read_text())
+    data["cells"][0]["slope"] = data["cells"][0]["slope"][:-1]
+    (tmp_path / "b.json").write_text(json.dumps(data))
+    for path, expected in ((tmp_path / "b.json", "do not match"), (dirs[0] / "meta.json", "not an anchors file")):
+        with pytest.raises(LingdiagError) as e:
+            load_anchors(path)
+        assert expected in str(e.value) and "\n" not in str(e.value)
+
+
+def test_items_file_as_text_or_anchors(runs, tmp_path):
+    text = tmp_path / "ids.txt"
+    text.write_text("# anchors by hand\nA1\n\nB2\nA1\n")
+    assert read_item_ids(text) == ["A1", "B2"]
+    text.write_text("# nothing\n\n")
+    with pytest.raises(ConfigError, match="no item id"):
+        read_item_ids(text)
+    dirs, _, _ = runs
+    save_anchors(anchor_cells(fit_runs(dirs, "1pl"), 5, validate=False), tmp_path / "a.json")
+    assert len(read_item_ids(tmp_path / "a.json", ["imperfective"])) >= 3
+    assert read_item_ids(tmp_path / "a.json", ["other"])  # one suite in the file: its anchors
+
+
+def test_a_run_keeps_the_items_before_its_limit():
+    config = RunConfig(suite="imperfective", model="mock", dataset="builtin")
+    every = plan(config)
+    condition = every.conditions[0].name
+    ids = [it.id for it in every.items[condition][::7]]
+    kept = plan(config.model_copy(update={"items": ids, "limit": 5}))
+    assert all(len(items) == 5 and {it.id for it in items} <= set(ids) for items in kept.items.values())
+    assert "items" not in config.recorded() and config.model_copy(update={"items": ids}).recorded()["items"] == ids
+    with pytest.raises(ConfigError, match="none of its 2 item ids"):
+        plan(config.model_copy(update={"items": ["nope", "neither"]}))
+
+
+def test_a_study_suite_names_its_items_file(tmp_path):
+    (tmp_path / "ids.txt").write_text("ipn-1\nipn-2\n")
+    spec = StudyFile.model_validate({"models": [{"spec": "a"}], "base": tmp_path,
+                                     "suites": [{"suite": "imperfective", "items": "ids.txt"}]})
+    (run,) = plan_study(spec)
+    assert run.config.items == ["ipn-1", "ipn-2"]
+    assert json.loads(json.dumps(run.to_json()))["config"]["items"] == ["ipn-1", "ipn-2"]
+    Path(tmp_path / "ids.txt").unlink()
+    with pytest.raises(LingdiagError):
+        plan_study(spec)
+
+
+def test_where_irt_anchors_lose_to_random_items_random_items_are_chosen(tmp_path):
+    # Half the items have gold A, half B; each model leans to one label (a second dimension): a model
+    # right on the A items is wrong on the B items. One ability cannot say which half a model is good at.
+    from helpers import write_runs
+
+    rng = np.random.default_rng(0)
+    on_a, on_b = np.linspace(0.05, 0.95, 9), np.array([0.9, 0.2, 0.7, 0.05, 0.95, 0.4, 0.1, 0.6, 0.3])
+    x = np.concatenate([rng.random((9, 300)) < on_a[:, None], rng.random((9, 300)) < on_b[:, None]],
+                       axis=1).astype(np.int8)
+    dirs = write_runs(tmp_path / "runs", x)
+    (cell,) = anchor_cells(fit_runs(dirs, "1pl"), 40).cells
+    assert cell.method == "random" and cell.irt_error is not None and cell.measured_error is not None
+    assert cell.irt_error > cell.measured_error
+    save_anchors(anchor_cells(fit_runs(dirs, "1pl"), 40), tmp_path / "a.json")
+    ((back, est),) = estimate_run(load_anchors(tmp_path / "a.json"), load_run(dirs[4]))
+    assert back.method == "random" and est.low <= x[4].mean() <= est.high
