@@ -180,3 +180,16 @@ def test_an_output_of_a_shape_lingdiag_never_writes_names_the_line_and_field(run
     with pytest.raises(RunError, match=r"items.jsonl, line 2: not an item record \(field 'outputs.0': unknown key "
                                        r"'mood'\)$"):
         read_run(run)
+
+
+def test_a_write_killed_mid_character_leaves_a_last_line_that_is_ignored(run: Path) -> None:
+    items = run / "items.jsonl"
+    whole = items.read_bytes()
+    items.write_bytes(whole + '{"condition": "zero-shot", "fields": {"premise": "Ω'.encode()[:-1])  # half of Ω
+    assert [r.item_id for r in read_run(run).records] == [r.item_id for r in RunStore(run).records()]
+    assert len(read_run(run).records) == 3
+    lines = whole.split(b"\n")
+    items.write_bytes(lines[0] + b"\n" + lines[1].replace(b"{", b"{\xff", 1) + b"\n" + lines[2] + b"\n")
+    with pytest.raises(RunError, match=rf"items.jsonl, line 2: not UTF-8 text \(invalid start byte at byte "
+                                       rf"{len(lines[0]) + 2}\)$"):
+        read_run(run)

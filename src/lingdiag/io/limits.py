@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from lingdiag.errors import ConfigError, RunError
 
@@ -63,8 +66,14 @@ MODEL_CONFIG_BYTES = Limit("LINGDIAG_MODEL_CONFIG_MAX_BYTES", 16 * 1024**2, "byt
 """Bytes of the ``config.json`` beside a model's weights, read for its family (``report/scaling.py``)."""
 
 
-def read_regular(path: Path, limit: Limit = RUN_FILE_BYTES) -> bytes:
-    """The bytes of ``path``, which must be a regular file of at most ``limit`` bytes.
+CHUNK = 1 << 20
+"""Bytes read at a time past what ``fstat`` said (a file that grows while it is read)."""
+
+
+@contextmanager
+def open_regular(path: Path, limit: Limit = RUN_FILE_BYTES) -> Iterator[BinaryIO]:
+    """``path`` opened for binary reading, once checked to be a regular file of at most ``limit``
+    bytes now (a reader that goes on while a writer appends checks the bound itself).
 
     Opened without blocking and checked on the open descriptor, so a FIFO (which would wait for a
     writer forever) or a link to ``/dev/zero`` (which never ends) is refused, not read.
@@ -77,10 +86,63 @@ def read_regular(path: Path, limit: Limit = RUN_FILE_BYTES) -> bytes:
     except OSError as e:
         raise RunError(f"cannot read {path}: {e.strerror or e}") from None
     with os.fdopen(fd, "rb") as f:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
             raise RunError(f"{path}: not a regular file; a run directory holds only regular files")
-        bound = int(limit.value)
-        data = f.read(bound + 1)
+        if info.st_size > limit.value:
+            raise too_large(path, limit)
+        yield f
+
+
+def too_large(path: Path, limit: Limit) -> RunError:
+    """The one-line refusal of a file past ``limit``."""
+    return RunError(f"{path}: larger than expected; {limit.how_to_raise()}")
+
+
+def read_regular(path: Path, limit: Limit = RUN_FILE_BYTES) -> bytes:
+    """The bytes of ``path``, which must be a regular file of at most ``limit`` bytes.
+
+    The file's own size is allocated, never the bound (a 2 GiB buffer for a 1 KB file fails under
+    an address-space limit); past what ``fstat`` said, it is read in chunks up to the bound.
+
+    Raises:
+        RunError: not a regular file (see :func:`open_regular`), too large, or unreadable; one
+            line naming ``path``.
+    """
+    bound = int(limit.value)
+    with open_regular(path, limit) as f:
+        try:
+            size = os.fstat(f.fileno()).st_size
+            data = f.read(size + 1)
+            if len(data) > size:  # it grew since: the rest in chunks, one past the bound at most
+                parts, total = [data], len(data)
+                while total <= bound and (chunk := f.read(min(CHUNK, bound + 1 - total))):
+                    parts.append(chunk)
+                    total += len(chunk)
+                data = b"".join(parts)
+        except OSError as e:
+            raise RunError(f"cannot read {path}: {e.strerror or e}") from None
     if len(data) > bound:
-        raise RunError(f"{path}: larger than expected; {limit.how_to_raise()}")
+        raise too_large(path, limit)
     return data
+
+
+def regular_lines(path: Path, limit: Limit = RUN_FILE_BYTES) -> Iterator[bytes]:
+    """The lines of ``path`` (each ending with a newline but perhaps the last), one at a time: the file
+    is never held whole. Split at line feeds only (model text may hold U+2028, which JSON leaves as it is).
+
+    Raises:
+        RunError: not a regular file, past ``limit`` (checked as it is read: the file may grow),
+            or unreadable; one line naming ``path``.
+    """
+    bound = limit.value
+    with open_regular(path, limit) as f:
+        total = 0
+        try:
+            for line in f:
+                total += len(line)
+                if total > bound:
+                    raise too_large(path, limit)
+                yield line
+        except OSError as e:
+            raise RunError(f"cannot read {path}: {e.strerror or e}") from None

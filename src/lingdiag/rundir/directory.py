@@ -19,7 +19,7 @@ from typing import Any
 
 from lingdiag.errors import RunError
 from lingdiag.io.atomic import SURROGATES, is_temporary, make_dir, write_atomic
-from lingdiag.io.limits import read_regular
+from lingdiag.io.limits import regular_lines
 from lingdiag.records import ItemRecord, dumps
 from lingdiag.rundir.inputs import Inputs, drift
 from lingdiag.rundir.meta import META, ModelIdentity, RunMeta
@@ -134,30 +134,33 @@ class RunStore:
 
     def load_records(self) -> list[ItemRecord]:
         """All complete records; a torn last line (a killed write) is ignored."""
+        return list(self.records())
+
+    def records(self) -> Iterator[ItemRecord]:
+        """The complete records one at a time, the file never held whole (see :meth:`load_records`).
+
+        A line that is not a record (not UTF-8, not JSON, not an item record) is refused, naming
+        the line, unless it is the last: a write killed mid-line, even mid-character, leaves one.
+        """
         if not self.items_path.exists() and not self.items_path.is_symlink():
-            return []
-        records = []
-        try:
-            text = read_regular(self.items_path).decode("utf-8")
-        except UnicodeDecodeError as e:
-            raise RunError(f"{self.items_path}: not UTF-8 text ({e.reason} at byte {e.start})") from None
-        # Split on "\n" only: model text may hold U+2028 or U+0085, which JSON leaves
-        # unescaped and str.splitlines() would treat as line ends.
-        lines = text.split("\n")
-        if lines[-1] == "":
-            lines.pop()
-        for n, line in enumerate(lines, 1):
+            return
+        bad: RunError | None = None
+        start = 0
+        for n, raw in enumerate(regular_lines(self.items_path), 1):
+            if bad is not None:  # a bad line that is not the last
+                raise bad
             try:
-                record = ItemRecord.from_json(line)
+                record = ItemRecord.from_json(raw.removesuffix(b"\n").decode("utf-8"))
+            except UnicodeDecodeError as e:
+                bad = RunError(f"{self.items_path}, line {n}: not UTF-8 text ({e.reason} at byte {start + e.start})")
             except (ValueError, TypeError) as e:  # a JSONDecodeError is a ValueError
-                if n == len(lines):
-                    break
-                raise RunError(f"{self.items_path}, line {n}: not an item record ({e})") from e
-            if not isinstance(record.correct, bool | None):
-                raise RunError(f"{self.items_path}, line {n}, field 'correct': {record.correct!r} is not "
-                               "true, false or null")
-            records.append(record)
-        return records
+                bad = RunError(f"{self.items_path}, line {n}: not an item record ({' '.join(str(e).split())})")
+            else:
+                if not isinstance(record.correct, bool | None):
+                    raise RunError(f"{self.items_path}, line {n}, field 'correct': {record.correct!r} is not "
+                                   "true, false or null")
+                yield record
+            start += len(raw)
 
     def prepare_resume(self, inputs: Inputs) -> tuple[set[tuple[str, str]], dict[str, float]]:
         """Check the directory holds a run of ``inputs`` (or none); return the (condition, item) keys
