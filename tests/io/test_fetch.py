@@ -1,8 +1,22 @@
+"""``data fetch``: pinned files downloaded or copied from a mirror, checked against their SHA-256,
+streamed to a temporary file beside the target (never held whole) and moved into place only once the
+checksum matches; a refused, mismatched or killed fetch leaves the target as it was."""
+
 import hashlib
+import http.server
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import tracemalloc
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from helpers import SRC
 from typer.testing import CliRunner
 
 from lingdiag.cli import app
@@ -99,3 +113,125 @@ def test_a_file_past_the_bound_is_refused_while_it_streams(server: tuple[str, li
     os.mkfifo(fifo / "imperfectiveNLI.json")
     with pytest.raises(DatasetError, match="not a regular file"):
         fetch_mod.fetch("imperfective", str(tmp_path / "fifo"))
+
+
+BODY = 48 * 2**20
+"""Bytes of the big file served (issue 57: a 400 MB answer took 327 MB of RSS)."""
+
+
+def _body(size: int) -> bytes:
+    return hashlib.sha256(b"seed").digest() * (size // 32)
+
+
+class _Served:
+    """A real HTTP server on 127.0.0.1 serving ``body`` at any path, pausing after ``pause_at`` bytes
+    until ``go`` is set (a download caught mid-way)."""
+
+    def __init__(self, body: bytes, pause_at: int | None = None) -> None:
+        self.body, self.pause_at, self.go = body, pause_at, threading.Event()
+        served = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_GET(self) -> None:
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(served.body)))
+                self.end_headers()
+                cut = len(served.body) if served.pause_at is None else served.pause_at
+                try:
+                    self.wfile.write(served.body[:cut])
+                    self.wfile.flush()
+                    served.go.wait(60)
+                    self.wfile.write(served.body[cut:])
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+
+
+@pytest.fixture()
+def big() -> Iterator[_Served]:
+    served = _Served(_body(BODY))
+    served.go.set()
+    yield served
+    served.httpd.shutdown()
+    served.httpd.server_close()
+
+
+def _official(monkeypatch: pytest.MonkeyPatch, body: bytes) -> fetch_mod.OfficialFile:
+    f = fetch_mod.OfficialFile(url="unused", local="big/big.bin", sha256=hashlib.sha256(body).hexdigest())
+    monkeypatch.setitem(fetch_mod.OFFICIAL, "big-suite", (f,))
+    return f
+
+
+def _leftovers(target: Path) -> list[str]:
+    return sorted(p.name for p in target.parent.iterdir()) if target.parent.exists() else []
+
+
+def test_a_download_streams_to_disk_never_held_whole(big: _Served, monkeypatch: pytest.MonkeyPatch) -> None:
+    _official(monkeypatch, big.body)
+    tracemalloc.start()
+    try:
+        (path,) = fetch_mod.fetch("big-suite", big.url)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert path.read_bytes() == big.body
+    assert peak < 8 * 2**20, f"{peak / 2**20:.1f} MiB for a {BODY / 2**20:.0f} MiB file"  # main: twice the file
+    assert _leftovers(path) == ["big.bin"]
+
+
+def test_a_mismatched_download_leaves_neither_file_nor_temporary(big: _Served,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    f = _official(monkeypatch, b"another version")
+    target = fetch_mod.datasets_dir() / f.local
+    with pytest.raises(DatasetError, match="SHA-256 mismatch"):
+        fetch_mod.fetch("big-suite", big.url)
+    assert _leftovers(target) == []
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(b"another version")  # a stale copy: fetched again, kept through a failed fetch
+    monkeypatch.setenv("LINGDIAG_FETCH_MAX_BYTES", "1000")
+    _official(monkeypatch, big.body)
+    with pytest.raises(DatasetError, match="larger than a fetched file may be"):
+        fetch_mod.fetch("big-suite", big.url)
+    assert target.read_bytes() == b"another version" and _leftovers(target) == ["big.bin"]
+
+
+KILLED = """import sys
+from lingdiag.io import fetch
+fetch.OFFICIAL["big-suite"] = (fetch.OfficialFile(url="unused", local="big/big.bin", sha256=sys.argv[2]),)
+fetch.fetch("big-suite", sys.argv[1])
+"""
+
+
+def test_a_fetch_killed_mid_download_leaves_no_target_and_the_next_one_completes(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    body = _body(8 * 2**20)
+    f = _official(monkeypatch, body)
+    target = fetch_mod.datasets_dir() / f.local
+    served = _Served(body, pause_at=3 * 2**20)
+    try:
+        child = subprocess.Popen([sys.executable, "-c", KILLED, served.url, f.sha256], stderr=subprocess.PIPE,
+                                 env={**os.environ, "PYTHONPATH": SRC})
+        deadline = time.monotonic() + 60
+        while not any(n.endswith(".lingdiag-tmp") and (target.parent / n).stat().st_size >= 2**20
+                      for n in _leftovers(target)):
+            assert child.poll() is None and time.monotonic() < deadline, child.stderr
+            time.sleep(0.05)
+        child.send_signal(signal.SIGKILL)
+        child.wait(30)
+        assert child.stderr is not None
+        child.stderr.close()
+        assert not target.exists()  # only the temporary file holds the part downloaded
+        served.go.set()
+        (path,) = fetch_mod.fetch("big-suite", served.url)
+        assert path.read_bytes() == body
+    finally:
+        served.go.set()
+        served.httpd.shutdown()
+        served.httpd.server_close()

@@ -1,5 +1,5 @@
-"""Atomic file writes: every file lingdiag writes goes through :func:`atomic_text` or
-:func:`write_atomic`.
+"""Atomic file writes: every file lingdiag writes goes through :func:`atomic_text`,
+:func:`atomic_binary` or :func:`write_atomic`.
 
 The content goes to a fresh temporary file in the target's directory (``tempfile.mkstemp``:
 a random name opened with ``O_CREAT | O_EXCL | O_NOFOLLOW``, so no fixed name two writers
@@ -96,6 +96,19 @@ def atomic_text(path: Path | str, *, newline: str | None = None) -> Iterator[IO[
         WriteError: The directory or the file cannot be written (read-only, full, a directory).
     """
     with _replacing(Path(path), False, newline) as f:
+        yield f
+
+
+@contextmanager
+def atomic_binary(path: Path | str) -> Iterator[IO[bytes]]:
+    """A binary file to write ``path`` through, chunk by chunk (a download never held whole); it
+    replaces ``path`` when the block ends without an exception, and an exception (a failed checksum,
+    a refused size) leaves ``path`` as it was.
+
+    Raises:
+        WriteError: The directory or the file cannot be written.
+    """
+    with _replacing(Path(path), True, None) as f:
         yield f
 
 

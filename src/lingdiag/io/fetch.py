@@ -11,14 +11,16 @@ from __future__ import annotations
 import hashlib
 import urllib.error
 import urllib.request
-from collections.abc import Sequence
+from collections.abc import Generator, Sequence
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from lingdiag.errors import DatasetError, UnknownNameError
-from lingdiag.io.atomic import make_dir, write_atomic
+from lingdiag.io.atomic import atomic_binary, make_dir
 from lingdiag.io.limits import FETCH_BYTES
-from lingdiag.io.paths import cache_dir
+from lingdiag.io.paths import cache_dir, sha256_file
 
 RAW = "https://raw.githubusercontent.com"
 
@@ -52,41 +54,44 @@ def datasets_dir() -> Path:
     return cache_dir() / "datasets"
 
 
-def _sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
 _CHUNK = 1 << 20
 
 
-def _read(source: str, timeout: float = 60) -> tuple[bytes, str]:
-    """The bytes at ``source`` and their SHA-256, read in chunks and hashed as they come; past
-    ``FETCH_BYTES`` the read stops and is refused (a 400 MB answer is never held whole).
-    """
-    bound = int(FETCH_BYTES.value)
+def _chunks(source: str, timeout: float) -> Generator[bytes, None, None]:
+    """The bytes at ``source`` (a URL or a local file), a chunk at a time."""
     if "://" not in source and Path(source).exists() and not Path(source).is_file():
         raise DatasetError("not a regular file", path=source)  # a FIFO would block, a folder is no file
-    digest, chunks, size = hashlib.sha256(), [], 0
     try:
         with (urllib.request.urlopen(source, timeout=timeout) if "://" in source  # noqa: S310 - http(s) only
               else Path(source).open("rb")) as stream:
             while chunk := stream.read(_CHUNK):
-                size += len(chunk)
-                if size > bound:
-                    raise DatasetError(f"larger than a fetched file may be; {FETCH_BYTES.how_to_raise()}",
-                                       path=source)
-                digest.update(chunk)
-                chunks.append(chunk)
+                yield chunk
     except (urllib.error.URLError, TimeoutError) as e:
         raise DatasetError(f"download failed: {e}", path=source) from e
     except OSError as e:
         raise DatasetError(f"download failed: {e}" if "://" in source else f"cannot read: {e.strerror}",
                            path=source) from e
-    return b"".join(chunks), digest.hexdigest()
+
+
+def _copy(source: str, out: IO[bytes], timeout: float = 60) -> str:
+    """Copy the bytes at ``source`` into ``out`` a chunk at a time, hashing them as they come (an
+    answer is never held whole in memory); the SHA-256. Past ``FETCH_BYTES`` the copy stops and is
+    refused. A failed write is the atomic writer's ``WriteError`` (naming the target), not a failed download.
+    """
+    bound = int(FETCH_BYTES.value)
+    digest, size = hashlib.sha256(), 0
+    with closing(_chunks(source, timeout)) as chunks:
+        for chunk in chunks:
+            size += len(chunk)
+            if size > bound:
+                raise DatasetError(f"larger than a fetched file may be; {FETCH_BYTES.how_to_raise()}", path=source)
+            digest.update(chunk)
+            out.write(chunk)
+    return digest.hexdigest()
 
 
 def _verified(path: Path, f: OfficialFile) -> bool:
-    return path.exists() and (not f.sha256 or _sha256(path.read_bytes()) == f.sha256)
+    return path.exists() and (not f.sha256 or sha256_file(path) == f.sha256)
 
 
 def offline_hint(suite: str, f: OfficialFile) -> str:
@@ -120,17 +125,19 @@ def fetch(suite: str, mirror: str | None = None, only: Sequence[str] = ()) -> li
             continue
         source = f.url if mirror is None else (
             mirror.rstrip("/") + "/" + f.local if "://" in mirror else str(Path(mirror) / f.local))
-        try:
-            data, sha = _read(source)
-        except DatasetError as e:
-            if mirror is not None:
-                raise DatasetError(f"{e.args[0]}; the mirror must hold {f.local}") from e
-            raise DatasetError(f"{e.args[0]}; {offline_hint(suite, f)}") from e
-        if f.sha256 and sha != f.sha256:
-            raise DatasetError(f"SHA-256 mismatch: expected {f.sha256}, got {sha}; "
-                               "the mirror holds a different version of this file", path=source)
         make_dir(target.parent)
-        write_atomic(target, data)
+        # Streamed into a temporary file beside the target, renamed over it only once its SHA-256
+        # matches: a failed check or a killed fetch leaves the target as it was.
+        with atomic_binary(target) as out:
+            try:
+                sha = _copy(source, out)
+            except DatasetError as e:
+                if mirror is not None:
+                    raise DatasetError(f"{e.args[0]}; the mirror must hold {f.local}") from e
+                raise DatasetError(f"{e.args[0]}; {offline_hint(suite, f)}") from e
+            if f.sha256 and sha != f.sha256:
+                raise DatasetError(f"SHA-256 mismatch: expected {f.sha256}, got {sha}; "
+                                   "the mirror holds a different version of this file", path=source)
         paths.append(target)
     return paths
 
