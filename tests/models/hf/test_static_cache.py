@@ -142,3 +142,19 @@ def test_smollm2_static_decoding_equals_dynamic_with_refills(smollm2: HFBackend)
     _assert_same(ours, ref)
     assert static.usage()["refilled_rows"] > 0
     assert len({g.n_tokens for g in ref}) >= 2
+
+
+def test_static_slots_past_the_context_are_refused_in_one_line_before_any_allocation() -> None:
+    """Issue 57: ``max_new_tokens=1000000`` allocated a million slots per row (~46 GB on SmolLM2)."""
+    backend = _backend("static")
+    prompt = SHARED + "word " * 450  # a long prompt: the edge below decodes a few tokens only
+    n = len(backend.tokenizer(prompt)["input_ids"])
+    for max_new in (1_000_000, 512 - n + 1):
+        with pytest.raises(BackendError) as e:
+            backend.generate([GenerationRequest(prompt=prompt, max_new_tokens=max_new)])
+        message = str(e.value)
+        assert "\n" not in message and message.startswith(f"kv_cache=static: a row needs {n + max_new:,} slots")
+        assert f"past the model's context of 512 tokens; lower max_new_tokens to at most {512 - n}" in message
+    assert backend.usage().get("forward_tokens", 0) == 0  # refused before the first step
+    at_the_edge = backend.generate([GenerationRequest(prompt=prompt, max_new_tokens=512 - n)])
+    assert at_the_edge[0].n_tokens <= 512 - n

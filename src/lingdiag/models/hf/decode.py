@@ -344,8 +344,10 @@ class Decoder:
         if budget.static and self.lm.window:
             raise BackendError(f"kv_cache=static: {self.lm.path!r} has sliding-window attention "
                                f"({self.lm.window} tokens), which the slot cache does not keep; use kv_cache=dynamic")
-        shared = self.shared_prompt(prompts, max_new) if budget.prefix_reuse else None
         lengths = [len(p) + max_new for p in prompts]
+        if budget.static:
+            self._check_slots(max(len(p) for p in prompts), max_new)
+        shared = self.shared_prompt(prompts, max_new) if budget.prefix_reuse else None
         device = self.lm.input_device
         if budget.continuous and constraint is None and not self.lm.window:
             pool = self.decode_slots if budget.static else self.decode_pool
@@ -362,6 +364,23 @@ class Decoder:
         for batch in token_budget_batches(lengths, budget.tokens, budget.max_batch):
             split_on_oom(run, batch, device)
         return [g for g in answers if g is not None]
+
+    def _check_slots(self, longest: int, max_new: int) -> None:
+        """Refuse static slots past the model's context: each row is allocated its longest prompt plus
+        ``max_new`` slots before the first step (``max_new_tokens=1000000`` on SmolLM2 would ask for
+        ~46 GB), where the dynamic cache grows only as far as the answers go.
+
+        Raises:
+            BackendError: one line saying how many slots a row needs, the context, and what to change.
+        """
+        context = self.lm.context_length
+        if context is None or longest + max_new <= context:
+            return
+        fits = (f"lower max_new_tokens to at most {context - longest}" if longest < context else
+                f"the prompt alone is {longest} tokens")
+        raise BackendError(f"kv_cache=static: a row needs {longest + max_new:,} slots (a prompt of {longest} tokens "
+                           f"+ max_new_tokens {max_new:,}), allocated before decoding, past the model's context of "
+                           f"{context:,} tokens; {fits}, or use kv_cache=dynamic (grown as the answers go)")
 
     def encode(self, requests: Sequence[GenerationRequest]) -> tuple[list[list[int]], list[str | None]]:
         """Each request's prompt tokens and rendering; renderings other than the template are counted."""

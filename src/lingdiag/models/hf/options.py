@@ -48,7 +48,9 @@ class HFOptions(BaseModel):
     compacted as answers end; ``static``, fixed rows × slots allocated once per batch and written in
     place (``lingdiag.models.hf.kv.SlotCache``), shapes fixed while a batch decodes (halved at most
     log2(rows) times). The same tokens; log-probs equal within float rounding (attention sums over
-    more, masked, slots), so named in the backend identity when static. Not for sliding-window models."""
+    more, masked, slots), so named in the backend identity when static. Not for sliding-window models, nor
+    for a prompt plus ``max_new_tokens`` past the model's context (each row's slots are allocated up front:
+    refused in one line, where the dynamic cache grows only as far as the answers go)."""
     packed_linears: bool = True
     """Run the transformer body's linear layers on oneDNN with weights packed at load (float32
     results equal within float32 rounding; ``lingdiag.models.hf.linear``)."""
