@@ -6,6 +6,7 @@ path), and the files opened are the run's own (:mod:`.files`). Pages are plain H
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -30,6 +31,30 @@ COMPARED_PAIRS = 200
 
 class NotFound(LingdiagError):
     """No run, group or record by that name."""
+
+
+class BadRequest(LingdiagError):
+    """A query value the page cannot take (answered 400)."""
+
+
+_WHOLE = re.compile(r"[0-9]{1,18}")
+"""A line, start or seed: ASCII digits only (``"²".isdigit()`` is true and ``int("²")`` fails), and few
+enough that ``int`` never meets its 4,300-digit limit."""
+
+
+def number(q: dict[str, str], key: str, default: int) -> int:
+    """The whole number ``key`` of a query (``default`` where it is absent or empty).
+
+    Raises:
+        BadRequest: anything but up to 18 ASCII digits, one line naming the key.
+    """
+    raw = q.get(key, "")
+    if raw == "":
+        return default
+    if not _WHOLE.fullmatch(raw):
+        shown = raw if len(raw) <= 40 else raw[:40] + "…"
+        raise BadRequest(f"{key}={shown!r}: expected a whole number of at most 18 digits")
+    return int(raw)
 
 
 class Viewer:
@@ -85,7 +110,7 @@ def _items(v: Viewer, q: dict[str, str]) -> str:
     run = v.run(q.get("id", ""))
     offsets = v.index.of(run.path)
     f = Filter.of(q)
-    start = max(int(q["start"]) if q.get("start", "").isdigit() else 0, 0)
+    start = number(q, "start", 0)
     found: list[tuple[int, ItemRecord]]
     params, order = run_params(run.path), ItemOrder.of(q)  # the item model saved for the run, if any
     if params and order.active():
@@ -121,7 +146,7 @@ def _same_item(v: Viewer, item_id: str, runs: Sequence[Run], condition: str = ""
 
 def _item(v: Viewer, q: dict[str, str]) -> str:
     run = v.run(q.get("id", ""))
-    line = int(q["line"]) if q.get("line", "").isdigit() else -1
+    line = number(q, "line", -1)
     found = index.read(v.index.of(run.path), line, 1) if line >= 0 else []
     if not found:
         raise NotFound(f"run {run.id} has no record on line {q.get('line', '')!r} (lines count from 0 here)")
@@ -147,7 +172,7 @@ def _compare(v: Viewer, q: dict[str, str]) -> str:
     from lingdiag.analysis.compare import compare_conditions, compare_runs
 
     a = v.run(q.get("a", ""))
-    seed = int(q["seed"]) if q.get("seed", "").isdigit() else 0
+    seed = number(q, "seed", 0)
     if q.get("ca") and q.get("cb"):
         ca, cb = q["ca"], q["cb"]
         rows = compare_conditions(a.path, ca, cb, seed=seed)

@@ -6,11 +6,13 @@ before the URL is printed (so ``--port 0`` prints the port it got).
 from __future__ import annotations
 
 import socket
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from lingdiag.errors import LingdiagError, MissingDependency
+from lingdiag.io.terminal import plain
 from lingdiag.report.html import csp
 from lingdiag.view import pages
 from lingdiag.view.app import PAGES, NotFound, Viewer
@@ -23,6 +25,26 @@ HEADERS = {"Content-Security-Policy": csp(), "X-Content-Type-Options": "nosniff"
 
 def _status(e: LingdiagError) -> int:
     return 403 if isinstance(e, Refused) else 404 if isinstance(e, NotFound) else 400
+
+
+WILDCARDS = ("0.0.0.0", "::")
+"""Addresses that listen on every interface of the machine."""
+
+
+def own_names(host: str) -> list[str]:
+    """The ``Host`` names a server listening on ``host`` answers: that address (and ``localhost``);
+    on a wildcard address, every address of the machine's interfaces and its host names. A page of
+    another site whose name was rebound to this machine's address (DNS rebinding) sends its own name
+    and is refused, so it cannot read the runs through the user's browser.
+    """
+    if host not in WILDCARDS:
+        return [host, f"[{host}]", "localhost"]
+    import psutil
+
+    addresses = {a.address.split("%")[0] for found in psutil.net_if_addrs().values() for a in found
+                 if a.family in (socket.AF_INET, socket.AF_INET6)}
+    names = {"localhost", socket.gethostname(), socket.getfqdn()}
+    return sorted({f"[{a}]" if ":" in a else a for a in addresses} | {n for n in names if n})
 
 
 def app(roots: Sequence[Path], hosts: Sequence[str] = ("127.0.0.1", "localhost")) -> Any:
@@ -46,6 +68,11 @@ def app(roots: Sequence[Path], hosts: Sequence[str] = ("127.0.0.1", "localhost")
                 return HTMLResponse(draw(viewer, dict(request.query_params)), headers=HEADERS)
             except LingdiagError as e:
                 return HTMLResponse(pages.error_page(_status(e), str(e)), _status(e), headers=HEADERS)
+            except Exception as e:  # noqa: BLE001 - a bug answers one line and a page with the headers, not a traceback
+                said = plain(f"lingdiag view: {request.url.path}: {type(e).__name__}: {' '.join(str(e).split())}")
+                print(said[:500], file=sys.stderr, flush=True)
+                return HTMLResponse(pages.error_page(500, f"internal error ({type(e).__name__})"), 500,
+                                    headers=HEADERS)
         return endpoint
 
     def raw(request: Request) -> Response:
@@ -78,14 +105,11 @@ def bind(host: str, port: int) -> socket.socket:
 
 
 def serve(roots: Sequence[Path], sock: socket.socket) -> None:
-    """Serve until interrupted; requests must name the address listened on (or ``localhost`` on a
-    loopback one), except on a wildcard address, where any name reaches it.
-    """
+    """Serve until interrupted; requests must name the machine as :func:`own_names` says."""
     try:
+        import psutil  # noqa: F401 - own_names reads the interfaces' addresses with it
         import uvicorn
     except ModuleNotFoundError:
-        raise MissingDependency("lingdiag view", "view", ["starlette", "uvicorn"]) from None
-    host = str(sock.getsockname()[0])
-    names = ["*"] if host in ("0.0.0.0", "::") else [host, f"[{host}]", "localhost"]
-    config = uvicorn.Config(app(roots, names), log_level="warning", access_log=False)
+        raise MissingDependency("lingdiag view", "view", ["starlette", "uvicorn", "psutil"]) from None
+    config = uvicorn.Config(app(roots, own_names(str(sock.getsockname()[0]))), log_level="warning", access_log=False)
     uvicorn.Server(config).run(sockets=[sock])
