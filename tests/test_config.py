@@ -36,6 +36,8 @@ CASES = {
     "deep-block": (("".join(" " * k + f"k{k}:\n" for k in range(5000)) + " " * 5000 + "v\n").encode(),
                    r"nested more than 64 levels deep"),
     "torn": (b"suite: imperfective\nmodel: [mock\n", r"torn\.yaml, line \d+, column \d+: not valid YAML"),
+    "twice": (b"suite: imperfective\nmodel: mock\nlimit: 3\nmodel: other\n",
+              r"twice\.yaml, line 4: key 'model' given twice in one mapping \(first on line 2\)"),
 }
 
 

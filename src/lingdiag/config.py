@@ -48,8 +48,35 @@ class _ConfigLoader(yaml.SafeLoader):
             self.depth -= 1
 
 
+def repeated_key(root: yaml.Node) -> tuple[int, str] | None:
+    """The first key a mapping of ``root`` gives twice (YAML's loaders keep the last silently,
+    dropping the first): its line and what is wrong, or None. Suite files, study files and run
+    configs refuse it alike.
+    """
+    seen: set[int] = set()
+    todo = [root]
+    while todo:
+        node = todo.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            keys: dict[str, int] = {}
+            for key, value in node.value:
+                if isinstance(key, yaml.ScalarNode) and key.tag != "tag:yaml.org,2002:merge":
+                    if key.value in keys:
+                        return key.start_mark.line + 1, (
+                            f"key {key.value!r} given twice in one mapping (first on line {keys[key.value]}); "
+                            "a later one would silently replace the first")
+                    keys[key.value] = key.start_mark.line + 1
+                todo += [key, value]
+        elif isinstance(node, yaml.SequenceNode):
+            todo += node.value
+    return None
+
+
 def load_config_yaml(path: Path) -> Any:
-    """The YAML document in a config file: UTF-8, no aliases, bounded nesting.
+    """The YAML document in a config file: UTF-8, no aliases, bounded nesting, no key twice in one mapping.
 
     Raises:
         ConfigError: one line naming the file (and the line where YAML places the fault).
@@ -62,7 +89,13 @@ def load_config_yaml(path: Path) -> Any:
         raise ConfigError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start})") from None
     loader = _ConfigLoader(text)
     try:
-        return loader.get_single_data()
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        repeated = repeated_key(node)
+        if repeated is not None:
+            raise ConfigError(f"line {repeated[0]}: {repeated[1]}")
+        return loader.construct_document(node)
     except ConfigError as e:
         raise ConfigError(f"{path}, {e}") from None
     except yaml.MarkedYAMLError as e:

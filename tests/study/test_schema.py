@@ -43,6 +43,18 @@ def test_sizes(value: object, expected: float) -> None:
     assert parse_size(value) == expected
 
 
+@pytest.mark.parametrize("value", ["1e400", "-1e400", "nan", "inf", "135000T", "1e16",
+                                   pytest.param(10**400, id="400-digits"), -5, 0, "0M"])
+def test_non_finite_or_absurd_sizes_are_refused_in_one_line(tmp_path: Path, value: object) -> None:
+    """Issue 57: ``size: 1e400`` was read as infinity and printed ``infB``."""
+    for key in ("size", "n_params"):
+        path = _write(tmp_path, GOOD.replace("size: 135M", f"{key}: {value}"))
+        with pytest.raises(ConfigError) as e:
+            load_study(path)
+        message = str(e.value)
+        assert "\n" not in message and str(path) in message and f"models.0.{key}" in message, message
+
+
 @pytest.mark.parametrize(("change", "field", "words"), [
     (("family: SmolLM2", "famly: SmolLM2"), "models.0.famly", "unknown key"),
     (("size: 135M", "size: big"), "models.0.size", "a size is a number"),
@@ -59,6 +71,21 @@ def test_errors_are_one_line_naming_file_and_field(tmp_path: Path, change: tuple
         load_study(path)
     message = str(e.value)
     assert "\n" not in message and str(path) in message and field in message and words in message
+
+
+@pytest.mark.parametrize(("text", "key", "line", "first"), [
+    (GOOD + "suites:\n  - {suite: imperfective}\n", "suites", 12, 9),
+    (GOOD.replace("  - name: tiny\n", "  - name: tiny\n    name: small\n"), "name", 6, 5),
+    (GOOD.replace("name: s\n", "name: s\nlimit: 3\nlimit: 4\n"), "limit", 4, 3),
+])
+def test_a_key_given_twice_is_refused_naming_it_and_its_line(tmp_path: Path, text: str, key: str, line: int,
+                                                             first: int) -> None:
+    """Issue 57: the later ``suites:`` or ``name:`` silently won (suite files already refused it)."""
+    path = _write(tmp_path, text)
+    with pytest.raises(ConfigError) as e:
+        load_study(path)
+    assert str(e.value) == (f"{path}, line {line}: key {key!r} given twice in one mapping (first on line {first}); "
+                            "a later one would silently replace the first")
 
 
 def test_not_a_file_not_yaml_and_base_from_text(tmp_path: Path) -> None:

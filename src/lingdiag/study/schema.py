@@ -5,6 +5,7 @@ one line naming the file and the field.
 
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
 from typing import Any, Literal
@@ -23,22 +24,39 @@ LANGUAGE = "{language}"
 
 _SIZE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([kKmMbBtT]?)\s*$")
 _SCALE = {"": 1.0, "k": 1e3, "m": 1e6, "b": 1e9, "t": 1e12}
+MAX_PARAMETERS = 1e15
+"""The largest size a study takes (hundreds of times the largest model trained): past it, a size is
+a typo (``1e400`` read as infinity, ``135000T``) that would draw the scaling axis and order neighbours."""
+
+
+def checked_size(value: float) -> float:
+    """``value`` as a number of parameters: positive, finite and at most ``MAX_PARAMETERS``.
+
+    Raises:
+        ValueError: what is wrong with it, for the one-line error naming the field.
+    """
+    if not math.isfinite(value) or not 0 < value <= MAX_PARAMETERS:
+        raise ValueError(f"a size is a positive, finite number of parameters up to {MAX_PARAMETERS:g}; "
+                         f"{value:g} is not")
+    return float(value)
 
 
 def parse_size(value: Any) -> float:
-    """``135M``, ``1.7B``, ``3e8`` or a number → parameters."""
+    """``135M``, ``1.7B``, ``3e8`` or a number → parameters (see :func:`checked_size`)."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_PARAMETERS:
+        value = math.inf if value > 0 else -math.inf  # float() of a 400-digit integer overflows
     if isinstance(value, int | float) and not isinstance(value, bool):
-        if value <= 0:
-            raise ValueError("a size is a positive number of parameters")
-        return float(value)
+        return checked_size(float(value))
     if isinstance(value, str):
         m = _SIZE.match(value)
         if m:
-            return float(m.group(1)) * _SCALE[m.group(2).lower()]
+            return checked_size(float(m.group(1)) * _SCALE[m.group(2).lower()])
         try:
-            return parse_size(float(value))
+            number = float(value)
         except ValueError:
             pass
+        else:
+            return checked_size(number)
     raise ValueError("a size is a number of parameters such as 135M, 1.7B or 360000000")
 
 
@@ -89,6 +107,11 @@ class ModelEntry(BaseModel):
     @classmethod
     def _size(cls, value: Any) -> Any:
         return None if value is None else parse_size(value)
+
+    @field_validator("n_params")
+    @classmethod
+    def _n_params(cls, value: float | None) -> float | None:
+        return None if value is None else checked_size(value)
 
     @model_validator(mode="after")
     def _named(self) -> ModelEntry:

@@ -11,6 +11,7 @@ from typing import Any
 
 import yaml
 
+from lingdiag.config import repeated_key
 from lingdiag.errors import ConfigError
 
 MAX_NODES = 100_000
@@ -56,29 +57,6 @@ def _check_depth(path: Path | str, text: str) -> None:
             depth -= 1
 
 
-def _check_unique_keys(path: Path | str, root: yaml.Node) -> None:
-    """Refuse a mapping that gives one key twice, naming the line of the second."""
-    seen: set[int] = set()
-    todo = [root]
-    while todo:
-        node = todo.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        if isinstance(node, yaml.MappingNode):
-            keys: dict[str, int] = {}
-            for key, value in node.value:
-                if isinstance(key, yaml.ScalarNode) and key.tag != "tag:yaml.org,2002:merge":
-                    if key.value in keys:
-                        raise suite_error(path, f"line {key.start_mark.line + 1}",
-                                          f"key {key.value!r} given twice in one mapping (first on line "
-                                          f"{keys[key.value]}); a later one would silently replace the first")
-                    keys[key.value] = key.start_mark.line + 1
-                todo += [key, value]
-        elif isinstance(node, yaml.SequenceNode):
-            todo += node.value
-
-
 def read_yaml(path: Path) -> tuple[Any, bytes]:
     """The parsed document of ``path`` and its bytes (for the checksum).
 
@@ -100,7 +78,9 @@ def read_yaml(path: Path) -> tuple[Any, bytes]:
         node = loader.get_single_node()
         if node is None:
             raise suite_error(path, "", "empty file; expected a mapping with name, items, conditions, metrics")
-        _check_unique_keys(path, node)
+        repeated = repeated_key(node)
+        if repeated is not None:
+            raise suite_error(path, f"line {repeated[0]}", repeated[1])
         if _expanded_size(node, {}) > MAX_NODES:
             raise suite_error(path, "", f"aliases expand to more than {MAX_NODES:,} nodes; refused "
                               "(write the values out, or use fewer nested aliases)")
