@@ -48,7 +48,7 @@ def suite_tables(runs: Sequence[LoadedRun]) -> dict[str, str]:
     for s, rows in rows_by_suite(runs).items():
         mine = [r for r in runs if r.suite_title == s]
         across = languages.section([(str(r.path), r.model, r.records) for r in mine])
-        out[s] = (_in_progress(mine) + _item_set_warning(mine) + _not_interpretable(mine)
+        out[s] = (_in_progress(mine) + _ignored_sizes(mine) + _item_set_warning(mine) + _not_interpretable(mine)
                   + mine[0].suite.tables(rows)
                   + ("\n" + across if across else "") + _thinking(mine))
     return out
@@ -76,6 +76,14 @@ def _in_progress(runs: Sequence[LoadedRun]) -> str:
     lines = [f"**{r.state.line}** ({r.name}): metrics as recorded, not final and current\n\n" for r in runs
              if r.state is not None and r.state.line]
     return "".join(lines)
+
+
+def _ignored_sizes(runs: Sequence[LoadedRun]) -> str:
+    """A line per run whose recorded parameter count is not used (negative, zero, not finite, not a
+    number), said whether or not a scaling figure is drawn.
+    """
+    return "".join(f"**{r.meta.identity.n_params_problem}** ({r.path})\n\n" for r in runs
+                   if r.meta.identity.n_params_problem)
 
 
 def _item_set_warning(runs: Sequence[LoadedRun]) -> str:
