@@ -94,7 +94,8 @@ def test_report_holds_counts_tables_figures_and_records(tmp_path: Path) -> None:
     assert len(images) == 3 and all(base64.b64decode(i).startswith(PNG) for i in images)
     assert "Prompt trade-off (§5.2, Figure 1)" in page
     # Every interval beside its value and method: Wilson for shares, bootstrap for the Δ_AA gap.
-    assert "<td>acc_A</td><td>1.000</td><td>[0.206, 1.000]</td><td>Wilson score</td>" in page
+    # 1 of 1 right: Wilson's lower bound is 0.20655, rounded once (it read 0.206 when rounded to 4 places first).
+    assert "<td>acc_A</td><td>1.000</td><td>[0.207, 1.000]</td><td>Wilson score</td>" in page
     assert "<td>delta_aa</td>" in page and "percentile bootstrap over items (2000 resamples, seed 0)" in page
     # Every record of every condition is in the item browser's data, with its full prompt.
     found = re.search(r'<script type="application/json" id="records">(.*?)</script>', page)

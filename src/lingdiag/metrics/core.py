@@ -41,13 +41,19 @@ def grouped(metric: Metric, by: str) -> Callable[[Sequence[ItemRecord]], dict[st
 
 
 def wilson(successes: int, n: int, z: float = 1.959964) -> tuple[float, float]:
-    """Wilson score 95% interval for a proportion (well-behaved at 0 and 1 and small n)."""
+    """Wilson score 95% interval for a proportion (well-behaved at 0 and 1 and small n), unrounded:
+    whoever shows it rounds it, once (0.65752 rounded to 4 places and then to 3 would print 0.657).
+    """
     if n == 0:
         return (math.nan, math.nan)
     p = successes / n
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return (round(max(0.0, centre - half), 4), round(min(1.0, centre + half), 4))
+    # At 0 and n the bound is exactly the share; the float difference can miss it by 1e-17, and a
+    # figure's error bar (share - bound) must not be negative.
+    low = 0.0 if successes == 0 else max(0.0, centre - half)
+    high = 1.0 if successes == n else min(1.0, centre + half)
+    return (low, high)
 
 
 def proportion_ci(records: Sequence[ItemRecord], hit: Callable[[ItemRecord], bool]) -> list[float]:

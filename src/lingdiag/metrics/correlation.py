@@ -78,7 +78,7 @@ def spearman_ci(xs: Sequence[float], ys: Sequence[float], items: Sequence[Hashab
         samples: Resamples.
 
     Returns:
-        ``[low, high]`` rounded to 4 decimals; NaNs with fewer than 3 points or 2 items, or
+        ``[low, high]`` (unrounded); NaNs with fewer than 3 points or 2 items, or
         a constant side.
     """
     if not correlatable(xs, ys) or len(set(items)) < 2:
@@ -97,4 +97,4 @@ def spearman_ci(xs: Sequence[float], ys: Sequence[float], items: Sequence[Hashab
     boots = boots[~np.isnan(boots)]
     if not len(boots):
         return [math.nan, math.nan]
-    return list(percentile_interval(boots, 4))
+    return list(percentile_interval(boots))

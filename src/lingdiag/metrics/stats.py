@@ -79,19 +79,19 @@ def resampled_means(values: NDArray[np.float64], rng: np.random.Generator,
     return means
 
 
-def percentile_interval(boots: NDArray[np.float64], digits: int | None = None) -> tuple[float, float]:
-    """The percentile 95% interval of bootstrap statistics, rounded to ``digits`` when given."""
+def percentile_interval(boots: NDArray[np.float64]) -> tuple[float, float]:
+    """The percentile 95% interval of bootstrap statistics, unrounded (whoever shows it rounds it once)."""
     import numpy as np
 
     low, high = (float(x) for x in np.percentile(boots, [2.5, 97.5]))
-    return (low, high) if digits is None else (round(low, digits), round(high, digits))
+    return low, high
 
 
 def difference_ci(a: Sequence[bool], b: Sequence[bool], seed: int = 0) -> list[float]:
     """Bootstrap 95% interval of ``mean(a) - mean(b)`` for two independent sets of items.
 
     Each side is resampled on its own (the items of two groups are different items), with a
-    seeded generator so the interval repeats byte for byte; rounded to 4 decimals.
+    seeded generator so the interval repeats byte for byte.
     """
     import numpy as np
 
@@ -100,7 +100,7 @@ def difference_ci(a: Sequence[bool], b: Sequence[bool], seed: int = 0) -> list[f
     rng = np.random.default_rng(seed)
     means_a = resampled_means(np.asarray(a, dtype=float), rng)
     means_b = resampled_means(np.asarray(b, dtype=float), rng)
-    return list(percentile_interval(means_a - means_b, 4))
+    return list(percentile_interval(means_a - means_b))
 
 
 def holm(pvalues: Iterable[float]) -> list[float]:
