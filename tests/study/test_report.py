@@ -12,9 +12,10 @@ from typing import Any
 import pytest
 from helpers import chromium_path, stand_in, study_backend
 
+from lingdiag.models.mock import MockBackend
 from lingdiag.rundir import RunStore
 from lingdiag.study.execute import run_study
-from lingdiag.study.report import write_report
+from lingdiag.study.report import curve_figures, load, sections, unmeasured, write_report
 from lingdiag.study.schema import StudyFile
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "suites"
@@ -112,3 +113,72 @@ def test_tables_as_markdown_and_latex(study: Path) -> None:
     row = next(line for line in tex.splitlines() if "onerror" in line)
     assert row.count(" & ") == 5  # the name's "|" stays inside its cell
     assert json.loads((study / "out" / "study.json").read_text())["name"] == "report-test"
+
+
+NLI_SAMPLE = EXAMPLES / "imperfective-nli-sample.json"
+
+
+def _knower(config: Any) -> Any:
+    """A stand-in that answers every item of the NLI sample with its gold label (``broken`` specs fail
+    to load; ``guess`` ones answer by hash)."""
+    if not config.model.startswith("knows"):
+        return study_backend(config)
+    gold = {item["premise"]: item["label"] for item in json.loads(NLI_SAMPLE.read_text())}
+
+    def answer(r: Any) -> str:
+        text = str(r.prompt or r.messages)
+        return next(label for premise, label in gold.items() if premise in text)
+    return MockBackend(generate_fn=answer, name=config.model)
+
+
+def _checkpoint_study(tmp_path: Path, specs: dict[int, str], monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    spec = StudyFile.model_validate({
+        "name": "gaps", "base": tmp_path, "retries": 0,
+        "models": [{"name": "tiny", "checkpoints": [{"spec": s, "step": k} for k, s in specs.items()]}],
+        "suites": [{"suite": "imperfective", "dataset": str(NLI_SAMPLE), "axes": {"strategy": "zero-shot"},
+                    "name": "nli"}]})
+    monkeypatch.setenv("LINGDIAG_CACHE", str(tmp_path / "cache"))
+    run_study(spec, tmp_path / "out", models=stand_in(_knower))
+    found, _ = sections(tmp_path / "out")
+    return {s.anchor: s.text for s in found}
+
+
+def test_no_onset_or_stability_is_claimed_over_checkpoints_that_never_ran(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 57: steps 1 and 3 never ran (the study gave up on them), step 2 got every item right."""
+    text = _checkpoint_study(tmp_path, {1: "broken-1", 2: "knows-2", 3: "broken-3"}, monkeypatch)
+    findings = text["study-findings"]
+    assert "first appears at" not in findings and "and is stable" not in findings
+    sentence = next(line for line in findings.splitlines() if "Learning curve of tiny" in line)
+    assert "is present at tiny@step2, where it may not first appear (tiny@step1 before it not measured)" in sentence
+    assert "whether it is stable after it is not known (tiny@step3 not measured)" in sentence
+    assert "Planned but not measured, in no number below: tiny@step1 × nli (gave up), tiny@step3 × nli (gave up)" \
+        in findings
+    rows = [line for line in text["study-curves"].splitlines() if line.startswith("| tiny@step")]
+    assert [r.split(" | ")[0] for r in rows] == ["| tiny@step1", "| tiny@step2", "| tiny@step3"]  # training order
+    assert "| 1.000 |" in rows[1] and all(rows[k].endswith("| not measured (gave up) |") for k in (0, 2))
+
+
+def test_a_checkpoint_that_failed_to_load_is_named_on_the_curve_and_in_the_neighbour_test(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 57: the curve and the neighbour test joined step 500 to step 4000 without a mark."""
+    text = _checkpoint_study(tmp_path, {500: "guess-500", 1000: "broken-1000", 4000: "knows-4000"}, monkeypatch)
+    curve = text["study-curves"]
+    assert "| tiny@step1000 | 1000 |  | – | – | 0 | 0.333 | not measured (gave up) |" in curve
+    (row,) = [line for line in text["study-adjacent"].splitlines() if line.startswith("| nli |")]
+    assert "| checkpoint (not measured between: tiny@step1000) | tiny@step500 | tiny@step4000 |" in row
+    between = [line for line in text["study-findings"].splitlines() if "differs from tiny@step500" in line]
+    assert all("tiny@step1000 between them not measured" in line for line in between)
+    assert "- not tested: nli: tiny@step1000: not measured (gave up)" in text["study-adjacent"]
+    grid = next(line for line in text["study-grid"].splitlines() if line.startswith("| tiny@step1000 |"))
+    assert "model broken-1000 did not load" in grid  # the reason, once, in the grid of runs
+
+
+def test_the_curve_figure_breaks_at_a_missing_checkpoint_and_names_it(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+
+    _checkpoint_study(tmp_path, {500: "guess-500", 1000: "broken-1000", 4000: "knows-4000"}, monkeypatch)
+    state, rows, runs, _ = load(tmp_path / "out")
+    (figure,) = curve_figures(runs, unmeasured(state, rows, runs))
+    assert figure.caption.endswith("Not measured (dotted, the line broken there): tiny@step1000 (not measured "
+                                   "(gave up)).")

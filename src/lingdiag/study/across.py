@@ -5,6 +5,11 @@ paired tests between adjacent sizes and checkpoints.
 A cell is one suite and condition of the study. A record is right when ``correct`` is true; an
 unparsed answer is wrong; a record with a backend error (``correct`` None) is left out and
 counted. Accuracy intervals are Wilson's.
+
+Only measured runs have numbers (the report reads the runs ``lingdiag.rundir.state`` calls done); a
+planned run that was not measured is a :class:`Missing`, and the curves and neighbour tests it
+would sit in name it: no onset or stability is stated that a missing checkpoint could change, and two
+models with an unmeasured one planned between them are tested as neighbours with that gap named.
 """
 
 from __future__ import annotations
@@ -26,7 +31,8 @@ Cell = tuple[str, str]
 """(suite in the study, condition)."""
 ONSET_RULE = ("the effect is present at a checkpoint when the lower end of its accuracy's 95% Wilson interval "
               "is above chance (1 / the number of labels); it first appears at the first such checkpoint and "
-              "is stable when it is present at every later one")
+              "is stable when it is present at every later one; a checkpoint not measured is neither, so an "
+              "onset with one before it is only an upper bound and a stability with one after it is not known")
 
 
 @dataclass(frozen=True)
@@ -162,8 +168,31 @@ def agreement(models: Mapping[str, Sequence[ItemRecord]]) -> dict[tuple[str, str
 
 
 @dataclass(frozen=True, slots=True)
+class Missing:
+    """A run the study planned that was not measured (given up, failed, failed to load, not run, stale,
+    unreadable): it is in no number of the report, and every curve and neighbour test it would sit in
+    names it.
+    """
+
+    entry: RunEntry
+    why: str
+    """The run's state in one or two words (``gave up``, ``failed``, ``planned``, ``stale``...); the grid
+    of runs gives its reason."""
+
+    @property
+    def label(self) -> str:
+        """The model's name in the study."""
+        return self.entry.model.label
+
+
+def training_order(step: int | None, tokens: float | None) -> tuple[float, float]:
+    """Where a checkpoint sits in training: by step, else by tokens (curves and neighbours alike)."""
+    return (step if step is not None else math.inf, tokens or 0.0)
+
+
+@dataclass(frozen=True, slots=True)
 class CurvePoint:
-    """One checkpoint of a model on one cell."""
+    """One checkpoint of a model on one cell, measured or not."""
 
     model: str
     """The model the checkpoints belong to."""
@@ -172,37 +201,83 @@ class CurvePoint:
     tokens: float | None
     accuracy: Accuracy
     chance: float
+    missing: str | None = None
+    """Why the checkpoint has no accuracy on this cell (not measured, the condition not run, nothing
+    graded); None where it has one."""
 
     @property
     def present(self) -> bool:
-        """Whether the effect is present here (``ONSET_RULE``)."""
-        return self.accuracy.n > 0 and self.accuracy.ci95[0] > self.chance
+        """Whether the effect is measured present here (``ONSET_RULE``)."""
+        return self.missing is None and self.accuracy.ci95[0] > self.chance
 
 
-def learning_curves(runs: Sequence[StudyRun]) -> dict[tuple[str, Cell], list[CurvePoint]]:
-    """(model, cell) → its checkpoints in training order (by step, else tokens)."""
-    out: dict[tuple[str, Cell], list[CurvePoint]] = defaultdict(list)
+def _point(s: StudyRun, condition: str, records: Sequence[ItemRecord] | None) -> CurvePoint:
+    m = s.entry.model
+    assert m.base is not None
+    a = accuracy(records or ())
+    missing = "condition not run" if records is None else "no item graded" if a.n == 0 else None
+    return CurvePoint(m.base, s.label, m.step, m.tokens, a, s.chance, missing)
+
+
+def learning_curves(runs: Sequence[StudyRun], missing: Sequence[Missing] = ()) -> dict[tuple[str, Cell],
+                                                                                       list[CurvePoint]]:
+    """(model, cell) → every checkpoint planned for it, in training order (``training_order``): measured
+    ones with their accuracy, the others with why not (``CurvePoint.missing``). A cell is a condition
+    some checkpoint of the model measured on the suite.
+    """
+    by_run: dict[str, dict[str, list[ItemRecord]]] = {}
+    conditions: dict[tuple[str, str], list[str]] = defaultdict(list)
     for s in runs:
-        m = s.entry.model
-        if m.base is None:
+        if s.entry.model.base is None:
             continue
         by_condition: dict[str, list[ItemRecord]] = defaultdict(list)
         for r in s.run.records:
             by_condition[r.condition].append(r)
-        for condition, records in by_condition.items():
-            out[(m.base, (s.entry.suite, condition))].append(
-                CurvePoint(m.base, s.label, m.step, m.tokens, accuracy(records), s.chance))
-    for points in out.values():
-        points.sort(key=lambda p: (p.step if p.step is not None else math.inf, p.tokens or 0.0))
-    return dict(out)
+        by_run[s.entry.key] = by_condition
+        place = (s.entry.model.base, s.entry.suite)
+        conditions[place] += [c for c in by_condition if c not in conditions[place]]
+    out: dict[tuple[str, Cell], list[CurvePoint]] = {}
+    for (base, suite), names in conditions.items():
+        mine = [s for s in runs if s.entry.model.base == base and s.entry.suite == suite]
+        gone = [g for g in missing if g.entry.model.base == base and g.entry.suite == suite]
+        for condition in names:
+            points = [_point(s, condition, by_run[s.entry.key].get(condition)) for s in mine]
+            points += [CurvePoint(base, g.label, g.entry.model.step, g.entry.model.tokens, Accuracy(0, 0),
+                                  mine[0].chance, f"not measured ({g.why})") for g in gone]
+            points.sort(key=lambda p: training_order(p.step, p.tokens))
+            out[(base, (suite, condition))] = points
+    return out
 
 
-def onset(points: Sequence[CurvePoint]) -> tuple[CurvePoint | None, bool]:
-    """Where the effect first appears (see ``ONSET_RULE``) and whether it stays."""
+@dataclass(frozen=True, slots=True)
+class Onset:
+    """What a learning curve says of the effect (``ONSET_RULE``), and only what its missing points
+    cannot change: an onset with an unmeasured checkpoint before it is an upper bound, a stability
+    with one after it is unknown.
+    """
+
+    first: CurvePoint | None
+    """The first measured checkpoint where the effect is present."""
+    before: tuple[CurvePoint, ...]
+    """Checkpoints before ``first`` (all of them, where it is None) without a measurement: the effect
+    may appear there, earlier."""
+    stable: bool | None
+    """Present at every later checkpoint; False once a measured one lacks it; None where every later
+    measured one has it but some later checkpoint was not measured."""
+    after: tuple[CurvePoint, ...]
+    """Checkpoints after ``first`` without a measurement."""
+
+
+def onset(points: Sequence[CurvePoint]) -> Onset:
+    """Where the effect first appears on a curve (see ``ONSET_RULE``) and whether it stays."""
     first = next((k for k, p in enumerate(points) if p.present), None)
     if first is None:
-        return None, False
-    return points[first], all(p.present for p in points[first:])
+        return Onset(None, tuple(p for p in points if p.missing), None, ())
+    later = points[first + 1:]
+    after = tuple(p for p in later if p.missing)
+    lost = any(p.missing is None and not p.present for p in later)
+    return Onset(points[first], tuple(p for p in points[:first] if p.missing), False if lost else
+                 (None if after else True), after)
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,38 +290,69 @@ class Adjacent:
     a: str
     b: str
     test: Comparison
+    between: tuple[str, ...] = ()
+    """Models planned between ``a`` and ``b`` that were not measured: the two are neighbours among the
+    measured ones only."""
 
 
-def neighbours(runs: Sequence[StudyRun]) -> list[tuple[str, str, str]]:
-    """(kind, smaller/earlier, larger/later) of neighbouring models: sizes within a family, checkpoints of a model."""
-    out = []
-    sized: dict[str, dict[str, float]] = defaultdict(dict)
-    steps: dict[str, dict[str, float]] = defaultdict(dict)
-    for s in runs:
-        m = s.entry.model
+@dataclass(frozen=True, slots=True)
+class Neighbours:
+    """Two models measured on a suite with no measured model of their group between them."""
+
+    kind: str
+    suite: str
+    a: str
+    b: str
+    between: tuple[str, ...]
+    """Planned between them, not measured."""
+
+
+def neighbours(runs: Sequence[StudyRun], missing: Sequence[Missing] = ()) -> tuple[list[Neighbours], list[str]]:
+    """Neighbouring models per suite, in the order the study planned them (sizes within a family,
+    checkpoints of a model), over the measured ones, with the planned ones between them that were
+    not measured; and the planned models no test can reach (not measured), with why.
+    """
+    planned = [(s.entry, None) for s in runs] + [(g.entry, g.why) for g in missing]
+    groups: dict[tuple[str, str, str], list[tuple[tuple[float, float], str, str | None]]] = defaultdict(list)
+    for entry, why in planned:
+        m = entry.model
         if m.base is not None:
-            steps[m.base][m.label] = m.step if m.step is not None else (m.tokens or 0.0)
+            groups[("checkpoint", entry.suite, m.base)].append((training_order(m.step, m.tokens), m.label, why))
         elif m.n_params is not None:
-            sized[m.family][m.label] = m.n_params
-    for kind, groups in (("size", sized), ("checkpoint", steps)):
-        for members in groups.values():
-            ordered = sorted(members, key=lambda k: members[k])
-            out += [(kind, a, b) for a, b in zip(ordered, ordered[1:], strict=False)]
-    return out
+            groups[("size", entry.suite, m.family)].append(((m.n_params, 0.0), m.label, why))
+    out, unreached = [], []
+    for (kind, suite, _), members in groups.items():
+        if len(members) < 2:
+            continue
+        members.sort()
+        measured = [k for k, (_, _, why) in enumerate(members) if why is None]
+        for i, j in zip(measured, measured[1:], strict=False):
+            out.append(Neighbours(kind, suite, members[i][1], members[j][1],
+                                  tuple(label for _, label, _ in members[i + 1:j])))
+        unreached += [f"{suite}: {label}: not measured ({why})" for _, label, why in members if why is not None]
+    return out, unreached
 
 
-def adjacent(runs: Sequence[StudyRun], *, seed: int = 0) -> tuple[list[Adjacent], list[str]]:
-    """McNemar between neighbours on every cell both ran, Holm over all of them; and the pairs
-    that could not be tested, with why.
+def adjacent(runs: Sequence[StudyRun], missing: Sequence[Missing] = (), *, seed: int = 0) -> tuple[list[Adjacent],
+                                                                                                    list[str]]:
+    """McNemar between neighbours (:func:`neighbours`) on every condition both measured, Holm over all of
+    them; and what could not be tested, with why (planned models not measured among them).
     """
     table = cells(runs)
-    tests, skipped = [], []
-    for kind, a, b in neighbours(runs):
+    pairs, skipped = neighbours(runs, missing)
+    tests = []
+    for n in pairs:
         for cell, models in table.items():
-            if a in models and b in models:
-                try:
-                    tests.append(Adjacent(cell, kind, a, b, paired(f"{a} vs {b}", models[a], models[b], seed=seed)))
-                except LingdiagError as e:
-                    skipped.append(f"{cell[0]} {cell[1]}: {a} vs {b}: {e}")
+            if cell[0] != n.suite or (n.a not in models and n.b not in models):
+                continue
+            if n.a not in models or n.b not in models:
+                skipped.append(f"{cell[0]} {cell[1]}: {n.a} vs {n.b}: {n.b if n.a in models else n.a} has no "
+                               "records of this condition")
+                continue
+            try:
+                tests.append(Adjacent(cell, n.kind, n.a, n.b, paired(f"{n.a} vs {n.b}", models[n.a], models[n.b],
+                                                                      seed=seed), n.between))
+            except LingdiagError as e:
+                skipped.append(f"{cell[0]} {cell[1]}: {n.a} vs {n.b}: {e}")
     adjusted = holm(t.test.p for t in tests)
     return [replace(t, test=replace(t.test, p_holm=q)) for t, q in zip(tests, adjusted, strict=True)], skipped

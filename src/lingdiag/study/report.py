@@ -7,7 +7,8 @@ performance, what failed) as Markdown, laid out before the run report's summary 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from html import escape
 from pathlib import Path
@@ -29,7 +30,7 @@ from lingdiag.report.sections import Fragment, Link, wrap
 from lingdiag.report.tables import tables
 from lingdiag.rundir.study import StudyState, read_state
 from lingdiag.study import across
-from lingdiag.study.across import ONSET_RULE, StudyRun
+from lingdiag.study.across import ONSET_RULE, Missing, StudyRun
 from lingdiag.study.status import GridRow, grid
 
 
@@ -55,6 +56,22 @@ def load(out: Path) -> tuple[StudyState, list[GridRow], list[StudyRun], list[str
         labels = loaded.suite.labels
         runs.append(StudyRun(entry, loaded, 1 / len(labels) if labels else 0.5))  # minimal pairs: 2 ways
     return state, rows, runs, unreadable
+
+
+def unmeasured(state: StudyState, rows: Sequence[GridRow], runs: Sequence[StudyRun]) -> list[Missing]:
+    """The planned runs that are in no number of the report, with their state (``lingdiag.rundir.state``
+    through the grid): all but the done runs that were read.
+    """
+    read = {s.entry.key for s in runs}
+    status = {r.key: r.status for r in rows}
+    return [Missing(e, "not readable" if status[e.key] == "done" else status[e.key]) for e in state.runs
+            if e.key not in read]
+
+
+def _missing_line(missing: Sequence[Missing]) -> str:
+    """The runs not measured, each with its size where the study gives one and its state."""
+    return ", ".join(f"{g.label}{f' {_size(g.entry.model.n_params)}' if g.entry.model.n_params else ''} × "
+                     f"{g.entry.suite} ({g.why})" for g in missing)
 
 
 def _ci(a: across.Accuracy) -> str:
@@ -97,65 +114,119 @@ def accuracy_text(runs: Sequence[StudyRun]) -> str:
     return text
 
 
-def curves_text(runs: Sequence[StudyRun]) -> tuple[str, list[str]]:
-    """The learning-curve tables and the findings they support."""
+def _onset_sentence(found: across.Onset) -> str:
+    """What a curve says of the effect, and no more than its missing checkpoints allow."""
+    def named(points: Sequence[across.CurvePoint]) -> str:
+        return ", ".join(p.checkpoint for p in points)
+
+    if found.first is None:
+        if not found.before:
+            return "never appears"
+        return (f"is not present at any measured checkpoint; {named(found.before)} not measured, so whether it "
+                "appears is not known")
+    if found.before:
+        text = (f"is present at {found.first.checkpoint}, where it may not first appear ({named(found.before)} "
+                "before it not measured)")
+    else:
+        text = f"first appears at {found.first.checkpoint}"
+    if found.stable is None:
+        return text + f"; whether it is stable after it is not known ({named(found.after)} not measured)"
+    return text + f" and is {'stable' if found.stable else 'not stable'} after it"
+
+
+def curves_text(runs: Sequence[StudyRun], missing: Sequence[Missing] = ()) -> tuple[str, list[str]]:
+    """The learning-curve tables (checkpoints not measured among them, with why) and the findings they
+    support (:func:`_onset_sentence`).
+    """
     parts, found = [], []
-    for (model, cell), points in across.learning_curves(runs).items():
-        first, stable = across.onset(points)
+    curves = across.learning_curves(runs, missing)
+    for (model, cell), points in curves.items():
         body = [[p.checkpoint, "" if p.step is None else p.step, "" if p.tokens is None else f"{p.tokens:g}",
-                 f"{p.accuracy.value:.3f}", _ci(p.accuracy), p.accuracy.n, f"{p.chance:.3f}",
-                 "yes" if p.present else "no"] for p in points]
-        where = "never appears" if first is None else \
-            f"first appears at {first.checkpoint} and is {'stable' if stable else 'not stable'} after it"
-        found.append(f"Learning curve of {model} on {cell[0]} {cell[1]}: the effect {where}.")
+                 "–" if p.missing else f"{p.accuracy.value:.3f}", "–" if p.missing else _ci(p.accuracy),
+                 p.accuracy.n, f"{p.chance:.3f}", p.missing or ("yes" if p.present else "no")] for p in points]
+        found.append(f"Learning curve of {model} on {cell[0]} {cell[1]}: the effect "
+                     f"{_onset_sentence(across.onset(points))}.")
         parts.append(f"### {model}: {cell[0]}, {cell[1]}\n\n" + markdown_table(
             ["Checkpoint", "Step", "Tokens", "Accuracy", "95% CI", "n", "Chance", "Above chance"], body)
             + f"\n{found[-1]}\n")
+    drawn = {(model, cell[0]) for model, cell in curves}
+    for (model, suite), gone in _grouped(g for g in missing if g.entry.model.base is not None).items():
+        if (model, suite) not in drawn:
+            found.append(f"Learning curve of {model} on {suite}: no checkpoint measured ({_missing_line(gone)}).")
+            parts.append(f"### {model}: {suite}\n\n{found[-1]}\n")
     if not parts:
         return "No model of the study has checkpoints.\n", found
     return "\n".join(parts) + f"\nRule: {ONSET_RULE}.\n", found
 
 
-def curve_figures(runs: Sequence[StudyRun]) -> list[Figure]:
-    """Accuracy against step (or tokens) per model with checkpoints: one line per cell, 95% bars."""
-    curves = across.learning_curves(runs)
+def _grouped(missing: Iterable[Missing]) -> dict[tuple[str, str], list[Missing]]:
+    """(model a checkpoint belongs to, suite) → its checkpoints not measured."""
+    out: dict[tuple[str, str], list[Missing]] = defaultdict(list)
+    for g in missing:
+        out[(str(g.entry.model.base), g.entry.suite)].append(g)
+    return dict(out)
+
+
+def curve_figures(runs: Sequence[StudyRun], missing: Sequence[Missing] = ()) -> list[Figure]:
+    """Accuracy against step (or tokens) per model with checkpoints: one line per cell, 95% bars; a
+    checkpoint not measured breaks the line and is marked where it would sit, and named in the caption.
+    """
+    curves = across.learning_curves(runs, missing)
     if not curves or not figs.available():
         return []
     plt = figs.pyplot()
     out = []
     for model in dict.fromkeys(m for m, _ in curves):
         fig, ax = plt.subplots(figsize=(5.5, 3.4), layout="constrained")
+        gaps: dict[str, tuple[float, str]] = {}
         for (m, cell), points in curves.items():
             if m != model:
                 continue
             xs = [p.step if p.step is not None else (p.tokens or 0.0) for p in points]
-            ys = [p.accuracy.value for p in points]
-            err = [[y - p.accuracy.ci95[0] for y, p in zip(ys, points, strict=True)],
-                   [p.accuracy.ci95[1] - y for y, p in zip(ys, points, strict=True)]]
+            ys = [math.nan if p.missing else p.accuracy.value for p in points]  # NaN: the line breaks there
+            err = [[0.0 if p.missing else y - p.accuracy.ci95[0] for y, p in zip(ys, points, strict=True)],
+                   [0.0 if p.missing else p.accuracy.ci95[1] - y for y, p in zip(ys, points, strict=True)]]
             ax.errorbar(xs, ys, yerr=err, fmt="-o", capsize=3, label=f"{cell[0]} {cell[1]}")
+            gaps.update({f"{p.checkpoint} ({p.missing})": (x, p.checkpoint)  # the tables say which cell
+                         for x, p in zip(xs, points, strict=True) if p.missing})
+        for x, name in dict.fromkeys(gaps.values()):
+            ax.axvline(x, color="#999", linestyle=":", linewidth=1)
+            ax.annotate(f"{name}: not measured", (x, 0.02), xycoords=("data", "axes fraction"), rotation=90,
+                        fontsize=6, color="#666", va="bottom", ha="right")
         ax.set_xlabel("training step (tokens where no step is given)")
         ax.set_ylabel("accuracy")
         ax.legend(fontsize=6)
-        out.append(Figure(f"{model}: learning curve", figs.to_png(fig),
-                          "Accuracy at each checkpoint; bars: 95% Wilson intervals."))
+        caption = "Accuracy at each checkpoint; bars: 95% Wilson intervals."
+        if gaps:
+            caption += f" Not measured (dotted, the line broken there): {'; '.join(gaps)}."
+        out.append(Figure(f"{model}: learning curve", figs.to_png(fig), caption))
     return out
 
 
-def adjacent_text(runs: Sequence[StudyRun], seed: int = 0) -> tuple[str, list[str]]:
-    """The paired tests between neighbours and the differences they support."""
+def adjacent_text(runs: Sequence[StudyRun], seed: int = 0, missing: Sequence[Missing] = ()) -> tuple[str, list[str]]:
+    """The paired tests between neighbours (with the planned models between them not measured) and the
+    differences they support.
+    """
     try:
-        tests, skipped = across.adjacent(runs, seed=seed)
+        tests, skipped = across.adjacent(runs, missing, seed=seed)
     except LingdiagError as e:
         return f"Not tested: {e}\n", []
-    body = [[t.cell[0], t.cell[1], t.kind, t.a, t.b, t.test.n, f"{t.test.acc_a:.3f}", f"{t.test.acc_b:.3f}",
+
+    def kind(t: across.Adjacent) -> str:
+        return t.kind + (f" (not measured between: {', '.join(t.between)})" if t.between else "")
+
+    body = [[t.cell[0], t.cell[1], kind(t), t.a, t.b, t.test.n, f"{t.test.acc_a:.3f}", f"{t.test.acc_b:.3f}",
              f"{-t.test.diff:+.3f} [{-t.test.ci95[1]:+.3f}, {-t.test.ci95[0]:+.3f}]", f"{t.test.p:.3g}",
              f"{t.test.p_holm:.3g}"] for t in tests]
     found = [f"{t.b} differs from {t.a} on {t.cell[0]} {t.cell[1]} (accuracy {t.test.acc_b:.2f} vs "
-             f"{t.test.acc_a:.2f}, McNemar p = {t.test.p_holm:.3g} after Holm)." for t in tests if t.test.p_holm < 0.05]
+             f"{t.test.acc_a:.2f}, McNemar p = {t.test.p_holm:.3g} after Holm)"
+             + (f"; {', '.join(t.between)} between them not measured, so the change may lie at any of them"
+                if t.between else "") + "." for t in tests if t.test.p_holm < 0.05]
     text = markdown_table(["Suite", "Condition", "Between", "A", "B", "n", "Acc A", "Acc B", "B − A [95% CI]",
                            "McNemar p", "Holm p"], body) if body else "No neighbouring sizes or checkpoints.\n"
-    text += ("\nNeighbours: sizes of one family in order, and checkpoints of one model in order; exact McNemar "
-             "on the items both graded, Holm over every row. B − A interval: paired bootstrap.\n")
+    text += ("\nNeighbours: sizes of one family in order, and checkpoints of one model in order, among the runs "
+             "measured (a planned one between two of them that was not measured is named in Between); exact "
+             "McNemar on the items both graded, Holm over every row. B − A interval: paired bootstrap.\n")
     return text + "".join(f"\n- not tested: {s}" for s in skipped), found
 
 
@@ -264,19 +335,23 @@ class Section:
 def sections(out: Path, *, seed: int = 0) -> tuple[list[Section], list[StudyRun]]:
     """The study report's sections, findings first, and the runs they read."""
     state, rows, runs, unreadable = load(out)
-    curves, curve_found = curves_text(runs)
-    paired_text, paired_found = adjacent_text(runs, seed)
+    missing = unmeasured(state, rows, runs)
+    curves, curve_found = curves_text(runs, missing)
+    paired_text, paired_found = adjacent_text(runs, seed, missing)
     items, items_found = items_text(runs)
     failures = failures_text(rows, runs, unreadable)
     done = sum(r.status == "done" for r in rows)
-    found = [f"{done} of {len(rows)} runs done."] + curve_found + paired_found + items_found
+    found = [f"{done} of {len(rows)} runs done."]
+    if missing:
+        found.append(f"Planned but not measured, in no number below: {_missing_line(missing)}; why: see 'Runs'.")
+    found += curve_found + paired_found + items_found
     if "Every run finished" not in failures:
         found.append("Some runs failed, are unfinished or not interpretable: see 'Not interpretable or failed'.")
     return [
         Section("study-findings", "Findings", "\n".join(f"- {f}" for f in found) + "\n"),
         Section("study-grid", "Runs", grid_text(rows)),
         Section("study-accuracy", "Models × conditions", accuracy_text(runs)),
-        Section("study-curves", "Learning curves", curves, curve_figures(runs)),
+        Section("study-curves", "Learning curves", curves, curve_figures(runs, missing)),
         Section("study-adjacent", "Adjacent sizes and checkpoints", paired_text),
         Section("study-mixed", "Mixed model over all models", mixed_text(runs)),
         Section("study-items", "Items across models", items),
