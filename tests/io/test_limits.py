@@ -110,3 +110,24 @@ def test_report_and_a_resumed_run_work_under_an_address_space_limit(fake_api: An
     report = _lingdiag_limited(tmp_path, "report", str(tmp_path / "run"))
     assert report.returncode == 0 and "Traceback" not in report.stderr, report.stderr
     assert "zero-shot" in report.stdout
+
+
+def test_a_run_too_large_for_the_memory_allowed_is_one_line_not_a_traceback(tmp_path: Path) -> None:
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "rundir-6472672" / "plain"
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "meta.json").write_bytes((fixture / "meta.json").read_bytes())
+    first = json.loads((fixture / "items.jsonl").read_text(encoding="utf-8").split("\n")[0])
+    with (run / "items.jsonl").open("w", encoding="utf-8") as f:
+        for k in range(45_000):  # 90 MB of records, a few hundred MB once read
+            f.write(json.dumps({**first, "item_id": f"i{k}", "fields": {**first["fields"], "pad": "x" * 2000}}) + "\n")
+
+    def small() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (250 * 2**20, 250 * 2**20))
+
+    out = subprocess.run([sys.executable, "-m", "lingdiag", "report", str(run)], capture_output=True, text=True,
+                         timeout=300, cwd=tmp_path, preexec_fn=small,
+                         env={"PATH": "/usr/bin:/bin", "LINGDIAG_CACHE": str(tmp_path / "cache"), "PYTHONPATH": SRC})
+    assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr[-2000:]
+    assert out.stderr.strip() == ("error: out of memory (an address-space limit of 250 MiB): lingdiag report needs "
+                                  "more than this process may use here; run it where more memory is allowed")

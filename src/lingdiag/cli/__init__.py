@@ -18,6 +18,7 @@ options every command shares), ``run``, ``progress`` (what ``run`` says while it
 from __future__ import annotations
 
 import os
+import resource
 import sys
 
 from lingdiag.cli import (  # noqa: F401  (registers the commands)
@@ -79,6 +80,15 @@ def main() -> None:
         for line in e.problems if isinstance(e, ConfigErrors) else (str(e),):
             err.print("[red]error:[/]", end=" ")
             err.print(plain(line), markup=False, highlight=False, soft_wrap=True)
+        sys.exit(2)
+    except MemoryError:
+        # A limit of the machine (ulimit -v on a login node), not a fault to trace: one line. What was
+        # computed is on disk already (a run appends chunk by chunk); what is read whole is not.
+        limit = resource.getrlimit(resource.RLIMIT_AS)[0]
+        where = "" if limit == resource.RLIM_INFINITY else f" (an address-space limit of {limit // 2**20:,} MiB)"
+        command = plain(" ".join(["lingdiag", *sys.argv[1:2]]))
+        err.print(f"error: out of memory{where}: {command} needs more than this process may use here; run it "
+                  "where more memory is allowed", markup=False, highlight=False, soft_wrap=True)
         sys.exit(2)
 
 
