@@ -197,3 +197,17 @@ def test_a_write_killed_mid_character_leaves_a_last_line_that_is_ignored(run: Pa
     with pytest.raises(RunError, match=rf"items.jsonl, line 2: not UTF-8 text \(invalid start byte at byte "
                                        rf"{len(lines[0]) + 2}\)$"):
         read_run(run)
+
+
+def test_records_read_while_a_run_appends_end_at_the_line_being_written(run: Path) -> None:
+    """A probe of the streamed reader: a line caught half written, completed while the read went on,
+    was read as two bad lines (a RunError); a line without its newline now ends the read."""
+    items = run / "items.jsonl"
+    lines = items.read_bytes().split(b"\n")[:-1]
+    items.write_bytes(lines[0] + b"\n" + lines[1])  # the writer has not written the newline yet
+    reading = RunStore(run).records()
+    assert [next(reading).item_id, next(reading).item_id] == [json.loads(x)["item_id"] for x in lines[:2]]
+    with items.open("ab") as f:  # it writes the rest, and the next record, while the read goes on
+        f.write(b"\n" + lines[2] + b"\n")
+    assert list(reading) == []
+    assert len(RunStore(run).load_records()) == 3  # read again, every line is whole

@@ -140,7 +140,9 @@ class RunStore:
         """The complete records one at a time, the file never held whole (see :meth:`load_records`).
 
         A line that is not a record (not UTF-8, not JSON, not an item record) is refused, naming
-        the line, unless it is the last: a write killed mid-line, even mid-character, leaves one.
+        the line, unless it is the last: a write killed mid-line, even mid-character, leaves one. A
+        line without its newline ends the read: it is the end of what is written now, and a run still
+        writing may append the rest of it while this reads.
         """
         if not self.items_path.exists() and not self.items_path.is_symlink():
             return
@@ -160,6 +162,8 @@ class RunStore:
                     raise RunError(f"{self.items_path}, line {n}, field 'correct': {record.correct!r} is not "
                                    "true, false or null")
                 yield record
+            if not raw.endswith(b"\n"):
+                return
             start += len(raw)
 
     def prepare_resume(self, inputs: Inputs) -> tuple[set[tuple[str, str]], dict[str, float]]:
