@@ -182,3 +182,10 @@ def test_the_curve_figure_breaks_at_a_missing_checkpoint_and_names_it(tmp_path: 
     (figure,) = curve_figures(runs, unmeasured(state, rows, runs))
     assert figure.caption.endswith("Not measured (dotted, the line broken there): tiny@step1000 (not measured "
                                    "(gave up)).")
+
+
+def test_a_sentence_names_ten_runs_and_counts_the_rest() -> None:
+    from lingdiag.study.report import some
+
+    assert some([f"m@step{k}" for k in range(12)]) == ", ".join(f"m@step{k}" for k in range(10)) + " and 2 more"
+    assert some(["a", "b"]) == "a, b"

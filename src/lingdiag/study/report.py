@@ -68,10 +68,20 @@ def unmeasured(state: StudyState, rows: Sequence[GridRow], runs: Sequence[StudyR
             if e.key not in read]
 
 
+NAMED = 10
+"""Runs named in one sentence at most; the rest are counted (the tables and the grid list every one)."""
+
+
+def some(names: Sequence[str]) -> str:
+    """``names`` joined, the first ``NAMED`` of them and how many more."""
+    more = len(names) - NAMED
+    return ", ".join(names[:NAMED]) + (f" and {more} more" if more > 0 else "")
+
+
 def _missing_line(missing: Sequence[Missing]) -> str:
     """The runs not measured, each with its size where the study gives one and its state."""
-    return ", ".join(f"{g.label}{f' {_size(g.entry.model.n_params)}' if g.entry.model.n_params else ''} × "
-                     f"{g.entry.suite} ({g.why})" for g in missing)
+    return some([f"{g.label}{f' {_size(g.entry.model.n_params)}' if g.entry.model.n_params else ''} × "
+                 f"{g.entry.suite} ({g.why})" for g in missing])
 
 
 def _ci(a: across.Accuracy) -> str:
@@ -117,7 +127,7 @@ def accuracy_text(runs: Sequence[StudyRun]) -> str:
 def _onset_sentence(found: across.Onset) -> str:
     """What a curve says of the effect, and no more than its missing checkpoints allow."""
     def named(points: Sequence[across.CurvePoint]) -> str:
-        return ", ".join(p.checkpoint for p in points)
+        return some([p.checkpoint for p in points])
 
     if found.first is None:
         if not found.before:
@@ -189,16 +199,18 @@ def curve_figures(runs: Sequence[StudyRun], missing: Sequence[Missing] = ()) -> 
             ax.errorbar(xs, ys, yerr=err, fmt="-o", capsize=3, label=f"{cell[0]} {cell[1]}")
             gaps.update({f"{p.checkpoint} ({p.missing})": (x, p.checkpoint)  # the tables say which cell
                          for x, p in zip(xs, points, strict=True) if p.missing})
-        for x, name in dict.fromkeys(gaps.values()):
+        marks = dict.fromkeys(gaps.values())
+        for x, name in marks:
             ax.axvline(x, color="#999", linestyle=":", linewidth=1)
-            ax.annotate(f"{name}: not measured", (x, 0.02), xycoords=("data", "axes fraction"), rotation=90,
-                        fontsize=6, color="#666", va="bottom", ha="right")
+            if len(marks) <= NAMED:  # more names than that would cover the curve: the caption counts them
+                ax.annotate(f"{name}: not measured", (x, 0.02), xycoords=("data", "axes fraction"), rotation=90,
+                            fontsize=6, color="#666", va="bottom", ha="right")
         ax.set_xlabel("training step (tokens where no step is given)")
         ax.set_ylabel("accuracy")
         ax.legend(fontsize=6)
         caption = "Accuracy at each checkpoint; bars: 95% Wilson intervals."
         if gaps:
-            caption += f" Not measured (dotted, the line broken there): {'; '.join(gaps)}."
+            caption += f" Not measured (dotted, the line broken there): {some(list(gaps))}."
         out.append(Figure(f"{model}: learning curve", figs.to_png(fig), caption))
     return out
 
@@ -213,14 +225,14 @@ def adjacent_text(runs: Sequence[StudyRun], seed: int = 0, missing: Sequence[Mis
         return f"Not tested: {e}\n", []
 
     def kind(t: across.Adjacent) -> str:
-        return t.kind + (f" (not measured between: {', '.join(t.between)})" if t.between else "")
+        return t.kind + (f" (not measured between: {some(t.between)})" if t.between else "")
 
     body = [[t.cell[0], t.cell[1], kind(t), t.a, t.b, t.test.n, f"{t.test.acc_a:.3f}", f"{t.test.acc_b:.3f}",
              f"{-t.test.diff:+.3f} [{-t.test.ci95[1]:+.3f}, {-t.test.ci95[0]:+.3f}]", f"{t.test.p:.3g}",
              f"{t.test.p_holm:.3g}"] for t in tests]
     found = [f"{t.b} differs from {t.a} on {t.cell[0]} {t.cell[1]} (accuracy {t.test.acc_b:.2f} vs "
              f"{t.test.acc_a:.2f}, McNemar p = {t.test.p_holm:.3g} after Holm)"
-             + (f"; {', '.join(t.between)} between them not measured, so the change may lie at any of them"
+             + (f"; {some(t.between)} between them not measured, so the change may lie at any of them"
                 if t.between else "") + "." for t in tests if t.test.p_holm < 0.05]
     text = markdown_table(["Suite", "Condition", "Between", "A", "B", "n", "Acc A", "Acc B", "B − A [95% CI]",
                            "McNemar p", "Holm p"], body) if body else "No neighbouring sizes or checkpoints.\n"
