@@ -22,6 +22,8 @@ UNPARSED = "unparsed"
 UNFINISHED = "unfinished"
 """The label recorded when a model's thinking never closed (cut by its token cap): there is no
 answer to parse, and the trace is never read as one; counted apart from ``UNPARSED``."""
+LANGUAGE = "language"
+"""The item tag naming an item's language: accuracy per language, aligned translations compared."""
 
 
 @dataclass(frozen=True, slots=True)

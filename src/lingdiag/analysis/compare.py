@@ -17,17 +17,22 @@ from collections import defaultdict
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lingdiag.errors import ConfigError, MissingDependency
 from lingdiag.metrics.permutation import PERMUTATION, PERMUTATIONS, sign_flip
-from lingdiag.metrics.stats import BOOTSTRAP_SAMPLES, holm_rows, percentile_interval, resampled_means
+from lingdiag.metrics.stats import BOOTSTRAP_SAMPLES, holm_rows, paired_difference_ci
 from lingdiag.reading import suite_of
 from lingdiag.records import ItemRecord
 from lingdiag.rundir import RunStore
 from lingdiag.suite import Suite
 
-METHODS = {"p": "exact McNemar (statsmodels)", "ci95": "paired bootstrap over items, percentile",
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+METHODS = {"p": "exact McNemar (statsmodels)",
+           "ci95": "paired bootstrap over items (multinomial counts of the discordant items), percentile",
            "p_holm": "Holm over the table's rows", "permutation_p": PERMUTATION,
            "permutation_p_holm": "Holm over the permutation table's rows"}
 
@@ -109,20 +114,31 @@ def paired(name: str, a: Sequence[ItemRecord], b: Sequence[ItemRecord], *, seed:
     """
     import numpy as np
 
-    mcnemar = _mcnemar()
-    pairs = _pairs(a, b, key)
-    if not pairs:
+    pairs = np.array(_pairs(a, b, key), dtype=bool).reshape(-1, 2)
+    return tested(name, pairs[:, 0], pairs[:, 1], seed=seed, samples=samples)
+
+
+def tested(name: str, right_a: NDArray[np.bool_], right_b: NDArray[np.bool_], *, seed: int = 0,
+           samples: int = BOOTSTRAP_SAMPLES) -> Comparison:
+    """The paired test of two sides already paired item by item (``right_a[k]`` and ``right_b[k]``: the same
+    item, graded on both sides): what :func:`paired` computes, and what a study computes from its columns.
+
+    Raises:
+        ConfigError: no pair.
+    """
+    import numpy as np
+
+    n = len(right_a)
+    if not n:
         raise ConfigError(f"{name}: no item with a gold label on both sides")
-    x = np.array(pairs, dtype=float)
-    only_a = int(((x[:, 0] == 1) & (x[:, 1] == 0)).sum())
-    only_b = int(((x[:, 0] == 0) & (x[:, 1] == 1)).sum())
-    both = int(((x[:, 0] == 1) & (x[:, 1] == 1)).sum())
-    table = [[both, only_a], [only_b, len(pairs) - both - only_a - only_b]]
-    p = float(mcnemar(table, exact=True).pvalue)
-    delta = x[:, 0] - x[:, 1]
-    ci = percentile_interval(resampled_means(delta, np.random.default_rng(seed), samples))
-    return Comparison(name, len(pairs), float(x[:, 0].mean()), float(x[:, 1].mean()), float(delta.mean()),
-                      ci, only_a, only_b, p)
+    only_a = int((right_a & ~right_b).sum())
+    only_b = int((right_b & ~right_a).sum())
+    both = int((right_a & right_b).sum())
+    table = [[both, only_a], [only_b, n - both - only_a - only_b]]
+    p = float(_mcnemar()(table, exact=True).pvalue)
+    ci = paired_difference_ci(only_a, only_b, n, np.random.default_rng(seed), samples)
+    acc_a, acc_b = float(right_a.mean()), float(right_b.mean())
+    return Comparison(name, n, acc_a, acc_b, (only_a - only_b) / n, ci, only_a, only_b, p)
 
 
 def permuted(suite: Suite, name: str, a: Sequence[ItemRecord], b: Sequence[ItemRecord], *, seed: int = 0,

@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from lingdiag.errors import ConfigError, RunError
 
@@ -84,3 +87,26 @@ def read_regular(path: Path, limit: Limit = RUN_FILE_BYTES) -> bytes:
     if len(data) > bound:
         raise RunError(f"{path}: larger than expected; {limit.how_to_raise()}")
     return data
+
+
+@contextmanager
+def open_regular(path: Path, limit: Limit = RUN_FILE_BYTES) -> Iterator[BinaryIO]:
+    """``path`` opened for reading in binary, checked as :func:`read_regular` checks it (a regular file
+    of at most ``limit`` bytes), for a reader that streams it instead of reading it whole.
+
+    A file that grows past ``limit`` while it is read is the reader's to refuse (its bytes counted).
+
+    Raises:
+        RunError: not a regular file, too large, or unreadable; one line naming ``path``.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as e:
+        raise RunError(f"cannot read {path}: {e.strerror or e}") from None
+    with os.fdopen(fd, "rb") as f:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise RunError(f"{path}: not a regular file; a run directory holds only regular files")
+        if info.st_size > int(limit.value):
+            raise RunError(f"{path}: larger than expected; {limit.how_to_raise()}")
+        yield f

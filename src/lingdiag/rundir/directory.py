@@ -19,7 +19,7 @@ from typing import Any
 
 from lingdiag.errors import RunError
 from lingdiag.io.atomic import SURROGATES, is_temporary, make_dir, write_atomic
-from lingdiag.io.limits import read_regular
+from lingdiag.io.limits import RUN_FILE_BYTES, open_regular
 from lingdiag.records import ItemRecord, dumps
 from lingdiag.rundir.inputs import Inputs, drift
 from lingdiag.rundir.meta import META, ModelIdentity, RunMeta
@@ -134,30 +134,44 @@ class RunStore:
 
     def load_records(self) -> list[ItemRecord]:
         """All complete records; a torn last line (a killed write) is ignored."""
+        return list(self.stream_records())
+
+    def stream_records(self) -> Iterator[ItemRecord]:
+        """The records of ``items.jsonl`` one at a time, read line by line (a reader of a large run holds
+        one record, not the file); a torn last line (a killed write) is ignored, as by :meth:`load_records`.
+
+        Raises:
+            RunError: the file is not a regular file of bounded size, a line is not UTF-8 or not an item
+                record (naming the file, the line and the field).
+        """
         if not self.items_path.exists() and not self.items_path.is_symlink():
-            return []
-        records = []
-        try:
-            text = read_regular(self.items_path).decode("utf-8")
-        except UnicodeDecodeError as e:
-            raise RunError(f"{self.items_path}: not UTF-8 text ({e.reason} at byte {e.start})") from None
-        # Split on "\n" only: model text may hold U+2028 or U+0085, which JSON leaves
-        # unescaped and str.splitlines() would treat as line ends.
-        lines = text.split("\n")
-        if lines[-1] == "":
-            lines.pop()
-        for n, line in enumerate(lines, 1):
-            try:
-                record = ItemRecord.from_json(line)
-            except (ValueError, TypeError) as e:  # a JSONDecodeError is a ValueError
-                if n == len(lines):
-                    break
-                raise RunError(f"{self.items_path}, line {n}: not an item record ({e})") from e
-            if not isinstance(record.correct, bool | None):
-                raise RunError(f"{self.items_path}, line {n}, field 'correct': {record.correct!r} is not "
-                               "true, false or null")
-            records.append(record)
-        return records
+            return
+        bound = int(RUN_FILE_BYTES.value)
+        with open_regular(self.items_path) as f:
+            # Split on "\n" only (binary lines): model text may hold U+2028 or U+0085, which JSON leaves
+            # unescaped and str.splitlines() would treat as line ends.
+            n, at, line = 0, 0, f.readline()
+            while line:
+                following = f.readline()  # read ahead: only the last line may be torn
+                n += 1
+                try:
+                    text = line.decode("utf-8").removesuffix("\n")
+                except UnicodeDecodeError as e:
+                    raise RunError(f"{self.items_path}: not UTF-8 text ({e.reason} at byte {at + e.start})") from None
+                at += len(line)
+                if at > bound:
+                    raise RunError(f"{self.items_path}: larger than expected; {RUN_FILE_BYTES.how_to_raise()}")
+                try:
+                    record = ItemRecord.from_json(text)
+                except (ValueError, TypeError) as e:  # a JSONDecodeError is a ValueError
+                    if not following:
+                        return
+                    raise RunError(f"{self.items_path}, line {n}: not an item record ({e})") from e
+                if not isinstance(record.correct, bool | None):
+                    raise RunError(f"{self.items_path}, line {n}, field 'correct': {record.correct!r} is not "
+                                   "true, false or null")
+                yield record
+                line = following
 
     def prepare_resume(self, inputs: Inputs) -> tuple[set[tuple[str, str]], dict[str, float]]:
         """Check the directory holds a run of ``inputs`` (or none); return the (condition, item) keys

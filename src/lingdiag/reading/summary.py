@@ -1,0 +1,212 @@
+"""A run read as a stream into a summary that stays small however many records it holds: its rows
+(every condition's metrics, recomputed through the run's own suite as :func:`~lingdiag.reading.load_run`
+does), the conditions that are not interpretable, and its records as columns of small integers
+(condition, item, label, language codes; right, wrong or not graded; failed), in line order.
+
+A study of forty models × 100,000 items is four million records; read whole, they would not fit in
+memory, and nothing across models needs more of a record than its columns. The records of one
+condition are held while it is scored (a finished run is in canonical order: one condition after the
+other), then dropped; only the columns stay. Codes come from one :class:`Vocabularies` shared by the
+runs summarised together, so an item or a label has the same code in every run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from lingdiag.metrics.interpretable import degenerate_reason
+from lingdiag.reading.run import LoadedRun, Opened, check_labels, opened, rows_of
+from lingdiag.records import LANGUAGE, UNPARSED, ItemRecord, ResultRow
+from lingdiag.rundir import RunStore
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+RIGHT, WRONG, NOT_GRADED = 1, 0, -1
+"""A record's outcome in :attr:`Columns.outcome`: not graded is no gold label, or a backend error."""
+NONE = -1
+"""The code of a missing value (a record with no language tag)."""
+
+
+class Vocabulary:
+    """Strings and their dense integer codes, in the order first seen."""
+
+    def __init__(self) -> None:
+        self._codes: dict[str, int] = {}
+        self.names: list[str] = []
+        """Code → string."""
+
+    def code(self, text: str) -> int:
+        """``text``'s code, a new one the first time."""
+        found = self._codes.get(text)
+        if found is None:
+            found = self._codes[text] = len(self.names)
+            self.names.append(text)
+        return found
+
+    def get(self, text: str) -> int:
+        """``text``'s code, or :data:`NONE` if it was never seen."""
+        return self._codes.get(text, NONE)
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+
+@dataclass(frozen=True)
+class Vocabularies:
+    """The codes of the runs summarised together (a study's, a viewer's)."""
+
+    items: Vocabulary = field(default_factory=Vocabulary)
+    labels: Vocabulary = field(default_factory=Vocabulary)
+    conditions: Vocabulary = field(default_factory=Vocabulary)
+    languages: Vocabulary = field(default_factory=Vocabulary)
+
+
+@dataclass(frozen=True, eq=False)
+class Columns:
+    """A run's records as columns, in line order: entry ``k`` is line ``k + 1`` of ``items.jsonl``."""
+
+    condition: NDArray[np.int32]
+    item: NDArray[np.int32]
+    label: NDArray[np.int32]
+    language: NDArray[np.int32]
+    """The ``language`` tag's code (:data:`NONE` without one)."""
+    outcome: NDArray[np.int8]
+    """:data:`RIGHT`, :data:`WRONG` (an unparsed answer too) or :data:`NOT_GRADED`."""
+    error: NDArray[np.bool_]
+    """The backend failed on the item (its outcome is not graded)."""
+
+    def __len__(self) -> int:
+        return len(self.item)
+
+    def of(self, condition: int) -> NDArray[np.intp]:
+        """The line indices of one condition's records."""
+        return np.flatnonzero(self.condition == condition)
+
+
+class _Builder:
+    """Columns as records stream in: Python lists, one array each at the end."""
+
+    def __init__(self, vocab: Vocabularies) -> None:
+        self.vocab = vocab
+        self.values: tuple[list[int], ...] = ([], [], [], [], [], [])
+
+    def add(self, r: ItemRecord) -> None:
+        v = self.vocab
+        language = r.tags.get(LANGUAGE)
+        graded = r.correct is not None and r.error is None
+        for column, value in zip(self.values, (
+                v.conditions.code(r.condition), v.items.code(r.item_id), v.labels.code(r.label),
+                v.languages.code(str(language)) if language not in (None, "") else NONE,
+                (RIGHT if r.correct else WRONG) if graded else NOT_GRADED, r.error is not None), strict=True):
+            column.append(value)
+
+    def columns(self) -> Columns:
+        c, i, lab, lang, out, err = self.values
+        return Columns(np.array(c, np.int32), np.array(i, np.int32), np.array(lab, np.int32),
+                       np.array(lang, np.int32), np.array(out, np.int8), np.array(err, np.bool_))
+
+
+@dataclass(frozen=True, eq=False)
+class RunSummary:
+    """A run read once as a stream (see the module's text)."""
+
+    run: LoadedRun
+    """The run as reports name it, with its rows and state; its ``records`` are not kept (empty)."""
+    columns: Columns
+    vocab: Vocabularies
+    not_interpretable: dict[str, str]
+    """Condition → why its answers are not interpretable (:mod:`lingdiag.metrics.interpretable`)."""
+    axes: dict[str, dict[str, str]]
+    """Condition → its axes."""
+
+    @property
+    def item_ids(self) -> frozenset[str]:
+        """The items the run's records cover."""
+        return frozenset(self.vocab.items.names[k] for k in np.unique(self.columns.item))
+
+    @property
+    def unparsed(self) -> NDArray[np.bool_]:
+        """Per record: the answer parsed to no label (a failed item aside)."""
+        found: NDArray[np.bool_] = (self.columns.label == self.vocab.labels.get(UNPARSED)) & ~self.columns.error
+        return found
+
+
+def _by_condition(records: Iterable[ItemRecord]) -> Iterator[tuple[str, list[ItemRecord]]]:
+    """Runs of consecutive records of one condition (a finished run's whole conditions)."""
+    current: list[ItemRecord] = []
+    for r in records:
+        if current and r.condition != current[0].condition:
+            yield current[0].condition, current
+            current = []
+        current.append(r)
+    if current:
+        yield current[0].condition, current
+
+
+class _Scored:
+    """What a summary keeps of each condition once its records are scored."""
+
+    def __init__(self, run: Opened, run_dir: Path) -> None:
+        self.run, self.run_dir = run, Path(run_dir)
+        self.rows: dict[str, list[ResultRow]] = {}
+        self.flags: dict[str, str] = {}
+        self.axes: dict[str, dict[str, str]] = {}
+
+    def score(self, condition: str, records: Sequence[ItemRecord]) -> None:
+        self.rows[condition] = rows_of(self.run, self.run_dir, {condition: records})
+        self.axes[condition] = dict(records[0].axes)
+        if (why := degenerate_reason(records)) is not None:
+            self.flags[condition] = why
+
+    def summary(self, columns: Columns, vocab: Vocabularies) -> RunSummary:
+        run = self.run
+        ids = frozenset(vocab.items.names[k] for k in np.unique(columns.item))
+        loaded = LoadedRun(self.run_dir, run.suite, run.model, run.meta, [r for rs in self.rows.values() for r in rs],
+                           ids, [], run.state, run.place, run.place.entry.suite if run.place else "")
+        return RunSummary(loaded, columns, vocab, self.flags, self.axes)
+
+
+def summarize(run_dir: Path, vocab: Vocabularies, name: str | None = None) -> RunSummary:
+    """Stream ``run_dir``'s records once into its summary.
+
+    Args:
+        run_dir: The run directory.
+        vocab: The codes shared with the runs read together (extended with this run's).
+        name: The model's name in this report (default as :func:`~lingdiag.reading.load_run`).
+
+    Raises:
+        RunError: the run is not readable, or a record is not one of its suite's (naming file, line, field).
+    """
+    run = opened(run_dir, name)
+    store = RunStore(run_dir)
+    builder, scored, line = _Builder(vocab), _Scored(run, run_dir), 0
+    for condition, records in _by_condition(store.stream_records()):
+        if condition in scored.rows:  # not in canonical order (a run resumed, not finished): read it whole
+            return _whole(run, run_dir, vocab)
+        check_labels(run.suite, records, store.items_path, line)
+        line += len(records)
+        for r in records:
+            builder.add(r)
+        scored.score(condition, records)
+    return scored.summary(builder.columns(), vocab)
+
+
+def _whole(run: Opened, run_dir: Path, vocab: Vocabularies) -> RunSummary:
+    """The summary of a run whose conditions interleave: every record held at once, then grouped."""
+    store = RunStore(run_dir)
+    records = store.load_records()
+    check_labels(run.suite, records, store.items_path)
+    builder, scored = _Builder(vocab), _Scored(run, run_dir)
+    by: dict[str, list[ItemRecord]] = {}
+    for r in records:
+        builder.add(r)
+        by.setdefault(r.condition, []).append(r)
+    for condition, rs in by.items():
+        scored.score(condition, rs)
+    return scored.summary(builder.columns(), vocab)
