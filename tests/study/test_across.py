@@ -1,38 +1,65 @@
-"""Analyses across models, on records built by hand: kappa, items across models, splits, the
-learning curve's onset rule."""
+"""Analyses across models, on cell tables built by hand: kappa beside raw agreement and prevalence,
+items across models, splits, the learning curve's onset rule, the order of models and the paired
+tests' two Holm families."""
 
 from __future__ import annotations
 
 import math
 
-from helpers import item_record
+import numpy as np
+import pytest
 
+from lingdiag.reading.summary import NONE, NOT_GRADED, RIGHT, WRONG
 from lingdiag.study import across
-from lingdiag.study.across import Accuracy, CurvePoint
+from lingdiag.study.across import Accuracy, CellTable, CurvePoint
+
+LABELS = ["good", "bad", "x", "y"]
+
+
+def _codes(text: str) -> np.ndarray:
+    return np.array([LABELS.index(c) for c in text], np.int32)
+
+
+def _table(cells: dict[str, list[tuple[str, str | None]]]) -> CellTable:
+    """Models → per item (label, or None for a backend error; gold is "good") in item order."""
+    models = list(cells)
+    n = len(next(iter(cells.values())))
+    outcome = np.full((n, len(models)), NOT_GRADED, np.int8)
+    label = np.full((n, len(models)), NONE, np.int32)
+    for j, m in enumerate(models):
+        for i, (lab, _) in enumerate(cells[m]):
+            if lab is None:
+                continue
+            label[i, j] = LABELS.index(lab)
+            outcome[i, j] = RIGHT if lab == "good" else WRONG
+    return CellTable(("s", "c"), models, np.arange(n, dtype=np.int32), outcome, label)
 
 
 def test_kappa_by_hand() -> None:
     # 10 items, 8 agree (po 0.8); a says x 5 times, b 7: pe = (5*7 + 5*3) / 100 = 0.5; kappa 0.3 / 0.5
-    a, b = list("xxxxxyyyyy"), list("xxxxxyyxxy")
+    a, b = _codes("xxxxxyyyyy"), _codes("xxxxxyyxxy")
     assert math.isclose(across.kappa(a, b) or 0, 0.6)
-    assert across.kappa(["x", "x"], ["x", "x"]) is None  # chance agreement is total
-    assert across.kappa([], []) is None
+    assert across.kappa(_codes("xx"), _codes("xx")) is None  # chance agreement is total
+    assert across.kappa(_codes(""), _codes("")) is None
+
+
+def test_kappa_near_zero_is_shown_with_raw_agreement_and_prevalence() -> None:
+    """The issue's case: two models agreeing on 29 of 30 items, one of them a constant labeller."""
+    table = _table({"a": [("good", None)] * 30, "b": [("good", None)] * 29 + [("bad", None)]})
+    agreed = across.agreement(table)[("a", "b")]
+    assert (agreed.kappa, agreed.agree, agreed.n) == (0.0, 29, 30)
+    assert across.prevalence(table, "b", LABELS) == [("good", 29 / 30), ("bad", 1 / 30)]
 
 
 def test_items_across_models_and_splits() -> None:
-    models = {
-        "a1": [item_record("i1", "good", "good"), item_record("i2", "bad", "good"), item_record("i3", "bad", "good")],
-        "a2": [item_record("i1", "good", "good"), item_record("i2", "bad", "good"), item_record("i3", "good", "good")],
-        "b1": [item_record("i1", "bad", "good"), item_record("i2", "bad", "good"),
-               item_record("i3", "good", "good", error="timeout")],
-    }
-    shares = across.item_shares(models)
-    assert [(s.item_id, s.right, s.wrong) for s in shares] == [
-        ("i1", ("a1", "a2"), ("b1",)), ("i2", (), ("a1", "a2", "b1")), ("i3", ("a2",), ("a1",))]  # b1 failed on i3
-    split = across.splits(shares, {"a1": "A", "a2": "A", "b1": "B"}, "family")
-    assert [(s.item_id, s.right, s.wrong) for s in split] == [("i1", "A", "B")]
-    k = across.agreement(models)
-    assert k[("a1", "b1")][1] == 2  # b1's failed item is not compared
+    table = _table({"a1": [("good", None), ("bad", None), ("bad", None)],
+                    "a2": [("good", None), ("bad", None), ("good", None)],
+                    "b1": [("bad", None), ("bad", None), (None, None)]})  # b1 failed on item 3
+    shares = across.item_shares(table)
+    assert shares.right.tolist() == [2, 0, 1] and shares.graded.tolist() == [3, 3, 2]
+    split = across.splits(table, {"a1": "A", "a2": "A", "b1": "B"}, "family")
+    assert [(s.item, s.right, s.wrong) for s in split] == [(0, "A", "B")]
+    assert across.agreement(table)[("a1", "b1")].n == 2  # b1's failed item is not compared
 
 
 def _point(step: int, right: int, n: int = 40) -> CurvePoint:
@@ -45,3 +72,22 @@ def test_onset_first_above_chance_and_stability() -> None:
     first, stable = across.onset([_point(1, 20), _point(2, 32), _point(3, 21)])
     assert first is not None and first.step == 2 and not stable
     assert across.onset([_point(1, 20), _point(2, 26)]) == (None, False)  # 26/40: Wilson's lower end 0.49
+
+
+def test_paired_tests_direction_and_both_holm_families() -> None:
+    pytest.importorskip("statsmodels")
+    rng = np.random.default_rng(0)
+    tables = {}
+    for condition in ("c1", "c2"):
+        cells = {m: [("good" if rng.random() < p else "bad", None) for _ in range(80)]
+                 for m, p in (("A", 0.8), ("B", 0.5), ("C", 0.55))}
+        t = _table(cells)
+        tables[("s", condition)] = CellTable(("s", condition), t.models, t.items, t.outcome, t.label)
+    tests, skipped = across.paired_tests(tables, [("chosen", "A vs B", "A", "B"), ("chosen", "C vs B", "C", "B")])
+    assert not skipped and len(tests) == 4
+    for t in tests:
+        assert t.test.diff == pytest.approx(t.test.acc_a - t.test.acc_b)  # A − B
+    ab = [t for t in tests if t.a == "A"]
+    ps = sorted(t.test.p for t in ab)
+    assert sorted(t.test.p_holm for t in ab) == pytest.approx([min(1, 2 * ps[0]), max(min(1, 2 * ps[0]), ps[1])])
+    assert all(t.p_table >= t.test.p_holm for t in tests)  # four rows: a larger family

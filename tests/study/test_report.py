@@ -94,10 +94,14 @@ def test_report_in_chromium(study: Path) -> None:
         matrix = page.evaluate(ROWS, f"Agreement: {CELL}")
         assert [r[0] for r in matrix] == list(KEYS)
         for row in matrix:
-            for other, cell in zip(KEYS, row[1:], strict=True):
-                ids = list(records[row[0]])
+            ids = list(records[row[0]])
+            for other, cell in zip(KEYS, row[1:-1], strict=True):
                 want = _kappa([records[row[0]][i].label for i in ids], [records[other][i].label for i in ids])
-                assert cell == f"{want:.2f}"
+                agree = sum(records[row[0]][i].label == records[other][i].label for i in ids)
+                assert cell == f"{want:.2f} ({agree}/{len(ids)})"  # kappa beside the raw agreement
+            given = Counter(records[row[0]][i].label for i in ids)
+            assert row[-1] == ", ".join(f"{lab} {n / len(ids):.0%}" for lab, n in
+                                        sorted(given.items(), key=lambda x: -x[1]))
         assert page.locator("img[src=x]").count() == 0 and HOSTILE in page.inner_text("#study-grid")
         assert page.inner_text("h1") == "lingdiag study: report-test"
         assert not errors

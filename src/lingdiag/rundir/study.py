@@ -107,6 +107,18 @@ class RunEntry(BaseModel):
         return Path(out) / RUNS / self.key
 
 
+class Compared(BaseModel):
+    """A comparison the study file names (``compare:``): every model of ``a`` against every model of ``b``,
+    by their study names; differences are A − B.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    a: list[str]
+    b: list[str]
+
+
 class StudyState(BaseModel):
     """The whole ``study.json``."""
 
@@ -116,13 +128,15 @@ class StudyState(BaseModel):
     name: str
     retries: int = Field(ge=0)
     runs: list[RunEntry]
+    compare: list[Compared] = Field(default_factory=list)
+    """The comparisons the study file names, for ``study report`` and the viewer (absent: none)."""
 
 
 def write_state(out: Path, state: StudyState) -> None:
-    """Write ``OUT/study.json`` atomically."""
+    """Write ``OUT/study.json`` atomically (a study naming no comparison keeps the file as it was)."""
     make_dir(out)
-    write_atomic(Path(out) / STUDY_JSON, json.dumps(state.model_dump(mode="json"), indent=1, ensure_ascii=False,
-                                                    sort_keys=True) + "\n")
+    data = state.model_dump(mode="json", exclude={"compare"} if not state.compare else None)
+    write_atomic(Path(out) / STUDY_JSON, json.dumps(data, indent=1, ensure_ascii=False, sort_keys=True) + "\n")
 
 
 def read_state(out: Path, *, missing_ok: bool = False) -> StudyState | None:

@@ -221,7 +221,7 @@ def run_study(study: StudyFile, out: Path, *, models: Models = Models(),
         raise (located(e, str(study.source)) if study.source else e) from None
     out = Path(out)
     with RunStore(out).lock():  # one study process per directory
-        state = replanned(study.name, study.retries, runs, read_state(out, missing_ok=True))
+        state = replanned(study.name, study.retries, runs, read_state(out, missing_ok=True), study.compare)
         for entry in state.runs:
             entry.state.items_total = len(plans[entry.key].order())
         session = _Session(state, {r.key: r.config for r in runs},

@@ -16,8 +16,8 @@ from lingdiag.errors import ConfigError, LingdiagError, RunError, located
 from lingdiag.io.limits import MAX_STUDY_RUNS
 from lingdiag.io.paths import path_safe
 from lingdiag.rundir import config_changes
-from lingdiag.rundir.study import RUNS, RunEntry, StudyModel, StudyState
-from lingdiag.study.schema import LANGUAGE, Checkpoint, ModelEntry, StudyFile, SuiteEntry, run_options
+from lingdiag.rundir.study import RUNS, Compared, RunEntry, StudyModel, StudyState
+from lingdiag.study.schema import LANGUAGE, Checkpoint, Comparison, ModelEntry, StudyFile, SuiteEntry, run_options
 
 
 def slug(text: str) -> str:
@@ -123,8 +123,10 @@ def _config(study: StudyFile, entry: ModelEntry, model: StudyModel, suite_entry:
         raise located(e, where) from None
 
 
-def replanned(name: str, retries: int, planned: Sequence[PlannedRun], old: StudyState | None) -> StudyState:
-    """The ``study.json`` of a (re)planned study: each run keeps the attempts ``old`` records of it.
+def replanned(name: str, retries: int, planned: Sequence[PlannedRun], old: StudyState | None,
+              compare: Sequence[Comparison] = ()) -> StudyState:
+    """The ``study.json`` of a (re)planned study: each run keeps the attempts ``old`` records of it; the
+    comparisons are the study file's now.
 
     Raises:
         RunError: a run already in the study directory was planned with another configuration.
@@ -140,4 +142,5 @@ def replanned(name: str, retries: int, planned: Sequence[PlannedRun], old: Study
                                f"(differs in: {', '.join(changed)}); use another --out directory")
             entry.state = before[p.key].state
         runs.append(entry)
-    return StudyState(name=name, retries=retries, runs=runs)
+    return StudyState(name=name, retries=retries, runs=runs,
+                      compare=[Compared(name=c.title, a=c.a, b=c.b) for c in compare])
