@@ -81,8 +81,8 @@ def test_paired_tests_direction_and_both_holm_families() -> None:
     for condition in ("c1", "c2"):
         cells = {m: [("good" if rng.random() < p else "bad", None) for _ in range(80)]
                  for m, p in (("A", 0.8), ("B", 0.5), ("C", 0.55))}
-        t = _table(cells)
-        tables[("s", condition)] = CellTable(("s", condition), t.models, t.items, t.outcome, t.label)
+        built = _table(cells)
+        tables[("s", condition)] = CellTable(("s", condition), built.models, built.items, built.outcome, built.label)
     tests, skipped = across.paired_tests(tables, [("chosen", "A vs B", "A", "B"), ("chosen", "C vs B", "C", "B")])
     assert not skipped and len(tests) == 4
     for t in tests:

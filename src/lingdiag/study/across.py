@@ -31,7 +31,7 @@ from lingdiag.metrics.core import wilson
 from lingdiag.metrics.stats import holm
 from lingdiag.reading import RunSummary
 from lingdiag.reading.summary import NONE, NOT_GRADED, RIGHT
-from lingdiag.rundir.study import RunEntry
+from lingdiag.rundir.study import RunEntry, StudyModel
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -68,17 +68,19 @@ class StudyRun:
         return self.summary.run
 
 
-def model_order(runs: Sequence[StudyRun]) -> list[StudyRun]:
-    """``runs`` ordered by family, then size, then training step (numerically: step500 before step1000),
-    then as planned.
+def model_key(m: StudyModel) -> tuple[str, float, float, float]:
+    """A model's place in the study's order: family, size, then training step (numerically: step500 before
+    step1000; a model's own weights before its checkpoints), then tokens.
     """
-    def key(s: StudyRun) -> tuple[str, float, float, float]:
-        m = s.entry.model
-        return (m.family, m.n_params if m.n_params is not None else math.inf,
-                -1.0 if m.base is None else (m.step if m.step is not None else math.inf),
-                m.tokens if m.tokens is not None else -1.0)
+    return (m.family, m.n_params if m.n_params is not None else math.inf,
+            -1.0 if m.base is None else (m.step if m.step is not None else math.inf),
+            m.tokens if m.tokens is not None else -1.0)
+
+
+def model_order(runs: Sequence[StudyRun]) -> list[StudyRun]:
+    """``runs`` in the study's order (:func:`model_key`), then as planned."""
     order = {id(s): k for k, s in enumerate(runs)}
-    return sorted(runs, key=lambda s: (*key(s), order[id(s)]))
+    return sorted(runs, key=lambda s: (*model_key(s.entry.model), order[id(s)]))
 
 
 @dataclass(frozen=True, slots=True)

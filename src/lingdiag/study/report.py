@@ -29,7 +29,7 @@ from lingdiag.figures import Figure
 from lingdiag.io.atomic import make_dir, write_atomic
 from lingdiag.io.limits import Limit
 from lingdiag.io.markdown import markdown_table
-from lingdiag.reading import Vocabularies, load_run, summarize
+from lingdiag.reading import RunSummary, Vocabularies, load_run, summarize
 from lingdiag.reading.summary import NONE, NOT_GRADED, RIGHT
 from lingdiag.report.export import markdown_to_latex
 from lingdiag.report.html import render_html
@@ -79,23 +79,33 @@ class Study:
         return self.runs[0].summary.vocab.items.names if self.runs else []
 
 
-def load(out: Path, *, seed: int = 0) -> Study:
+Read = Callable[[Path, Vocabularies], RunSummary]
+"""How a run is read into its summary: :func:`~lingdiag.reading.summarize` (the viewer keeps them)."""
+
+
+def load(out: Path, *, seed: int = 0, read: Read = summarize, vocab: Vocabularies | None = None) -> Study:
     """The study's state and grid, and its done runs streamed into their summaries.
 
     Only runs the grid calls done (finished, every item answered, current: ``lingdiag.rundir.state``) are
     read; the others are listed with their state, never reported as current numbers.
+
+    Args:
+        out: The study directory.
+        seed: Seeds the bootstrap intervals and the mixed model's item sample.
+        read: Reads a run into its summary.
+        vocab: The codes the summaries share (a new vocabulary unless given).
     """
     state = read_state(out)
     assert state is not None
     rows = grid(out, state)
     done = {r.key for r in rows if r.status == "done"}
-    vocab = Vocabularies()
+    vocab = vocab or Vocabularies()
     runs, unreadable = [], []
     for entry in state.runs:
         if entry.key not in done:
             continue
         try:
-            summary = summarize(entry.directory(out), vocab)
+            summary = read(entry.directory(out), vocab)
         except LingdiagError as e:
             unreadable.append(f"{entry.name}: {e}")
             continue

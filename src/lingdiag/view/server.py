@@ -25,9 +25,11 @@ def _status(e: LingdiagError) -> int:
     return 403 if isinstance(e, Refused) else 404 if isinstance(e, NotFound) else 400
 
 
-def app(roots: Sequence[Path], hosts: Sequence[str] = ("127.0.0.1", "localhost")) -> Any:
+def app(roots: Sequence[Path], hosts: Sequence[str] = ("127.0.0.1", "localhost"), *, prebuild: bool = True) -> Any:
     """The ASGI app over the runs under ``roots``, answering requests addressed to ``hosts`` only (a page
-    of another site that rebinds its name to this address gets 400, not the runs).
+    of another site that rebinds its name to this address gets 400, not the runs). With ``prebuild``, the
+    runs' summaries are read in the background from the start, studies' runs first, so that a study's pages
+    find them ready (``lingdiag.view.study.Summaries``).
     """
     try:
         from starlette.applications import Starlette
@@ -39,6 +41,10 @@ def app(roots: Sequence[Path], hosts: Sequence[str] = ("127.0.0.1", "localhost")
     except ModuleNotFoundError:
         raise MissingDependency("lingdiag view", "view", ["starlette", "uvicorn"]) from None
     viewer = Viewer(roots)
+    if prebuild:
+        cat = viewer.catalog()
+        studies = {i for g in cat.groups.values() if g.study for i in g.runs}
+        viewer.summaries.prebuild([r.path for r in sorted(cat.runs.values(), key=lambda r: r.id not in studies)])
 
     def html(draw: Callable[[Viewer, dict[str, str]], str]) -> Callable[[Request], Response]:
         def endpoint(request: Request) -> Response:
