@@ -5,6 +5,7 @@ tests' two Holm families."""
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pytest
@@ -20,14 +21,14 @@ def _codes(text: str) -> np.ndarray:
     return np.array([LABELS.index(c) for c in text], np.int32)
 
 
-def _table(cells: dict[str, list[tuple[str, str | None]]]) -> CellTable:
-    """Models → per item (label, or None for a backend error; gold is "good") in item order."""
+def _table(cells: Mapping[str, Sequence[str | None]]) -> CellTable:
+    """Models → per item its label (None: a backend error; gold is "good"), in item order."""
     models = list(cells)
     n = len(next(iter(cells.values())))
     outcome = np.full((n, len(models)), NOT_GRADED, np.int8)
     label = np.full((n, len(models)), NONE, np.int32)
     for j, m in enumerate(models):
-        for i, (lab, _) in enumerate(cells[m]):
+        for i, lab in enumerate(cells[m]):
             if lab is None:
                 continue
             label[i, j] = LABELS.index(lab)
@@ -45,16 +46,16 @@ def test_kappa_by_hand() -> None:
 
 def test_kappa_near_zero_is_shown_with_raw_agreement_and_prevalence() -> None:
     """The issue's case: two models agreeing on 29 of 30 items, one of them a constant labeller."""
-    table = _table({"a": [("good", None)] * 30, "b": [("good", None)] * 29 + [("bad", None)]})
+    table = _table({"a": ["good"] * 30, "b": ["good"] * 29 + ["bad"]})
     agreed = across.agreement(table)[("a", "b")]
     assert (agreed.kappa, agreed.agree, agreed.n) == (0.0, 29, 30)
     assert across.prevalence(table, "b", LABELS) == [("good", 29 / 30), ("bad", 1 / 30)]
 
 
 def test_items_across_models_and_splits() -> None:
-    table = _table({"a1": [("good", None), ("bad", None), ("bad", None)],
-                    "a2": [("good", None), ("bad", None), ("good", None)],
-                    "b1": [("bad", None), ("bad", None), (None, None)]})  # b1 failed on item 3
+    table = _table({"a1": ["good", "bad", "bad"],
+                    "a2": ["good", "bad", "good"],
+                    "b1": ["bad", "bad", None]})  # b1 failed on item 3
     shares = across.item_shares(table)
     assert shares.right.tolist() == [2, 0, 1] and shares.graded.tolist() == [3, 3, 2]
     split = across.splits(table, {"a1": "A", "a2": "A", "b1": "B"}, "family")
@@ -79,7 +80,7 @@ def test_paired_tests_direction_and_both_holm_families() -> None:
     rng = np.random.default_rng(0)
     tables = {}
     for condition in ("c1", "c2"):
-        cells = {m: [("good" if rng.random() < p else "bad", None) for _ in range(80)]
+        cells = {m: ["good" if rng.random() < p else "bad" for _ in range(80)]
                  for m, p in (("A", 0.8), ("B", 0.5), ("C", 0.55))}
         built = _table(cells)
         tables[("s", condition)] = CellTable(("s", condition), built.models, built.items, built.outcome, built.label)
