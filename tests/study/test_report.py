@@ -103,6 +103,10 @@ def test_report_in_chromium(study: Path) -> None:
             assert row[-1] == ", ".join(f"{lab} {n / len(ids):.0%}" for lab, n in
                                         sorted(given.items(), key=lambda x: -x[1]))
         assert page.locator("img[src=x]").count() == 0 and HOSTILE in page.inner_text("#study-grid")
+        # The suite's scoring-policy line is a note, with no Markdown quoting leaking into the page.
+        assert page.locator("blockquote.note", has_text="scoring policy").count() >= 1
+        assert not page.evaluate("[...document.querySelectorAll('p,li,td,blockquote')]"
+                                 ".some(e => e.textContent.trim().startsWith('>'))")
         assert page.inner_text("h1") == "lingdiag study: report-test"
         assert not errors
         browser.close()
