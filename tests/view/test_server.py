@@ -12,7 +12,6 @@ import http.client
 import json
 import math
 import os
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -207,12 +206,20 @@ def test_surprisal_colours_carry_the_records_values(server: str, page: Any, root
         assert [r.split(": ", 1)[1] for r in regions] == [c for c in contents if c]
     scored.first.scroll_into_view_if_needed()
     _shot(page, "surprisal")
+    # Formulas over region surprisals decided the label: no "margin" between the best two sentences.
+    assert "Margin" not in page.locator("#record").inner_text()
+    decided = page.locator("#record .predictions").inner_text()
+    held = record["detail"]["predictions"]
+    assert decided.startswith("Decided by its predictions") and decided.count("holds") == sum(held)
 
 
 def test_a_growing_run_shows_its_new_records(server: str, page: Any, root: Path) -> None:
     live = root / "live"
     live.mkdir()
-    shutil.copy(root / "study" / "a" / "meta.json", live / "meta.json")
+    meta = json.loads((root / "study" / "a" / "meta.json").read_text())
+    del meta["finished"]  # as a run still being written has it: its plan, no end
+    meta["planned"] = 60
+    (live / "meta.json").write_text(json.dumps(meta))
     lines = (root / "study" / "a" / "items.jsonl").read_text(encoding="utf-8").split("\n")
     with RunStore(live).lock():  # a live process holds the run
         (live / "items.jsonl").write_text("\n".join(lines[:5]) + "\n", encoding="utf-8")

@@ -38,6 +38,9 @@ class Viewer:
         self.summaries = Summaries()
         self._reports: dict[Path, tuple[Any, str]] = {}
         self._lock = threading.Lock()
+        self.drawing = threading.Lock()
+        """Held while a study's report is drawn: a request for it waits for the drawing under way (the
+        background's, from the start) instead of drawing it a second time."""
 
     def catalog(self) -> Catalog:
         """The runs and groups as they are now."""
@@ -209,16 +212,17 @@ def _study_report(v: Viewer, q: dict[str, str]) -> str:
     from lingdiag.study.report import load, sections_of
 
     study = v.study(q.get("id", ""))
-    key = (version(study.out), *(version(e.directory(study.out)) for e in study.state.runs))
-    with v._lock:
-        cached = v._reports.get(study.out)
-    if cached and cached[0] == key:
-        return cached[1]
-    loaded = load(study.out, read=lambda path, _: v.summaries.of(path), vocab=v.summaries.vocab)
-    html = studypages.study_report_page(study, [s.fragment() for s in sections_of(loaded)])
-    with v._lock:
-        v._reports[study.out] = (key, html)
-    return html
+    with v.drawing:
+        key = (version(study.out), *(version(e.directory(study.out)) for e in study.state.runs))
+        with v._lock:
+            cached = v._reports.get(study.out)
+        if cached and cached[0] == key:
+            return cached[1]
+        loaded = load(study.out, read=lambda path, _: v.summaries.of(path), vocab=v.summaries.vocab)
+        html = studypages.study_report_page(study, [s.fragment() for s in sections_of(loaded)])
+        with v._lock:
+            v._reports[study.out] = (key, html)
+        return html
 
 
 def _study_item(v: Viewer, q: dict[str, str]) -> str:

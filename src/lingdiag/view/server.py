@@ -44,7 +44,14 @@ def app(roots: Sequence[Path], hosts: Sequence[str] = ("127.0.0.1", "localhost")
     if prebuild:
         cat = viewer.catalog()
         studies = {i for g in cat.groups.values() if g.study for i in g.runs}
-        viewer.summaries.prebuild([r.path for r in sorted(cat.runs.values(), key=lambda r: r.id not in studies)])
+
+        def reports() -> None:
+            for g in cat.groups.values():
+                if g.study:
+                    PAGES["/study"](viewer, {"id": g.id})
+
+        viewer.summaries.prebuild([r.path for r in sorted(cat.runs.values(), key=lambda r: r.id not in studies)],
+                                  reports)
 
     def html(draw: Callable[[Viewer, dict[str, str]], str]) -> Callable[[Request], Response]:
         def endpoint(request: Request) -> Response:

@@ -82,14 +82,20 @@ class Summaries:
         known = self._known.get(run)
         return known[1] if known is not None and known[0] == version(run) else None
 
-    def prebuild(self, runs: Iterable[Path]) -> threading.Thread:
-        """Summarise ``runs`` in a background thread (a run that cannot be read is left to its page)."""
+    def prebuild(self, runs: Iterable[Path], then: Callable[[], None] = lambda: None) -> threading.Thread:
+        """Summarise ``runs`` in a background thread (a run that cannot be read is left to its page), then
+        call ``then`` (the viewer draws its studies' reports).
+        """
         def build() -> None:
             for run in runs:
                 try:
                     self.of(run)
                 except LingdiagError:
                     continue
+            try:
+                then()
+            except LingdiagError:
+                return
         thread = threading.Thread(target=build, name="lingdiag-view-summaries", daemon=True)
         thread.start()
         return thread
