@@ -5,7 +5,13 @@
 - ``catalog``: the runs and groups (studies) under the given directories, and each run's state.
 - ``filters``: which records an items page shows.
 - ``surprisal``: per-token surprisal of a record's scored texts, with regions and differing words.
+- ``scores``: what a record's scores say (log-probs, the margin where the label is a choice, SyntaxGym's
+  predictions where formulas decided it).
+- ``compared``: two runs (or two conditions) compared from their summaries: the tests and the pairs.
+- ``study``: a study in the viewer: ``study.json``, its grid and models in order, the runs' summaries
+  kept while their files are unchanged (``Summaries``), one item across every model and checkpoint.
 - ``pages``: the pages, drawn in the report's shell (:func:`lingdiag.report.html.shell`).
+- ``studypages``: a study's pages: the study, its report, one item across it with its learning curve.
 - ``app``: what each page draws from the catalog and the index (``PAGES``).
 - ``server``: the HTTP side (starlette and uvicorn, the ``view`` extra): headers, refusals, ``serve``.
 """
