@@ -80,8 +80,15 @@ def suite_of(meta: RunMeta, run_dir: Path) -> Suite:
         if expected not in (actual, with_bom):  # an edited copy would change the metrics read from the records
             raise RunError(f"{copy}: SHA-256 {actual} is not the {expected} meta.json records for the suite file "
                            "the run used; restore the copy (or the file it came from) before reading this run")
-        return SUITES.get(str(copy))
+        key = (meta.suite_file.path, expected)
+        if key not in _COMPILED:  # a study's runs share one suite file: compiled once, not once per run
+            _COMPILED[key] = SUITES.get(str(copy))
+        return _COMPILED[key]
     return SUITES.get(meta.suite)
+
+
+_COMPILED: dict[tuple[str, str], Suite] = {}
+"""Suite files compiled from runs' copies, by the path and SHA-256 ``meta.json`` records (the same text)."""
 
 
 @dataclass(frozen=True)

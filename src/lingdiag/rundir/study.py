@@ -12,6 +12,7 @@ read a study without the study's planner or executor.
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -191,7 +192,29 @@ def place_of(run_dir: Path) -> Place | None:
     study = run_dir.parent.parent.parent
     if run_dir.parent.parent.name != RUNS or not (study / STUDY_JSON).exists():
         return None
+    return _places(study).get(f"{run_dir.parent.name}/{run_dir.name}")
+
+
+_PLACES: dict[Path, tuple[tuple[int, int, int], dict[str, Place]]] = {}
+"""A study's places by run key, kept while its ``study.json`` is unchanged: a reader of a study of thousands
+of runs asks once per run, and ``study.json`` lists them all."""
+
+
+def _places(study: Path) -> dict[str, Place]:
+    """Run key → its place, from ``study``'s ``study.json`` as it is now.
+
+    Raises:
+        RunError: ``study.json`` is damaged.
+    """
+    try:
+        info = os.stat(study / STUDY_JSON)
+        version = (info.st_ino, info.st_size, info.st_mtime_ns)
+    except OSError:
+        version = (0, 0, 0)
+    known = _PLACES.get(study)
+    if known is not None and known[0] == version:
+        return known[1]
     state = read_state(study)
-    key = f"{run_dir.parent.name}/{run_dir.name}"
-    entry = next((r for r in state.runs if r.key == key), None) if state else None
-    return None if entry is None else Place(study, entry)
+    places = {r.key: Place(study, r.model_copy(deep=True)) for r in state.runs} if state else {}
+    _PLACES[study] = (version, places)
+    return places

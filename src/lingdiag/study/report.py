@@ -43,6 +43,10 @@ from lingdiag.study.status import GridRow, grid
 
 ITEMS_SHOWN = 200
 """Rows of an items-across-models table (the items fewest models get right first, where there are more)."""
+NAMES_SHOWN = 20
+"""Models named in one cell (an item's models right); more are counted."""
+AGREEMENT_MODELS = 40
+"""Models in an agreement matrix (its cells grow with their square); the study's first ones in its order."""
 MIXED_RECORDS = Limit("LINGDIAG_STUDY_MIXED_RECORDS", 5000, "graded answers per suite in the study's mixed model")
 """Above this, the mixed model is fitted on a seeded sample of items (every model's answers on them):
 statsmodels' variational fit takes about a minute per 10,000 answers on a 2-core machine."""
@@ -316,6 +320,12 @@ def _mixed(study: Study) -> Drawn:
     return Drawn("\n".join(parts) + "\n" if parts else "No finished run to fit.\n")
 
 
+def _named(models: Sequence[str]) -> str:
+    """Models' names, the first :data:`NAMES_SHOWN` of them, the rest counted."""
+    more = len(models) - NAMES_SHOWN
+    return ", ".join(models[:NAMES_SHOWN]) + (f" and {more} more" if more > 0 else "")
+
+
 def _items(study: Study) -> Drawn:
     """Per cell: each item's share of models right (the hardest first where there are more than
     :data:`ITEMS_SHOWN`), the items every model fails, the items that split families or sizes.
@@ -335,7 +345,7 @@ def _items(study: Study) -> Drawn:
         shown = rated if len(rated) <= ITEMS_SHOWN else \
             rated[np.argsort(shares.share[rated], kind="stable")[:ITEMS_SHOWN]]
         body = [[names[table.items[k]], int(shares.right[k]), int(shares.graded[k]), f"{shares.share[k]:.2f}",
-                 ", ".join(m for j, m in enumerate(table.models) if table.outcome[k, j] == RIGHT)] for k in shown]
+                 _named([m for j, m in enumerate(table.models) if table.outcome[k, j] == RIGHT])] for k in shown]
         more = (f"\nThe {ITEMS_SHOWN} items the fewest models get right of {len(rated)}; `lingdiag view` shows "
                 "every item across the models.\n") if len(rated) > len(shown) else ""
         listed = ", ".join(names[table.items[k]] for k in failed[:ITEMS_SHOWN]) or "none"
@@ -362,12 +372,17 @@ def _agreement(study: Study) -> Drawn:
     for cell, table in study.tables.items():
         if len(table.models) < 2:
             continue
-        k = across.agreement(table)
-        names = table.models
+        shown = table if len(table.models) <= AGREEMENT_MODELS else across.CellTable(
+            table.cell, table.models[:AGREEMENT_MODELS], table.items, table.outcome[:, :AGREEMENT_MODELS],
+            table.label[:, :AGREEMENT_MODELS])
+        k = across.agreement(shown)
+        names = shown.models
         body = [[a, *(_agreed(k[(a, b)]) for b in names),
                  ", ".join(f"{label} {share:.0%}" for label, share in across.prevalence(table, a, study.labels))]
                 for a in names]
-        parts.append(f"### Agreement: {cell[0]}, {cell[1]}\n\n" + markdown_table(["Model", *names, "Labels"], body))
+        parts.append(f"### Agreement: {cell[0]}, {cell[1]}\n\n" + markdown_table(["Model", *names, "Labels"], body)
+                     + (f"\nThe first {AGREEMENT_MODELS} of {len(table.models)} models, in the study's order.\n"
+                        if shown is not table else ""))
     note = ("\nEach cell: Cohen's kappa between two models' labels (UNPARSED is a label), then the raw agreement "
             "(items given the same label / items both answered without a backend error); – where chance "
             "agreement is total. Labels: each model's labels and the share of its items each takes. Kappa is "

@@ -11,16 +11,18 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from lingdiag.errors import LingdiagError
+from lingdiag.errors import LingdiagError, RunError
 from lingdiag.reading import load_run
 from lingdiag.records import ItemRecord
 from lingdiag.report.page import Page
 from lingdiag.report.sections import fragments
 from lingdiag.report.tables import tables
-from lingdiag.rundir import Phase, run_state
+from lingdiag.rundir import META, Phase, run_state
+from lingdiag.rundir.directory import held_locks
 from lingdiag.view import catalog, index, pages, studypages
 from lingdiag.view.catalog import Catalog, Group, Run
 from lingdiag.view.compared import Pairs, compared
+from lingdiag.view.files import inside
 from lingdiag.view.filters import Filter
 from lingdiag.view.study import ItemRow, StudyGroup, Summaries, item_curves, item_rows, study_of, version
 
@@ -72,10 +74,13 @@ class Viewer:
             raise NotFound(f"no study {group_id!r}")
         return study_of(group, cat)
 
-    def row(self, run: Run) -> pages.RunRow:
-        """The runs list's line for ``run``."""
-        meta = catalog.meta(run.path)
-        state = run_state(run.path)  # the run directory's own answer: planned items, finished, current
+    def row(self, run: Run, held: frozenset[str] | None = None) -> pages.RunRow:
+        """The runs list's line for ``run`` (``held``: the locks held now, read once for a page of runs)."""
+        inside(run.path, META)
+        state = run_state(run.path, held=held)  # the run directory's own answer: planned items, finished, current
+        if state.meta is None:
+            raise RunError(state.problem or f"{run.path}: not a run directory")
+        meta = state.meta
         # A finished run says how many records it ended with; only one still written is counted line by line.
         done = state.recorded + state.failed if state.phase is Phase.FINISHED else len(self.index.of(run.path))
         conditions = list(dict.fromkeys([*(meta.timings or {}), *(meta.skipped or {})]))
@@ -204,7 +209,9 @@ def _group(v: Viewer, q: dict[str, str]) -> str:
     runs = [cat.runs[i] for i in group.runs]
     item = q.get("item", "").strip()
     found = _same_item(v, item, runs) if item else []
-    return pages.group_page(group.id, group.id.removeprefix("g:"), [v.row(r) for r in runs], item, found, note)
+    held = held_locks()
+    return pages.group_page(group.id, group.id.removeprefix("g:"), [v.row(r, held) for r in runs], item, found,
+                            note)
 
 
 def _study_report(v: Viewer, q: dict[str, str]) -> str:
@@ -235,9 +242,10 @@ def _study_item(v: Viewer, q: dict[str, str]) -> str:
 def _runs(v: Viewer, q: dict[str, str]) -> str:
     cat = v.catalog()
     rows = []
+    held = held_locks()  # read once for every run of the page
     for run in cat.runs.values():
         try:
-            rows.append(v.row(run))
+            rows.append(v.row(run, held))
         except LingdiagError as e:
             rows.append(pages.RunRow(run.id, run.group, "?", "?", [], 0, None, f"unreadable: {e}"))
     return pages.runs_page(rows, {g.id: (_shown(g, cat), g.study, len(g.runs)) for g in cat.groups.values()})

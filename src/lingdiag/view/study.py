@@ -25,7 +25,7 @@ from lingdiag.reading import RunSummary, Vocabularies, summarize
 from lingdiag.reading.summary import NONE
 from lingdiag.records import ItemRecord
 from lingdiag.rundir import lock_held
-from lingdiag.rundir.study import RunEntry, StudyModel, StudyState, read_state
+from lingdiag.rundir.study import RUNS, RunEntry, StudyModel, StudyState, read_state
 from lingdiag.study.across import model_key
 from lingdiag.study.status import GridRow, grid
 from lingdiag.view import index
@@ -140,13 +140,10 @@ def study_of(group: Group, cat: Catalog) -> StudyGroup:
     """
     state = read_state(group.path)
     assert state is not None
-    by_path = {cat.runs[i].path: i for i in group.runs}
-    ids = {}
-    for e in state.runs:
-        found = by_path.get(e.directory(group.path).resolve())
-        if found is not None:
-            ids[e.key] = found
-    return StudyGroup(group, state, ids)
+    # A study's run sits at runs/MODEL/SUITE: its key is its two last folders (no path resolved per entry).
+    by_key = {f"{cat.runs[i].path.parent.name}/{cat.runs[i].path.name}": i for i in group.runs
+              if cat.runs[i].path.parent.parent == group.path / RUNS}
+    return StudyGroup(group, state, {e.key: by_key[e.key] for e in state.runs if e.key in by_key})
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,14 +161,15 @@ def _lines_of(run: Path, item_id: str, summaries: Summaries, offsets: index.Offs
     """The lines holding ``item_id`` in ``run``: from its summary, or, while a process writes the run, by
     scanning its file (the item id as JSON writes it, then the record parsed to confirm).
     """
-    if not lock_held(run):
+    summary = summaries.current(run)
+    if summary is None and not lock_held(run):  # a run being written is scanned, not summarised again and again
         try:
             summary = summaries.of(run)
         except LingdiagError:
             summary = None
-        if summary is not None:
-            code = summaries.vocab.items.get(item_id)
-            return [] if code == NONE else [int(k) for k in np.flatnonzero(summary.columns.item == code)]
+    if summary is not None:
+        code = summaries.vocab.items.get(item_id)
+        return [] if code == NONE else [int(k) for k in np.flatnonzero(summary.columns.item == code)]
     needle = json.dumps({"item_id": item_id}, ensure_ascii=False)[1:-1].encode()
     return [k for k, raw in index.lines(offsets) if needle in raw and index.record(offsets, k, raw).item_id == item_id]
 
