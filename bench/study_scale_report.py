@@ -162,21 +162,22 @@ except SystemExit as e:
 else:
     code = 0
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-sys.stderr.write(f"MEASURED {{time.perf_counter() - started:.2f}} {{peak}}\\n")
+children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+sys.stderr.write(f"MEASURED {{time.perf_counter() - started:.2f}} {{peak}} {{children}}\\n")
 sys.exit(code)
 """
 
 
-def measured(*args: str) -> tuple[float, float, str]:
-    """``lingdiag ARGS`` in its own process: wall seconds, peak memory (MiB), stdout."""
+def measured(*args: str) -> tuple[float, float, float, str]:
+    """``lingdiag ARGS`` in its own process: wall seconds, its peak memory and its largest worker's (MiB), stdout."""
     env = {**os.environ, "PYTHONPATH": str(SRC)}
     done = subprocess.run([sys.executable, "-c", MEASURED.format(argv=["lingdiag", *args])], capture_output=True,
                           text=True, env=env, timeout=3600)
     line = next((x for x in done.stderr.splitlines() if x.startswith("MEASURED ")), None)
     if done.returncode != 0 or line is None:
         raise SystemExit(f"lingdiag {' '.join(args)} failed: {done.stderr[-2000:]}")
-    _, seconds, rss = line.split()
-    return float(seconds), int(rss) / 1024, done.stdout
+    _, seconds, rss, children = line.split()
+    return float(seconds), int(rss) / 1024, int(children) / 1024, done.stdout
 
 
 BASELINE = """
@@ -257,7 +258,12 @@ def main() -> None:
     parser.add_argument("--items", type=int, default=100_000)
     parser.add_argument("--dir", type=Path, default=Path("/tmp/study-scale"))
     parser.add_argument("--clean", action="store_true", help="remove the study afterwards")
+    parser.add_argument("--parts", default="report,status,viewer,baseline",
+                        help="what to measure, of report, status, viewer, baseline (comma-separated)")
     args = parser.parse_args()
+    parts = set(args.parts.split(","))
+    from lingdiag.reading.summary import READ_WORKERS
+
     out = args.dir / f"study-{args.models}x{args.items}"
     print(f"load average at start: {os.getloadavg()[0]:.2f} ({os.cpu_count()} CPUs)")
     started = time.perf_counter()
@@ -265,15 +271,22 @@ def main() -> None:
     size = sum(p.stat().st_size for p in out.rglob("items.jsonl"))
     print(f"study: {args.models} runs × {args.items} records ({size / 2**30:.2f} GiB of items.jsonl), written or "
           f"checked in {time.perf_counter() - started:.0f} s")
-    seconds, mib, _ = measured("study", "report", str(out), "--tables", str(args.dir / "tables"))
-    print(f"study report --tables: {seconds:.1f} s, peak {mib:.0f} MiB (targets: 180 s, 2048 MiB; "
-          f"ratios {seconds / 180:.2f}, {mib / 2048:.2f})")
-    seconds, _, printed = measured("study", "status", str(out))
-    print(f"study status: {seconds:.2f} s (target 5 s; ratio {seconds / 5:.2f}); {printed.splitlines()[-1]}")
-    print("viewer:")
-    viewer(out, args.models, args.items)
-    print("baseline (one run of the study):")
-    baseline(next((out / "runs").iterdir()) / "blimp")
+    if "report" in parts:
+        seconds, mib, worker, _ = measured("study", "report", str(out), "--tables", str(args.dir / "tables"))
+        workers = min(int(READ_WORKERS.value), args.models) if worker > 0 else 0
+        total = mib + workers * worker
+        read = f"{workers} reading processes at most {worker:.0f} MiB each" if workers else "runs read in-process"
+        print(f"study report --tables: {seconds:.1f} s; peak {mib:.0f} MiB, {read}, together at most {total:.0f} "
+              f"MiB (targets: 180 s, 2048 MiB; ratios {seconds / 180:.2f}, {total / 2048:.2f})")
+    if "status" in parts:
+        seconds, _, _, printed = measured("study", "status", str(out))
+        print(f"study status: {seconds:.2f} s (target 5 s; ratio {seconds / 5:.2f}); {printed.splitlines()[-1]}")
+    if "viewer" in parts:
+        print("viewer:")
+        viewer(out, args.models, args.items)
+    if "baseline" in parts:
+        print("baseline (one run of the study):")
+        baseline(next((out / "runs").iterdir()) / "blimp")
     print(f"load average at end: {os.getloadavg()[0]:.2f}")
     if args.clean:
         import shutil

@@ -132,3 +132,28 @@ def test_columns_select_a_condition(runs: dict[str, Path]) -> None:
     summary = summarize(runs["b"], vocab)
     lines = summary.columns.of(vocab.conditions.get("dap"))
     assert len(lines) == 12 and np.all(np.diff(lines) == 1)  # canonical order: one block per condition
+
+
+def test_runs_read_by_worker_processes_are_the_runs_read_here(runs: dict[str, Path], tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """A large study's runs are read by several processes: the same summaries, in order, one vocabulary;
+    an unreadable run is its one-line error, in its place."""
+    from lingdiag.errors import LingdiagError
+    from lingdiag.reading import summary as module
+
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "meta.json").write_text("{not json")
+    order = [runs["a"], broken, runs["b"]]
+    here = module.summarize_all(order, Vocabularies())
+    monkeypatch.setattr(module, "PARALLEL_BYTES", 0)
+    monkeypatch.setenv("LINGDIAG_READ_WORKERS", "2")
+    there = module.summarize_all(order, Vocabularies())
+    assert isinstance(here[1], LingdiagError) and isinstance(there[1], LingdiagError)
+    assert str(here[1]) == str(there[1]) and "meta.json" in str(there[1])
+    for x, y in ((here[0], there[0]), (here[2], there[2])):
+        assert isinstance(x, module.RunSummary) and isinstance(y, module.RunSummary)
+        assert _same(x.run.rows, y.run.rows) and x.run.item_ids == y.run.item_ids
+        assert [x.vocab.items.names[k] for k in x.columns.item] == [y.vocab.items.names[k] for k in y.columns.item]
+        assert np.array_equal(x.columns.outcome, y.columns.outcome)
+    assert there[0].vocab is there[2].vocab  # type: ignore[union-attr]

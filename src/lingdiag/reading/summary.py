@@ -12,17 +12,23 @@ runs summarised together, so an item or a label has the same code in every run.
 
 from __future__ import annotations
 
+import gc
+import os
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from lingdiag.errors import LingdiagError, RunError
+from lingdiag.io.limits import Limit
 from lingdiag.metrics.interpretable import degenerate_reason
-from lingdiag.reading.run import LoadedRun, Opened, check_labels, opened, rows_of
+from lingdiag.reading.run import LoadedRun, Opened, check_labels, opened, rows_of, suite_of
 from lingdiag.records import LANGUAGE, UNPARSED, ItemRecord, ResultRow
-from lingdiag.rundir import RunStore
+from lingdiag.rundir import RunMeta, RunState, RunStore
+from lingdiag.rundir.study import Place
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -164,12 +170,102 @@ class _Scored:
         if (why := degenerate_reason(records)) is not None:
             self.flags[condition] = why
 
-    def summary(self, columns: Columns, vocab: Vocabularies) -> RunSummary:
+    def scanned(self, columns: Columns, names: Vocabularies) -> Scanned:
         run = self.run
-        ids = frozenset(vocab.items.names[k] for k in np.unique(columns.item))
-        loaded = LoadedRun(self.run_dir, run.suite, run.model, run.meta, [r for rs in self.rows.values() for r in rs],
-                           ids, [], run.state, run.place, run.place.entry.suite if run.place else "")
-        return RunSummary(loaded, columns, vocab, self.flags, self.axes)
+        return Scanned(self.run_dir, run.model, run.meta, run.state, run.place, names, columns,
+                       [r for rs in self.rows.values() for r in rs], self.flags, self.axes)
+
+
+@dataclass(frozen=True, eq=False)
+class Scanned:
+    """A run read once, its codes its own (:func:`scan`): what a worker process hands back, before the
+    codes are made the shared vocabulary's (:func:`joined`).
+    """
+
+    run_dir: Path
+    model: str
+    meta: RunMeta
+    state: RunState
+    place: Place | None
+    names: Vocabularies
+    """This run's own codes."""
+    columns: Columns
+    rows: list[ResultRow]
+    flags: dict[str, str]
+    axes: dict[str, dict[str, str]]
+
+
+@contextmanager
+def _no_cycle_collection() -> Iterator[None]:
+    """Cyclic garbage collection paused while records stream in: they hold no cycles, and a collection
+    walking the hundred thousand records of a condition held costs a third of the reading.
+    """
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def scan(run_dir: Path, name: str | None = None) -> Scanned:
+    """Stream ``run_dir``'s records once: its rows, not-interpretable conditions, axes, and its records as
+    columns of its own codes.
+
+    Raises:
+        RunError: the run is not readable, or a record is not one of its suite's (naming file, line, field).
+    """
+    run = opened(run_dir, name)
+    store = RunStore(run_dir)
+    names = Vocabularies()
+    builder, scored, line = _Builder(names), _Scored(run, run_dir), 0
+    with _no_cycle_collection():
+        for condition, records in _by_condition(store.stream_records()):
+            if condition in scored.rows:  # not in canonical order (a run resumed, not finished): read it whole
+                return _whole(run, run_dir)
+            check_labels(run.suite, records, store.items_path, line)
+            line += len(records)
+            for r in records:
+                builder.add(r)
+            scored.score(condition, records)
+    return scored.scanned(builder.columns(), names)
+
+
+def _whole(run: Opened, run_dir: Path) -> Scanned:
+    """A run whose conditions interleave: every record held at once, then grouped."""
+    store = RunStore(run_dir)
+    records = store.load_records()
+    check_labels(run.suite, records, store.items_path)
+    names = Vocabularies()
+    builder, scored = _Builder(names), _Scored(run, run_dir)
+    by: dict[str, list[ItemRecord]] = {}
+    for r in records:
+        builder.add(r)
+        by.setdefault(r.condition, []).append(r)
+    for condition, rs in by.items():
+        scored.score(condition, rs)
+    return scored.scanned(builder.columns(), names)
+
+
+def _recoded(codes: NDArray[np.int32], own: Vocabulary, shared: Vocabulary) -> NDArray[np.int32]:
+    """``codes`` of ``own`` as ``shared``'s (:data:`NONE` kept)."""
+    table = np.array([shared.code(name) for name in own.names] + [NONE], np.int32)
+    out: NDArray[np.int32] = table[codes]  # NONE (-1) indexes the table's last entry, NONE
+    return out
+
+
+def joined(scanned: Scanned, vocab: Vocabularies) -> RunSummary:
+    """``scanned`` with its codes made ``vocab``'s (extended with its strings), as a summary."""
+    own, c = scanned.names, scanned.columns
+    columns = Columns(_recoded(c.condition, own.conditions, vocab.conditions), _recoded(c.item, own.items, vocab.items),
+                      _recoded(c.label, own.labels, vocab.labels), _recoded(c.language, own.languages, vocab.languages),
+                      c.outcome, c.error)
+    ids = frozenset(own.items.names[k] for k in np.unique(c.item))
+    place = scanned.place
+    loaded = LoadedRun(scanned.run_dir, suite_of(scanned.meta, scanned.run_dir), scanned.model, scanned.meta,
+                       scanned.rows, ids, [], scanned.state, place, place.entry.suite if place else "")
+    return RunSummary(loaded, columns, vocab, scanned.flags, scanned.axes)
 
 
 def summarize(run_dir: Path, vocab: Vocabularies, name: str | None = None) -> RunSummary:
@@ -183,30 +279,42 @@ def summarize(run_dir: Path, vocab: Vocabularies, name: str | None = None) -> Ru
     Raises:
         RunError: the run is not readable, or a record is not one of its suite's (naming file, line, field).
     """
-    run = opened(run_dir, name)
-    store = RunStore(run_dir)
-    builder, scored, line = _Builder(vocab), _Scored(run, run_dir), 0
-    for condition, records in _by_condition(store.stream_records()):
-        if condition in scored.rows:  # not in canonical order (a run resumed, not finished): read it whole
-            return _whole(run, run_dir, vocab)
-        check_labels(run.suite, records, store.items_path, line)
-        line += len(records)
-        for r in records:
-            builder.add(r)
-        scored.score(condition, records)
-    return scored.summary(builder.columns(), vocab)
+    return joined(scan(run_dir, name), vocab)
 
 
-def _whole(run: Opened, run_dir: Path, vocab: Vocabularies) -> RunSummary:
-    """The summary of a run whose conditions interleave: every record held at once, then grouped."""
-    store = RunStore(run_dir)
-    records = store.load_records()
-    check_labels(run.suite, records, store.items_path)
-    builder, scored = _Builder(vocab), _Scored(run, run_dir)
-    by: dict[str, list[ItemRecord]] = {}
-    for r in records:
-        builder.add(r)
-        by.setdefault(r.condition, []).append(r)
-    for condition, rs in by.items():
-        scored.score(condition, rs)
-    return scored.summary(builder.columns(), vocab)
+READ_WORKERS = Limit("LINGDIAG_READ_WORKERS", float(len(os.sched_getaffinity(0))),
+                     "processes reading a study's runs at once")
+"""Processes that read runs at once where there is much to read (default: the CPUs this process may use)."""
+PARALLEL_BYTES = 256 * 2**20
+"""Below this many bytes of records in all, runs are read in this process (starting workers costs seconds)."""
+
+
+def _scan_or_why(run_dir: Path) -> Scanned | str:
+    """:func:`scan` in a worker: the run, or the one line saying why it could not be read."""
+    try:
+        return scan(run_dir)
+    except LingdiagError as e:
+        return str(e)
+
+
+def summarize_all(run_dirs: Sequence[Path], vocab: Vocabularies) -> list[RunSummary | LingdiagError]:
+    """Each run's summary in order, with one vocabulary, or the error that kept it from being read; read
+    by :data:`READ_WORKERS` processes at once where the runs hold more than :data:`PARALLEL_BYTES`.
+    """
+    size = sum(os.stat(Path(d) / "items.jsonl").st_size for d in run_dirs if (Path(d) / "items.jsonl").is_file())
+    workers = min(int(READ_WORKERS.value), len(run_dirs))
+    if workers < 2 or size < PARALLEL_BYTES:
+        out: list[RunSummary | LingdiagError] = []
+        for d in run_dirs:
+            try:
+                out.append(summarize(d, vocab))
+            except LingdiagError as e:
+                out.append(e)
+        return out
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    # spawn: a fresh interpreter per worker (the caller may hold threads and locks a fork would copy).
+    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+        return [joined(x, vocab) if isinstance(x, Scanned) else RunError(x)
+                for x in pool.map(_scan_or_why, run_dirs)]

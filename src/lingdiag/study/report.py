@@ -29,8 +29,8 @@ from lingdiag.figures import Figure
 from lingdiag.io.atomic import make_dir, write_atomic
 from lingdiag.io.limits import Limit
 from lingdiag.io.markdown import markdown_table
-from lingdiag.reading import RunSummary, Vocabularies, load_run, summarize
-from lingdiag.reading.summary import NONE, NOT_GRADED, RIGHT
+from lingdiag.reading import RunSummary, Vocabularies, load_run
+from lingdiag.reading.summary import NONE, NOT_GRADED, RIGHT, summarize_all
 from lingdiag.report.export import markdown_to_latex
 from lingdiag.report.html import render_html
 from lingdiag.report.markup import figure_html, markdown_to_html
@@ -84,10 +84,11 @@ class Study:
 
 
 Read = Callable[[Path, Vocabularies], RunSummary]
-"""How a run is read into its summary: :func:`~lingdiag.reading.summarize` (the viewer keeps them)."""
+"""How a run is read into its summary where a caller keeps them (the viewer); by default every done run is
+read by :func:`~lingdiag.reading.summary.summarize_all` (several processes for a large study)."""
 
 
-def load(out: Path, *, seed: int = 0, read: Read = summarize, vocab: Vocabularies | None = None) -> Study:
+def load(out: Path, *, seed: int = 0, read: Read | None = None, vocab: Vocabularies | None = None) -> Study:
     """The study's state and grid, and its done runs streamed into their summaries.
 
     Only runs the grid calls done (finished, every item answered, current: ``lingdiag.rundir.state``) are
@@ -96,7 +97,7 @@ def load(out: Path, *, seed: int = 0, read: Read = summarize, vocab: Vocabularie
     Args:
         out: The study directory.
         seed: Seeds the bootstrap intervals and the mixed model's item sample.
-        read: Reads a run into its summary.
+        read: Reads a run into its summary (default: all of them by ``summarize_all``).
         vocab: The codes the summaries share (a new vocabulary unless given).
     """
     state = read_state(out)
@@ -104,14 +105,20 @@ def load(out: Path, *, seed: int = 0, read: Read = summarize, vocab: Vocabularie
     rows = grid(out, state)
     done = {r.key for r in rows if r.status == "done"}
     vocab = vocab or Vocabularies()
+    entries = [e for e in state.runs if e.key in done]
+    if read is None:
+        found = summarize_all([e.directory(out) for e in entries], vocab)
+    else:
+        found = []
+        for e in entries:
+            try:
+                found.append(read(e.directory(out), vocab))
+            except LingdiagError as error:
+                found.append(error)
     runs, unreadable = [], []
-    for entry in state.runs:
-        if entry.key not in done:
-            continue
-        try:
-            summary = read(entry.directory(out), vocab)
-        except LingdiagError as e:
-            unreadable.append(f"{entry.name}: {e}")
+    for entry, summary in zip(entries, found, strict=True):
+        if isinstance(summary, LingdiagError):
+            unreadable.append(f"{entry.name}: {summary}")
             continue
         labels = summary.run.suite.labels
         runs.append(StudyRun(entry, summary, 1 / len(labels) if labels else 0.5))  # minimal pairs: 2 ways
