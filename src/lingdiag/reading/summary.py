@@ -297,24 +297,30 @@ def _scan_or_why(run_dir: Path) -> Scanned | str:
         return str(e)
 
 
-def summarize_all(run_dirs: Sequence[Path], vocab: Vocabularies) -> list[RunSummary | LingdiagError]:
-    """Each run's summary in order, with one vocabulary, or the error that kept it from being read; read
-    by :data:`READ_WORKERS` processes at once where the runs hold more than :data:`PARALLEL_BYTES`.
+def scan_all(run_dirs: Sequence[Path]) -> Iterator[Scanned | LingdiagError]:
+    """Each run scanned (:func:`scan`), in order, or the error that kept it from being read; by
+    :data:`READ_WORKERS` processes at once where the runs hold more than :data:`PARALLEL_BYTES`.
     """
     size = sum(os.stat(Path(d) / "items.jsonl").st_size for d in run_dirs if (Path(d) / "items.jsonl").is_file())
     workers = min(int(READ_WORKERS.value), len(run_dirs))
     if workers < 2 or size < PARALLEL_BYTES:
-        out: list[RunSummary | LingdiagError] = []
         for d in run_dirs:
             try:
-                out.append(summarize(d, vocab))
+                yield scan(d)
             except LingdiagError as e:
-                out.append(e)
-        return out
+                yield e
+        return
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
     # spawn: a fresh interpreter per worker (the caller may hold threads and locks a fork would copy).
     with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-        return [joined(x, vocab) if isinstance(x, Scanned) else RunError(x)
-                for x in pool.map(_scan_or_why, run_dirs)]
+        for x in pool.map(_scan_or_why, run_dirs):
+            yield x if isinstance(x, Scanned) else RunError(x)
+
+
+def summarize_all(run_dirs: Sequence[Path], vocab: Vocabularies) -> list[RunSummary | LingdiagError]:
+    """Each run's summary in order, with one vocabulary, or the error that kept it from being read
+    (:func:`scan_all`: several processes where there is much to read).
+    """
+    return [x if isinstance(x, LingdiagError) else joined(x, vocab) for x in scan_all(run_dirs)]

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import os
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,7 +22,7 @@ import numpy as np
 
 from lingdiag.errors import LingdiagError, RunError
 from lingdiag.reading import RunSummary, Vocabularies, summarize
-from lingdiag.reading.summary import NONE
+from lingdiag.reading.summary import NONE, joined, scan_all
 from lingdiag.records import ItemRecord
 from lingdiag.rundir import lock_held
 from lingdiag.rundir.study import RUNS, RunEntry, StudyModel, StudyState, read_state
@@ -58,6 +58,9 @@ class Summaries:
         self.vocab = Vocabularies()
         self._known: dict[Path, tuple[Version, RunSummary]] = {}
         self._lock = threading.Lock()  # one summariser at a time: the vocabulary grows as runs are read
+        self._pending: set[Path] = set()
+        """Runs the background is reading: a request for one waits for it rather than reading it twice."""
+        self._read = threading.Condition()
 
     def of(self, run: Path) -> RunSummary:
         """``run``'s summary as its files are now (read again only when they changed).
@@ -68,6 +71,8 @@ class Summaries:
         inside(run, "meta.json")
         if (run / "items.jsonl").exists():
             inside(run, "items.jsonl", ITEMS_BYTES)
+        with self._read:
+            self._read.wait_for(lambda: run not in self._pending)
         with self._lock:
             now = version(run)
             known = self._known.get(run)
@@ -82,16 +87,36 @@ class Summaries:
         known = self._known.get(run)
         return known[1] if known is not None and known[0] == version(run) else None
 
-    def prebuild(self, runs: Iterable[Path], then: Callable[[], None] = lambda: None) -> threading.Thread:
-        """Summarise ``runs`` in a background thread (a run that cannot be read is left to its page), then
-        call ``then`` (the viewer draws its studies' reports).
+    def prebuild(self, runs: Sequence[Path], then: Callable[[], None] = lambda: None) -> threading.Thread:
+        """Summarise ``runs`` in a background thread, by several processes where there is much to read
+        (``lingdiag.reading.summary.scan_all``; a run that cannot be read is left to its page), then call
+        ``then`` (the viewer draws its studies' reports).
         """
         def build() -> None:
+            readable = []
             for run in runs:
                 try:
-                    self.of(run)
+                    inside(run, "meta.json")
+                    if (run / "items.jsonl").exists():
+                        inside(run, "items.jsonl", ITEMS_BYTES)
+                    readable.append(run)
                 except LingdiagError:
                     continue
+            versions = [version(run) for run in readable]  # as read: a run changed meanwhile is read again
+            with self._read:
+                self._pending.update(readable)
+            try:
+                for run, seen, scanned in zip(readable, versions, scan_all(readable), strict=True):
+                    if not isinstance(scanned, LingdiagError):
+                        with self._lock:
+                            self._known[run] = (seen, joined(scanned, self.vocab))
+                    with self._read:
+                        self._pending.discard(run)
+                        self._read.notify_all()
+            finally:
+                with self._read:
+                    self._pending.clear()
+                    self._read.notify_all()
             try:
                 then()
             except LingdiagError:
