@@ -55,7 +55,7 @@ def test_a_summary_has_load_runs_rows_and_its_records_as_columns(runs: dict[str,
     vocab = Vocabularies()
     for path in runs.values():
         whole, summary = load_run(path), summarize(path, vocab)
-        assert _same(summary.run.rows, whole.rows) and summary.run.item_ids == whole.item_ids
+        assert _same(summary.run.rows, whole.rows) and summary.item_ids == whole.item_ids
         assert summary.run.records == [] and summary.run.model == whole.model and summary.run.state == whole.state
         records = RunStore(path).load_records()
         c = summary.columns
@@ -71,7 +71,7 @@ def test_a_summary_has_load_runs_rows_and_its_records_as_columns(runs: dict[str,
                                 for c in ("zero-shot", "dap")}
     # one vocabulary: the same item has the same code in both runs
     a, b = (summarize(p, vocab) for p in runs.values())
-    assert set(a.columns.item) == set(b.columns.item) and len(vocab.items) == len(a.run.item_ids)
+    assert set(a.columns.item) == set(b.columns.item) and len(vocab.items) == len(a.item_ids)
 
 
 def test_not_interpretable_conditions_are_named(tmp_path: Path) -> None:
@@ -153,7 +153,7 @@ def test_runs_read_by_worker_processes_are_the_runs_read_here(runs: dict[str, Pa
     assert str(here[1]) == str(there[1]) and "meta.json" in str(there[1])
     for x, y in ((here[0], there[0]), (here[2], there[2])):
         assert isinstance(x, module.RunSummary) and isinstance(y, module.RunSummary)
-        assert _same(x.run.rows, y.run.rows) and x.run.item_ids == y.run.item_ids
+        assert _same(x.run.rows, y.run.rows) and x.item_ids == y.item_ids
         assert [x.vocab.items.names[k] for k in x.columns.item] == [y.vocab.items.names[k] for k in y.columns.item]
         assert np.array_equal(x.columns.outcome, y.columns.outcome)
     assert there[0].vocab is there[2].vocab  # type: ignore[union-attr]

@@ -77,3 +77,20 @@ def test_adjacent_sizes_put_the_larger_model_first(study: Path) -> None:
     assert {(r["Between"], r["A"], r["B"]) for r in rows} == {("size", "b", "a")}
     for r in rows:
         assert float(r["A − B [95% CI]"].split()[0]) == pytest.approx(float(r["Acc A"]) - float(r["Acc B"]), abs=2e-3)
+
+
+def test_the_mixed_model_above_its_bound_is_fitted_on_a_named_item_sample(study: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    from lingdiag.study.report import load, mixed_frame
+
+    loaded = load(study / "out")
+    whole, note = mixed_frame(loaded.runs)
+    assert note == "" and len(whole) == 3 * 2 * 8  # three models, two conditions, eight items
+    monkeypatch.setenv("LINGDIAG_STUDY_MIXED_RECORDS", "20")
+    sampled, note = mixed_frame(loaded.runs, seed=3)
+    assert note.startswith("Fitted on a seeded sample of 3 of 8 items (seed 3; every model's answers on them: "
+                           "18 of 48)")
+    assert "LINGDIAG_STUDY_MIXED_RECORDS" in note and len(sampled) == 18
+    assert sampled["item"].nunique() == 3 and set(sampled["model"]) == {"a", "b", "c"}
+    again, _ = mixed_frame(loaded.runs, seed=3)
+    assert again.equals(sampled)

@@ -123,7 +123,8 @@ class RunSummary:
     """A run read once as a stream (see the module's text)."""
 
     run: LoadedRun
-    """The run as reports name it, with its rows and state; its ``records`` are not kept (empty)."""
+    """The run as reports name it, with its rows and state; its ``records`` and ``item_ids`` are not kept
+    (empty: :attr:`columns` and :attr:`item_ids` hold them)."""
     columns: Columns
     vocab: Vocabularies
     not_interpretable: dict[str, str]
@@ -261,10 +262,11 @@ def joined(scanned: Scanned, vocab: Vocabularies) -> RunSummary:
     columns = Columns(_recoded(c.condition, own.conditions, vocab.conditions), _recoded(c.item, own.items, vocab.items),
                       _recoded(c.label, own.labels, vocab.labels), _recoded(c.language, own.languages, vocab.languages),
                       c.outcome, c.error)
-    ids = frozenset(own.items.names[k] for k in np.unique(c.item))
     place = scanned.place
+    # Neither its records nor its item ids are kept in the run (its columns hold them: RunSummary.item_ids):
+    # a set of 100,000 ids per run is most of a study's memory.
     loaded = LoadedRun(scanned.run_dir, suite_of(scanned.meta, scanned.run_dir), scanned.model, scanned.meta,
-                       scanned.rows, ids, [], scanned.state, place, place.entry.suite if place else "")
+                       scanned.rows, frozenset(), [], scanned.state, place, place.entry.suite if place else "")
     return RunSummary(loaded, columns, vocab, scanned.flags, scanned.axes)
 
 
@@ -303,20 +305,26 @@ def scan_all(run_dirs: Sequence[Path]) -> Iterator[Scanned | LingdiagError]:
     """
     size = sum(os.stat(Path(d) / "items.jsonl").st_size for d in run_dirs if (Path(d) / "items.jsonl").is_file())
     workers = min(int(READ_WORKERS.value), len(run_dirs))
-    if workers < 2 or size < PARALLEL_BYTES:
-        for d in run_dirs:
-            try:
-                yield scan(d)
-            except LingdiagError as e:
-                yield e
-        return
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
+    done = 0
+    if workers >= 2 and size >= PARALLEL_BYTES:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+        from concurrent.futures.process import BrokenProcessPool
 
-    # spawn: a fresh interpreter per worker (the caller may hold threads and locks a fork would copy).
-    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-        for x in pool.map(_scan_or_why, run_dirs):
-            yield x if isinstance(x, Scanned) else RunError(x)
+        # spawn: a fresh interpreter per worker (the caller may hold threads and locks a fork would copy).
+        try:
+            with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+                for x in pool.map(_scan_or_why, run_dirs):
+                    yield x if isinstance(x, Scanned) else RunError(x)
+                    done += 1
+            return
+        except (BrokenProcessPool, OSError):  # workers that cannot start (a script read from stdin): read here
+            pass
+    for d in run_dirs[done:]:
+        try:
+            yield scan(d)
+        except LingdiagError as e:
+            yield e
 
 
 def summarize_all(run_dirs: Sequence[Path], vocab: Vocabularies) -> list[RunSummary | LingdiagError]:

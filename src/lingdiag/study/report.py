@@ -279,29 +279,34 @@ def _adjacent(study: Study) -> Drawn:
 
 def mixed_frame(runs: Sequence[StudyRun], seed: int = 0) -> tuple[object, str]:
     """The graded answers of ``runs`` as ``mixed.fit_frame``'s frame (item codes, not ids), sampled by item
-    (seeded) to at most :data:`MIXED_RECORDS` answers; and a sentence naming the sample where one was drawn.
+    (seeded) to at most :data:`MIXED_RECORDS` answers before the frame is built; and a sentence naming the
+    sample where one was drawn.
     """
     import pandas as pd
 
+    graded = [s.summary.columns.outcome != NOT_GRADED for s in runs]
+    total = int(sum(g.sum() for g in graded))
+    keep = graded
+    sampled = ""
+    bound = int(MIXED_RECORDS.value)
+    if total > bound:
+        items = np.unique(np.concatenate([s.summary.columns.item[g] for s, g in zip(runs, graded, strict=True)]))
+        n = max(int(len(items) * bound / total), 1)
+        chosen = np.random.default_rng(seed).choice(items, size=n, replace=False)
+        keep = [g & np.isin(s.summary.columns.item, chosen) for s, g in zip(runs, graded, strict=True)]
+        answers = int(sum(k.sum() for k in keep))
+        sampled = (f"Fitted on a seeded sample of {n} of {len(items)} items (seed {seed}; every model's answers on "
+                   f"them: {answers} of {total}); {MIXED_RECORDS.how_to_raise()}.")
     parts = []
-    for s in runs:
+    for s, k in zip(runs, keep, strict=True):
         c = s.summary.columns
-        graded = c.outcome != NOT_GRADED
-        parts.append(pd.DataFrame({"correct": (c.outcome[graded] == RIGHT).astype(int),
+        parts.append(pd.DataFrame({"correct": (c.outcome[k] == RIGHT).astype(int),
                                    "condition": np.array(s.summary.vocab.conditions.names, dtype=object)[
-                                       c.condition[graded]],
-                                   "item": c.item[graded], "model": s.label}))
+                                       c.condition[k]],
+                                   "item": c.item[k], "model": s.label}))
     df = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=["correct", "condition", "item",
                                                                                  "model"])
-    bound = int(MIXED_RECORDS.value)
-    if len(df) <= bound:
-        return df, ""
-    items = df["item"].unique()
-    keep = max(int(len(items) * bound / len(df)), 1)
-    chosen = np.random.default_rng(seed).choice(items, size=keep, replace=False)
-    sampled = df[df["item"].isin(chosen)].reset_index(drop=True)
-    return sampled, (f"Fitted on a seeded sample of {keep} of {len(items)} items (seed {seed}; every model's "
-                     f"answers on them: {len(sampled)} of {len(df)}); {MIXED_RECORDS.how_to_raise()}.")
+    return df, sampled
 
 
 def _mixed(study: Study) -> Drawn:
