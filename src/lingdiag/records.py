@@ -22,6 +22,8 @@ UNPARSED = "unparsed"
 UNFINISHED = "unfinished"
 """The label recorded when a model's thinking never closed (cut by its token cap): there is no
 answer to parse, and the trace is never read as one; counted apart from ``UNPARSED``."""
+LANGUAGE = "language"
+"""The item tag naming an item's language: accuracy per language, aligned translations compared."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -391,6 +393,8 @@ Output = TextOutput | FailedOutput | ScoreOutput
 _TEXT_KEYS = {"text": str, "rendering": str, "reasoning": str, "reasoning_tokens": int, "unfinished": bool,
               "rendered_prompt": str}
 _SCORE_KEYS = {"logprob": float | int, "n_tokens": int, "is_greedy": bool, "token_logprobs": list, "token_spans": list}
+_SCORE_BASE = frozenset(("logprob", "n_tokens", "is_greedy"))
+"""The keys of a log-likelihood output without per-token log-probs."""
 
 
 def _score_output(value: dict[str, Any]) -> ScoreOutput:
@@ -418,6 +422,11 @@ def output_from_json(value: Any) -> Output:
         return value
     if isinstance(value, str):
         return TextOutput(value)
+    if isinstance(value, dict) and value.keys() == _SCORE_BASE:  # a log-likelihood, the common case: checked at once
+        lp, n, greedy = value["logprob"], value["n_tokens"], value["is_greedy"]
+        if (lp is None or type(lp) in (float, int)) and (n is None or type(n) is int) and \
+                (greedy is None or type(greedy) is bool):
+            return ScoreOutput(lp, n, greedy)
     if not isinstance(value, dict):
         raise ValueError(f"{type(value).__name__}, not a text or an object")
     if set(value) == {"error"} and isinstance(value["error"], str):

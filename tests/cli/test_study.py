@@ -85,4 +85,28 @@ def test_errors_are_one_line_with_exit_2(tmp_path: Path) -> None:
     missing = lingdiag(tmp_path, "study", "status", "nowhere")
     assert missing.returncode == 2 and "not a study directory" in missing.stderr
     nothing = lingdiag(tmp_path, "study", "report", "nowhere")
-    assert nothing.returncode == 2 and "--html FILE and/or --tables DIR" in nothing.stderr
+    assert nothing.returncode == 2 and "not a study directory" in nothing.stderr
+
+
+def test_study_report_without_files_prints_its_findings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``study report DIR`` with neither --html nor --tables: the findings and the runs per state on the
+    terminal (plain text: a hostile model name prints no escape sequence), and where the whole report goes."""
+    from helpers import stand_in, study_backend
+
+    from lingdiag.study.execute import run_study
+    from lingdiag.study.schema import StudyFile
+
+    study = StudyFile.model_validate({
+        "name": "printed", "base": tmp_path, "retries": 0,
+        "models": [{"spec": "a"}, {"spec": "broken-x"}, {"name": "t", "checkpoints": [
+            {"spec": "t1", "step": 1}, {"spec": "t2", "step": 2}]}, {"spec": "b", "name": "b\x1b[31m"}],
+        "suites": [{"suite": str(EXAMPLES / "agreement-pairs.yaml"), "name": "pairs"}]})
+    monkeypatch.setenv("LINGDIAG_CACHE", str(tmp_path / "cache"))
+    run_study(study, tmp_path / "out", models=stand_in(study_backend))
+    done = lingdiag(tmp_path, "study", "report", "out")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "printed: 4 done, 1 gave up"
+    assert "- 4 of 5 runs done." in lines and any(line.startswith("- Learning curve of t on pairs") for line in lines)
+    assert lines[-1].startswith("The whole report: --html FILE") and "\x1b" not in done.stdout
+    assert not (tmp_path / "out" / "study.md").exists()

@@ -63,3 +63,19 @@ def test_the_bootstrap_repeats_and_reads_the_percentiles() -> None:
     ci = difference_ci([True] * 8 + [False] * 2, [True] * 3 + [False] * 7)
     assert ci == difference_ci([True] * 8 + [False] * 2, [True] * 3 + [False] * 7) and ci[0] < 0.5 < ci[1]
     assert all(math.isnan(x) for x in difference_ci([], [True]))
+
+
+def test_the_paired_bootstrap_by_counts_is_the_bootstrap_over_items() -> None:
+    """Drawn as multinomial counts of the discordant items, the paired bootstrap's interval is the one
+    of resampling the items themselves (within the Monte Carlo error of 20,000 resamples each)."""
+    from lingdiag.metrics.stats import paired_difference_ci
+
+    delta = np.array([1.0] * 30 + [-1.0] * 12 + [0.0] * 158)
+    by_items = percentile_interval(resampled_means(delta, np.random.default_rng(0), 20_000))
+    by_counts = paired_difference_ci(30, 12, 200, np.random.default_rng(1), 20_000)
+    assert by_counts == pytest.approx(by_items, abs=0.006)
+    assert paired_difference_ci(30, 12, 200, np.random.default_rng(5)) == \
+        paired_difference_ci(30, 12, 200, np.random.default_rng(5))
+    assert paired_difference_ci(0, 0, 10, np.random.default_rng(0)) == (0.0, 0.0)
+    big = paired_difference_ci(3000, 1000, 100_000, np.random.default_rng(0))  # no n × samples array
+    assert big[0] < 0.02 < big[1] and big[1] - big[0] < 0.01

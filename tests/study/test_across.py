@@ -1,38 +1,66 @@
-"""Analyses across models, on records built by hand: kappa, items across models, splits, the
-learning curve's onset rule."""
+"""Analyses across models, on cell tables built by hand: kappa beside raw agreement and prevalence,
+items across models, splits, the learning curve's onset rule, the order of models and the paired
+tests' two Holm families."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 
-from helpers import item_record
+import numpy as np
+import pytest
 
+from lingdiag.reading.summary import NONE, NOT_GRADED, RIGHT, WRONG
 from lingdiag.study import across
-from lingdiag.study.across import Accuracy, CurvePoint
+from lingdiag.study.across import Accuracy, CellTable, CurvePoint
+
+LABELS = ["good", "bad", "x", "y"]
+
+
+def _codes(text: str) -> np.ndarray:
+    return np.array([LABELS.index(c) for c in text], np.int32)
+
+
+def _table(cells: Mapping[str, Sequence[str | None]]) -> CellTable:
+    """Models → per item its label (None: a backend error; gold is "good"), in item order."""
+    models = list(cells)
+    n = len(next(iter(cells.values())))
+    outcome = np.full((n, len(models)), NOT_GRADED, np.int8)
+    label = np.full((n, len(models)), NONE, np.int32)
+    for j, m in enumerate(models):
+        for i, lab in enumerate(cells[m]):
+            if lab is None:
+                continue
+            label[i, j] = LABELS.index(lab)
+            outcome[i, j] = RIGHT if lab == "good" else WRONG
+    return CellTable(("s", "c"), models, np.arange(n, dtype=np.int32), outcome, label)
 
 
 def test_kappa_by_hand() -> None:
     # 10 items, 8 agree (po 0.8); a says x 5 times, b 7: pe = (5*7 + 5*3) / 100 = 0.5; kappa 0.3 / 0.5
-    a, b = list("xxxxxyyyyy"), list("xxxxxyyxxy")
+    a, b = _codes("xxxxxyyyyy"), _codes("xxxxxyyxxy")
     assert math.isclose(across.kappa(a, b) or 0, 0.6)
-    assert across.kappa(["x", "x"], ["x", "x"]) is None  # chance agreement is total
-    assert across.kappa([], []) is None
+    assert across.kappa(_codes("xx"), _codes("xx")) is None  # chance agreement is total
+    assert across.kappa(_codes(""), _codes("")) is None
+
+
+def test_kappa_near_zero_is_shown_with_raw_agreement_and_prevalence() -> None:
+    """The issue's case: two models agreeing on 29 of 30 items, one of them a constant labeller."""
+    table = _table({"a": ["good"] * 30, "b": ["good"] * 29 + ["bad"]})
+    agreed = across.agreement(table)[("a", "b")]
+    assert (agreed.kappa, agreed.agree, agreed.n) == (0.0, 29, 30)
+    assert across.prevalence(table, "b", LABELS) == [("good", 29 / 30), ("bad", 1 / 30)]
 
 
 def test_items_across_models_and_splits() -> None:
-    models = {
-        "a1": [item_record("i1", "good", "good"), item_record("i2", "bad", "good"), item_record("i3", "bad", "good")],
-        "a2": [item_record("i1", "good", "good"), item_record("i2", "bad", "good"), item_record("i3", "good", "good")],
-        "b1": [item_record("i1", "bad", "good"), item_record("i2", "bad", "good"),
-               item_record("i3", "good", "good", error="timeout")],
-    }
-    shares = across.item_shares(models)
-    assert [(s.item_id, s.right, s.wrong) for s in shares] == [
-        ("i1", ("a1", "a2"), ("b1",)), ("i2", (), ("a1", "a2", "b1")), ("i3", ("a2",), ("a1",))]  # b1 failed on i3
-    split = across.splits(shares, {"a1": "A", "a2": "A", "b1": "B"}, "family")
-    assert [(s.item_id, s.right, s.wrong) for s in split] == [("i1", "A", "B")]
-    k = across.agreement(models)
-    assert k[("a1", "b1")][1] == 2  # b1's failed item is not compared
+    table = _table({"a1": ["good", "bad", "bad"],
+                    "a2": ["good", "bad", "good"],
+                    "b1": ["bad", "bad", None]})  # b1 failed on item 3
+    shares = across.item_shares(table)
+    assert shares.right.tolist() == [2, 0, 1] and shares.graded.tolist() == [3, 3, 2]
+    split = across.splits(table, {"a1": "A", "a2": "A", "b1": "B"}, "family")
+    assert [(s.item, s.right, s.wrong) for s in split] == [(0, "A", "B")]
+    assert across.agreement(table)[("a1", "b1")].n == 2  # b1's failed item is not compared
 
 
 def _point(step: int, right: int, n: int = 40, missing: str | None = None) -> CurvePoint:
@@ -64,3 +92,23 @@ def test_no_onset_or_stability_that_a_missing_checkpoint_could_change() -> None:
     found = across.onset([_point(1, 20), _gone(2)])
     assert found.first is None and [p.step for p in found.before] == [2]
     assert not _gone(2).present and not _point(3, 40, 40, "condition not run").present
+
+
+def test_paired_tests_direction_and_both_holm_families() -> None:
+    pytest.importorskip("statsmodels")
+    rng = np.random.default_rng(0)
+    tables = {}
+    for condition in ("c1", "c2"):
+        cells = {m: ["good" if rng.random() < p else "bad" for _ in range(80)]
+                 for m, p in (("A", 0.8), ("B", 0.5), ("C", 0.55))}
+        built = _table(cells)
+        tables[("s", condition)] = CellTable(("s", condition), built.models, built.items, built.outcome, built.label)
+    tests, skipped = across.paired_tests(tables, [across.Pair("chosen", "A", "B", "A vs B"),
+                                                    across.Pair("chosen", "C", "B", "C vs B")])
+    assert not skipped and len(tests) == 4
+    for t in tests:
+        assert t.test.diff == pytest.approx(t.test.acc_a - t.test.acc_b)  # A − B
+    ab = [t for t in tests if t.a == "A"]
+    ps = sorted(t.test.p for t in ab)
+    assert sorted(t.test.p_holm for t in ab) == pytest.approx([min(1, 2 * ps[0]), max(min(1, 2 * ps[0]), ps[1])])
+    assert all(t.p_table >= t.test.p_holm for t in tests)  # four rows: a larger family

@@ -149,3 +149,68 @@ def test_a_second_study_process_on_one_directory_is_refused_naming_the_holder(tm
     finally:
         holder.kill()
         holder.communicate()
+
+
+SLOW_STUDY = """
+import sys, time
+sys.path.insert(0, {tests!r})
+from pathlib import Path
+from helpers import stand_in, study_backend
+from lingdiag.study import execute
+from lingdiag.study.schema import load_study
+
+execute.FLUSH_SECONDS = 0.2
+
+def slow(config):
+    backend = study_backend(config)
+    score = backend.loglikelihood
+    def loglikelihood(requests):
+        time.sleep(0.15 * len(requests))
+        return score(requests)
+    backend.loglikelihood = loglikelihood
+    return backend
+
+execute.run_study(load_study(Path({study!r})), Path({out!r}), models=stand_in(slow))
+"""
+
+
+def test_a_run_in_progress_has_an_eta_and_a_killed_attempt_keeps_its_seconds(tmp_path: Path) -> None:
+    """``study status`` during the first run gives an ETA (the run adds its seconds and items to study.json
+    as it goes); a ``kill -9`` mid-run leaves the seconds spent, and the next attempt adds to them."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from lingdiag.study.schema import load_study
+    from lingdiag.study.status import grid, summary
+
+    out, study = tmp_path / "out", tmp_path / "study.yaml"
+    study.write_text(f"models: [{{spec: a}}]\nrun: {{chunk_items: 2}}\n"
+                     f"suites: [{{suite: '{EXAMPLES / 'agreement-pairs.yaml'}', name: pairs}}]\n")
+    script = tmp_path / "slow.py"
+    script.write_text(SLOW_STUDY.format(tests=str(Path(__file__).resolve().parents[1]), study=str(study),
+                                        out=str(out)))
+    child = subprocess.Popen([sys.executable, str(script)], env={**os.environ, "LINGDIAG_CACHE": str(tmp_path / "c")})
+    try:
+        deadline = time.monotonic() + 120
+        rows: list[Any] = []
+        while time.monotonic() < deadline and child.poll() is None:
+            state = read_state(out, missing_ok=True)
+            if state is not None and state.runs[0].state.seconds > 0:
+                rows = grid(out)
+                if rows[0].status == "running" and rows[0].eta_seconds is not None:
+                    break
+            time.sleep(0.1)
+        assert rows and rows[0].status == "running" and rows[0].items_done < rows[0].items_total, rows
+        assert rows[0].eta_seconds is not None and summary(rows)["eta_seconds"] is not None  # not "eta ?"
+    finally:
+        os.kill(child.pid, signal.SIGKILL)
+        child.wait()
+    killed = read_state(out)
+    assert killed is not None and killed.runs[0].state.seconds > 0  # the killed attempt's time is kept
+    spent = killed.runs[0].state.seconds
+    run_study(load_study(study), out, models=stand_in(study_backend))
+    again = read_state(out)
+    assert again is not None and again.runs[0].state.status == "done" and again.runs[0].state.seconds > spent

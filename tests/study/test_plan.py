@@ -74,3 +74,50 @@ def test_a_study_of_too_many_runs_is_refused_before_planning(tmp_path: Path, mon
     with pytest.raises(ConfigError, match="the study plans 6 runs; the limit is 5 runs; raise it with "
                                           "LINGDIAG_MAX_STUDY_RUNS=N"):
         plan_study(_study(tmp_path))
+
+
+def test_run_options_reach_every_run_a_suites_over_a_models_over_the_studys(tmp_path: Path) -> None:
+    study = _study(tmp_path, run={"per_token": True, "chunk_items": 8},
+                   models=[{"spec": "m1", "run": {"chunk_items": 4}}, {"spec": "m2"}],
+                   suites=[{"suite": str(EXAMPLES / "agreement-pairs.yaml"), "name": "pairs",
+                            "run": {"chunk_items": 2}},
+                           {"suite": "imperfective", "dataset": str(EXAMPLES / "imperfective-nli-sample.json"),
+                            "name": "nli", "limit": 2}])
+    runs = {r.key: r.config for r in plan_study(study)}
+    assert {k: (c.per_token, c.chunk_items) for k, c in runs.items()} == {
+        "m1/pairs": (True, 2), "m1/nli": (True, 4), "m2/pairs": (True, 2), "m2/nli": (True, 8)}
+    assert runs["m1/pairs"].recorded()["per_token"] is True  # meta.json's config says so, as a single run's
+    check_plan(list(plan_study(study)), stand_in(study_backend))
+
+
+def test_every_run_option_of_a_single_run_is_a_study_run_option() -> None:
+    from lingdiag.config import RunConfig
+    from lingdiag.study.schema import STUDY_SETS, RunOptions
+
+    assert set(RunOptions.model_fields) == set(RunConfig.model_fields) - set(STUDY_SETS)
+    assert {"per_token", "chunk_items", "batch_tokens", "think_tags", "after_thinking"} <= set(RunOptions.model_fields)
+
+
+def test_a_bad_run_option_is_named_with_its_run_at_plan_time(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"models\[0\]/suites\[0\]: think tags .<a>."):
+        plan_study(_study(tmp_path, run={"think_tags": "<a>"}))
+
+
+def test_a_format_prefixed_dataset_resolves_beside_the_study_file(tmp_path: Path) -> None:
+    """``clams:PATH`` (and ``{language}`` in it): the path resolves from the study file's folder, the
+    reader's name stays; a suite file's ``hf:owner/name`` is not a path and is kept."""
+    shared = Path(__file__).resolve().parents[3] / "shared" / "datasets" / "clams"
+    for lang in ("en", "de"):
+        (tmp_path / "clams" / lang).mkdir(parents=True)
+        (tmp_path / "clams" / lang / "simple_agrmt.txt").write_text(
+            "True\tthe author laughs\nFalse\tthe author laugh\nTrue\tthe authors swim\nFalse\tthe authors swims\n"
+            if not (shared / f"{lang}_evalset").is_dir()
+            else (shared / f"{lang}_evalset" / "simple_agrmt.txt").read_text())
+    study = _study(tmp_path, suites=[{"suite": "minimal-pairs", "name": "clams", "languages": ["en", "de"],
+                                      "dataset": "clams:clams/{language}/simple_agrmt.txt", "limit": 3}])
+    runs = plan_study(study)
+    assert [r.config.dataset for r in runs[:2]] == [f"clams:{tmp_path}/clams/{lang}/simple_agrmt.txt"
+                                                    for lang in ("en", "de")]
+    plans = check_plan(runs, stand_in(study_backend))
+    assert len(plans["m1/clams-de"].order()) == 3
+    assert study.resolve("hf:owner/name") == "hf:owner/name"

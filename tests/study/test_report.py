@@ -95,11 +95,19 @@ def test_report_in_chromium(study: Path) -> None:
         matrix = page.evaluate(ROWS, f"Agreement: {CELL}")
         assert [r[0] for r in matrix] == list(KEYS)
         for row in matrix:
-            for other, cell in zip(KEYS, row[1:], strict=True):
-                ids = list(records[row[0]])
+            ids = list(records[row[0]])
+            for other, cell in zip(KEYS, row[1:-1], strict=True):
                 want = _kappa([records[row[0]][i].label for i in ids], [records[other][i].label for i in ids])
-                assert cell == f"{want:.2f}"
+                agree = sum(records[row[0]][i].label == records[other][i].label for i in ids)
+                assert cell == f"{want:.2f} ({agree}/{len(ids)})"  # kappa beside the raw agreement
+            given = Counter(records[row[0]][i].label for i in ids)
+            assert row[-1] == ", ".join(f"{lab} {n / len(ids):.0%}" for lab, n in
+                                        sorted(given.items(), key=lambda x: -x[1]))
         assert page.locator("img[src=x]").count() == 0 and HOSTILE in page.inner_text("#study-grid")
+        # The suite's scoring-policy line is a note, with no Markdown quoting leaking into the page.
+        assert page.locator("blockquote.note", has_text="scoring policy").count() >= 1
+        assert not page.evaluate("[...document.querySelectorAll('p,li,td,blockquote')]"
+                                 ".some(e => e.textContent.trim().startsWith('>'))")
         assert page.inner_text("h1") == "lingdiag study: report-test"
         assert not errors
         browser.close()
@@ -165,8 +173,9 @@ def test_a_checkpoint_that_failed_to_load_is_named_on_the_curve_and_in_the_neigh
     text = _checkpoint_study(tmp_path, {500: "guess-500", 1000: "broken-1000", 4000: "knows-4000"}, monkeypatch)
     curve = text["study-curves"]
     assert "| tiny@step1000 | 1000 |  | – | – | 0 | 0.333 | not measured (gave up) |" in curve
-    (row,) = [line for line in text["study-adjacent"].splitlines() if line.startswith("| nli |")]
-    assert "| checkpoint (not measured between: tiny@step1000) | tiny@step500 | tiny@step4000 |" in row
+    (row,) = [line for line in text["study-adjacent"].splitlines() if line.startswith("| checkpoint")]
+    assert row.startswith("| checkpoint (not measured between: tiny@step1000) | nli |")
+    assert "| tiny@step4000 | tiny@step500 |" in row  # A the later checkpoint
     between = [line for line in text["study-findings"].splitlines() if "differs from tiny@step500" in line]
     assert all("tiny@step1000 between them not measured" in line for line in between)
     assert "- not tested: nli: tiny@step1000: not measured (gave up)" in text["study-adjacent"]
@@ -178,8 +187,8 @@ def test_the_curve_figure_breaks_at_a_missing_checkpoint_and_names_it(tmp_path: 
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
 
     _checkpoint_study(tmp_path, {500: "guess-500", 1000: "broken-1000", 4000: "knows-4000"}, monkeypatch)
-    state, rows, runs, _ = load(tmp_path / "out")
-    (figure,) = curve_figures(runs, unmeasured(state, rows, runs))
+    study = load(tmp_path / "out")
+    (figure,) = curve_figures(study.runs, unmeasured(study.state, study.grid, study.runs))
     assert figure.caption.endswith("Not measured (dotted, the line broken there): tiny@step1000 (not measured "
                                    "(gave up)).")
 

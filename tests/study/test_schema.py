@@ -97,3 +97,26 @@ def test_not_a_file_not_yaml_and_base_from_text(tmp_path: Path) -> None:
         load_study(_write(tmp_path, GOOD + "base: /etc\n"))
     with pytest.raises(ConfigError, match="mapping"):
         load_study(_write(tmp_path, "- a\n"))
+
+
+@pytest.mark.parametrize(("extra", "field", "words"), [
+    ("run: {per_tokn: true}", "run.per_tokn", "unknown key"),
+    ("run: {chunk_items: 0}", "run.chunk_items", "greater than or equal to 1"),
+    ("run: {suite: x}", "run.suite", "unknown key"),  # what the study sets itself is not a run option
+    ("compare: [[smollm2-135m, nobody]]", "compare", "'nobody' is not a model of the study"),
+    ("compare: [[smollm2-135m]]", "compare.0", "a pair of model names"),
+    ("compare: [{a: tiny@step1, b: tiny@step1}]", "compare.0", "on both sides"),
+])
+def test_run_options_and_comparisons_are_checked(tmp_path: Path, extra: str, field: str, words: str) -> None:
+    path = _write(tmp_path, GOOD + extra + "\n")
+    with pytest.raises(ConfigError) as e:
+        load_study(path)
+    assert "\n" not in str(e.value) and field in str(e.value) and words in str(e.value), str(e.value)
+
+
+def test_comparisons_by_study_names_pairs_and_groups(tmp_path: Path) -> None:
+    study = load_study(_write(tmp_path, GOOD + "compare:\n  - [smollm2-135m, tiny@step1]\n"
+                                              "  - {a: [tiny@step1], b: [tiny@2e+06tok], name: early vs late}\n"))
+    assert [(c.a, c.b, c.title) for c in study.compare] == [
+        (["smollm2-135m"], ["tiny@step1"], "smollm2-135m vs tiny@step1"),
+        (["tiny@step1"], ["tiny@2e+06tok"], "early vs late")]

@@ -19,6 +19,7 @@ from lingdiag.errors import RunError
 from lingdiag.models.mock import MockBackend
 from lingdiag.reading import load_runs
 from lingdiag.report.tables import tables
+from lingdiag.rundir import RunStore
 from lingdiag.rundir.study import read_state
 from lingdiag.study.execute import SUPERSEDED, run_study
 from lingdiag.study.report import failures_text, load
@@ -58,9 +59,10 @@ def test_a_study_whose_data_changed_reports_no_old_numbers_and_runs_it_again(tmp
 
     (row,) = grid(out)
     assert row.status == "stale" and row.reason == f"{data} changed since it ran (SHA-256)"
-    _, rows, runs, _ = load(out)
-    assert runs == []  # the old records are never graded as the study's numbers
-    assert f"- a × nli: stale, 8/8 items ({data} changed since it ran (SHA-256))" in failures_text(rows, runs, [])
+    study = load(out)
+    assert study.runs == []  # the old records are never graded as the study's numbers
+    assert f"- a × nli: stale, 8/8 items ({data} changed since it ran (SHA-256))" in failures_text(
+        study.grid, study.runs, [])
 
     said: list[str] = []
     state = run_study(_nli_study(tmp_path, data), out, models=stand_in(study_backend), say=said.append)
@@ -68,8 +70,8 @@ def test_a_study_whose_data_changed_reports_no_old_numbers_and_runs_it_again(tmp
     assert (aside / "items.jsonl").is_file()  # kept whole
     assert any(line.startswith("run a/nli: ") and str(aside) in line for line in said)
     assert [e.state.status for e in state.runs] == ["done"] and [r.status for r in grid(out)] == ["done"]
-    (fresh,) = load(out)[2]
-    assert "Nobody saw it." in fresh.run.records[0].fields["premise"]
+    (fresh,) = load(out).runs
+    assert "Nobody saw it." in RunStore(fresh.run.path).load_records()[0].fields["premise"]
 
 
 def test_a_study_whose_suite_file_changed_is_stale(tmp_path: Path) -> None:
@@ -81,7 +83,7 @@ def test_a_study_whose_suite_file_changed_is_stale(tmp_path: Path) -> None:
     suite.write_text(suite.read_text().replace("Minimal pairs (good sentence likelier)", "Edited caption"))
     (row,) = grid(out)
     assert row.status == "stale" and row.reason == f"suite file {suite} changed since it ran (SHA-256)"
-    assert load(out)[2] == []
+    assert load(out).runs == []
 
 
 def test_a_deleted_run_is_not_done(tmp_path: Path) -> None:
@@ -92,9 +94,9 @@ def test_a_deleted_run_is_not_done(tmp_path: Path) -> None:
     rows = grid(out)
     assert [(r.key, r.status, r.items_done) for r in rows] == [("a/nli", "done", 8), ("b/nli", "planned", 0)]
     assert summary(rows)["done"] == 1
-    _, rows, runs, unreadable = load(out)
-    assert [s.label for s in runs] == ["a"] and unreadable == []
-    assert "- b × nli: planned, 0/8 items" in failures_text(rows, runs, unreadable)
+    study = load(out)
+    assert [s.label for s in study.runs] == ["a"] and study.unreadable == []
+    assert "- b × nli: planned, 0/8 items" in failures_text(study.grid, study.runs, study.unreadable)
 
 
 @pytest.mark.parametrize("key", ["../../other/r", "/etc/x", "a/../b", "a/b/c", "a", "./b"])
@@ -129,9 +131,10 @@ def test_two_models_served_under_one_name_keep_their_study_names_and_notes(tmp_p
     out = tmp_path / "out"
     run_study(_nli_study(tmp_path, data, [{"spec": "x", "name": "A"}, {"spec": "y", "name": "B"}]), out,
               models=stand_in(one_name))
-    _, rows, runs, unreadable = load(out)
+    study = load(out)
+    runs = study.runs
     assert [s.run.model for s in runs] == ["A", "B"] and [r.model for s in runs for r in s.run.rows] == ["A", "B"]
-    notes = failures_text(rows, runs, unreadable)
+    notes = failures_text(study.grid, runs, study.unreadable)
     assert "- A × nli, zero-shot: not interpretable (one label (True) for every item)" in notes
     assert "- B × nli, zero-shot: not interpretable (one label (False) for every item)" in notes
     text = tables([s.run for s in runs])

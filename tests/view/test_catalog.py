@@ -51,3 +51,19 @@ def test_a_stopped_run_shows_the_items_it_planned_and_its_state(tmp_path: Path) 
     row = viewer.row(viewer.run("0/stopped"))
     assert (row.done, row.planned, row.state) == (2, 6, "stopped")  # meta.json's planned, not a re-plan
     assert row.why == "run not finished (stopped): 2 of 6 items"
+def test_a_study_is_one_group_whatever_folders_its_runs_sit_in(tmp_path: Path) -> None:
+    """A study's runs sit at runs/MODEL/SUITE: one group (the study), not one per model folder."""
+    for model, suite in (("a", "s1"), ("a", "s2"), ("b@step500", "s1")):
+        backend = MockBackend(lambda r: "True", name=model)
+        evaluate(RunConfig(suite="imperfective", model=model, axes={"strategy": ["zero-shot"]}, limit=2), backend,
+                 tmp_path / "st" / "runs" / model / suite)
+    (tmp_path / "st" / "study.json").write_text("{}")
+    (tmp_path / "loose" / "runs" / "x").mkdir(parents=True)  # runs/ without a study.json: folders as groups
+    evaluate(RunConfig(suite="imperfective", model="m", axes={"strategy": ["zero-shot"]}, limit=2),
+             MockBackend(lambda r: "True", name="m"), tmp_path / "loose" / "runs" / "x" / "r")
+    found = catalog([tmp_path])
+    assert set(found.groups) == {"g:0/st", "g:0/loose/runs/x"}
+    assert found.groups["g:0/st"].runs == ("0/st/runs/a/s1", "0/st/runs/a/s2", "0/st/runs/b@step500/s1")
+    assert found.groups["g:0/st"].study and not found.groups["g:0/loose/runs/x"].study
+    given = catalog([tmp_path / "st"])  # the study directory given itself
+    assert set(given.groups) == {"g:0"} and len(given.groups["g:0"].runs) == 3

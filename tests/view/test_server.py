@@ -151,11 +151,21 @@ def test_compare_counts_equal_lingdiag_compare(server: str, page: Any, root: Pat
         assert shown[condition][8] == f"{r['p']:.3g}"
     counts = page.locator("#pair-counts").inner_text()
     assert f"A right, B wrong: {sum(r['only_a'] for r in expected.values())}" in counts
-    first = page.locator(".pair").first.get_attribute("data-kind")
-    assert first == "A right, B wrong"  # disagreements first
-    boxes = [page.locator(".pair").first.locator(".side-by-side > div").nth(k).bounding_box() for k in (0, 1)]
-    assert boxes[0]["y"] == boxes[1]["y"] and boxes[0]["x"] < boxes[1]["x"]  # side by side
+    first = page.locator("tr.pair").first
+    assert first.get_attribute("data-kind") == "A right, B wrong"  # disagreements first
     _shot(page, "compare")
+    links = first.locator("a")
+    with page.expect_navigation():
+        links.nth(1).click()  # A's label: A's record in full
+    assert "0/study/a" in page.locator("h1").inner_text() and "correct" in page.locator("#record p").first.inner_text()
+
+
+def test_the_compare_page_pages_its_pairs(server: str, page: Any, root: Path) -> None:
+    """The issue's 90 pairs rendered in full (67,000 px): pairs are now table rows, 100 a page."""
+    page.goto(f"{server}compare?a=0/study/a&b=0/study/b")
+    n = page.locator("tr.pair").count()
+    assert n == 60 and page.locator("#pair-range").inner_text() == f"pairs 1–{n} of {n}"
+    assert page.evaluate("document.body.scrollHeight") < 8000
 
 
 def test_an_item_beside_its_record_in_the_other_run(server: str, page: Any, root: Path) -> None:
@@ -196,6 +206,11 @@ def test_surprisal_colours_carry_the_records_values(server: str, page: Any, root
         assert [r.split(": ", 1)[1] for r in regions] == [c for c in contents if c]
     scored.first.scroll_into_view_if_needed()
     _shot(page, "surprisal")
+    # Formulas over region surprisals decided the label: no "margin" between the best two sentences.
+    assert "Margin" not in page.locator("#record").inner_text()
+    decided = page.locator("#record .predictions").inner_text()
+    held = record["detail"]["predictions"]
+    assert decided.startswith("Decided by its predictions") and decided.count("holds") == sum(held)
 
 
 def test_a_growing_run_shows_its_new_records(server: str, page: Any, root: Path) -> None:

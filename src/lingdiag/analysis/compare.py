@@ -17,17 +17,22 @@ from collections import defaultdict
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lingdiag.errors import ConfigError, MissingDependency
 from lingdiag.metrics.permutation import PERMUTATION, PERMUTATIONS, sign_flip
-from lingdiag.metrics.stats import BOOTSTRAP_SAMPLES, holm_rows, percentile_interval, resampled_means
-from lingdiag.reading import suite_of
+from lingdiag.metrics.stats import BOOTSTRAP_SAMPLES, holm_rows, paired_difference_ci
+from lingdiag.reading import RunSummary, suite_of
 from lingdiag.records import ItemRecord
 from lingdiag.rundir import RunStore
 from lingdiag.suite import Suite
 
-METHODS = {"p": "exact McNemar (statsmodels)", "ci95": "paired bootstrap over items, percentile",
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+METHODS = {"p": "exact McNemar (statsmodels)",
+           "ci95": "paired bootstrap over items (multinomial counts of the discordant items), percentile",
            "p_holm": "Holm over the table's rows", "permutation_p": PERMUTATION,
            "permutation_p_holm": "Holm over the permutation table's rows"}
 
@@ -109,20 +114,31 @@ def paired(name: str, a: Sequence[ItemRecord], b: Sequence[ItemRecord], *, seed:
     """
     import numpy as np
 
-    mcnemar = _mcnemar()
-    pairs = _pairs(a, b, key)
-    if not pairs:
+    pairs = np.array(_pairs(a, b, key), dtype=bool).reshape(-1, 2)
+    return tested(name, pairs[:, 0], pairs[:, 1], seed=seed, samples=samples)
+
+
+def tested(name: str, right_a: NDArray[np.bool_], right_b: NDArray[np.bool_], *, seed: int = 0,
+           samples: int = BOOTSTRAP_SAMPLES) -> Comparison:
+    """The paired test of two sides already paired item by item (``right_a[k]`` and ``right_b[k]``: the same
+    item, graded on both sides): what :func:`paired` computes, and what a study computes from its columns.
+
+    Raises:
+        ConfigError: no pair.
+    """
+    import numpy as np
+
+    n = len(right_a)
+    if not n:
         raise ConfigError(f"{name}: no item with a gold label on both sides")
-    x = np.array(pairs, dtype=float)
-    only_a = int(((x[:, 0] == 1) & (x[:, 1] == 0)).sum())
-    only_b = int(((x[:, 0] == 0) & (x[:, 1] == 1)).sum())
-    both = int(((x[:, 0] == 1) & (x[:, 1] == 1)).sum())
-    table = [[both, only_a], [only_b, len(pairs) - both - only_a - only_b]]
-    p = float(mcnemar(table, exact=True).pvalue)
-    delta = x[:, 0] - x[:, 1]
-    ci = percentile_interval(resampled_means(delta, np.random.default_rng(seed), samples))
-    return Comparison(name, len(pairs), float(x[:, 0].mean()), float(x[:, 1].mean()), float(delta.mean()),
-                      ci, only_a, only_b, p)
+    only_a = int((right_a & ~right_b).sum())
+    only_b = int((right_b & ~right_a).sum())
+    both = int((right_a & right_b).sum())
+    table = [[both, only_a], [only_b, n - both - only_a - only_b]]
+    p = float(_mcnemar()(table, exact=True).pvalue)
+    ci = paired_difference_ci(only_a, only_b, n, np.random.default_rng(seed), samples)
+    acc_a, acc_b = float(right_a.mean()), float(right_b.mean())
+    return Comparison(name, n, acc_a, acc_b, (only_a - only_b) / n, ci, only_a, only_b, p)
 
 
 def permuted(suite: Suite, name: str, a: Sequence[ItemRecord], b: Sequence[ItemRecord], *, seed: int = 0,
@@ -177,6 +193,50 @@ def compare_runs(run_a: Path, run_b: Path, *, seed: int = 0, skip: Collection[st
     """Every condition the two runs share (but ``skip``), paired on the items both answered, Holm-corrected."""
     a, b, shared = _shared(run_a, run_b)
     return holm_rows([paired(c, a[c], b[c], seed=seed) for c in shared if c not in skip])
+
+
+def compare_summaries(a: RunSummary, b: RunSummary, *, seed: int = 0, skip: Collection[str] = ()) -> list[Comparison]:
+    """:func:`compare_runs` on two runs' summaries (their records as columns, sharing one vocabulary): the same
+    rows, from arrays (the viewer's compare page over runs of 100,000 items).
+    """
+    conditions = a.vocab.conditions.names
+    ca, cb = dict.fromkeys(a.columns.condition.tolist()), set(b.columns.condition.tolist())
+    shared = [c for c in ca if c in cb]
+    if not shared:
+        raise ConfigError(f"{a.run.path} and {b.run.path} share no condition (A: "
+                          f"{', '.join(conditions[c] for c in ca)}; B: {', '.join(conditions[c] for c in cb)})")
+    return holm_rows([_tested_lines(conditions[c], a, a.columns.of(c), b, b.columns.of(c), seed)
+                      for c in shared if conditions[c] not in skip])
+
+
+def compare_summary_conditions(run: RunSummary, cond_a: str, cond_b: str, *, seed: int = 0) -> list[Comparison]:
+    """:func:`compare_conditions` on a run's summary."""
+    found = {run.vocab.conditions.names[c]: c for c in dict.fromkeys(run.columns.condition.tolist())}
+    for c in (cond_a, cond_b):
+        if c not in found:
+            raise ConfigError(f"{run.run.path} has no condition {c!r}; its conditions: {', '.join(found)}")
+    return holm_rows([_tested_lines(f"{cond_a} vs {cond_b}", run, run.columns.of(found[cond_a]), run,
+                                    run.columns.of(found[cond_b]), seed)])
+
+
+def _tested_lines(name: str, a: RunSummary, lines_a: NDArray[np.intp], b: RunSummary, lines_b: NDArray[np.intp],
+                  seed: int) -> Comparison:
+    """:func:`tested` on two sets of records given by their lines, paired by item (a record without a gold
+    label or with a backend error left out on either side, as :func:`paired` does).
+    """
+    import numpy as np
+
+    from lingdiag.reading.summary import NOT_GRADED, RIGHT
+
+    graded_a = lines_a[a.columns.outcome[lines_a] != NOT_GRADED]
+    graded_b = lines_b[b.columns.outcome[lines_b] != NOT_GRADED]
+    by_item = dict(zip(b.columns.item[graded_b].tolist(), b.columns.outcome[graded_b].tolist(), strict=True))
+    right_a, right_b = [], []
+    for item, outcome in zip(a.columns.item[graded_a].tolist(), a.columns.outcome[graded_a].tolist(), strict=True):
+        if item in by_item:
+            right_a.append(outcome == RIGHT)
+            right_b.append(by_item[item] == RIGHT)
+    return tested(name, np.array(right_a, bool), np.array(right_b, bool), seed=seed)
 
 
 def permute_runs(run_a: Path, run_b: Path, *, seed: int = 0, skip: Collection[str] = ()) -> list[PermutationTest]:

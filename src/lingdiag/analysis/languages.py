@@ -20,10 +20,10 @@ from lingdiag.errors import ConfigError, RunError
 from lingdiag.io.markdown import markdown_table
 from lingdiag.metrics.core import accuracy, proportion_ci
 from lingdiag.metrics.stats import holm_rows
-from lingdiag.records import ItemRecord
+from lingdiag.records import LANGUAGE, ItemRecord
 
-ALIGN, LANGUAGE = "align", "language"
-"""The item tags of aligned translations."""
+ALIGN = "align"
+"""The item tag shared by the translations of one item (each with its ``LANGUAGE`` tag)."""
 
 
 @dataclass(frozen=True)

@@ -90,12 +90,27 @@ def fit(records: Mapping[str, Sequence[ItemRecord]], baseline: str | None = None
     Returns:
         The condition effects and the random intercepts' SDs.
     """
+    flags: dict[str, list[str]] = {}
+    for name, rs in records.items():
+        for condition, why in reasons(rs).items():
+            flags.setdefault(condition, []).append(f"{name} {why}")
+    return fit_frame(_frame(records), baseline, {c: ", ".join(v) for c, v in flags.items()})
+
+
+def fit_frame(df: Any, baseline: str | None = None, not_interpretable: Mapping[str, str] | None = None) -> MixedModel:
+    """:func:`fit` on a frame already built: one row per graded answer, columns ``correct`` (0 or 1),
+    ``condition``, ``item`` and ``model`` (a study builds it from its runs' columns, never from records).
+
+    Args:
+        df: The pandas DataFrame.
+        baseline: The reference condition; the first one seen when None.
+        not_interpretable: Condition → which models' answers under it are not interpretable, and why.
+    """
     try:
         from statsmodels.genmod.bayes_mixed_glm import BinomialBayesMixedGLM
     except ModuleNotFoundError:
         raise MissingDependency("lingdiag mixed", "stats", ["statsmodels"]) from None
-    df = _frame(records)
-    conditions = list(dict.fromkeys(df["condition"]))
+    conditions = [str(c) for c in dict.fromkeys(df["condition"])]
     if len(conditions) < 2:
         raise ConfigError("a mixed model needs at least two conditions; the runs have "
                           f"{', '.join(conditions) or 'none'}")
@@ -119,12 +134,8 @@ def fit(records: Mapping[str, Sequence[ItemRecord]], baseline: str | None = None
     # vcp_mean holds the log standard deviations of the variance components, in vc_formulas order.
     random_sd = {name: float(math.exp(v)) for name, v in zip(model.vcp_names, result.vcp_mean, strict=True)}
     formula = "correct ~ condition + (1 | item)" + (" + (1 | model)" if "model" in random else "")
-    flags: dict[str, list[str]] = {}
-    for name, rs in records.items():
-        for condition, why in reasons(rs).items():
-            flags.setdefault(condition, []).append(f"{name} {why}")
     return MixedModel(formula, len(df), int(df["item"].nunique()), int(df["model"].nunique()), baseline,
-                      float(result.fe_mean[0]), effects, random_sd, {c: ", ".join(v) for c, v in flags.items()})
+                      float(result.fe_mean[0]), effects, random_sd, dict(not_interpretable or {}))
 
 
 def load(runs: Sequence[Path]) -> dict[str, list[ItemRecord]]:

@@ -1,12 +1,14 @@
 """``lingdiag items fit|anchors|estimate``: item response models over runs and studies
 (``lingdiag.items``).
+
+The item modules (numpy, scipy) are imported when a command runs, not when ``lingdiag`` starts.
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 
@@ -14,11 +16,9 @@ from lingdiag.cli.app import app, err
 from lingdiag.cli.options import RESULTS, json_option, out_option, seed_option
 from lingdiag.errors import ConfigError
 from lingdiag.io.terminal import plain
-from lingdiag.items.anchors import anchor_cells, estimate_run, load_anchors, save_anchors
-from lingdiag.items.build import fit_and_write, fit_runs
-from lingdiag.items.fitted import FIT_JSON, load
-from lingdiag.items.irt import KINDS, Kind
-from lingdiag.reading import load_run
+
+if TYPE_CHECKING:
+    from lingdiag.items.irt import Kind
 
 items_app = typer.Typer(no_args_is_help=True, help="Items as evidence: difficulty, discrimination, flags, anchors.")
 app.add_typer(items_app, name="items", rich_help_panel=RESULTS)
@@ -27,6 +27,8 @@ ModelKind = Literal["1pl", "2pl"]
 
 
 def _kind(value: str) -> Kind:
+    from lingdiag.items.irt import KINDS
+
     if value not in KINDS:
         raise ConfigError(f"--irt {value!r}: expected 1pl or 2pl")
     return value
@@ -48,6 +50,8 @@ def fit_cmd(
     """Fit an item response model per suite and condition: each item's difficulty and discrimination with
     95% intervals, item fit, flags with reasons and human agreement; each model's ability.
     """
+    from lingdiag.items.build import fit_and_write
+
     built = fit_and_write(dirs, out, _kind(irt), human)
     for line in (*built.fit.left_out, *built.fit.notes):
         _say(f"note: {line}")
@@ -76,6 +80,10 @@ def anchors_cmd(
     """
     if k < 1:
         raise ConfigError(f"--k {k}: expected 1 or more anchors")
+    from lingdiag.items.anchors import anchor_cells, save_anchors
+    from lingdiag.items.build import fit_runs
+    from lingdiag.items.fitted import FIT_JSON, load
+
     fit = load(dirs[0]) if len(dirs) == 1 and (dirs[0] / FIT_JSON).is_file() else fit_runs(dirs, _kind(irt))
     chosen = anchor_cells(fit, k, seed, validate)
     save_anchors(chosen, out)
@@ -97,6 +105,9 @@ def estimate_cmd(
     as_json: Annotated[bool, json_option("Print the estimate and its interval as JSON.")] = False,
 ) -> None:
     """The run's accuracy over every item of each anchored condition, from its answers to the anchors alone."""
+    from lingdiag.items.anchors import estimate_run, load_anchors
+    from lingdiag.reading import load_run
+
     loaded = load_run(run)
     found = estimate_run(load_anchors(anchors), loaded, condition)
     state = loaded.state.line if loaded.state else None

@@ -14,10 +14,10 @@ from lingdiag.cli.app import app, err
 from lingdiag.cli.options import RUN, json_option, out_option, seed_option
 from lingdiag.engine.run import Progress
 from lingdiag.errors import ConfigError
-from lingdiag.io.terminal import markup_safe, plain
+from lingdiag.io.terminal import markup_safe, plain, plain_lines
 from lingdiag.rundir.study import RunEntry
 from lingdiag.study.execute import run_study
-from lingdiag.study.report import write_report
+from lingdiag.study.report import sections, summary_text, write_report
 from lingdiag.study.schema import load_study
 from lingdiag.study.status import grid, summary, to_json
 
@@ -88,8 +88,12 @@ def report_cmd(
     tables: Annotated[Path | None, typer.Option("--tables", help="Write study.md and study.tex here.")] = None,
     seed: Annotated[int, seed_option("Seed of the bootstrap intervals.")] = 0,
 ) -> None:
-    """The study report: findings, the grid, models × conditions, learning curves, items across models."""
+    """The study report: findings, the grid, models × conditions, learning curves, the chosen comparisons,
+    items across models; on the terminal its findings, unless --html or --tables says where the whole goes.
+    """
     if html is None and tables is None:
-        raise ConfigError("study report: give --html FILE and/or --tables DIR")
+        found, study = sections(directory, seed=seed)
+        print(plain_lines(summary_text(study, found)), end="")
+        return
     for path in write_report(directory, html, tables, seed=seed):
         err.print(f"wrote {markup_safe(path)}")

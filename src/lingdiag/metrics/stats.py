@@ -4,8 +4,9 @@
   (:func:`correlatable`): with fewer than 3 pairs or a constant side r and ρ are undefined,
   and scipy would only warn, so every caller gets None instead.
 - The seeded percentile bootstrap: :func:`resampled_means` draws ``samples`` resamples of
-  the items, :func:`percentile_interval` reads the 95% interval off them, and
-  :func:`difference_ci` is the interval of a difference of two independent proportions.
+  the items, :func:`percentile_interval` reads the 95% interval off them,
+  :func:`difference_ci` is the interval of a difference of two independent proportions, and
+  :func:`paired_difference_ci` that of a paired difference of two accuracies.
   (ExpliCa's item-clustered Spearman interval is :mod:`lingdiag.metrics.correlation`.)
 - Holm's step-down correction (statsmodels' ``multipletests``): :func:`holm` over p-values,
   :func:`holm_rows` over any table of tested rows that carry ``p`` and ``p_holm``.
@@ -85,6 +86,18 @@ def percentile_interval(boots: NDArray[np.float64]) -> tuple[float, float]:
 
     low, high = (float(x) for x in np.percentile(boots, [2.5, 97.5]))
     return low, high
+
+
+def paired_difference_ci(only_a: int, only_b: int, n: int, rng: np.random.Generator,
+                         samples: int = BOOTSTRAP_SAMPLES) -> tuple[float, float]:
+    """The percentile 95% interval of ``acc_a - acc_b`` over ``n`` paired items, by the paired bootstrap.
+
+    A resample of the items is known by how many of its items only A got right and how many only B
+    (``only_a`` and ``only_b`` of the ``n``): a multinomial draw, so each resample costs three numbers, not
+    ``n`` indices (the same distribution as resampling the items; 100,000 items take a millisecond).
+    """
+    counts = rng.multinomial(n, [only_a / n, only_b / n, max(1 - (only_a + only_b) / n, 0.0)], size=samples)
+    return percentile_interval((counts[:, 0] - counts[:, 1]) / n)
 
 
 def difference_ci(a: Sequence[bool], b: Sequence[bool], seed: int = 0) -> list[float]:

@@ -2,9 +2,12 @@
 suite that scores its records.
 
 Modules: ``run`` (``LoadedRun``, ``load_run``, ``load_runs`` with names distinct over the runs read
-together, ``suite_of``).
+together, ``suite_of``), ``summary`` (``RunSummary``, ``summarize``: a run streamed once into its rows
+and its records as columns of codes, for studies and the viewer over millions of records).
 """
 
 from lingdiag.reading.run import LoadedRun, distinct, load_run, load_runs, suite_key, suite_of
+from lingdiag.reading.summary import Columns, RunSummary, Vocabularies, summarize
 
-__all__ = ["LoadedRun", "distinct", "load_run", "load_runs", "suite_key", "suite_of"]
+__all__ = ["Columns", "LoadedRun", "RunSummary", "Vocabularies", "distinct", "load_run", "load_runs", "summarize",
+           "suite_key", "suite_of"]

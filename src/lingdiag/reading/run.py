@@ -14,14 +14,15 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter, defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from lingdiag.errors import RunError
 from lingdiag.io.limits import read_regular
 from lingdiag.records import UNFINISHED, UNPARSED, ItemRecord, ResultRow
-from lingdiag.rundir import SUITE_COPY, RunMeta, RunState, read_run
+from lingdiag.rundir import SUITE_COPY, RunMeta, RunState, RunStore
+from lingdiag.rundir.loaded import checked_state
 from lingdiag.rundir.study import Place, place_of
 from lingdiag.suite import SUITES, Suite
 
@@ -79,8 +80,62 @@ def suite_of(meta: RunMeta, run_dir: Path) -> Suite:
         if expected not in (actual, with_bom):  # an edited copy would change the metrics read from the records
             raise RunError(f"{copy}: SHA-256 {actual} is not the {expected} meta.json records for the suite file "
                            "the run used; restore the copy (or the file it came from) before reading this run")
-        return SUITES.get(str(copy))
+        key = (meta.suite_file.path, expected)
+        if key not in _COMPILED:  # a study's runs share one suite file: compiled once, not once per run
+            _COMPILED[key] = SUITES.get(str(copy))
+        return _COMPILED[key]
     return SUITES.get(meta.suite)
+
+
+_COMPILED: dict[tuple[str, str], Suite] = {}
+"""Suite files compiled from runs' copies, by the path and SHA-256 ``meta.json`` records (the same text)."""
+
+
+@dataclass(frozen=True)
+class Opened:
+    """A run directory opened for reading: its ``meta.json`` and state, its suite, its place in its study
+    and the model's name in this report; its records are the reader's to stream or load.
+    """
+
+    meta: RunMeta
+    state: RunState
+    suite: Suite
+    place: Place | None
+    model: str
+
+
+def opened(run_dir: Path, name: str | None = None) -> Opened:
+    """Open ``run_dir`` (see :class:`Opened`).
+
+    Raises:
+        RunError: not a run directory, or one not as a run writes it.
+    """
+    state = checked_state(run_dir)
+    assert state.meta is not None
+    place = place_of(Path(run_dir))
+    model = name or (place.entry.model.label if place else state.meta.model)
+    return Opened(state.meta, state, suite_of(state.meta, run_dir), place, model)
+
+
+def check_labels(suite: Suite, records: Sequence[ItemRecord], items: Path, before: int = 0) -> None:
+    """Refuse a record whose label is not one of ``suite``'s (``before``: the lines read before ``records``).
+
+    Raises:
+        RunError: naming the file, the line and the field.
+    """
+    if not suite.labels:
+        return
+    for n, r in enumerate(records, before + 1):
+        if r.label not in (*suite.labels, UNPARSED, UNFINISHED):
+            raise RunError(f"{items}, line {n}, field 'label': {r.label!r} is not a "
+                           f"{suite.name} label ({', '.join(suite.labels)} or {UNPARSED})")
+
+
+def rows_of(run: Opened, run_dir: Path, by_condition: Mapping[str, Sequence[ItemRecord]]) -> list[ResultRow]:
+    """One row per condition, its metrics recomputed from its records with the run's suite."""
+    return [ResultRow(run.model, c, dict(rs[0].axes), run.suite.condition_metrics(rs), str(run_dir),
+                      _dataset_name(run.meta.dataset), run.meta.n_params)
+            for c, rs in by_condition.items()]
 
 
 def load_run(run_dir: Path, name: str | None = None) -> LoadedRun:
@@ -90,23 +145,16 @@ def load_run(run_dir: Path, name: str | None = None) -> LoadedRun:
         run_dir: The run directory.
         name: The model's name in this report; default: the study's name for it, else the backend's.
     """
-    read = read_run(run_dir)
-    meta = read.meta
-    suite = suite_of(meta, run_dir)
-    place = place_of(Path(run_dir))
-    model = name or (place.entry.model.label if place else meta.model)
+    run = opened(run_dir, name)
+    records = RunStore(run_dir).load_records()
+    check_labels(run.suite, records, Path(run_dir) / "items.jsonl")
     by_condition: dict[str, list[ItemRecord]] = defaultdict(list)
-    for n, r in enumerate(read.records, 1):
-        if suite.labels and r.label not in (*suite.labels, UNPARSED, UNFINISHED):
-            raise RunError(f"{Path(run_dir) / 'items.jsonl'}, line {n}, field 'label': {r.label!r} is not a "
-                           f"{suite.name} label ({', '.join(suite.labels)} or {UNPARSED})")
+    for r in records:
         by_condition[r.condition].append(r)
-    rows = [ResultRow(model, c, dict(rs[0].axes), suite.condition_metrics(rs), str(run_dir),
-                      _dataset_name(meta.dataset), meta.n_params)
-            for c, rs in by_condition.items()]
-    records = [r for rs in by_condition.values() for r in rs]
-    return LoadedRun(Path(run_dir), suite, model, meta, rows, read.item_ids, records, read.state, place,
-                     place.entry.suite if place else "")
+    ordered = [r for rs in by_condition.values() for r in rs]
+    return LoadedRun(Path(run_dir), run.suite, run.model, run.meta, rows_of(run, run_dir, by_condition),
+                     frozenset(r.item_id for r in records), ordered, run.state, run.place,
+                     run.place.entry.suite if run.place else "")
 
 
 def _dataset_name(spec: str) -> str:

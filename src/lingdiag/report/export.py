@@ -39,6 +39,8 @@ def markdown_to_latex(text: str) -> str:
             out.append(r"\paragraph{" + latex_escape(block.text) + "}")
         elif isinstance(block, markdown.Bullets):
             out += [r"\textbullet{} " + latex_escape(i) + r"\\" for i in block.items]
+        elif isinstance(block, markdown.Quote):
+            out += [r"\begin{quote}", r"\\ ".join(latex_escape(i) for i in block.lines), r"\end{quote}"]
         else:
             out.append(latex_escape(block.text))
         out.append("")

@@ -31,7 +31,7 @@ from lingdiag.report.sections import Fragment, fragments
 # Arabic text reads right to left inside the left-to-right page.
 _STYLE = """
 body{font-family:system-ui,sans-serif;margin:0;color:#222}
-td,li,pre{unicode-bidi:plaintext}
+td,li,pre{unicode-bidi:plaintext} bdi{overflow-wrap:anywhere}
 nav#toc{position:fixed;top:0;left:0;bottom:0;width:190px;overflow-y:auto;background:#f6f6f8;
  border-right:1px solid #ddd;padding:.8em;font-size:.85em;box-sizing:border-box}
 nav#toc a{display:block;color:#235;text-decoration:none;padding:.15em 0} nav#toc a.sub{padding-left:1em}

@@ -34,13 +34,20 @@ class Bullets:
 
 
 @dataclass(frozen=True, slots=True)
+class Quote:
+    """Consecutive ``> `` lines: a note set apart (a suite's scoring policy above its table)."""
+
+    lines: list[str]
+
+
+@dataclass(frozen=True, slots=True)
 class Paragraph:
     """Any other non-empty line."""
 
     text: str
 
 
-Block = Heading | Table | Bullets | Paragraph
+Block = Heading | Table | Bullets | Quote | Paragraph
 _SEPARATOR = re.compile(r"(?<!\\)\|")
 
 
@@ -52,8 +59,8 @@ def _cells(line: str) -> list[str]:
 
 
 def blocks(text: str) -> Iterator[Block]:
-    """Headings, pipe tables (the ``|---|`` rule dropped), bullet lists and one-line paragraphs;
-    no inline markup is interpreted.
+    """Headings, pipe tables (the ``|---|`` rule dropped), bullet lists, quoted notes and one-line
+    paragraphs; no inline markup is interpreted.
     """
     lines = [line.rstrip() for line in text.splitlines()]
     k = 0
@@ -68,6 +75,12 @@ def blocks(text: str) -> Iterator[Block]:
                 yield Table(table[0], [r for r in table[1:] if not set("".join(r)) <= set("-: ")])
             else:
                 yield Bullets([b[2:] for b in lines[start:k]])
+            continue
+        if line.startswith(">"):
+            start = k
+            while k < len(lines) and lines[k].startswith(">"):
+                k += 1
+            yield Quote([b[1:].strip() for b in lines[start:k]])
             continue
         if line.startswith("#"):
             yield Heading(len(line) - len(line.lstrip("#")), line.lstrip("#").strip())

@@ -51,6 +51,8 @@ def block_html(block: markdown.Block, flagged: Sequence[Degenerate] = ()) -> str
         return f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
     if isinstance(block, markdown.Bullets):
         return "<ul>" + "".join(f"<li>{_inline(i)}</li>" for i in block.items) + "</ul>"
+    if isinstance(block, markdown.Quote):
+        return '<blockquote class="note">' + "<br>".join(_inline(i) for i in block.lines) + "</blockquote>"
     return f"<p>{_inline(block.text)}</p>"
 
 

@@ -39,28 +39,33 @@ def _writing(path: Path) -> Iterator[None]:
         raise RunError(f"cannot write {e.filename or path}: {e.strerror or e}") from None
 
 
-def lock_held(run_dir: Path) -> bool:
+def held_locks() -> frozenset[str] | None:
+    """The files whose ``flock`` a live process holds now, as ``/proc/locks`` names them (``MAJ:MIN:INODE``,
+    in hex and decimal as the kernel writes them); None where the system has no ``/proc/locks``. A reader
+    asking about many runs (the viewer's runs list) reads the table once.
+    """
+    try:
+        table = Path("/proc/locks").read_text()
+    except OSError:
+        return None
+    return frozenset(line.split()[-3] for line in table.splitlines() if " FLOCK " in line and len(line.split()) >= 3)
+
+
+def lock_held(run_dir: Path, held: frozenset[str] | None = None) -> bool:
     """Whether a live process holds ``run_dir``'s lock (``RunStore.lock``) now.
 
-    Read from ``/proc/locks`` where the system has it, so that asking never takes a lock itself: a
-    reader probing with ``flock`` at the moment a run starts would make that run refuse to start.
-    Elsewhere, a shared lock is tried and released at once.
+    Read from ``/proc/locks`` where the system has it (or from ``held``, :func:`held_locks` read once for
+    many runs), so that asking never takes a lock itself: a reader probing with ``flock`` at the moment a run
+    starts would make that run refuse to start. Elsewhere, a shared lock is tried and released at once.
     """
     lock = Path(run_dir) / ".lock"
     try:
         info = os.stat(lock)
     except OSError:
         return False
-    locks = Path("/proc/locks")
-    if locks.exists():
-        device = f"{os.major(info.st_dev):02x}:{os.minor(info.st_dev):02x}:{info.st_ino}"
-        try:
-            table = locks.read_text()
-        except OSError:
-            table = None
-        if table is not None:
-            return any(" FLOCK " in line and line.split()[-3] == device for line in table.splitlines()
-                       if len(line.split()) >= 3)
+    table = held if held is not None else held_locks()
+    if table is not None:
+        return f"{os.major(info.st_dev):02x}:{os.minor(info.st_dev):02x}:{info.st_ino}" in table
     try:
         fd = os.open(lock, os.O_RDONLY | os.O_NONBLOCK)
     except OSError:

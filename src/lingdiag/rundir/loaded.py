@@ -31,6 +31,18 @@ class RunDir:
         return frozenset(r.item_id for r in self.records)
 
 
+def checked_state(run_dir: Path) -> RunState:
+    """``run_dir``'s state with its finished records re-hashed (``verify``), refused if it cannot be read.
+
+    Raises:
+        RunError: not a run directory, or one not as a run writes it (one line).
+    """
+    state = run_state(run_dir, verify=True)
+    if state.phase in (Phase.ABSENT, Phase.UNREADABLE) or state.meta is None:
+        raise RunError(state.problem or f"{run_dir}: not a run directory")
+    return state
+
+
 def read_run(run_dir: Path) -> RunDir:
     """Read ``run_dir``'s ``meta.json`` and ``items.jsonl``, each checked a regular file of bounded size,
     and its state (a finished run's records re-hashed against what it finished with).
@@ -38,8 +50,7 @@ def read_run(run_dir: Path) -> RunDir:
     Raises:
         RunError: one line naming the file (and line and field) that is not as a run writes it.
     """
-    state = run_state(run_dir, verify=True)
-    if state.phase in (Phase.ABSENT, Phase.UNREADABLE) or state.meta is None:
-        raise RunError(state.problem or f"{run_dir}: not a run directory")
+    state = checked_state(run_dir)
+    assert state.meta is not None
     records = RunStore(run_dir).load_records()
     return RunDir(Path(run_dir), state.meta, records, state)

@@ -120,7 +120,8 @@ class RunState:
         return None
 
 
-def run_state(run_dir: Path, inputs: Inputs | None = None, *, verify: bool = False) -> RunState:
+def run_state(run_dir: Path, inputs: Inputs | None = None, *, verify: bool = False,
+              held: frozenset[str] | None = None) -> RunState:
     """The state of ``run_dir`` from its files (and ``inputs``, where a caller plans the run now).
 
     Args:
@@ -128,6 +129,7 @@ def run_state(run_dir: Path, inputs: Inputs | None = None, *, verify: bool = Fal
         inputs: What the run should have been computed from now; None checks its recorded files only.
         verify: Re-hash ``items.jsonl`` of a finished run against its ``finished`` part (else its
             size is compared: cheap enough for a study's status of thousands of runs).
+        held: The locks held now (``directory.held_locks``), read once by a caller asking about many runs.
 
     Never raises for a damaged directory: it is ``unreadable`` with its reason.
     """
@@ -139,7 +141,7 @@ def run_state(run_dir: Path, inputs: Inputs | None = None, *, verify: bool = Fal
     try:
         meta = store.read_meta()
         changes, unchecked = drift(meta, inputs or Inputs())
-        if lock_held(path):
+        if lock_held(path, held):
             recorded, failed = _count(store)
             return RunState(path, Phase.RUNNING, meta, meta.planned, recorded, failed, changes, unchecked,
                             skipped=meta.skipped or {})

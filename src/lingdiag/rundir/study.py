@@ -12,6 +12,7 @@ read a study without the study's planner or executor.
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -107,6 +108,18 @@ class RunEntry(BaseModel):
         return Path(out) / RUNS / self.key
 
 
+class Compared(BaseModel):
+    """A comparison the study file names (``compare:``): every model of ``a`` against every model of ``b``,
+    by their study names; differences are A − B.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    a: list[str]
+    b: list[str]
+
+
 class StudyState(BaseModel):
     """The whole ``study.json``."""
 
@@ -116,13 +129,15 @@ class StudyState(BaseModel):
     name: str
     retries: int = Field(ge=0)
     runs: list[RunEntry]
+    compare: list[Compared] = Field(default_factory=list)
+    """The comparisons the study file names, for ``study report`` and the viewer (absent: none)."""
 
 
 def write_state(out: Path, state: StudyState) -> None:
-    """Write ``OUT/study.json`` atomically."""
+    """Write ``OUT/study.json`` atomically (a study naming no comparison keeps the file as it was)."""
     make_dir(out)
-    write_atomic(Path(out) / STUDY_JSON, json.dumps(state.model_dump(mode="json"), indent=1, ensure_ascii=False,
-                                                    sort_keys=True) + "\n")
+    data = state.model_dump(mode="json", exclude={"compare"} if not state.compare else None)
+    write_atomic(Path(out) / STUDY_JSON, json.dumps(data, indent=1, ensure_ascii=False, sort_keys=True) + "\n")
 
 
 def read_state(out: Path, *, missing_ok: bool = False) -> StudyState | None:
@@ -177,7 +192,29 @@ def place_of(run_dir: Path) -> Place | None:
     study = run_dir.parent.parent.parent
     if run_dir.parent.parent.name != RUNS or not (study / STUDY_JSON).exists():
         return None
+    return _places(study).get(f"{run_dir.parent.name}/{run_dir.name}")
+
+
+_PLACES: dict[Path, tuple[tuple[int, int, int], dict[str, Place]]] = {}
+"""A study's places by run key, kept while its ``study.json`` is unchanged: a reader of a study of thousands
+of runs asks once per run, and ``study.json`` lists them all."""
+
+
+def _places(study: Path) -> dict[str, Place]:
+    """Run key → its place, from ``study``'s ``study.json`` as it is now.
+
+    Raises:
+        RunError: ``study.json`` is damaged.
+    """
+    try:
+        info = os.stat(study / STUDY_JSON)
+        version = (info.st_ino, info.st_size, info.st_mtime_ns)
+    except OSError:
+        version = (0, 0, 0)
+    known = _PLACES.get(study)
+    if known is not None and known[0] == version:
+        return known[1]
     state = read_state(study)
-    key = f"{run_dir.parent.name}/{run_dir.name}"
-    entry = next((r for r in state.runs if r.key == key), None) if state else None
-    return None if entry is None else Place(study, entry)
+    places = {r.key: Place(study, r.model_copy(deep=True)) for r in state.runs} if state else {}
+    _PLACES[study] = (version, places)
+    return places

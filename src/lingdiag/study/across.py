@@ -1,31 +1,47 @@
-"""Analyses across the models of a study, from their records only: accuracy with intervals per
-cell, items across models, agreement between models, learning curves over checkpoints and
-paired tests between adjacent sizes and checkpoints.
+"""Analyses across the models of a study, from the runs' summaries (``lingdiag.reading.summary``: each
+run's records as columns of codes, streamed once): accuracy with intervals per cell, items across
+models, agreement between models, learning curves over checkpoints, and paired tests between the
+models a researcher chose and between adjacent sizes and checkpoints.
 
-A cell is one suite and condition of the study. A record is right when ``correct`` is true; an
-unparsed answer is wrong; a record with a backend error (``correct`` None) is left out and
-counted. Accuracy intervals are Wilson's.
+A cell is one suite and condition of the study, held as a :class:`CellTable`: items × models, each
+entry the model's outcome and label on the item. A record is right when ``correct`` is true; an
+unparsed answer is wrong; a record with a backend error is left out (not graded) and counted.
+Accuracy intervals are Wilson's.
 
 Only measured runs have numbers (the report reads the runs ``lingdiag.rundir.state`` calls done); a
 planned run that was not measured is a :class:`Missing`, and the curves and neighbour tests it
 would sit in name it: no onset or stability is stated that a missing checkpoint could change, and two
 models with an unmeasured one planned between them are tested as neighbours with that gap named.
+
+Paired tests follow one convention with ``lingdiag compare A B`` and the viewer's compare page: A is
+the first model named, differences are A − B, exact McNemar on the items both graded, and each row
+carries two Holm-adjusted p-values, each over a family the report names: the conditions of that pair
+of runs (the family ``lingdiag compare`` corrects over, so its numbers are the same) and every row
+of the table.
 """
 
 from __future__ import annotations
 
 import math
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
-from lingdiag.analysis.compare import Comparison, paired
+import numpy as np
+
+from lingdiag.analysis.compare import Comparison, tested
 from lingdiag.errors import LingdiagError
 from lingdiag.metrics.core import wilson
 from lingdiag.metrics.stats import holm
-from lingdiag.reading import LoadedRun
-from lingdiag.records import ItemRecord
-from lingdiag.rundir.study import RunEntry
+from lingdiag.reading import RunSummary
+from lingdiag.reading.summary import NONE, NOT_GRADED, RIGHT
+from lingdiag.rundir.study import RunEntry, StudyModel
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+    from lingdiag.reading import LoadedRun
 
 Cell = tuple[str, str]
 """(suite in the study, condition)."""
@@ -33,14 +49,17 @@ ONSET_RULE = ("the effect is present at a checkpoint when the lower end of its a
               "is above chance (1 / the number of labels); it first appears at the first such checkpoint and "
               "is stable when it is present at every later one; a checkpoint not measured is neither, so an "
               "onset with one before it is only an upper bound and a stability with one after it is not known")
+PAIR_FAMILY = "Holm over the conditions of that pair of runs (as `lingdiag compare A B` corrects)"
+TABLE_FAMILY = "Holm over every row of this table"
+DIRECTION = "A − B: A's accuracy minus B's, on the items both graded (as `lingdiag compare A B` prints it)"
 
 
 @dataclass(frozen=True)
 class StudyRun:
-    """A run of the study read back, with the study's names for it."""
+    """A run of the study read back (its summary), with the study's names for it."""
 
     entry: RunEntry
-    run: LoadedRun
+    summary: RunSummary
     chance: float
     """1 / the suite's labels (0.5 for minimal pairs)."""
 
@@ -49,10 +68,25 @@ class StudyRun:
         """The model's name in the study."""
         return self.entry.model.label
 
+    @property
+    def run(self) -> LoadedRun:
+        """The run as reports name it (rows, state; no records)."""
+        return self.summary.run
 
-def graded(records: Sequence[ItemRecord]) -> list[ItemRecord]:
-    """The records with a gold label and no backend error (an unparsed answer is graded wrong)."""
-    return [r for r in records if r.correct is not None and r.error is None]
+
+def model_key(m: StudyModel) -> tuple[str, float, float, float]:
+    """A model's place in the study's order: family, size, then training step (numerically: step500 before
+    step1000; a model's own weights before its checkpoints), then tokens.
+    """
+    return (m.family, m.n_params if m.n_params is not None else math.inf,
+            -1.0 if m.base is None else (m.step if m.step is not None else math.inf),
+            m.tokens if m.tokens is not None else -1.0)
+
+
+def model_order(runs: Sequence[StudyRun]) -> list[StudyRun]:
+    """``runs`` in the study's order (:func:`model_key`), then as planned."""
+    order = {id(s): k for k, s in enumerate(runs)}
+    return sorted(runs, key=lambda s: (*model_key(s.entry.model), order[id(s)]))
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,98 +107,156 @@ class Accuracy:
         return wilson(self.right, self.n)
 
 
-def accuracy(records: Sequence[ItemRecord]) -> Accuracy:
-    """The accuracy of ``records`` (see :func:`graded`)."""
-    rated = graded(records)
-    return Accuracy(sum(bool(r.correct) for r in rated), len(rated))
+def accuracy(outcome: NDArray[np.int8]) -> Accuracy:
+    """The accuracy of records with these outcomes (an ungraded one left out)."""
+    return Accuracy(int((outcome == RIGHT).sum()), int((outcome != NOT_GRADED).sum()))
 
 
-def cells(runs: Sequence[StudyRun]) -> dict[Cell, dict[str, list[ItemRecord]]]:
-    """Cell → model → its records, models in study order."""
-    out: dict[Cell, dict[str, list[ItemRecord]]] = defaultdict(dict)
+@dataclass(frozen=True, eq=False)
+class CellTable:
+    """One cell across the models that ran it: items × models, in study order."""
+
+    cell: Cell
+    models: list[str]
+    items: NDArray[np.int32]
+    """Item codes (the summaries' shared vocabulary), in the order first seen."""
+    outcome: NDArray[np.int8]
+    """items × models: right, wrong or not graded (:data:`NOT_GRADED` also where a model has no record)."""
+    label: NDArray[np.int32]
+    """items × models: the label's code; :data:`NONE` where the backend failed or there is no record."""
+
+    def column(self, model: str) -> int:
+        """The column of ``model``."""
+        return self.models.index(model)
+
+    def accuracy(self, model: str) -> Accuracy:
+        """``model``'s accuracy on this cell."""
+        return accuracy(self.outcome[:, self.column(model)])
+
+
+def cells(runs: Sequence[StudyRun]) -> dict[Cell, CellTable]:
+    """Cell → its table, models in the order of ``runs``."""
+    members: dict[Cell, list[tuple[str, NDArray[np.intp], RunSummary]]] = defaultdict(list)
     for s in runs:
-        by_condition: dict[str, list[ItemRecord]] = defaultdict(list)
-        for r in s.run.records:
-            by_condition[r.condition].append(r)
-        for condition, records in by_condition.items():
-            out[(s.entry.suite, condition)][s.label] = records
-    return dict(out)
+        c = s.summary.columns
+        for code in dict.fromkeys(c.condition.tolist()):
+            cell = (s.entry.suite, s.summary.vocab.conditions.names[code])
+            members[cell].append((s.label, c.of(code), s.summary))
+    out = {}
+    for cell, found in members.items():
+        every = np.concatenate([summary.columns.item[lines] for _, lines, summary in found])
+        codes, first = np.unique(every, return_index=True)  # sorted codes; where each is first seen
+        order = np.argsort(first, kind="stable")
+        rank = np.empty_like(order)
+        rank[order] = np.arange(len(order))  # sorted code → its row (first-seen order)
+        items = codes[order]
+        outcome = np.full((len(items), len(found)), NOT_GRADED, np.int8)
+        label = np.full((len(items), len(found)), NONE, np.int32)
+        for j, (_, lines, summary) in enumerate(found):
+            c = summary.columns
+            position = rank[np.searchsorted(codes, c.item[lines])]
+            outcome[position, j] = c.outcome[lines]
+            label[position, j] = np.where(c.error[lines], NONE, c.label[lines])
+        out[cell] = CellTable(cell, [m for m, _, _ in found], items.astype(np.int32), outcome, label)
+    return out
 
 
 @dataclass(frozen=True, slots=True)
-class ItemShare:
-    """One item of a cell across the models that were graded on it."""
+class ItemShares:
+    """Each item of a cell with how many models were right and graded on it."""
 
-    item_id: str
-    right: tuple[str, ...]
-    wrong: tuple[str, ...]
+    right: NDArray[np.int64]
+    graded: NDArray[np.int64]
 
     @property
-    def share(self) -> float:
-        """The share of the graded models that are right."""
-        return len(self.right) / (len(self.right) + len(self.wrong))
+    def share(self) -> NDArray[np.float64]:
+        """The share of the graded models right (NaN where none graded it)."""
+        with np.errstate(invalid="ignore", divide="ignore"):
+            share: NDArray[np.float64] = self.right / self.graded
+        return share
 
 
-def item_shares(models: Mapping[str, Sequence[ItemRecord]]) -> list[ItemShare]:
-    """Each item with the models right and wrong on it, in the first model's item order."""
-    right: dict[str, list[str]] = defaultdict(list)
-    wrong: dict[str, list[str]] = defaultdict(list)
-    for model, records in models.items():
-        for r in graded(records):
-            (right if r.correct else wrong)[r.item_id].append(model)
-    order = dict.fromkeys(r.item_id for records in models.values() for r in graded(records))
-    return [ItemShare(i, tuple(right[i]), tuple(wrong[i])) for i in order]
+def item_shares(table: CellTable) -> ItemShares:
+    """Per item of ``table``: the models right, and the models graded."""
+    return ItemShares((table.outcome == RIGHT).sum(axis=1), (table.outcome != NOT_GRADED).sum(axis=1))
 
 
 @dataclass(frozen=True, slots=True)
 class Split:
-    """An item one group of models gets right (every member) and another gets wrong (every member)."""
+    """An item one group of models gets right (every member graded on it) and another gets wrong."""
 
-    item_id: str
+    item: int
+    """Its row in the cell's table."""
     by: str
     """``family`` or ``size``."""
     right: str
     wrong: str
 
 
-def splits(shares: Sequence[ItemShare], groups: Mapping[str, str], by: str) -> list[Split]:
-    """Items that split the groups (model → group): all of one group right, all of another wrong."""
-    out = []
-    for s in shares:
-        members: dict[str, list[bool]] = defaultdict(list)
-        for m in s.right:
-            members[groups[m]].append(True)
-        for m in s.wrong:
-            members[groups[m]].append(False)
-        all_right = sorted(g for g, v in members.items() if all(v))
-        all_wrong = sorted(g for g, v in members.items() if not any(v))
-        if all_right and all_wrong:
-            out.append(Split(s.item_id, by, ", ".join(all_right), ", ".join(all_wrong)))
-    return out
+def splits(table: CellTable, groups: Mapping[str, str], by: str) -> list[Split]:
+    """Items that split the groups (model → group): all of one group's graded members right, all of another's
+    wrong.
+    """
+    names = sorted(set(groups[m] for m in table.models))
+    right = np.zeros((len(table.items), len(names)), bool)
+    wrong = np.zeros((len(table.items), len(names)), bool)
+    for g, name in enumerate(names):
+        cols = [j for j, m in enumerate(table.models) if groups[m] == name]
+        sub = table.outcome[:, cols]
+        graded = (sub != NOT_GRADED).sum(axis=1)
+        hits = (sub == RIGHT).sum(axis=1)
+        right[:, g], wrong[:, g] = (graded > 0) & (hits == graded), (graded > 0) & (hits == 0)
+    found = np.flatnonzero(right.any(axis=1) & wrong.any(axis=1))
+    return [Split(int(k), by, ", ".join(n for g, n in enumerate(names) if right[k, g]),
+                  ", ".join(n for g, n in enumerate(names) if wrong[k, g])) for k in found]
 
 
-def kappa(a: Sequence[str], b: Sequence[str]) -> float | None:
-    """Cohen's kappa of two label sequences (None where chance agreement is total)."""
+@dataclass(frozen=True, slots=True)
+class Agreement:
+    """Two models' labels on the items both answered without a backend error."""
+
+    kappa: float | None
+    """Cohen's kappa; None where chance agreement is total (one label on both sides)."""
+    agree: int
+    """Items given the same label."""
+    n: int
+
+
+def kappa(a: NDArray[np.int32], b: NDArray[np.int32]) -> float | None:
+    """Cohen's kappa of two label-code sequences (None where chance agreement is total or empty)."""
     n = len(a)
     if n == 0:
         return None
-    observed = sum(x == y for x, y in zip(a, b, strict=True)) / n
-    ca, cb = Counter(a), Counter(b)
-    expected = sum(ca[k] * cb[k] for k in ca) / (n * n)
+    size = int(max(a.max(), b.max())) + 1
+    observed = float((a == b).mean())
+    expected = float((np.bincount(a, minlength=size) * np.bincount(b, minlength=size)).sum()) / (n * n)
     return None if expected == 1 else (observed - expected) / (1 - expected)
 
 
-def agreement(models: Mapping[str, Sequence[ItemRecord]]) -> dict[tuple[str, str], tuple[float | None, int]]:
-    """Pairwise Cohen's kappa on the labels (unparsed is a label) over the items both answered
-    without an error: (model, model) → (kappa, items).
+def agreement(table: CellTable) -> dict[tuple[str, str], Agreement]:
+    """Pairwise agreement on the labels (unparsed is a label) of the items both answered: (model, model) →
+    :class:`Agreement`.
     """
-    labels = {m: {r.item_id: r.label for r in rs if r.error is None} for m, rs in models.items()}
     out = {}
-    for a in labels:
-        for b in labels:
-            shared = [i for i in labels[a] if i in labels[b]]
-            out[(a, b)] = (kappa([labels[a][i] for i in shared], [labels[b][i] for i in shared]), len(shared))
+    for i, a in enumerate(table.models):
+        for j, b in enumerate(table.models):
+            both = (table.label[:, i] != NONE) & (table.label[:, j] != NONE)
+            la, lb = table.label[both, i], table.label[both, j]
+            out[(a, b)] = Agreement(kappa(la, lb), int((la == lb).sum()), int(both.sum()))
     return out
+
+
+def prevalence(table: CellTable, model: str, names: Sequence[str]) -> list[tuple[str, float]]:
+    """``model``'s labels on the cell with the share of its answered items each takes, most frequent first
+    (``names``: the label vocabulary).
+    """
+    labels = table.label[:, table.column(model)]
+    labels = labels[labels != NONE]
+    if not len(labels):
+        return []
+    codes, counts = np.unique(labels, return_counts=True)
+    order = np.argsort(-counts, kind="stable")
+    return [(names[codes[k]], float(counts[k] / len(labels))) for k in order]
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,37 +303,34 @@ class CurvePoint:
         return self.missing is None and self.accuracy.ci95[0] > self.chance
 
 
-def _point(s: StudyRun, condition: str, records: Sequence[ItemRecord] | None) -> CurvePoint:
-    m = s.entry.model
-    assert m.base is not None
-    a = accuracy(records or ())
-    missing = "condition not run" if records is None else "no item graded" if a.n == 0 else None
-    return CurvePoint(m.base, s.label, m.step, m.tokens, a, s.chance, missing)
-
-
 def learning_curves(runs: Sequence[StudyRun], missing: Sequence[Missing] = ()) -> dict[tuple[str, Cell],
                                                                                        list[CurvePoint]]:
     """(model, cell) → every checkpoint planned for it, in training order (``training_order``): measured
     ones with their accuracy, the others with why not (``CurvePoint.missing``). A cell is a condition
     some checkpoint of the model measured on the suite.
     """
-    by_run: dict[str, dict[str, list[ItemRecord]]] = {}
+    by_run: dict[str, dict[str, Accuracy]] = {}
     conditions: dict[tuple[str, str], list[str]] = defaultdict(list)
     for s in runs:
         if s.entry.model.base is None:
             continue
-        by_condition: dict[str, list[ItemRecord]] = defaultdict(list)
-        for r in s.run.records:
-            by_condition[r.condition].append(r)
-        by_run[s.entry.key] = by_condition
+        c = s.summary.columns
+        measured = {s.summary.vocab.conditions.names[code]: accuracy(c.outcome[c.of(code)])
+                    for code in dict.fromkeys(c.condition.tolist())}
+        by_run[s.entry.key] = measured
         place = (s.entry.model.base, s.entry.suite)
-        conditions[place] += [c for c in by_condition if c not in conditions[place]]
+        conditions[place] += [name for name in measured if name not in conditions[place]]
     out: dict[tuple[str, Cell], list[CurvePoint]] = {}
     for (base, suite), names in conditions.items():
         mine = [s for s in runs if s.entry.model.base == base and s.entry.suite == suite]
         gone = [g for g in missing if g.entry.model.base == base and g.entry.suite == suite]
         for condition in names:
-            points = [_point(s, condition, by_run[s.entry.key].get(condition)) for s in mine]
+            points = []
+            for s in mine:
+                a = by_run[s.entry.key].get(condition)
+                why = "condition not run" if a is None else "no item graded" if a.n == 0 else None
+                points.append(CurvePoint(base, s.label, s.entry.model.step, s.entry.model.tokens, a or Accuracy(0, 0),
+                                         s.chance, why))
             points += [CurvePoint(base, g.label, g.entry.model.step, g.entry.model.tokens, Accuracy(0, 0),
                                   mine[0].chance, f"not measured ({g.why})") for g in gone]
             points.sort(key=lambda p: training_order(p.step, p.tokens))
@@ -281,36 +370,87 @@ def onset(points: Sequence[CurvePoint]) -> Onset:
 
 
 @dataclass(frozen=True, slots=True)
-class Adjacent:
-    """A paired test of two neighbouring models (sizes of a family, or checkpoints)."""
+class Pair:
+    """Two models to test against each other: A − B (see the module's text)."""
+
+    kind: str
+    """``chosen`` (a comparison of the study file), ``size`` or ``checkpoint``."""
+    a: str
+    b: str
+    name: str = ""
+    """The comparison's name (a chosen one's)."""
+    suite: str | None = None
+    """Only this suite's cells (neighbours are neighbours on one suite); None: every cell both ran."""
+    between: tuple[str, ...] = ()
+    """Models planned between ``a`` and ``b`` that were not measured (neighbours among the measured only)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Paired:
+    """A paired test of two models on one cell: A − B, with both Holm p-values (see the module's text)."""
 
     cell: Cell
     kind: str
-    """``size`` or ``checkpoint``."""
+    """``chosen`` (a comparison of the study file, by its name), ``size`` or ``checkpoint``."""
     a: str
     b: str
     test: Comparison
+    """``test.p_holm``: Holm over the conditions of this pair of runs (``lingdiag compare``'s family)."""
+    p_table: float = math.nan
+    """Holm over every row of the table."""
+    name: str = ""
+    """The comparison's name (a chosen one's)."""
     between: tuple[str, ...] = ()
     """Models planned between ``a`` and ``b`` that were not measured: the two are neighbours among the
     measured ones only."""
 
 
-@dataclass(frozen=True, slots=True)
-class Neighbours:
-    """Two models measured on a suite with no measured model of their group between them."""
-
-    kind: str
-    suite: str
-    a: str
-    b: str
-    between: tuple[str, ...]
-    """Planned between them, not measured."""
+def pair_test(table: CellTable, a: str, b: str, *, seed: int = 0) -> Comparison:
+    """A against B on the cell's items both graded (what ``lingdiag compare`` computes from the records)."""
+    ia, ib = table.column(a), table.column(b)
+    both = (table.outcome[:, ia] != NOT_GRADED) & (table.outcome[:, ib] != NOT_GRADED)
+    return tested(table.cell[1], table.outcome[both, ia] == RIGHT, table.outcome[both, ib] == RIGHT, seed=seed)
 
 
-def neighbours(runs: Sequence[StudyRun], missing: Sequence[Missing] = ()) -> tuple[list[Neighbours], list[str]]:
+def paired_tests(tables: Mapping[Cell, CellTable], pairs: Sequence[Pair], *,
+                 seed: int = 0) -> tuple[list[Paired], list[str]]:
+    """Each pair tested on every cell both models ran (of its suite, where it names one); the pairs' Holm
+    (over the conditions of each pair of runs of a suite) and the table's; and what could not be tested,
+    with why (a cell only one of the two ran among them).
+    """
+    found, skipped = [], []
+    for p in pairs:
+        for cell, table in tables.items():
+            if p.suite is not None and cell[0] != p.suite:
+                continue
+            has_a, has_b = p.a in table.models, p.b in table.models
+            if has_a != has_b:
+                skipped.append(f"{cell[0]} {cell[1]}: {p.a} vs {p.b}: {p.b if has_a else p.a} has no records of "
+                               "this condition")
+            if not (has_a and has_b):
+                continue
+            try:
+                found.append(Paired(cell, p.kind, p.a, p.b, pair_test(table, p.a, p.b, seed=seed), name=p.name,
+                                    between=p.between))
+            except LingdiagError as e:
+                skipped.append(f"{cell[0]} {cell[1]}: {p.a} vs {p.b}: {e}")
+    families: dict[tuple[str, str, str, str], list[int]] = defaultdict(list)
+    for k, t in enumerate(found):
+        families[(t.name, t.cell[0], t.a, t.b)].append(k)
+    by_pair = [math.nan] * len(found)
+    for members in families.values():
+        for k, q in zip(members, holm([found[k].test.p for k in members]), strict=True):
+            by_pair[k] = q
+    table_wide = holm(t.test.p for t in found)
+    return [replace(t, test=replace(t.test, p_holm=q), p_table=w)
+            for t, q, w in zip(found, by_pair, table_wide, strict=True)], skipped
+
+
+def neighbours(runs: Sequence[StudyRun], missing: Sequence[Missing] = ()) -> tuple[list[Pair], list[str]]:
     """Neighbouring models per suite, in the order the study planned them (sizes within a family,
-    checkpoints of a model), over the measured ones, with the planned ones between them that were
-    not measured; and the planned models no test can reach (not measured), with why.
+    checkpoints of a model), over the measured ones, with the planned ones between them that were not
+    measured; and the planned models no test can reach (not measured), with why. The larger or later
+    one is A, so that A − B is what growth or training changed.
     """
     planned = [(s.entry, None) for s in runs] + [(g.entry, g.why) for g in missing]
     groups: dict[tuple[str, str, str], list[tuple[tuple[float, float], str, str | None]]] = defaultdict(list)
@@ -327,32 +467,17 @@ def neighbours(runs: Sequence[StudyRun], missing: Sequence[Missing] = ()) -> tup
         members.sort()
         measured = [k for k, (_, _, why) in enumerate(members) if why is None]
         for i, j in zip(measured, measured[1:], strict=False):
-            out.append(Neighbours(kind, suite, members[i][1], members[j][1],
-                                  tuple(label for _, label, _ in members[i + 1:j])))
+            out.append(Pair(kind, members[j][1], members[i][1], suite=suite,
+                            between=tuple(label for _, label, _ in members[i + 1:j])))
         unreached += [f"{suite}: {label}: not measured ({why})" for _, label, why in members if why is not None]
     return out, unreached
 
 
-def adjacent(runs: Sequence[StudyRun], missing: Sequence[Missing] = (), *, seed: int = 0) -> tuple[list[Adjacent],
-                                                                                                    list[str]]:
-    """McNemar between neighbours (:func:`neighbours`) on every condition both measured, Holm over all of
-    them; and what could not be tested, with why (planned models not measured among them).
+def adjacent(runs: Sequence[StudyRun], missing: Sequence[Missing] = (), tables: Mapping[Cell, CellTable] | None = None,
+             *, seed: int = 0) -> tuple[list[Paired], list[str]]:
+    """McNemar between neighbours (:func:`neighbours`) on every cell of their suite both measured, with
+    both Holm families; and what could not be tested, with why (planned models not measured among them).
     """
-    table = cells(runs)
-    pairs, skipped = neighbours(runs, missing)
-    tests = []
-    for n in pairs:
-        for cell, models in table.items():
-            if cell[0] != n.suite or (n.a not in models and n.b not in models):
-                continue
-            if n.a not in models or n.b not in models:
-                skipped.append(f"{cell[0]} {cell[1]}: {n.a} vs {n.b}: {n.b if n.a in models else n.a} has no "
-                               "records of this condition")
-                continue
-            try:
-                tests.append(Adjacent(cell, n.kind, n.a, n.b, paired(f"{n.a} vs {n.b}", models[n.a], models[n.b],
-                                                                      seed=seed), n.between))
-            except LingdiagError as e:
-                skipped.append(f"{cell[0]} {cell[1]}: {n.a} vs {n.b}: {e}")
-    adjusted = holm(t.test.p for t in tests)
-    return [replace(t, test=replace(t.test, p_holm=q)) for t, q in zip(tests, adjusted, strict=True)], skipped
+    pairs, unreached = neighbours(runs, missing)
+    tests, skipped = paired_tests(tables if tables is not None else cells(runs), pairs, seed=seed)
+    return tests, unreached + skipped

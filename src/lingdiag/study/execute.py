@@ -20,7 +20,7 @@ import gc
 import json
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from lingdiag.cluster.submit import EXECUTORS, Resources, ShardTask
@@ -40,6 +40,9 @@ Configs = dict[str, RunConfig]
 """Run key → its planned configuration (``study.json`` holds it with URL credentials redacted)."""
 Planned = dict[str, Inputs]
 """Run key → what it is computed from now (its configuration and the SHA-256 of every file it reads)."""
+FLUSH_SECONDS = 5.0
+"""How often a run in progress adds its seconds and items to ``study.json`` (so ``study status`` has an ETA
+during the first run, and a killed attempt's time is kept)."""
 SUPERSEDED = "superseded"
 """Where a stale run's directory goes (``OUT/superseded/<key>/<n>``) before the run is done again."""
 
@@ -81,10 +84,12 @@ def check_plan(runs: Sequence[PlannedRun], models: Models = Models()) -> dict[st
     return plans
 
 
-def _record(entry: RunEntry, state: RunState, started: float, error: str | None, retries: int) -> None:
-    """Update ``entry``'s attempts after one: done if its directory says so, else failed with its reason."""
+def _record(entry: RunEntry, state: RunState, seconds: float, error: str | None, retries: int) -> None:
+    """Update ``entry``'s attempts after one (``seconds``: its time not yet counted): done if its directory
+    says so, else failed with its reason.
+    """
     entry.state.items_done = state.recorded
-    entry.state.seconds += time.monotonic() - started
+    entry.state.seconds += seconds
     if error is None and state.complete:
         entry.state.status, entry.state.reason = "done", None
         return
@@ -132,18 +137,47 @@ def _todo(state: StudyState, planned: Planned, out: Path, say: Say) -> list[RunE
 
 @dataclass(frozen=True)
 class _Session:
-    """One ``study run`` over its locked directory: the plan and where notes go."""
+    """One ``study run`` over its locked directory: the plan, where notes go, and since when each run's time
+    has not been counted in ``study.json``.
+    """
 
     state: StudyState
     configs: Configs
     planned: Planned
     out: Path
     say: Say
+    counted: dict[str, float] = field(default_factory=dict)
+    """Run key → the moment up to which its seconds are in ``study.json``."""
 
-    def ended(self, entry: RunEntry, started: float, error: str | None) -> None:
-        """Record an attempt at ``entry`` by what its directory now says, and write ``study.json``."""
+    def start(self, entry: RunEntry, at: float | None = None) -> None:
+        """Count ``entry``'s time from ``at`` (now by default)."""
+        self.counted[entry.key] = time.monotonic() if at is None else at
+
+    def progress(self, entry: RunEntry, inner: Progress | None) -> Progress:
+        """``inner`` (a run's progress callback), also adding the run's seconds and items to ``study.json``
+        every :data:`FLUSH_SECONDS`.
+        """
+        done: dict[str, int] = {}
+
+        def line(condition: str, n: int, total: int) -> None:
+            if inner is not None:
+                inner(condition, n, total)
+            done[condition] = n
+            now = time.monotonic()
+            if now - self.counted.get(entry.key, now) >= FLUSH_SECONDS:
+                entry.state.seconds += now - self.counted[entry.key]
+                entry.state.items_done = sum(done.values())
+                self.counted[entry.key] = now
+                write_state(self.out, self.state)
+        return line
+
+    def ended(self, entry: RunEntry, error: str | None, seconds: float | None = None) -> None:
+        """Record an attempt at ``entry`` by what its directory now says, and write ``study.json``
+        (``seconds``: the attempt's time, where it is not the time since :meth:`start`).
+        """
         now = run_state(entry.directory(self.out), self.planned[entry.key])
-        _record(entry, now, started, error, self.state.retries)
+        spent = seconds if seconds is not None else time.monotonic() - self.counted.get(entry.key, time.monotonic())
+        _record(entry, now, spent, error, self.state.retries)
         write_state(self.out, self.state)
         if entry.state.status == "failed":
             self.say(f"run {entry.key} failed (attempt {entry.state.attempts}): {entry.state.reason}")
@@ -166,17 +200,19 @@ def _here(session: _Session, load: Callable[[RunConfig], Backend],
             backend = cached(load(first))
         except Exception as e:  # noqa: BLE001 - a model that will not load fails its runs, not the study
             for entry in entries:
-                session.ended(entry, started, f"model {spec} did not load: {reason(e)}")
+                session.ended(entry, f"model {spec} did not load: {reason(e)}", time.monotonic() - started)
             continue
-        for entry in entries:
-            started, error = time.monotonic(), None
+        loaded = time.monotonic() - started
+        for k, entry in enumerate(entries):
+            error = None
+            session.start(entry, time.monotonic() - (loaded if k == 0 else 0.0))  # the first run counts the load
             session.say(f"run {entry.key}")
             try:
                 run(session.configs[entry.key], entry.directory(session.out), backend=backend, cache=False,
-                    progress=progress(entry))
+                    progress=session.progress(entry, progress(entry)))
             except Exception as e:  # noqa: BLE001 - one run's failure is recorded; the study goes on
                 error = reason(e)
-            session.ended(entry, started, error)
+            session.ended(entry, error)
         del backend
         gc.collect()  # the weights go before the next model loads
 
@@ -191,12 +227,20 @@ def _jobs(session: _Session, where: Where) -> None:
                           time_min=where.time_min, partition=where.partition, python=where.python,
                           address=where.address)
     tasks = [ShardTask(session.configs[e.key], e.directory(session.out).resolve(), Path.cwd()) for e in todo]
-    started = time.monotonic()
+    before = {e.key: _timed(e.directory(session.out)) for e in todo}
     jobs = EXECUTORS.get(where.executor)(tasks, resources, Path(session.out).resolve() / "jobs")
     for entry, job in zip(todo, jobs, strict=True):
         session.say(f"run {entry.key}: job {job.id}")
     for entry, job in zip(todo, jobs, strict=True):
-        session.ended(entry, started, job.wait().error)
+        error = job.wait().error
+        # Each job's own time (the run's timings this session), not the wall time of all the jobs together.
+        session.ended(entry, error, max(_timed(entry.directory(session.out)) - before[entry.key], 0.0))
+
+
+def _timed(run_dir: Path) -> float:
+    """The seconds a run's ``meta.json`` records over all its sessions (0 for a run not started)."""
+    state = run_state(run_dir)
+    return sum((state.meta.timings or {}).values()) if state.meta is not None else 0.0
 
 
 def run_study(study: StudyFile, out: Path, *, models: Models = Models(),
@@ -221,7 +265,7 @@ def run_study(study: StudyFile, out: Path, *, models: Models = Models(),
         raise (located(e, str(study.source)) if study.source else e) from None
     out = Path(out)
     with RunStore(out).lock():  # one study process per directory
-        state = replanned(study.name, study.retries, runs, read_state(out, missing_ok=True))
+        state = replanned(study.name, study.retries, runs, read_state(out, missing_ok=True), study.compare)
         for entry in state.runs:
             entry.state.items_total = len(plans[entry.key].order())
         session = _Session(state, {r.key: r.config for r in runs},

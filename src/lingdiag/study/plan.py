@@ -12,12 +12,12 @@ from pathlib import Path
 from typing import Any
 
 from lingdiag.config import RunConfig
-from lingdiag.errors import ConfigError, RunError
+from lingdiag.errors import ConfigError, LingdiagError, RunError, located
 from lingdiag.io.limits import MAX_STUDY_RUNS
 from lingdiag.io.paths import path_safe
 from lingdiag.rundir import config_changes
-from lingdiag.rundir.study import RUNS, RunEntry, StudyModel, StudyState
-from lingdiag.study.schema import LANGUAGE, Checkpoint, ModelEntry, StudyFile, SuiteEntry
+from lingdiag.rundir.study import RUNS, Compared, RunEntry, StudyModel, StudyState
+from lingdiag.study.schema import LANGUAGE, Checkpoint, Comparison, ModelEntry, StudyFile, SuiteEntry, run_options
 
 
 def slug(text: str) -> str:
@@ -55,12 +55,8 @@ def _models(entry: ModelEntry, study: StudyFile) -> Iterator[StudyModel]:
     if entry.spec is not None:
         yield StudyModel(label=entry.label, spec=entry.spec, family=family, n_params=entry.parameters)
     for c in entry.checkpoints:
-        yield StudyModel(label=_checkpoint_label(entry.label, c), spec=_checkpoint_spec(c, study), family=family,
+        yield StudyModel(label=c.label(entry.label), spec=_checkpoint_spec(c, study), family=family,
                          n_params=entry.parameters, step=c.step, tokens=c.tokens, base=entry.label)
-
-
-def _checkpoint_label(model: str, c: Checkpoint) -> str:
-    return f"{model}@step{c.step}" if c.step is not None else f"{model}@{c.tokens:g}tok"
 
 
 def _checkpoint_spec(c: Checkpoint, study: StudyFile) -> str:
@@ -113,12 +109,18 @@ def plan_study(study: StudyFile) -> list[PlannedRun]:
 
 def _config(study: StudyFile, entry: ModelEntry, model: StudyModel, suite_entry: SuiteEntry, suite: str,
             dataset: str, where: str) -> RunConfig:
+    run = run_options(study.run, entry.run, suite_entry.run)
+    if run.get("after_thinking"):  # RUN_DIR[:CONDITION], the directory relative to the study file
+        where_run, colon, condition = str(run["after_thinking"]).partition(":")
+        run["after_thinking"] = study.resolve(where_run if "/" in where_run else f"./{where_run}") + colon + condition
     try:
         return RunConfig(suite=suite, model=model.spec, dataset=dataset, axes=suite_entry.axes,
                          options=suite_entry.options, limit=suite_entry.limit or study.limit, seed=study.seed,
-                         model_options=entry.options, items=_items(study, suite_entry, suite))
+                         model_options=entry.options, items=_items(study, suite_entry, suite), **run)
     except ValueError as e:  # pydantic's ValidationError is a ValueError
         raise ConfigError(f"{where}: {' '.join(str(e).split())}") from None
+    except LingdiagError as e:  # a validator's own one-line error (think tags)
+        raise located(e, where) from None
 
 
 def _items(study: StudyFile, entry: SuiteEntry, suite: str) -> list[str] | None:
@@ -132,8 +134,10 @@ def _items(study: StudyFile, entry: SuiteEntry, suite: str) -> list[str] | None:
                          [n for n in (entry.name, Path(suite).stem) if n])
 
 
-def replanned(name: str, retries: int, planned: Sequence[PlannedRun], old: StudyState | None) -> StudyState:
-    """The ``study.json`` of a (re)planned study: each run keeps the attempts ``old`` records of it.
+def replanned(name: str, retries: int, planned: Sequence[PlannedRun], old: StudyState | None,
+              compare: Sequence[Comparison] = ()) -> StudyState:
+    """The ``study.json`` of a (re)planned study: each run keeps the attempts ``old`` records of it; the
+    comparisons are the study file's now.
 
     Raises:
         RunError: a run already in the study directory was planned with another configuration.
@@ -149,4 +153,5 @@ def replanned(name: str, retries: int, planned: Sequence[PlannedRun], old: Study
                                f"(differs in: {', '.join(changed)}); use another --out directory")
             entry.state = before[p.key].state
         runs.append(entry)
-    return StudyState(name=name, retries=retries, runs=runs)
+    return StudyState(name=name, retries=retries, runs=runs,
+                      compare=[Compared(name=c.title, a=c.a, b=c.b) for c in compare])

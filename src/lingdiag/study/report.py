@@ -1,61 +1,150 @@
 """``study report``: the study's own sections (findings, the grid, models × conditions, learning
-curves, adjacent tests, the mixed model, items across models, agreement, competence against
-performance, what failed) as Markdown, laid out before the run report's summary by
-``lingdiag.report.html`` (one page shell, one escaping), and written as Markdown and LaTeX tables.
+curves, the comparisons the study file chose, adjacent tests, the mixed model, items across models,
+agreement, competence against performance, what failed) as Markdown, laid out before the run report's
+summary by ``lingdiag.report.html`` (one page shell, one escaping), written as Markdown and LaTeX tables,
+or summarised on the terminal.
+
+The runs are read one at a time as streams into their summaries (``lingdiag.reading.summary``), so the
+memory a report takes grows with the number of runs and items, not with the records: a study of forty
+models × 100,000 items is reported in minutes (``bench/study_scale_report.py``). A section is one entry
+of :data:`SECTIONS`: its anchor, its title and the function drawing it from the :class:`Study`.
 """
 
 from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from functools import cached_property
 from html import escape
 from pathlib import Path
 
+import numpy as np
+
 from lingdiag import figures as figs
 from lingdiag.analysis import competence, mixed
+from lingdiag.analysis.compare import METHODS
 from lingdiag.errors import ConfigError, LingdiagError
 from lingdiag.figures import Figure
 from lingdiag.io.atomic import make_dir, write_atomic
+from lingdiag.io.limits import Limit
 from lingdiag.io.markdown import markdown_table
-from lingdiag.items.section import study_section
-from lingdiag.reading import load_run
-from lingdiag.records import UNPARSED
+from lingdiag.reading import RunSummary, Vocabularies, load_run
+from lingdiag.reading.summary import NONE, NOT_GRADED, RIGHT, summarize_all
 from lingdiag.report.export import markdown_to_latex
-from lingdiag.report.findings import degenerate
 from lingdiag.report.html import render_html
 from lingdiag.report.markup import figure_html, markdown_to_html
 from lingdiag.report.sections import Fragment, Link, wrap
 from lingdiag.report.tables import tables
 from lingdiag.rundir.study import StudyState, read_state
 from lingdiag.study import across
-from lingdiag.study.across import ONSET_RULE, Missing, StudyRun
+from lingdiag.study.across import DIRECTION, ONSET_RULE, PAIR_FAMILY, TABLE_FAMILY, Missing, Pair, Paired, StudyRun
 from lingdiag.study.status import GridRow, grid
 
+ITEMS_SHOWN = 200
+"""Rows of an items-across-models table (the items fewest models get right first, where there are more)."""
+NAMES_SHOWN = 20
+"""Models named in one cell (an item's models right); more are counted."""
+AGREEMENT_MODELS = 40
+"""Models in an agreement matrix (its cells grow with their square); the study's first ones in its order."""
+MIXED_RECORDS = Limit("LINGDIAG_STUDY_MIXED_RECORDS", 5000, "graded answers per suite in the study's mixed model")
+"""Above this, the mixed model is fitted on a seeded sample of items (every model's answers on them):
+statsmodels' variational fit takes about a minute per 10,000 answers on a 2-core machine."""
+ITEM_FIT_RECORDS = Limit("LINGDIAG_STUDY_IRT_RECORDS", 2_000_000, "records the study report's item model reads")
+"""Above this, the report's Items section does not fit the item model itself (it holds every answer) and
+points to ``lingdiag items fit``."""
+RUN_SECTIONS_RECORDS = Limit("LINGDIAG_STUDY_HTML_RECORDS", 200_000, "records in the run sections of a study's HTML")
+"""Above this, the HTML report leaves out the run report's own sections (its item browser carries every
+record in the page); ``lingdiag view`` pages them instead."""
 
-def load(out: Path) -> tuple[StudyState, list[GridRow], list[StudyRun], list[str]]:
-    """The study's state, grid, done runs read back, and the done runs that could not be read (why).
+
+@dataclass(frozen=True)
+class Study:
+    """What every section of the study report reads, computed once."""
+
+    state: StudyState
+    grid: list[GridRow]
+    runs: list[StudyRun]
+    """The done runs, summarised, in the study's model order (family, size, step)."""
+    unreadable: list[str]
+    """Runs the grid calls done that could not be read, with why."""
+    directory: Path
+    """The study directory."""
+    seed: int = 0
+
+    @cached_property
+    def missing(self) -> list[Missing]:
+        """The planned runs in no number of the report (:func:`unmeasured`)."""
+        return unmeasured(self.state, self.grid, self.runs)
+
+    @cached_property
+    def tables(self) -> dict[across.Cell, across.CellTable]:
+        """Each cell across its models."""
+        return across.cells(self.runs)
+
+    @property
+    def labels(self) -> list[str]:
+        """The label vocabulary of the runs' summaries."""
+        return self.runs[0].summary.vocab.labels.names if self.runs else []
+
+    @property
+    def items(self) -> list[str]:
+        """The item vocabulary of the runs' summaries."""
+        return self.runs[0].summary.vocab.items.names if self.runs else []
+
+
+Read = Callable[[Path, Vocabularies], RunSummary]
+"""How a run is read into its summary where a caller keeps them (the viewer); by default every done run is
+read by :func:`~lingdiag.reading.summary.summarize_all` (several processes for a large study)."""
+
+
+def load(out: Path, *, seed: int = 0, read: Read | None = None, vocab: Vocabularies | None = None) -> Study:
+    """The study's state and grid, and its done runs streamed into their summaries.
 
     Only runs the grid calls done (finished, every item answered, current: ``lingdiag.rundir.state``) are
     read; the others are listed with their state, never reported as current numbers.
+
+    Args:
+        out: The study directory.
+        seed: Seeds the bootstrap intervals and the mixed model's item sample.
+        read: Reads a run into its summary (default: all of them by ``summarize_all``).
+        vocab: The codes the summaries share (a new vocabulary unless given).
     """
     state = read_state(out)
     assert state is not None
     rows = grid(out, state)
     done = {r.key for r in rows if r.status == "done"}
+    vocab = vocab or Vocabularies()
+    entries = [e for e in state.runs if e.key in done]
+    if read is None:
+        found = summarize_all([e.directory(out) for e in entries], vocab)
+    else:
+        found = []
+        for e in entries:
+            try:
+                found.append(read(e.directory(out), vocab))
+            except LingdiagError as error:
+                found.append(error)
     runs, unreadable = [], []
-    for entry in state.runs:
-        if entry.key not in done:
+    for entry, summary in zip(entries, found, strict=True):
+        if isinstance(summary, LingdiagError):
+            unreadable.append(f"{entry.name}: {summary}")
             continue
-        try:
-            loaded = load_run(entry.directory(out))
-        except LingdiagError as e:
-            unreadable.append(f"{entry.name}: {e}")
-            continue
-        labels = loaded.suite.labels
-        runs.append(StudyRun(entry, loaded, 1 / len(labels) if labels else 0.5))  # minimal pairs: 2 ways
-    return state, rows, runs, unreadable
+        labels = summary.run.suite.labels
+        runs.append(StudyRun(entry, summary, 1 / len(labels) if labels else 0.5))  # minimal pairs: 2 ways
+    return Study(state, rows, across.model_order(runs), unreadable, Path(out), seed)
+
+
+@dataclass(frozen=True)
+class Drawn:
+    """A section's Markdown, its figures and the findings it supports (each one sentence)."""
+
+    text: str
+    figures: Sequence[Figure] = ()
+    found: Sequence[str] = ()
+    html: str = ""
+    """The section's own HTML (every outside text escaped) where it is more than its markdown (links)."""
 
 
 def unmeasured(state: StudyState, rows: Sequence[GridRow], runs: Sequence[StudyRun]) -> list[Missing]:
@@ -100,28 +189,33 @@ def grid_text(rows: Sequence[GridRow]) -> str:
     return markdown_table(["Model", "Suite", "Status", "Items", "Failed attempts", "Reason"], body)
 
 
-def accuracy_text(runs: Sequence[StudyRun]) -> str:
+def _grid(study: Study) -> Drawn:
+    return Drawn(grid_text(study.grid))
+
+
+def _accuracy(study: Study) -> Drawn:
     """Models × conditions: accuracy with its 95% interval, and per language where items carry one."""
     body, languages = [], []
-    for s in runs:
-        m = s.entry.model
-        for cell, models in across.cells([s]).items():
-            records = models[s.label]
-            a = across.accuracy(records)
-            unparsed = sum(r.label == UNPARSED and r.error is None for r in records)
-            body.append([cell[0], cell[1], m.label, m.family, _size(m.n_params), f"{a.value:.3f}", _ci(a), a.n,
-                         unparsed, sum(r.error is not None for r in records)])
-            for lang in sorted({r.tags.get("language", "") for r in records} - {""}):
-                la = across.accuracy([r for r in records if r.tags.get("language") == lang])
-                languages.append([cell[0], cell[1], m.label, lang, f"{la.value:.3f}", _ci(la), la.n])
+    for s in study.runs:
+        m, c, vocab = s.entry.model, s.summary.columns, s.summary.vocab
+        unparsed = s.summary.unparsed
+        for code in dict.fromkeys(c.condition.tolist()):
+            lines = c.of(code)
+            a = across.accuracy(c.outcome[lines])
+            body.append([s.entry.suite, vocab.conditions.names[code], m.label, m.family, _size(m.n_params),
+                         f"{a.value:.3f}", _ci(a), a.n, int(unparsed[lines].sum()), int(c.error[lines].sum())])
+            for lang in sorted(set(c.language[lines].tolist()) - {NONE}, key=lambda k: vocab.languages.names[k]):
+                la = across.accuracy(c.outcome[lines][c.language[lines] == lang])
+                languages.append([s.entry.suite, vocab.conditions.names[code], m.label, vocab.languages.names[lang],
+                                  f"{la.value:.3f}", _ci(la), la.n])
     text = markdown_table(["Suite", "Condition", "Model", "Family", "Size", "Accuracy", "95% CI", "n", "Unparsed",
                            "Errors"], body)
     text += ("\nAccuracy: right / graded (an unparsed answer is wrong; an item the backend failed on is left "
-             "out and counted under Errors); 95% CI: Wilson.\n")
+             "out and counted under Errors); 95% CI: Wilson. Models by family, size and training step.\n")
     if languages:
         text += "\n### Per language\n\n" + markdown_table(
             ["Suite", "Condition", "Model", "Language", "Accuracy", "95% CI", "n"], languages)
-    return text
+    return Drawn(text)
 
 
 def _onset_sentence(found: across.Onset) -> str:
@@ -144,12 +238,12 @@ def _onset_sentence(found: across.Onset) -> str:
     return text + f" and is {'stable' if found.stable else 'not stable'} after it"
 
 
-def curves_text(runs: Sequence[StudyRun], missing: Sequence[Missing] = ()) -> tuple[str, list[str]]:
-    """The learning-curve tables (checkpoints not measured among them, with why) and the findings they
-    support (:func:`_onset_sentence`).
+def _curves(study: Study) -> Drawn:
+    """The learning-curve tables (checkpoints not measured among them, with why), their figures and the
+    findings they support (:func:`_onset_sentence`).
     """
     parts, found = [], []
-    curves = across.learning_curves(runs, missing)
+    curves = across.learning_curves(study.runs, study.missing)
     for (model, cell), points in curves.items():
         body = [[p.checkpoint, "" if p.step is None else p.step, "" if p.tokens is None else f"{p.tokens:g}",
                  "–" if p.missing else f"{p.accuracy.value:.3f}", "–" if p.missing else _ci(p.accuracy),
@@ -160,13 +254,13 @@ def curves_text(runs: Sequence[StudyRun], missing: Sequence[Missing] = ()) -> tu
             ["Checkpoint", "Step", "Tokens", "Accuracy", "95% CI", "n", "Chance", "Above chance"], body)
             + f"\n{found[-1]}\n")
     drawn = {(model, cell[0]) for model, cell in curves}
-    for (model, suite), gone in _grouped(g for g in missing if g.entry.model.base is not None).items():
+    for (model, suite), gone in _grouped(g for g in study.missing if g.entry.model.base is not None).items():
         if (model, suite) not in drawn:
             found.append(f"Learning curve of {model} on {suite}: no checkpoint measured ({_missing_line(gone)}).")
             parts.append(f"### {model}: {suite}\n\n{found[-1]}\n")
     if not parts:
-        return "No model of the study has checkpoints.\n", found
-    return "\n".join(parts) + f"\nRule: {ONSET_RULE}.\n", found
+        return Drawn("No model of the study has checkpoints.\n")
+    return Drawn("\n".join(parts) + f"\nRule: {ONSET_RULE}.\n", curve_figures(study.runs, study.missing), found)
 
 
 def _grouped(missing: Iterable[Missing]) -> dict[tuple[str, str], list[Missing]]:
@@ -178,8 +272,9 @@ def _grouped(missing: Iterable[Missing]) -> dict[tuple[str, str], list[Missing]]
 
 
 def curve_figures(runs: Sequence[StudyRun], missing: Sequence[Missing] = ()) -> list[Figure]:
-    """Accuracy against step (or tokens) per model with checkpoints: one line per cell, 95% bars; a
-    checkpoint not measured breaks the line and is marked where it would sit, and named in the caption.
+    """Accuracy against step (or tokens) per model with checkpoints: one line per cell, 95% bars, and each
+    cell's chance level as a dashed line; a checkpoint not measured breaks the line and is marked where it
+    would sit, and named in the caption.
     """
     curves = across.learning_curves(runs, missing)
     if not curves or not figs.available():
@@ -189,6 +284,7 @@ def curve_figures(runs: Sequence[StudyRun], missing: Sequence[Missing] = ()) -> 
     for model in dict.fromkeys(m for m, _ in curves):
         fig, ax = plt.subplots(figsize=(5.5, 3.4), layout="constrained")
         gaps: dict[str, tuple[float, str]] = {}
+        chances = set()
         for (m, cell), points in curves.items():
             if m != model:
                 continue
@@ -197,8 +293,12 @@ def curve_figures(runs: Sequence[StudyRun], missing: Sequence[Missing] = ()) -> 
             err = [[0.0 if p.missing else y - p.accuracy.ci95[0] for y, p in zip(ys, points, strict=True)],
                    [0.0 if p.missing else p.accuracy.ci95[1] - y for y, p in zip(ys, points, strict=True)]]
             ax.errorbar(xs, ys, yerr=err, fmt="-o", capsize=3, label=f"{cell[0]} {cell[1]}")
+            chances.add(points[0].chance)
             gaps.update({f"{p.checkpoint} ({p.missing})": (x, p.checkpoint)  # the tables say which cell
                          for x, p in zip(xs, points, strict=True) if p.missing})
+        for chance in sorted(chances):
+            ax.axhline(chance, color="#777777", linestyle="--", linewidth=1,
+                       label=f"chance ({chance:.2f})" if len(chances) > 1 else "chance")
         marks = dict.fromkeys(gaps.values())
         for x, name in marks:
             ax.axvline(x, color="#999", linestyle=":", linewidth=1)
@@ -208,108 +308,213 @@ def curve_figures(runs: Sequence[StudyRun], missing: Sequence[Missing] = ()) -> 
         ax.set_xlabel("training step (tokens where no step is given)")
         ax.set_ylabel("accuracy")
         ax.legend(fontsize=6)
-        caption = "Accuracy at each checkpoint; bars: 95% Wilson intervals."
+        caption = "Accuracy at each checkpoint; bars: 95% Wilson intervals; dashed: chance (1 / the number of labels)."
         if gaps:
             caption += f" Not measured (dotted, the line broken there): {some(list(gaps))}."
         out.append(Figure(f"{model}: learning curve", figs.to_png(fig), caption))
     return out
 
 
-def adjacent_text(runs: Sequence[StudyRun], seed: int = 0, missing: Sequence[Missing] = ()) -> tuple[str, list[str]]:
-    """The paired tests between neighbours (with the planned models between them not measured) and the
-    differences they support.
-    """
+def paired_table(tests: Sequence[Paired], first: str) -> str:
+    """Paired tests as one table: A − B with its interval, the discordant items, McNemar's p and both Holm p."""
+    body = [[t.name or t.kind + (f" (not measured between: {some(t.between)})" if t.between else ""), t.cell[0],
+             t.cell[1], t.a, t.b, t.test.n, f"{t.test.acc_a:.3f}", f"{t.test.acc_b:.3f}",
+             f"{t.test.diff:+.3f} [{t.test.ci95[0]:+.3f}, {t.test.ci95[1]:+.3f}]", t.test.only_a, t.test.only_b,
+             f"{t.test.p:.3g}", f"{t.test.p_holm:.3g}", f"{t.p_table:.3g}"] for t in tests]
+    return markdown_table([first, "Suite", "Condition", "A", "B", "n", "Acc A", "Acc B", "A − B [95% CI]", "A only",
+                           "B only", "McNemar p", "Holm p (pair)", "Holm p (table)"], body)
+
+
+def _method(extra: str = "") -> str:
+    return (f"\n{DIRECTION}; 95% CI: {METHODS['ci95']}; McNemar p: exact. Holm p (pair): {PAIR_FAMILY}; "
+            f"Holm p (table): {TABLE_FAMILY}.{extra}\n")
+
+
+def _differs(t: Paired) -> str:
+    return (f"{t.a} differs from {t.b} on {t.cell[0]} {t.cell[1]} (accuracy {t.test.acc_a:.2f} vs "
+            f"{t.test.acc_b:.2f}, A − B {t.test.diff:+.2f}, McNemar p = {t.p_table:.3g} after Holm over the table)"
+            + (f"; {some(t.between)} between them not measured, so the change may lie at any of them"
+               if t.between else "") + ".")
+
+
+def _chosen(study: Study) -> Drawn:
+    """The comparisons the study file names (``compare:``)."""
+    pairs = [Pair("chosen", a, b, c.name) for c in study.state.compare for a in c.a for b in c.b]
+    if not pairs:
+        return Drawn("The study file names no comparison (`compare: [[A, B], …]` by the models' study names).\n")
+    tests, skipped = across.paired_tests(study.tables, pairs, seed=study.seed)
+    missing = [f"{p.a} vs {p.b}" for p in pairs if not any(t.a == p.a and t.b == p.b for t in tests)]
+    text = paired_table(tests, "Comparison") if tests else "No comparison could be tested.\n"
+    text += _method(" Each row is the same test, with the same numbers, as `lingdiag compare A B` on the two runs.")
+    text += "".join(f"\n- not tested: {s}" for s in skipped)
+    text += "".join(f"\n- no cell both ran: {m}" for m in missing)
+    return Drawn(text, found=[_differs(t) for t in tests if t.p_table < 0.05])
+
+
+def _adjacent(study: Study) -> Drawn:
+    """The paired tests between neighbours and the differences they support."""
     try:
-        tests, skipped = across.adjacent(runs, missing, seed=seed)
+        tests, skipped = across.adjacent(study.runs, study.missing, study.tables, seed=study.seed)
     except LingdiagError as e:
-        return f"Not tested: {e}\n", []
-
-    def kind(t: across.Adjacent) -> str:
-        return t.kind + (f" (not measured between: {some(t.between)})" if t.between else "")
-
-    body = [[t.cell[0], t.cell[1], kind(t), t.a, t.b, t.test.n, f"{t.test.acc_a:.3f}", f"{t.test.acc_b:.3f}",
-             f"{-t.test.diff:+.3f} [{-t.test.ci95[1]:+.3f}, {-t.test.ci95[0]:+.3f}]", f"{t.test.p:.3g}",
-             f"{t.test.p_holm:.3g}"] for t in tests]
-    found = [f"{t.b} differs from {t.a} on {t.cell[0]} {t.cell[1]} (accuracy {t.test.acc_b:.2f} vs "
-             f"{t.test.acc_a:.2f}, McNemar p = {t.test.p_holm:.3g} after Holm)"
-             + (f"; {some(t.between)} between them not measured, so the change may lie at any of them"
-                if t.between else "") + "." for t in tests if t.test.p_holm < 0.05]
-    text = markdown_table(["Suite", "Condition", "Between", "A", "B", "n", "Acc A", "Acc B", "B − A [95% CI]",
-                           "McNemar p", "Holm p"], body) if body else "No neighbouring sizes or checkpoints.\n"
-    text += ("\nNeighbours: sizes of one family in order, and checkpoints of one model in order, among the runs "
-             "measured (a planned one between two of them that was not measured is named in Between); exact "
-             "McNemar on the items both graded, Holm over every row. B − A interval: paired bootstrap.\n")
-    return text + "".join(f"\n- not tested: {s}" for s in skipped), found
+        return Drawn(f"Not tested: {e}\n")
+    text = paired_table(tests, "Between") if tests else "No neighbouring sizes or checkpoints.\n"
+    text += _method(" Neighbours: sizes of one family and checkpoints of one model, in order, among the runs "
+                    "measured (a planned one between two of them that was not measured is named beside the kind); "
+                    "A is the larger or later one, so A − B is what size or training changed.")
+    return Drawn(text + "".join(f"\n- not tested: {s}" for s in skipped),
+                 found=[_differs(t) for t in tests if t.p_table < 0.05])
 
 
-def mixed_text(runs: Sequence[StudyRun]) -> str:
+def mixed_frame(runs: Sequence[StudyRun], seed: int = 0) -> tuple[object, str]:
+    """The graded answers of ``runs`` as ``mixed.fit_frame``'s frame (item codes, not ids), sampled by item
+    (seeded) to at most :data:`MIXED_RECORDS` answers before the frame is built; and a sentence naming the
+    sample where one was drawn.
+    """
+    import pandas as pd
+
+    graded = [s.summary.columns.outcome != NOT_GRADED for s in runs]
+    total = int(sum(g.sum() for g in graded))
+    keep = graded
+    sampled = ""
+    bound = int(MIXED_RECORDS.value)
+    if total > bound:
+        items = np.unique(np.concatenate([s.summary.columns.item[g] for s, g in zip(runs, graded, strict=True)]))
+        n = max(int(len(items) * bound / total), 1)
+        chosen = np.random.default_rng(seed).choice(items, size=n, replace=False)
+        keep = [g & np.isin(s.summary.columns.item, chosen) for s, g in zip(runs, graded, strict=True)]
+        answers = int(sum(k.sum() for k in keep))
+        sampled = (f"Fitted on a seeded sample of {n} of {len(items)} items (seed {seed}; every model's answers on "
+                   f"them: {answers} of {total}); {MIXED_RECORDS.how_to_raise()}.")
+    parts = []
+    for s, k in zip(runs, keep, strict=True):
+        c = s.summary.columns
+        parts.append(pd.DataFrame({"correct": (c.outcome[k] == RIGHT).astype(int),
+                                   "condition": np.array(s.summary.vocab.conditions.names, dtype=object)[
+                                       c.condition[k]],
+                                   "item": c.item[k], "model": s.label}))
+    df = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=["correct", "condition", "item",
+                                                                                 "model"])
+    return df, sampled
+
+
+def _mixed(study: Study) -> Drawn:
     """``correct ~ condition + (1 | item) + (1 | model)`` per suite over every model."""
     parts = []
-    for suite in dict.fromkeys(s.entry.suite for s in runs):
-        records = {s.label: s.run.records for s in runs if s.entry.suite == suite}
+    for suite in dict.fromkeys(s.entry.suite for s in study.runs):
+        members = [s for s in study.runs if s.entry.suite == suite]
+        flags: dict[str, list[str]] = {}
+        for s in members:
+            for condition, why in s.summary.not_interpretable.items():
+                flags.setdefault(condition, []).append(f"{s.label} {why}")
+        df, sampled = mixed_frame(members, study.seed)
         try:
-            fitted = mixed.fit(records)
+            fitted = mixed.fit_frame(df, None, {c: ", ".join(v) for c, v in flags.items()})
         except LingdiagError as e:
             parts.append(f"- {suite}: not fitted: {e}")
             continue
         rows = [[suite, e.condition, fitted.baseline, f"{e.estimate:+.3f}", f"{e.odds_ratio:.2f}",
                  f"[{e.ci95[0]:+.3f}, {e.ci95[1]:+.3f}]"] for e in fitted.effects]
         parts.append(markdown_table(["Suite", "Condition", "Baseline", "Log-odds", "Odds ratio", "95% CI"], rows)
-                     + f"\n{fitted.formula}; {fitted.n} records, {fitted.n_items} items, {fitted.n_models} models.\n")
-    return "\n".join(parts) + "\n" if parts else "No finished run to fit.\n"
+                     + f"\n{fitted.formula}; {fitted.n} records, {fitted.n_items} items, {fitted.n_models} models."
+                     + (f" {sampled}" if sampled else "") + "\n")
+    return Drawn("\n".join(parts) + "\n" if parts else "No finished run to fit.\n")
 
 
-def items_text(runs: Sequence[StudyRun]) -> tuple[str, list[str]]:
-    """Per cell: each item's share of models right, the items every model fails, the items that
-    split families or sizes.
+def _named(models: Sequence[str]) -> str:
+    """Models' names, the first :data:`NAMES_SHOWN` of them, the rest counted."""
+    more = len(models) - NAMES_SHOWN
+    return ", ".join(models[:NAMES_SHOWN]) + (f" and {more} more" if more > 0 else "")
+
+
+def _items(study: Study) -> Drawn:
+    """Per cell: each item's share of models right (the hardest first where there are more than
+    :data:`ITEMS_SHOWN`), the items every model fails, the items that split families or sizes.
     """
-    families = {s.label: s.entry.model.family for s in runs}
-    sizes = {s.label: _size(s.entry.model.n_params) or s.label for s in runs}
+    families = {s.label: s.entry.model.family for s in study.runs}
+    sizes = {s.label: _size(s.entry.model.n_params) or s.label for s in study.runs}
+    names = study.items
     parts, found = [], []
-    for cell, models in across.cells(runs).items():
-        if len(models) < 2:
+    for cell, table in study.tables.items():
+        if len(table.models) < 2:
             continue
-        shares = across.item_shares(models)
-        failed = [x.item_id for x in shares if not x.right]
-        split = across.splits(shares, families, "family") + across.splits(shares, sizes, "size")
-        found.append(f"{cell[0]} {cell[1]}: {len(failed)} of {len(shares)} items every model fails.")
-        body = [[x.item_id, len(x.right), len(x.right) + len(x.wrong), f"{x.share:.2f}", ", ".join(x.right)]
-                for x in shares]
+        shares = across.item_shares(table)
+        rated = np.flatnonzero(shares.graded > 0)
+        failed = rated[shares.right[rated] == 0]
+        split = across.splits(table, families, "family") + across.splits(table, sizes, "size")
+        found.append(f"{cell[0]} {cell[1]}: {len(failed)} of {len(rated)} items every model fails.")
+        shown = rated if len(rated) <= ITEMS_SHOWN else \
+            rated[np.argsort(shares.share[rated], kind="stable")[:ITEMS_SHOWN]]
+        body = [[names[table.items[k]], int(shares.right[k]), int(shares.graded[k]), f"{shares.share[k]:.2f}",
+                 _named([m for j, m in enumerate(table.models) if table.outcome[k, j] == RIGHT])] for k in shown]
+        more = (f"\nThe {ITEMS_SHOWN} items the fewest models get right of {len(rated)}; `lingdiag view` shows "
+                "every item across the models.\n") if len(rated) > len(shown) else ""
+        listed = ", ".join(names[table.items[k]] for k in failed[:ITEMS_SHOWN]) or "none"
         parts.append(f"### Items across models: {cell[0]}, {cell[1]}\n\n"
-                     + markdown_table(["Item", "Models right", "Models graded", "Share right", "Right"], body)
-                     + f"\nItems every model fails ({len(failed)}): {', '.join(failed) or 'none'}.\n")
+                     + markdown_table(["Item", "Models right", "Models graded", "Share right", "Right"], body) + more
+                     + f"\nItems every model fails ({len(failed)}): {listed}"
+                     + (f" and {len(failed) - ITEMS_SHOWN} more" if len(failed) > ITEMS_SHOWN else "") + ".\n")
         if split:
             parts.append(f"### Items that split families or sizes: {cell[0]}, {cell[1]}\n\n" + markdown_table(
-                ["Item", "By", "All right", "All wrong"], [[x.item_id, x.by, x.right, x.wrong] for x in split]))
-    return ("\n".join(parts) or "Items across models need two models on a condition.\n"), found
+                ["Item", "By", "All right", "All wrong"],
+                [[names[table.items[x.item]], x.by, x.right, x.wrong] for x in split[:ITEMS_SHOWN]])
+                + (f"\n{len(split) - ITEMS_SHOWN} more items split them.\n" if len(split) > ITEMS_SHOWN else ""))
+    return Drawn("\n".join(parts) or "Items across models need two models on a condition.\n", found=found)
 
 
-def agreement_text(runs: Sequence[StudyRun]) -> str:
-    """Per cell, the matrix of pairwise Cohen's kappa between the models' labels."""
+def _irt(study: Study) -> Drawn:
+    """The item model's section (``lingdiag.items.section``): it reads the done runs' records."""
+    records = sum(len(s.summary.columns) for s in study.runs)
+    if records > ITEM_FIT_RECORDS.value:
+        text = (f"No item model here: the study holds {records} records; fit it with `lingdiag items fit "
+                f"{study.directory.name} --out {study.directory.name}/items`. {ITEM_FIT_RECORDS.how_to_raise()}.")
+        return Drawn(text + "\n")
+    from lingdiag.items.section import study_section  # scipy: not at `lingdiag`'s start
+
+    measured = {s.entry.key for s in study.runs}  # in the study's plan order, as `lingdiag items fit` reads them
+    done = study_section(study.directory, [load_run(e.directory(study.directory)) for e in study.state.runs
+                                           if e.key in measured])
+    return Drawn(done.text, html=done.html)
+
+
+def _agreed(x: across.Agreement) -> str:
+    """Kappa, then the raw agreement: ``0.41 (25/30)``."""
+    return f"{'–' if x.kappa is None else f'{x.kappa:.2f}'} ({x.agree}/{x.n})"
+
+
+def _agreement(study: Study) -> Drawn:
+    """Per cell, pairwise Cohen's kappa beside the raw agreement, and each model's labels' prevalence."""
     parts = []
-    for cell, models in across.cells(runs).items():
-        if len(models) < 2:
+    for cell, table in study.tables.items():
+        if len(table.models) < 2:
             continue
-        k = across.agreement(models)
-        names = list(models)
-        body = [[a, *("–" if k[(a, b)][0] is None else f"{k[(a, b)][0]:.2f}" for b in names)] for a in names]
-        parts.append(f"### Agreement: {cell[0]}, {cell[1]}\n\n" + markdown_table(["Model", *names], body))
-    note = ("\nCohen's kappa between two models' labels (UNPARSED is a label) over the items both answered "
-            "without a backend error; – where chance agreement is total.\n")
-    return ("\n".join(parts) + note) if parts else "Agreement needs two models on a condition.\n"
+        shown = table if len(table.models) <= AGREEMENT_MODELS else across.CellTable(
+            table.cell, table.models[:AGREEMENT_MODELS], table.items, table.outcome[:, :AGREEMENT_MODELS],
+            table.label[:, :AGREEMENT_MODELS])
+        k = across.agreement(shown)
+        names = shown.models
+        body = [[a, *(_agreed(k[(a, b)]) for b in names),
+                 ", ".join(f"{label} {share:.0%}" for label, share in across.prevalence(table, a, study.labels))]
+                for a in names]
+        parts.append(f"### Agreement: {cell[0]}, {cell[1]}\n\n" + markdown_table(["Model", *names, "Labels"], body)
+                     + (f"\nThe first {AGREEMENT_MODELS} of {len(table.models)} models, in the study's order.\n"
+                        if shown is not table else ""))
+    note = ("\nEach cell: Cohen's kappa between two models' labels (UNPARSED is a label), then the raw agreement "
+            "(items given the same label / items both answered without a backend error); – where chance "
+            "agreement is total. Labels: each model's labels and the share of its items each takes. Kappa is "
+            "near 0 when one model gives nearly one label, however often the two agree: read it beside the raw "
+            "agreement and the labels' prevalence.\n")
+    return Drawn(("\n".join(parts) + note) if parts else "Agreement needs two models on a condition.\n")
 
 
-def competence_text(runs: Sequence[StudyRun]) -> str:
+def _competence(study: Study) -> Drawn:
     """Competence against performance per model, smallest model first, where a suite has both."""
-    ordered = sorted(runs, key=lambda s: (s.entry.model.family, s.entry.model.n_params or 0.0,
-                                          s.entry.model.step or 0))
-    rows = [replace(r, model=s.label) for s in ordered for r in s.run.rows]
+    rows = [replace(r, model=s.label) for s in study.runs for r in s.run.rows]
     try:
         joined = competence.competence_performance(rows)
     except LingdiagError as e:
-        return f"Not joined: {e}\n"
-    return competence.to_markdown(joined) if joined else \
-        "No suite of the study ran both a generated and a log-likelihood (competence) condition.\n"
+        return Drawn(f"Not joined: {e}\n")
+    return Drawn(competence.to_markdown(joined) if joined else
+                 "No suite of the study ran both a generated and a log-likelihood (competence) condition.\n")
 
 
 def failures_text(rows: Sequence[GridRow], runs: Sequence[StudyRun], unreadable: Sequence[str]) -> str:
@@ -317,11 +522,43 @@ def failures_text(rows: Sequence[GridRow], runs: Sequence[StudyRun], unreadable:
     lines = [f"- {r.model} × {r.suite}: {r.status}, {r.items_done}/{r.items_total} items"
              + (f" ({r.reason})" if r.reason else "") for r in rows if r.status != "done"]
     lines += [f"- unreadable: {u}" for u in unreadable]
-    lines += [f"- {d.model} × {d.suite}, {d.condition}: not interpretable ({d.reason})"
-              for d in degenerate([s.run for s in runs])]
+    lines += [f"- {s.label} × {s.entry.suite}, {c}: not interpretable ({why})"
+              for s in runs for c, why in s.summary.not_interpretable.items()]
     lines += [f"- {s.label} × {s.entry.suite}: {n} item(s) failed in the backend"
-              for s in runs if (n := sum(r.error is not None for r in s.run.records))]
+              for s in runs if (n := int(s.summary.columns.error.sum()))]
     return "\n".join(lines) + "\n" if lines else "Every run finished and every condition is interpretable.\n"
+
+
+def _failures(study: Study) -> Drawn:
+    text = failures_text(study.grid, study.runs, study.unreadable)
+    interpretable = text.startswith("Every run finished")
+    return Drawn(text, found=[] if interpretable else
+                 ["Some runs failed, are unfinished or not interpretable: see 'Not interpretable or failed'."])
+
+
+@dataclass(frozen=True)
+class StudySection:
+    """One section of the study report: where it sits (:data:`SECTIONS` order), its title, how it is drawn."""
+
+    anchor: str
+    title: str
+    draw: Callable[[Study], Drawn]
+
+
+SECTIONS: list[StudySection] = [
+    StudySection("study-grid", "Runs", _grid),
+    StudySection("study-accuracy", "Models × conditions", _accuracy),
+    StudySection("study-curves", "Learning curves", _curves),
+    StudySection("study-compare", "Chosen comparisons", _chosen),
+    StudySection("study-adjacent", "Adjacent sizes and checkpoints", _adjacent),
+    StudySection("study-mixed", "Mixed model over all models", _mixed),
+    StudySection("study-items", "Items across models", _items),
+    StudySection("study-irt", "Items", _irt),
+    StudySection("study-agreement", "Agreement between models", _agreement),
+    StudySection("study-competence", "Competence and performance", _competence),
+    StudySection("study-failed", "Not interpretable or failed", _failures),
+]
+"""The study report's sections after its findings, in order: a new section is one entry here."""
 
 
 @dataclass(frozen=True)
@@ -333,7 +570,7 @@ class Section:
     anchor: str
     title: str
     text: str
-    figures: Sequence[Figure] = ()
+    figures: Sequence[Figure] = field(default_factory=tuple)
     html: str = ""
     """The section's own HTML (every outside text escaped) where it is more than its markdown (links)."""
 
@@ -344,50 +581,60 @@ class Section:
         return Fragment(wrap(escape(self.anchor), escape(self.title), inner), (Link(self.anchor, self.title),))
 
 
-def sections(out: Path, *, seed: int = 0) -> tuple[list[Section], list[StudyRun]]:
-    """The study report's sections, findings first, and the runs they read."""
-    state, rows, runs, unreadable = load(out)
-    missing = unmeasured(state, rows, runs)
-    curves, curve_found = curves_text(runs, missing)
-    paired_text, paired_found = adjacent_text(runs, seed, missing)
-    items, items_found = items_text(runs)
-    failures = failures_text(rows, runs, unreadable)
-    done = sum(r.status == "done" for r in rows)
-    found = [f"{done} of {len(rows)} runs done."]
-    if missing:
-        found.append(f"Planned but not measured, in no number below: {_missing_line(missing)}; why: see 'Runs'.")
-    found += curve_found + paired_found + items_found
-    if "Every run finished" not in failures:
-        found.append("Some runs failed, are unfinished or not interpretable: see 'Not interpretable or failed'.")
-    return [
-        Section("study-findings", "Findings", "\n".join(f"- {f}" for f in found) + "\n"),
-        Section("study-grid", "Runs", grid_text(rows)),
-        Section("study-accuracy", "Models × conditions", accuracy_text(runs)),
-        Section("study-curves", "Learning curves", curves, curve_figures(runs, missing)),
-        Section("study-adjacent", "Adjacent sizes and checkpoints", paired_text),
-        Section("study-mixed", "Mixed model over all models", mixed_text(runs)),
-        Section("study-items", "Items across models", items),
-        Section(**vars(study_section(out, [s.run for s in runs]))),
-        Section("study-agreement", "Agreement between models", agreement_text(runs)),
-        Section("study-competence", "Competence and performance", competence_text(runs)),
-        Section("study-failed", "Not interpretable or failed", failures),
-    ], runs
+def findings(study: Study, drawn: Sequence[Drawn]) -> list[str]:
+    """What the report says first: how many runs are done, then each section's findings in order."""
+    done = sum(r.status == "done" for r in study.grid)
+    found = [f"{done} of {len(study.grid)} runs done."]
+    if study.missing:
+        found.append(f"Planned but not measured, in no number below: {_missing_line(study.missing)}; why: see 'Runs'.")
+    return [*found, *(f for d in drawn for f in d.found)]
+
+
+def sections_of(study: Study) -> list[Section]:
+    """The study report's sections, findings first."""
+    drawn = [s.draw(study) for s in SECTIONS]
+    return [Section("study-findings", "Findings", "\n".join(f"- {f}" for f in findings(study, drawn)) + "\n"),
+            *(Section(s.anchor, s.title, d.text, d.figures, d.html) for s, d in zip(SECTIONS, drawn, strict=True))]
+
+
+def sections(out: Path, *, seed: int = 0) -> tuple[list[Section], Study]:
+    """The study report's sections, findings first, and the study they read."""
+    study = load(out, seed=seed)
+    return sections_of(study), study
+
+
+def summary_text(study: Study, found: Sequence[Section]) -> str:
+    """The report on a terminal: the findings, the runs per state and where the full report goes."""
+    states: dict[str, int] = {}
+    for r in study.grid:
+        states[r.status] = states.get(r.status, 0) + 1
+    return (f"{study.state.name}: " + ", ".join(f"{n} {s}" for s, n in states.items()) + "\n"
+            + found[0].text
+            + "The whole report: --html FILE (one page) and/or --tables DIR (study.md, study.tex); "
+              "`lingdiag view DIR` browses it.\n")
 
 
 def write_report(out: Path, html: Path | None = None, tables_dir: Path | None = None, *, seed: int = 0) -> list[Path]:
     """Write the HTML page and/or the Markdown and LaTeX tables of the study in ``out``; the files written."""
-    found, runs = sections(out, seed=seed)
-    state = read_state(out)
-    assert state is not None
+    if html is not None and Path(html).is_dir():
+        raise ConfigError(f"--html {html}: a directory; give a file name such as {Path(html) / 'study.html'}")
+    found, study = sections(out, seed=seed)
     written = []
     if html is not None:
-        if Path(html).is_dir():
-            raise ConfigError(f"--html {html}: a directory; give a file name such as {Path(html) / 'study.html'}")
-        loaded = [s.run for s in runs]
-        families = {s.run.model: s.entry.model.family for s in runs}
+        records = sum(len(s.summary.columns) for s in study.runs)
+        leading = [s.fragment() for s in found]
+        if records <= RUN_SECTIONS_RECORDS.value:
+            loaded = [load_run(s.entry.directory(out)) for s in study.runs]
+        else:
+            loaded = []
+            note = (f"The runs' own report sections are left out: the study holds {records} records (their item "
+                    f"browser would carry every one in this page); `lingdiag view {out.name}` shows them. "
+                    f"{RUN_SECTIONS_RECORDS.how_to_raise()}.")
+            leading.append(Section("study-runs", "The runs' own sections", note + "\n").fragment())
+        families = {s.run.model: s.entry.model.family for s in study.runs}
         make_dir(Path(html).parent)
-        write_atomic(html, render_html(tables(loaded), loaded, families, [s.fragment() for s in found],
-                                           f"lingdiag study: {state.name}"))
+        write_atomic(html, render_html(tables(loaded), loaded, families, leading,
+                                       f"lingdiag study: {study.state.name}"))
         written.append(Path(html))
     if tables_dir is not None:
         make_dir(tables_dir)

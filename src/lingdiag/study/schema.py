@@ -1,5 +1,6 @@
 """The study file: models (with family, size and checkpoints), suites with their axes, datasets
-and languages, retries and where the runs go. Validated with ``extra="forbid"``; every error is
+and languages, the run options every run takes (``run:``), the comparisons a researcher chooses
+(``compare:``), retries and where the runs go. Validated with ``extra="forbid"``; every error is
 one line naming the file and the field.
 """
 
@@ -10,9 +11,9 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, field_validator, model_validator
 
-from lingdiag.config import load_config_yaml, redact_url_secrets
+from lingdiag.config import RunConfig, load_config_yaml, redact_url_secrets
 from lingdiag.errors import ConfigError, one_line
 
 MAX_STUDY_BYTES = 1_000_000
@@ -22,6 +23,13 @@ MAX_RETRIES = 10
 LANGUAGE = "{language}"
 """Written in a suite's dataset (or suite file) path, replaced by each of its ``languages``."""
 
+STUDY_SETS = ("suite", "model", "dataset", "axes", "options", "limit", "seed", "model_options", "items", "shard",
+              "shard_base_urls")
+"""The fields of a run's configuration the study file sets by its own keys (or, for shards, never);
+every other field of ``RunConfig`` is a run option (``run:``)."""
+_SPEC = re.compile(r"^(?P<kind>[A-Za-z][A-Za-z0-9_-]+):(?P<rest>.+)$")
+"""``FORMAT:PATH`` (``clams:data/de``): a reader's name before a path (two letters at least, so a
+Windows drive letter is a path)."""
 _SIZE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([kKmMbBtT]?)\s*$")
 _SCALE = {"": 1.0, "k": 1e3, "m": 1e6, "b": 1e9, "t": 1e12}
 MAX_PARAMETERS = 1e15
@@ -60,6 +68,25 @@ def parse_size(value: Any) -> float:
     raise ValueError("a size is a number of parameters such as 135M, 1.7B or 360000000")
 
 
+_RUN_FIELDS: dict[str, Any] = {name: (field.annotation, field) for name, field in RunConfig.model_fields.items()
+                               if name not in STUDY_SETS}
+RunOptions: type[BaseModel] = create_model("RunOptions", __config__=ConfigDict(extra="forbid", frozen=True),
+                                           **_RUN_FIELDS)
+"""The options of one run that a study passes on (``per_token``, ``chunk_items``, ``batch_tokens``,
+``think_tags``, ``after_thinking``, ``trust_remote_code``...): ``RunConfig``'s own fields, less those
+the study sets itself (``STUDY_SETS``), so a new run option reaches studies without an edit here.
+Given at the study's top level, a model's or a suite's (``run: {per_token: true}``); a model's
+override the study's and a suite's override both."""
+
+
+def run_options(*layers: BaseModel) -> dict[str, Any]:
+    """The options set in ``layers`` (each a ``RunOptions``), a later layer's over an earlier one's."""
+    out: dict[str, Any] = {}
+    for layer in layers:
+        out |= layer.model_dump(exclude_unset=True)
+    return out
+
+
 class Checkpoint(BaseModel):
     """One training checkpoint of a model: a spec (``hf:ID@REVISION``) or a local directory, with
     where in training it was saved.
@@ -83,6 +110,10 @@ class Checkpoint(BaseModel):
             raise ValueError("a checkpoint needs its step or tokens (where in training it was saved)")
         return self
 
+    def label(self, model: str) -> str:
+        """The checkpoint's name in the study: ``MODEL@stepN`` (or ``MODEL@Ntok``)."""
+        return f"{model}@step{self.step}" if self.step is not None else f"{model}@{self.tokens:g}tok"
+
 
 class ModelEntry(BaseModel):
     """One model, or one model's checkpoints (each a run of every suite)."""
@@ -102,6 +133,8 @@ class ModelEntry(BaseModel):
     checkpoints: list[Checkpoint] = Field(default_factory=list)
     options: dict[str, Any] = Field(default_factory=dict)
     """Provider options (``model_options`` of each run)."""
+    run: RunOptions = Field(default_factory=RunOptions)  # type: ignore[valid-type]
+    """Run options of this model's runs (``batch_tokens``, ``trust_remote_code``...)."""
 
     @field_validator("size", mode="before")
     @classmethod
@@ -129,6 +162,11 @@ class ModelEntry(BaseModel):
         return self.name or redact_url_secrets(str(self.spec))
 
     @property
+    def labels(self) -> list[str]:
+        """The study names of this entry's models: its own (with a spec) and each checkpoint's."""
+        return [self.label] * (self.spec is not None) + [c.label(self.label) for c in self.checkpoints]
+
+    @property
     def parameters(self) -> float | None:
         """The size given, if any."""
         return self.size if self.size is not None else self.n_params
@@ -153,6 +191,8 @@ class SuiteEntry(BaseModel):
     items: str | None = None
     """Run only these items: an anchors file of ``lingdiag items anchors`` or one id per line (relative to
     the study file)."""
+    run: RunOptions = Field(default_factory=RunOptions)  # type: ignore[valid-type]
+    """Run options of this suite's runs (``per_token``...)."""
 
     @field_validator("axes", mode="before")
     @classmethod
@@ -189,6 +229,43 @@ class Where(BaseModel):
     address: str | None = None
 
 
+class Comparison(BaseModel):
+    """Two models (or two groups of models) the researcher chose to compare on every suite both ran:
+    ``[A, B]`` by their study names, or ``{a: [...], b: [...], name: ...}`` for groups (every model of
+    ``a`` against every model of ``b``). A is the first: differences are A − B, as ``lingdiag compare A B``
+    prints them.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    a: list[str] = Field(min_length=1)
+    b: list[str] = Field(min_length=1)
+    name: str | None = None
+    """How the report names the comparison (default: ``A vs B``)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _pair(cls, value: Any) -> Any:
+        if isinstance(value, list | tuple):
+            if len(value) != 2 or not all(isinstance(v, str) for v in value):
+                raise ValueError("a comparison is a pair of model names [A, B], or {a: [...], b: [...]}")
+            return {"a": [value[0]], "b": [value[1]]}
+        if isinstance(value, dict):
+            return {k: [v] if k in ("a", "b") and isinstance(v, str) else v for k, v in value.items()}
+        return value
+
+    @model_validator(mode="after")
+    def _apart(self) -> Comparison:
+        if set(self.a) & set(self.b):
+            raise ValueError(f"{sorted(set(self.a) & set(self.b))[0]!r} is on both sides of the comparison")
+        return self
+
+    @property
+    def title(self) -> str:
+        """The comparison's name in the report."""
+        return self.name or f"{', '.join(self.a)} vs {', '.join(self.b)}"
+
+
 class StudyFile(BaseModel):
     """A whole study."""
 
@@ -203,6 +280,10 @@ class StudyFile(BaseModel):
     retries: int = Field(default=2, ge=0, le=MAX_RETRIES)
     """How many times a failed run is tried again by later ``study run`` calls."""
     where: Where = Where()
+    run: RunOptions = Field(default_factory=RunOptions)  # type: ignore[valid-type]
+    """Run options of every run (``per_token: true``...)."""
+    compare: list[Comparison] = Field(default_factory=list)
+    """Pairs (or groups) of models the report tests against each other, by their study names."""
     out: str | None = None
     """The study directory (relative to the study file); ``study run --out`` overrides it."""
     base: Path = Field(default=Path("."), exclude=True)
@@ -210,8 +291,25 @@ class StudyFile(BaseModel):
     source: Path | None = Field(default=None, exclude=True)
     """The study file read (named in the errors of planning); None for a study built in code."""
 
+    @model_validator(mode="after")
+    def _compared_models_exist(self) -> StudyFile:
+        names = {label for m in self.models for label in m.labels}
+        for k, c in enumerate(self.compare):
+            unknown = [n for n in (*c.a, *c.b) if n not in names]
+            if unknown:
+                raise ValueError(f"compare[{k}]: {unknown[0]!r} is not a model of the study (its models: "
+                                 f"{', '.join(sorted(names))})")
+        return self
+
     def resolve(self, path: str) -> str:
-        """A path of the study file, relative to its directory; names (``builtin``, a suite) as they are."""
+        """A path of the study file, relative to its directory; names (``builtin``, a suite) as they are;
+        ``FORMAT:PATH`` (``clams:data/de.txt``) with its path resolved where it names a file or directory
+        beside the study file, its reader's name kept (``hf:owner/name`` of a suite file stays a hub id).
+        """
+        spec = _SPEC.match(path)
+        if spec:
+            beside = self.base / spec["rest"]
+            return f"{spec['kind']}:{beside}" if not Path(spec["rest"]).is_absolute() and beside.exists() else path
         candidate = Path(path)
         if candidate.is_absolute() or path in ("builtin", "official") or "/" not in path and \
                 not path.endswith((".yaml", ".yml", ".json", ".jsonl", ".csv", ".tsv")):

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from lingdiag.rundir import Inputs, Phase, RunState, run_state
+from lingdiag.rundir.directory import held_locks
 from lingdiag.rundir.study import RunEntry, StudyState, read_state
 
 STATES = ("done", "running", "partial", "stale", "failed", "gave up", "unreadable", "planned")
@@ -64,7 +65,8 @@ def grid(out: Path, state: StudyState | None = None) -> list[GridRow]:
     """
     state = state or read_state(out)
     assert state is not None
-    now = {e.key: run_state(e.directory(out), Inputs(config=e.config)) for e in state.runs}
+    held = held_locks()  # read once: a study of thousands of runs asks about each
+    now = {e.key: run_state(e.directory(out), Inputs(config=e.config), held=held) for e in state.runs}
     timed = sum(e.state.items_done for e in state.runs if e.state.seconds > 0)
     per_item = sum(e.state.seconds for e in state.runs) / timed if timed else None
     rows = []

@@ -9,13 +9,13 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from lingdiag.analysis.languages import ALIGN, LANGUAGE
+from lingdiag.analysis.languages import ALIGN
 from lingdiag.errors import DatasetError, MissingDependency
 from lingdiag.io.fetch import datasets_dir
 from lingdiag.io.inline import PREFIX, held
 from lingdiag.io.paths import sha256_file
 from lingdiag.io.tabular import read_json, read_jsonl, read_table
-from lingdiag.records import Item
+from lingdiag.records import LANGUAGE, Item
 from lingdiag.suitefile.schema import Items
 
 HF = "hf:"

@@ -12,21 +12,22 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from lingdiag.errors import LingdiagError
+from lingdiag.errors import LingdiagError, RunError
 from lingdiag.items.section import run_params
 from lingdiag.reading import load_run
 from lingdiag.records import ItemRecord
 from lingdiag.report.page import Page
 from lingdiag.report.sections import fragments
 from lingdiag.report.tables import tables
-from lingdiag.rundir import RunStore, run_state
-from lingdiag.view import catalog, difficulty, index, pages
-from lingdiag.view.catalog import Catalog, Run
+from lingdiag.rundir import META, Phase, run_state
+from lingdiag.rundir.directory import held_locks
+from lingdiag.view import catalog, difficulty, index, pages, studypages
+from lingdiag.view.catalog import Catalog, Group, Run
+from lingdiag.view.compared import Pairs, compared
 from lingdiag.view.difficulty import ItemOrder
+from lingdiag.view.files import inside
 from lingdiag.view.filters import Filter
-
-COMPARED_PAIRS = 200
-"""Pairs drawn in full on a compare page (the counts cover all)."""
+from lingdiag.view.study import ItemRow, StudyGroup, Summaries, item_curves, item_rows, study_of, version
 
 
 class NotFound(LingdiagError):
@@ -63,8 +64,12 @@ class Viewer:
     def __init__(self, roots: Sequence[Path]) -> None:
         self.roots = [Path(r) for r in roots]
         self.index = index.Index()
+        self.summaries = Summaries()
         self._reports: dict[Path, tuple[Any, str]] = {}
         self._lock = threading.Lock()
+        self.drawing = threading.Lock()
+        """Held while a study's report is drawn: a request for it waits for the drawing under way (the
+        background's, from the start) instead of drawing it a second time."""
 
     def catalog(self) -> Catalog:
         """The runs and groups as they are now."""
@@ -77,11 +82,34 @@ class Viewer:
             raise NotFound(f"no run {run_id!r} under the given directories")
         return found
 
-    def row(self, run: Run) -> pages.RunRow:
-        """The runs list's line for ``run``."""
-        meta = catalog.meta(run.path)
-        done = len(self.index.of(run.path))
-        state = run_state(run.path)  # the run directory's own answer: planned items, finished, current
+    def group(self, group_id: str) -> Group:
+        """The group of that id."""
+        found = self.catalog().groups.get(group_id)
+        if found is None:
+            raise NotFound(f"no group {group_id!r}")
+        return found
+
+    def study(self, group_id: str) -> StudyGroup:
+        """The study of that group id.
+
+        Raises:
+            NotFound: no such group, or one that is not a study.
+        """
+        cat = self.catalog()
+        group = cat.groups.get(group_id)
+        if group is None or not group.study:
+            raise NotFound(f"no study {group_id!r}")
+        return study_of(group, cat)
+
+    def row(self, run: Run, held: frozenset[str] | None = None) -> pages.RunRow:
+        """The runs list's line for ``run`` (``held``: the locks held now, read once for a page of runs)."""
+        inside(run.path, META)
+        state = run_state(run.path, held=held)  # the run directory's own answer: planned items, finished, current
+        if state.meta is None:
+            raise RunError(state.problem or f"{run.path}: not a run directory")
+        meta = state.meta
+        # A finished run says how many records it ended with; only one still written is counted line by line.
+        done = state.recorded + state.failed if state.phase is Phase.FINISHED else len(self.index.of(run.path))
         conditions = list(dict.fromkeys([*(meta.timings or {}), *(meta.skipped or {})]))
         return pages.RunRow(run.id, run.group, meta.suite, meta.model, conditions, done, state.planned,
                             state.status, state.line)
@@ -151,42 +179,51 @@ def _item(v: Viewer, q: dict[str, str]) -> str:
     if not found:
         raise NotFound(f"run {run.id} has no record on line {q.get('line', '')!r} (lines count from 0 here)")
     cat = v.catalog()
-    peers = [x for x in cat.runs.values() if run.group is not None and x.group == run.group] or list(cat.runs.values())
     record = found[0][1]
+    group = cat.groups.get(run.group or "")
+    study = _study_or_none(group, cat)
+    if group is not None and study is not None:
+        rows = [r for r in _across(v, study, record.item_id) if not (r.run_id == run.id and r.line == line)]
+        return pages.item_page(run.id, line, record, [], studypages.item_table(rows) + "<p>" + pages.a(
+            "/study-item", "This item across the study, with its learning curve", id=group.id, item=record.item_id)
+            + "</p>")
+    peers = [x for x in cat.runs.values() if run.group is not None and x.group == run.group] or list(cat.runs.values())
     others = [x for x in peers if x.path != run.path]
     return pages.item_page(run.id, line, record, _same_item(v, record.item_id, others, record.condition))
 
 
-def _paired(a: Sequence[ItemRecord], b: Sequence[ItemRecord], key: Callable[[ItemRecord], str],
-            ) -> list[tuple[str, ItemRecord, ItemRecord]]:
-    by_b = {key(r): r for r in b if r.error is None}
-    pairs = [(key(r), r, by_b[key(r)]) for r in a if r.error is None and key(r) in by_b]
+def _study_or_none(group: Group | None, cat: Catalog) -> StudyGroup | None:
+    """``group`` read as a study, or None (no group, not a study, or a ``study.json`` that is not a study's)."""
+    if group is None or not group.study:
+        return None
+    try:
+        return study_of(group, cat)
+    except LingdiagError:
+        return None
 
-    def rank(p: tuple[str, ItemRecord, ItemRecord]) -> int:
-        x, y = p[1], p[2]
-        return 0 if x.correct and y.correct is False else 1 if y.correct and x.correct is False else 2
-    return sorted(pairs, key=rank)
+
+def _across(v: Viewer, study: StudyGroup, item_id: str) -> list[ItemRow]:
+    cat = v.catalog()
+    return item_rows(study, item_id, v.summaries, v.index.of, lambda run_id: cat.runs[run_id].path)
 
 
 def _compare(v: Viewer, q: dict[str, str]) -> str:
-    from lingdiag.analysis.compare import compare_conditions, compare_runs
-
     a = v.run(q.get("a", ""))
     seed = number(q, "seed", 0)
+    start = number(q, "start", 0)
+    sa = v.summaries.of(a.path)
     if q.get("ca") and q.get("cb"):
-        ca, cb = q["ca"], q["cb"]
-        rows = compare_conditions(a.path, ca, cb, seed=seed)
-        records = RunStore(a.path).load_records()
-        pairs = _paired([r for r in records if r.condition == ca], [r for r in records if r.condition == cb],
-                        lambda r: r.item_id)
-        title = f"run {a.id}: {ca} (A) vs {cb} (B)"
+        pairs: Pairs = compared(sa, sa, seed=seed, conditions=(q["ca"], q["cb"]))
+        title = f"run {a.id}: {sa.run.name}: {q['ca']} (A) vs {q['cb']} (B)"
+        query = {"a": a.id, "ca": q["ca"], "cb": q["cb"]}
+        b = a
     else:
         b = v.run(q.get("b", ""))
-        rows = compare_runs(a.path, b.path, seed=seed)
-        pairs = _paired(RunStore(a.path).load_records(), RunStore(b.path).load_records(),
-                        lambda r: f"{r.condition} / {r.item_id}")
-        title = f"{a.id} (A) vs {b.id} (B)"
-    return pages.compare_page(title, rows, pairs, COMPARED_PAIRS)
+        pairs = compared(sa, v.summaries.of(b.path), seed=seed)
+        sb = pairs.b
+        title = f"{a.id}: {sa.run.name} (A) vs {b.id}: {sb.run.name} (B)"
+        query = {"a": a.id, "b": b.id}
+    return pages.compare_page(title, pairs, start, a.id, b.id, {**query, "seed": str(seed)})
 
 
 def _group(v: Viewer, q: dict[str, str]) -> str:
@@ -194,25 +231,69 @@ def _group(v: Viewer, q: dict[str, str]) -> str:
     group = cat.groups.get(q.get("id", ""))
     if group is None:
         raise NotFound(f"no group {q.get('id', '')!r}")
+    note = ""
+    if group.study and q.get("plain") != "1":
+        try:
+            study = study_of(group, cat)
+            return studypages.study_page(study, study.grid())
+        except LingdiagError as e:
+            note = f"not read as a study: {e}"
     runs = [cat.runs[i] for i in group.runs]
     item = q.get("item", "").strip()
     found = _same_item(v, item, runs) if item else []
-    return pages.group_page(group.id, str(group.path), [v.row(r) for r in runs], item, found)
+    held = held_locks()
+    return pages.group_page(group.id, group.id.removeprefix("g:"), [v.row(r, held) for r in runs], item, found,
+                            note)
+
+
+def _study_report(v: Viewer, q: dict[str, str]) -> str:
+    """The study report's sections, drawn again only when a run or ``study.json`` changed."""
+    from lingdiag.study.report import load, sections_of
+
+    study = v.study(q.get("id", ""))
+    with v.drawing:
+        key = (version(study.out), *(version(e.directory(study.out)) for e in study.state.runs))
+        with v._lock:
+            cached = v._reports.get(study.out)
+        if cached and cached[0] == key:
+            return cached[1]
+        loaded = load(study.out, read=lambda path, _: v.summaries.of(path), vocab=v.summaries.vocab)
+        html = studypages.study_report_page(study, [s.fragment() for s in sections_of(loaded)])
+        with v._lock:
+            v._reports[study.out] = (key, html)
+        return html
+
+
+def _study_item(v: Viewer, q: dict[str, str]) -> str:
+    study = v.study(q.get("id", ""))
+    item = q.get("item", "").strip()
+    rows = _across(v, study, item) if item else []
+    return studypages.study_item_page(study, item, rows, item_curves(rows))
 
 
 def _runs(v: Viewer, q: dict[str, str]) -> str:
     cat = v.catalog()
     rows = []
+    held = held_locks()  # read once for every run of the page
     for run in cat.runs.values():
         try:
-            rows.append(v.row(run))
+            rows.append(v.row(run, held))
         except LingdiagError as e:
             rows.append(pages.RunRow(run.id, run.group, "?", "?", [], 0, None, f"unreadable: {e}"))
-    return pages.runs_page(rows, {g.id: (str(g.path), g.study, len(g.runs)) for g in cat.groups.values()})
+    return pages.runs_page(rows, {g.id: (_shown(g, cat), g.study, len(g.runs)) for g in cat.groups.values()})
+
+
+def _shown(group: Group, cat: Catalog) -> str:
+    """A group as the runs list names it: its place under the given directories (``0/study``), and a
+    study's name.
+    """
+    study = _study_or_none(group, cat)
+    place = group.id.removeprefix("g:")
+    return f"{place}: study {study.state.name}" if study is not None else place
 
 
 PAGES: dict[str, Callable[[Viewer, dict[str, str]], str]] = {
     "/": _runs, "/run": lambda v, q: v.report(v.run(q.get("id", ""))), "/items": _items, "/item": _item,
-    "/compare": _compare, "/group": _group,
+    "/compare": _compare, "/group": _group, "/study": _study_report, "/study-item": _study_item,
 }
 """Path → the page it draws from the query string."""

@@ -1,8 +1,10 @@
 """The runs and groups under the directories ``lingdiag view`` was given, and each run's state.
 
-A run is a directory holding ``meta.json``; a group (a study) is a directory holding runs, with or
-without the ``study.json`` the study command writes. Directories are walked without following a
-symlink out of the given ones: every path is resolved and kept only inside a given root.
+A run is a directory holding ``meta.json``; a group is a directory holding runs. A study (the
+``study.json`` the study command writes, its runs at ``runs/MODEL/SUITE``) is one group, whatever
+folders its runs sit in; any other directory holding runs is a group of its own. Directories are
+walked without following a symlink out of the given ones: every path is resolved and kept only
+inside a given root.
 
 A run's state is its directory's own answer (``lingdiag.rundir.state``): running, stopped, finished,
 failed (finished with failed items), stale (its data or suite file changed since) or unreadable.
@@ -14,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lingdiag.rundir import META, RunMeta
+from lingdiag.rundir.study import RUNS, STUDY_JSON
 from lingdiag.view.files import inside
 
 MAX_DEPTH = 4
@@ -41,7 +44,7 @@ class Group:
     runs: tuple[str, ...]
     """Its runs' ids."""
     study: bool
-    """It holds a ``study.json``."""
+    """It holds a ``study.json`` (read as a study where it is one: ``lingdiag.view.study``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,26 +72,36 @@ def _walk(root: Path, here: Path, depth: int) -> list[Path]:
     return found
 
 
+def _study_of(run: Path, root: Path) -> Path | None:
+    """The study directory holding ``run`` at ``runs/MODEL/SUITE``, if there is one inside ``root``."""
+    study = run.parent.parent.parent
+    if run.parent.parent.name == RUNS and study.is_relative_to(root) and (study / STUDY_JSON).is_file():
+        return study
+    return None
+
+
 def catalog(roots: list[Path]) -> Catalog:
-    """The runs and groups under ``roots`` (a root may itself be a run)."""
+    """The runs and groups under ``roots`` (a root may itself be a run, or a study)."""
     runs: dict[str, Run] = {}
-    members: dict[Path, list[str]] = {}
+    members: dict[tuple[str, Path], list[str]] = {}
     for n, given in enumerate(roots):
         root = given.resolve()
         found = [root] if (root / META).is_file() else _walk(root, root, 1)
         for path in dict.fromkeys(found):
             rel = path.relative_to(root).as_posix()
             run_id = f"{n}/{rel}" if rel != "." else str(n)
-            members.setdefault(path.parent, []).append(run_id)
             runs[run_id] = Run(run_id, path, None)
+            if rel == ".":  # a given directory that is itself a run is in no group
+                continue
+            holder = _study_of(path, root) or path.parent
+            place = holder.relative_to(root).as_posix()
+            members.setdefault((f"{n}/{place}" if place != "." else str(n), holder), []).append(run_id)
     groups: dict[str, Group] = {}
-    for parent, ids in members.items():
-        ids = [i for i in ids if "/" in i]  # a given directory that is itself a run is in no group
-        if ids:
-            gid = "g:" + ids[0].rsplit("/", 1)[0]
-            groups[gid] = Group(gid, parent, tuple(ids), (parent / "study.json").is_file())
-            for i in ids:
-                runs[i] = Run(i, runs[i].path, gid)
+    for (name, holder), ids in members.items():
+        gid = "g:" + name
+        groups[gid] = Group(gid, holder, tuple(ids), (holder / STUDY_JSON).is_file())
+        for i in ids:
+            runs[i] = Run(i, runs[i].path, gid)
     return Catalog(runs, groups)
 
 

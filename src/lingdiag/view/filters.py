@@ -9,8 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
-from lingdiag.analysis.languages import LANGUAGE
-from lingdiag.records import ItemRecord, record_text
+from lingdiag.records import LANGUAGE, ItemRecord, record_text
 from lingdiag.report.browser import OUTCOMES, outcome
 from lingdiag.view import index
 from lingdiag.view.index import Offsets

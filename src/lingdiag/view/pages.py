@@ -14,13 +14,15 @@ from urllib.parse import urlencode
 
 from lingdiag.analysis.compare import METHODS, Comparison
 from lingdiag.io.markdown import fmt
-from lingdiag.records import ItemRecord, ScoreOutput, as_text, thought
+from lingdiag.records import ItemRecord, as_text, thought
 from lingdiag.report.browser import outcome, thinking_text
 from lingdiag.report.html import shell
 from lingdiag.report.markup import table_html
 from lingdiag.report.sections import Fragment, Link
 from lingdiag.view import difficulty
+from lingdiag.view.compared import KINDS, Pairs
 from lingdiag.view.filters import OUTCOME_CHOICES, Filter
+from lingdiag.view.scores import by_formula, scores
 from lingdiag.view.surprisal import Scored, scored
 
 PAGE_SIZE = 100
@@ -154,15 +156,19 @@ def _pre(title: str, text: str) -> str:
 
 
 def _choices(r: ItemRecord) -> str:
-    """Each scored choice's log-prob (log-likelihood outputs) and the margin between the best two."""
-    scores = [(k, o.logprob) for k, o in enumerate(r.outputs) if isinstance(o, ScoreOutput) and o.logprob is not None]
-    if not scores:
+    """Each scored request's log-prob; the margin between the best two where the label is the choice among
+    them, or the predictions that decided it where formulas over region surprisals did (SyntaxGym).
+    """
+    found = scores(r)
+    if not found.logprobs:
         return ""
-    ranked = sorted((v for _, v in scores), reverse=True)
-    margin = f"{ranked[0] - ranked[1]:.4f}" if len(ranked) > 1 else "—"
     decision = f"; decision: {json.dumps(r.decision, sort_keys=True)}" if r.decision else ""
-    return (table_html(["Request", "Log-prob"], [[k + 1, f"{v:.4f}"] for k, v in scores])
-            + f"<p>Margin (best two): {escape(margin)}{escape(decision)}</p>")
+    table = table_html(["Request", "Log-prob"], [[k + 1, f"{v:.4f}"] for k, v in found.logprobs])
+    if found.predictions or by_formula(r):
+        held = "; ".join(f"{f}: {'holds' if v else 'fails' if v is False else '?'}" for f, v in found.predictions)
+        return table + f'<p class="predictions">Decided by its predictions, not by a margin: {escape(held)}</p>'
+    margin = "—" if found.margin is None else f"{found.margin:.4f}"
+    return table + f"<p>Margin (best two): {escape(margin)}{escape(decision)}</p>"
 
 
 def surprisal_html(texts: Sequence[Scored]) -> str:
@@ -214,12 +220,16 @@ def side_by_side(cells: Sequence[tuple[str, ItemRecord | None]]) -> str:
         + "</div>"
 
 
-def item_page(run_id: str, line: int, r: ItemRecord, others: Sequence[tuple[str, ItemRecord]]) -> str:
-    """A record in full, then the same item's records in the other runs, side by side."""
-    there = side_by_side(others) if others else "<p>No other run holds this item.</p>"
-    return page(f"item {r.item_id} of run {run_id}", [
-        _section("record", f"Line {line + 1}", record_html(r)),
-        _section("others", "This item in other runs", there)])
+def item_page(run_id: str, line: int, r: ItemRecord, others: Sequence[tuple[str, ItemRecord]], across: str = "") -> str:
+    """A record in full, then the same item's records in the other runs, side by side (or, for a study's
+    run, ``across``: the item across every model and checkpoint of the study).
+    """
+    if across:
+        rest = _section("across", "This item across the study", across)
+    else:
+        rest = _section("others", "This item in other runs",
+                        side_by_side(others) if others else "<p>No other run holds this item.</p>")
+    return page(f"item {r.item_id} of run {run_id}", [_section("record", f"Line {line + 1}", record_html(r)), rest])
 
 
 def comparison_table(rows: Sequence[Comparison]) -> str:
@@ -230,34 +240,46 @@ def comparison_table(rows: Sequence[Comparison]) -> str:
                         f"{r.p_holm:.3g}"] for r in rows])
 
 
-def compare_page(title: str, rows: Sequence[Comparison], pairs: Sequence[tuple[str, ItemRecord, ItemRecord]],
-                 shown: int) -> str:
-    """Counts and McNemar, then the pairs (A right and B wrong first, then the reverse, then the rest)."""
-    def kind(x: ItemRecord, y: ItemRecord) -> str:
-        return "A right, B wrong" if x.correct and y.correct is False else \
-            "B right, A wrong" if y.correct and x.correct is False else "agree or no gold"
-
-    counts: dict[str, int] = {}
-    for _, x, y in pairs:
-        counts[kind(x, y)] = counts.get(kind(x, y), 0) + 1
-    summary = "; ".join(f"{k}: {v}" for k, v in counts.items())
-    body = "".join(f'<div class="pair" data-kind="{escape(kind(x, y))}"><h3>{escape(name)}: {escape(kind(x, y))}</h3>'
-                   f'{side_by_side([("A", x), ("B", y)])}</div>' for name, x, y in pairs[:shown])
+def compare_page(title: str, pairs: Pairs, start: int, a_id: str, b_id: str, query: Mapping[str, str]) -> str:
+    """Counts and McNemar, then the items paired by id, a page of :data:`PAGE_SIZE` at a time (A right and B
+    wrong first, then the reverse, then the rest), each linking to its two records in full.
+    """
     methods = "; ".join(f"{k}: {v}" for k, v in METHODS.items())
+    summary = "; ".join(f"{k}: {v}" for k, v in pairs.counts().items())
+    names, items, labels = (pairs.a.vocab.conditions.names, pairs.a.vocab.items.names, pairs.a.vocab.labels.names)
+    ca, cb = pairs.a.columns, pairs.b.columns
+    stop = min(start + PAGE_SIZE, len(pairs))
+    body = "".join(
+        f'<tr class="pair" data-kind="{escape(KINDS[int(pairs.kind[k])])}"><td dir="auto">'
+        f"{escape(names[ca.condition[la]])}</td>"
+        f"<td dir=\"auto\">{a('/item', items[ca.item[la]], id=a_id, line=la)}</td>"
+        f"<td dir=\"auto\">{a('/item', labels[ca.label[la]], id=a_id, line=la)}</td>"
+        f"<td dir=\"auto\">{a('/item', labels[cb.label[lb]], id=b_id, line=lb)}</td>"
+        f"<td>{escape(KINDS[int(pairs.kind[k])])}</td></tr>"
+        for k in range(start, stop) for la, lb in [(int(pairs.line_a[k]), int(pairs.line_b[k]))])
+    head = "".join(f"<th>{h}</th>" for h in ("Condition", "Item", "A's label", "B's label", "Kind"))
+    where = f"pairs {start + 1}–{stop} of {len(pairs)}" if len(pairs) else "no pair"
+    more = " · ".join(link for link in (
+        a("/compare", "previous page", **query, start=max(start - PAGE_SIZE, 0)) if start > 0 else "",
+        a("/compare", "next page", **query, start=stop) if stop < len(pairs) else "") if link)
     return page(title, [
-        _section("tests", "Paired tests", comparison_table(rows) + f"<p>{escape(methods)}</p>"),
-        _section("pairs", "Items paired by id", f'<p id="pair-counts">{escape(summary)}</p>{body}'
-                 + (f"<p>{len(pairs) - shown} more pairs not shown.</p>" if len(pairs) > shown else ""))])
+        _section("tests", "Paired tests", comparison_table(pairs.rows) + f"<p>A − B: A's accuracy minus B's. "
+                 f"{escape(methods)}</p>"),
+        _section("pairs", "Items paired by id", f'<p id="pair-counts">{escape(summary)}</p><p id="pair-range">'
+                 f'{escape(where)}</p><table id="pairs"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+                 f"<p>{more}</p>")])
 
 
-def group_page(group_id: str, path: str, rows: Sequence[RunRow], item: str, found: Sequence[tuple[str, Any]]) -> str:
+def group_page(group_id: str, path: str, rows: Sequence[RunRow], item: str, found: Sequence[tuple[str, Any]],
+               note: str = "") -> str:
     """A group's runs, and one item across all of them."""
     table = _runs_table(["Run", "Model", "Suite", "State"], rows, lambda r: [r.model, r.suite, r.state])
     form = (f'<form class="filters" method="get" action="/group"><input type="hidden" name="id" '
             f'value="{escape(group_id)}"><label>Item id <input name="item" value="{escape(item)}"></label> '
             '<button type="submit">show</button></form>')
     across = side_by_side([(title, r) for title, r in found]) if found else ""
-    return page(f"group {path}", [_section("runs", "Runs", table),
+    head = Fragment(f'<p class="note">{escape(note)}</p>' if note else "", ())
+    return page(f"group {path}", [head, _section("runs", "Runs", table),
                                   _section("item", "One item across the runs", form + across)])
 
 

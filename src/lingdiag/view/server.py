@@ -47,9 +47,11 @@ def own_names(host: str) -> list[str]:
     return sorted({f"[{a}]" if ":" in a else a for a in addresses} | {n for n in names if n})
 
 
-def app(roots: Sequence[Path], hosts: Sequence[str] = ("127.0.0.1", "localhost")) -> Any:
+def app(roots: Sequence[Path], hosts: Sequence[str] = ("127.0.0.1", "localhost"), *, prebuild: bool = True) -> Any:
     """The ASGI app over the runs under ``roots``, answering requests addressed to ``hosts`` only (a page
-    of another site that rebinds its name to this address gets 400, not the runs).
+    of another site that rebinds its name to this address gets 400, not the runs). With ``prebuild``, the
+    runs' summaries are read in the background from the start, studies' runs first, so that a study's pages
+    find them ready (``lingdiag.view.study.Summaries``).
     """
     try:
         from starlette.applications import Starlette
@@ -61,6 +63,17 @@ def app(roots: Sequence[Path], hosts: Sequence[str] = ("127.0.0.1", "localhost")
     except ModuleNotFoundError:
         raise MissingDependency("lingdiag view", "view", ["starlette", "uvicorn"]) from None
     viewer = Viewer(roots)
+    if prebuild:
+        cat = viewer.catalog()
+        studies = {i for g in cat.groups.values() if g.study for i in g.runs}
+
+        def reports() -> None:
+            for g in cat.groups.values():
+                if g.study:
+                    PAGES["/study"](viewer, {"id": g.id})
+
+        viewer.summaries.prebuild([r.path for r in sorted(cat.runs.values(), key=lambda r: r.id not in studies)],
+                                  reports)
 
     def html(draw: Callable[[Viewer, dict[str, str]], str]) -> Callable[[Request], Response]:
         def endpoint(request: Request) -> Response:

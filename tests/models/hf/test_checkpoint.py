@@ -177,3 +177,53 @@ def test_a_commit_needs_no_hub(tmp_path: Path) -> None:
     assert resolve_revision("org/tiny", commit).commit == commit
     with pytest.raises(ConfigError, match="local directory, which has no revisions"):
         resolve_revision(str(tmp_path), "main")
+
+
+def _cache(hf_home: Path, refs: dict[str, tuple[str, Path | None]]) -> None:
+    """A hub cache as huggingface_hub lays it out: ``hub/models--org--tiny/refs/NAME`` holding a commit,
+    ``snapshots/COMMIT/`` holding the files (copied from a saved directory, or a bare ``config.json``)."""
+    import shutil
+
+    repo = hf_home / "hub" / "models--org--tiny"
+    (repo / "refs").mkdir(parents=True, exist_ok=True)
+    for name, (commit, saved) in refs.items():
+        (repo / "refs" / name).write_text(commit)
+        snapshot = repo / "snapshots" / commit
+        if saved is None:
+            snapshot.mkdir(parents=True, exist_ok=True)
+            (snapshot / "config.json").write_text("{}")
+        else:
+            shutil.copytree(saved, snapshot, dirs_exist_ok=True)
+
+
+def test_offline_a_branch_resolves_from_the_cache_refs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from huggingface_hub import constants
+
+    commit, bare = hashlib.sha1(b"step100").hexdigest(), hashlib.sha1(b"step200").hexdigest()
+    _cache(tmp_path, {"step100": (commit, None), "step200": (bare, None)})
+    (tmp_path / "hub" / "models--org--tiny" / "snapshots" / bare / "config.json").unlink()  # a ref never downloaded
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    assert resolve_revision("org/tiny", "step100").commit == commit
+    for missing in ("step200", "step999"):
+        with pytest.raises(BackendError, match=rf"hf:org/tiny@{missing}: offline \(HF_HUB_OFFLINE=1\) and the hub "
+                                               "cache .* holds no snapshot of this revision") as e:
+            resolve_revision("org/tiny", missing)
+        assert "\n" not in str(e.value)
+
+
+@pytest.mark.slow
+def test_offline_run_of_a_branch_names_its_commit(checkpoints: dict[str, Path], tmp_path: Path) -> None:
+    """``hf:ID@BRANCH`` with ``HF_HUB_OFFLINE=1`` from a stand-in hub cache holding two branches: each run
+    loads its own snapshot and ``meta.json`` names the commit its branch resolved to."""
+    commits = {step: hashlib.sha1(step.encode()).hexdigest() for step in checkpoints}
+    _cache(tmp_path / "hf", {step: (commits[step], d) for step, d in checkpoints.items()})
+    env = {**os.environ, "HF_HOME": str(tmp_path / "hf"), "HF_HUB_OFFLINE": "1", "HF_ENDPOINT": "http://127.0.0.1:9",
+           "LINGDIAG_CACHE": str(tmp_path / "cache"), "PYTHONPATH": os.pathsep.join(sys.path)}
+    runs = {step: _run(f"hf:org/tiny@{step}", tmp_path / step, env) for step in checkpoints}
+    for step, done in runs.items():
+        assert done["meta"]["model"]["revision"] == commits[step]
+        assert done["meta"]["model"]["model"] == f"org/tiny@{step}"
+    assert runs["step100"]["outputs"] != runs["step200"]["outputs"]
+    local = _run(f"hf:{checkpoints['step200']}", tmp_path / "local", env)
+    assert local["outputs"] == runs["step200"]["outputs"]  # the snapshot is the saved directory's weights

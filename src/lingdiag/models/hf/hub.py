@@ -29,9 +29,9 @@ def _reachable(endpoint: str) -> str | None:
     return None
 
 
-def hub_kwargs(model_id: str) -> dict[str, Any]:
-    """Extra ``from_pretrained`` arguments for hub id ``model_id``: none when the hub answers,
-    ``local_files_only`` when it does not but the model is cached.
+def hub_kwargs(model_id: str, revision: str | None = None) -> dict[str, Any]:
+    """Extra ``from_pretrained`` arguments for hub id ``model_id`` (at ``revision``, a commit, where one
+    is named): none when the hub answers, ``local_files_only`` when it does not but the model is cached.
 
     Raises:
         ConfigError: ``model_id`` is neither a directory nor a valid hub id.
@@ -40,11 +40,12 @@ def hub_kwargs(model_id: str) -> dict[str, Any]:
     from huggingface_hub import constants, try_to_load_from_cache
 
     try:
-        cached = isinstance(try_to_load_from_cache(model_id, "config.json"), str)
+        cached = isinstance(try_to_load_from_cache(model_id, "config.json", revision=revision), str)
     except ValueError:  # huggingface_hub's HFValidationError: not an owner/name id
         raise ConfigError(f"{model_id!r} is neither a model directory nor a hub id (owner/name: letters, "
                           "digits, '-', '_', '.')") from None
-    where = f"{model_id!r} is not in the hub cache {constants.HF_HUB_CACHE}"
+    at = f" at {revision}" if revision else ""
+    where = f"{model_id!r}{at} is not in the hub cache {constants.HF_HUB_CACHE}"
     if constants.HF_HUB_OFFLINE:
         if cached:
             return {}

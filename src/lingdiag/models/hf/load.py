@@ -125,7 +125,7 @@ class LoadedModel:
             return self.load_kwargs
         from lingdiag.models.hf.hub import hub_kwargs
 
-        return {**self.load_kwargs, **hub_kwargs(self.path)}
+        return {**self.load_kwargs, **hub_kwargs(self.path, self.load_kwargs.get("revision"))}
 
     @property
     def tokenizer(self) -> Any:

@@ -1,0 +1,334 @@
+"""A run read as a stream into a summary that stays small however many records it holds: its rows
+(every condition's metrics, recomputed through the run's own suite as :func:`~lingdiag.reading.load_run`
+does), the conditions that are not interpretable, and its records as columns of small integers
+(condition, item, label, language codes; right, wrong or not graded; failed), in line order.
+
+A study of forty models × 100,000 items is four million records; read whole, they would not fit in
+memory, and nothing across models needs more of a record than its columns. The records of one
+condition are held while it is scored (a finished run is in canonical order: one condition after the
+other), then dropped; only the columns stay. Codes come from one :class:`Vocabularies` shared by the
+runs summarised together, so an item or a label has the same code in every run.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from lingdiag.errors import LingdiagError, RunError
+from lingdiag.io.limits import Limit
+from lingdiag.metrics.interpretable import degenerate_reason
+from lingdiag.reading.run import LoadedRun, Opened, check_labels, opened, rows_of, suite_of
+from lingdiag.records import LANGUAGE, UNPARSED, ItemRecord, ResultRow
+from lingdiag.rundir import RunMeta, RunState, RunStore
+from lingdiag.rundir.study import Place
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+RIGHT, WRONG, NOT_GRADED = 1, 0, -1
+"""A record's outcome in :attr:`Columns.outcome`: not graded is no gold label, or a backend error."""
+NONE = -1
+"""The code of a missing value (a record with no language tag)."""
+
+
+class Vocabulary:
+    """Strings and their dense integer codes, in the order first seen."""
+
+    def __init__(self) -> None:
+        self._codes: dict[str, int] = {}
+        self.names: list[str] = []
+        """Code → string."""
+
+    def code(self, text: str) -> int:
+        """``text``'s code, a new one the first time."""
+        found = self._codes.get(text)
+        if found is None:
+            found = self._codes[text] = len(self.names)
+            self.names.append(text)
+        return found
+
+    def get(self, text: str) -> int:
+        """``text``'s code, or :data:`NONE` if it was never seen."""
+        return self._codes.get(text, NONE)
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+
+@dataclass(frozen=True)
+class Vocabularies:
+    """The codes of the runs summarised together (a study's, a viewer's)."""
+
+    items: Vocabulary = field(default_factory=Vocabulary)
+    labels: Vocabulary = field(default_factory=Vocabulary)
+    conditions: Vocabulary = field(default_factory=Vocabulary)
+    languages: Vocabulary = field(default_factory=Vocabulary)
+
+
+@dataclass(frozen=True, eq=False)
+class Columns:
+    """A run's records as columns, in line order: entry ``k`` is line ``k + 1`` of ``items.jsonl``."""
+
+    condition: NDArray[np.int32]
+    item: NDArray[np.int32]
+    label: NDArray[np.int32]
+    language: NDArray[np.int32]
+    """The ``language`` tag's code (:data:`NONE` without one)."""
+    outcome: NDArray[np.int8]
+    """:data:`RIGHT`, :data:`WRONG` (an unparsed answer too) or :data:`NOT_GRADED`."""
+    error: NDArray[np.bool_]
+    """The backend failed on the item (its outcome is not graded)."""
+
+    def __len__(self) -> int:
+        return len(self.item)
+
+    def of(self, condition: int) -> NDArray[np.intp]:
+        """The line indices of one condition's records."""
+        return np.flatnonzero(self.condition == condition)
+
+
+class _Builder:
+    """Columns as records stream in: Python lists, one array each at the end."""
+
+    def __init__(self, vocab: Vocabularies) -> None:
+        self.vocab = vocab
+        self.values: tuple[list[int], ...] = ([], [], [], [], [], [])
+
+    def add(self, r: ItemRecord) -> None:
+        v = self.vocab
+        language = r.tags.get(LANGUAGE)
+        graded = r.correct is not None and r.error is None
+        for column, value in zip(self.values, (
+                v.conditions.code(r.condition), v.items.code(r.item_id), v.labels.code(r.label),
+                v.languages.code(str(language)) if language not in (None, "") else NONE,
+                (RIGHT if r.correct else WRONG) if graded else NOT_GRADED, r.error is not None), strict=True):
+            column.append(value)
+
+    def columns(self) -> Columns:
+        c, i, lab, lang, out, err = self.values
+        return Columns(np.array(c, np.int32), np.array(i, np.int32), np.array(lab, np.int32),
+                       np.array(lang, np.int32), np.array(out, np.int8), np.array(err, np.bool_))
+
+
+@dataclass(frozen=True, eq=False)
+class RunSummary:
+    """A run read once as a stream (see the module's text)."""
+
+    run: LoadedRun
+    """The run as reports name it, with its rows and state; its ``records`` and ``item_ids`` are not kept
+    (empty: :attr:`columns` and :attr:`item_ids` hold them)."""
+    columns: Columns
+    vocab: Vocabularies
+    not_interpretable: dict[str, str]
+    """Condition → why its answers are not interpretable (:mod:`lingdiag.metrics.interpretable`)."""
+    axes: dict[str, dict[str, str]]
+    """Condition → its axes."""
+
+    @property
+    def item_ids(self) -> frozenset[str]:
+        """The items the run's records cover."""
+        return frozenset(self.vocab.items.names[k] for k in np.unique(self.columns.item))
+
+    @property
+    def unparsed(self) -> NDArray[np.bool_]:
+        """Per record: the answer parsed to no label (a failed item aside)."""
+        found: NDArray[np.bool_] = (self.columns.label == self.vocab.labels.get(UNPARSED)) & ~self.columns.error
+        return found
+
+
+def _by_condition(records: Iterable[ItemRecord]) -> Iterator[tuple[str, list[ItemRecord]]]:
+    """Runs of consecutive records of one condition (a finished run's whole conditions)."""
+    current: list[ItemRecord] = []
+    for r in records:
+        if current and r.condition != current[0].condition:
+            yield current[0].condition, current
+            current = []
+        current.append(r)
+    if current:
+        yield current[0].condition, current
+
+
+class _Scored:
+    """What a summary keeps of each condition once its records are scored."""
+
+    def __init__(self, run: Opened, run_dir: Path) -> None:
+        self.run, self.run_dir = run, Path(run_dir)
+        self.rows: dict[str, list[ResultRow]] = {}
+        self.flags: dict[str, str] = {}
+        self.axes: dict[str, dict[str, str]] = {}
+
+    def score(self, condition: str, records: Sequence[ItemRecord]) -> None:
+        self.rows[condition] = rows_of(self.run, self.run_dir, {condition: records})
+        self.axes[condition] = dict(records[0].axes)
+        if (why := degenerate_reason(records)) is not None:
+            self.flags[condition] = why
+
+    def scanned(self, columns: Columns, names: Vocabularies) -> Scanned:
+        run = self.run
+        return Scanned(self.run_dir, run.model, run.meta, run.state, run.place, names, columns,
+                       [r for rs in self.rows.values() for r in rs], self.flags, self.axes)
+
+
+@dataclass(frozen=True, eq=False)
+class Scanned:
+    """A run read once, its codes its own (:func:`scan`): what a worker process hands back, before the
+    codes are made the shared vocabulary's (:func:`joined`).
+    """
+
+    run_dir: Path
+    model: str
+    meta: RunMeta
+    state: RunState
+    place: Place | None
+    names: Vocabularies
+    """This run's own codes."""
+    columns: Columns
+    rows: list[ResultRow]
+    flags: dict[str, str]
+    axes: dict[str, dict[str, str]]
+
+
+@contextmanager
+def _no_cycle_collection() -> Iterator[None]:
+    """Cyclic garbage collection paused while records stream in: they hold no cycles, and a collection
+    walking the hundred thousand records of a condition held costs a third of the reading.
+    """
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def scan(run_dir: Path, name: str | None = None) -> Scanned:
+    """Stream ``run_dir``'s records once: its rows, not-interpretable conditions, axes, and its records as
+    columns of its own codes.
+
+    Raises:
+        RunError: the run is not readable, or a record is not one of its suite's (naming file, line, field).
+    """
+    run = opened(run_dir, name)
+    store = RunStore(run_dir)
+    names = Vocabularies()
+    builder, scored, line = _Builder(names), _Scored(run, run_dir), 0
+    with _no_cycle_collection():
+        for condition, records in _by_condition(store.records()):
+            if condition in scored.rows:  # not in canonical order (a run resumed, not finished): read it whole
+                return _whole(run, run_dir)
+            check_labels(run.suite, records, store.items_path, line)
+            line += len(records)
+            for r in records:
+                builder.add(r)
+            scored.score(condition, records)
+    return scored.scanned(builder.columns(), names)
+
+
+def _whole(run: Opened, run_dir: Path) -> Scanned:
+    """A run whose conditions interleave: every record held at once, then grouped."""
+    store = RunStore(run_dir)
+    records = store.load_records()
+    check_labels(run.suite, records, store.items_path)
+    names = Vocabularies()
+    builder, scored = _Builder(names), _Scored(run, run_dir)
+    by: dict[str, list[ItemRecord]] = {}
+    for r in records:
+        builder.add(r)
+        by.setdefault(r.condition, []).append(r)
+    for condition, rs in by.items():
+        scored.score(condition, rs)
+    return scored.scanned(builder.columns(), names)
+
+
+def _recoded(codes: NDArray[np.int32], own: Vocabulary, shared: Vocabulary) -> NDArray[np.int32]:
+    """``codes`` of ``own`` as ``shared``'s (:data:`NONE` kept)."""
+    table = np.array([shared.code(name) for name in own.names] + [NONE], np.int32)
+    out: NDArray[np.int32] = table[codes]  # NONE (-1) indexes the table's last entry, NONE
+    return out
+
+
+def joined(scanned: Scanned, vocab: Vocabularies) -> RunSummary:
+    """``scanned`` with its codes made ``vocab``'s (extended with its strings), as a summary."""
+    own, c = scanned.names, scanned.columns
+    columns = Columns(_recoded(c.condition, own.conditions, vocab.conditions), _recoded(c.item, own.items, vocab.items),
+                      _recoded(c.label, own.labels, vocab.labels), _recoded(c.language, own.languages, vocab.languages),
+                      c.outcome, c.error)
+    place = scanned.place
+    # Neither its records nor its item ids are kept in the run (its columns hold them: RunSummary.item_ids):
+    # a set of 100,000 ids per run is most of a study's memory.
+    loaded = LoadedRun(scanned.run_dir, suite_of(scanned.meta, scanned.run_dir), scanned.model, scanned.meta,
+                       scanned.rows, frozenset(), [], scanned.state, place, place.entry.suite if place else "")
+    return RunSummary(loaded, columns, vocab, scanned.flags, scanned.axes)
+
+
+def summarize(run_dir: Path, vocab: Vocabularies, name: str | None = None) -> RunSummary:
+    """Stream ``run_dir``'s records once into its summary.
+
+    Args:
+        run_dir: The run directory.
+        vocab: The codes shared with the runs read together (extended with this run's).
+        name: The model's name in this report (default as :func:`~lingdiag.reading.load_run`).
+
+    Raises:
+        RunError: the run is not readable, or a record is not one of its suite's (naming file, line, field).
+    """
+    return joined(scan(run_dir, name), vocab)
+
+
+READ_WORKERS = Limit("LINGDIAG_READ_WORKERS", float(len(os.sched_getaffinity(0))),
+                     "processes reading a study's runs at once")
+"""Processes that read runs at once where there is much to read (default: the CPUs this process may use)."""
+PARALLEL_BYTES = 256 * 2**20
+"""Below this many bytes of records in all, runs are read in this process (starting workers costs seconds)."""
+
+
+def _scan_or_why(run_dir: Path) -> Scanned | str:
+    """:func:`scan` in a worker: the run, or the one line saying why it could not be read."""
+    try:
+        return scan(run_dir)
+    except LingdiagError as e:
+        return str(e)
+
+
+def scan_all(run_dirs: Sequence[Path]) -> Iterator[Scanned | LingdiagError]:
+    """Each run scanned (:func:`scan`), in order, or the error that kept it from being read; by
+    :data:`READ_WORKERS` processes at once where the runs hold more than :data:`PARALLEL_BYTES`.
+    """
+    size = sum(os.stat(Path(d) / "items.jsonl").st_size for d in run_dirs if (Path(d) / "items.jsonl").is_file())
+    workers = min(int(READ_WORKERS.value), len(run_dirs))
+    done = 0
+    if workers >= 2 and size >= PARALLEL_BYTES:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+        from concurrent.futures.process import BrokenProcessPool
+
+        # spawn: a fresh interpreter per worker (the caller may hold threads and locks a fork would copy).
+        try:
+            with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+                for x in pool.map(_scan_or_why, run_dirs):
+                    yield x if isinstance(x, Scanned) else RunError(x)
+                    done += 1
+            return
+        except (BrokenProcessPool, OSError):  # workers that cannot start (a script read from stdin): read here
+            pass
+    for d in run_dirs[done:]:
+        try:
+            yield scan(d)
+        except LingdiagError as e:
+            yield e
+
+
+def summarize_all(run_dirs: Sequence[Path], vocab: Vocabularies) -> list[RunSummary | LingdiagError]:
+    """Each run's summary in order, with one vocabulary, or the error that kept it from being read
+    (:func:`scan_all`: several processes where there is much to read).
+    """
+    return [x if isinstance(x, LingdiagError) else joined(x, vocab) for x in scan_all(run_dirs)]
