@@ -1,0 +1,122 @@
+r"""What an answer repeats rather than answers: lists of labels or options, and invented next items.
+
+A **list** is two or more different labels joined by nothing but separators and joiner words
+(``True, False, or Unknown``, ``B or C``, ``对还是错``), consecutive lines that each hold one
+label or open with one as an item (``True\nFalse\nUnknown``, ``- A. then\n- B. so``), or one
+line opening several options (``A) in an hour B) for an hour``). Its mentions are no answer,
+and an answer cue pointing at one is refused (``Answer: B or C``).
+
+An **invented next item** is a line opening with an item word and a colon (``Premise:``,
+``Question 2:``) after the answer was given: the model went on to make up the next example and
+answer it; it is read up to there.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+from lingdiag.parse.scan import Scan, Token
+
+_SEPARATORS = re.compile(r"[\s,/|、&+()\[\]\"'·]*")
+_ITEM_MARK = re.compile(r"[ \t]*(?:[).:\]]|\s[-–—])")
+_TRIM = " \t\"'()[].,;:!?¡¿-–—*「」『』【】"
+
+
+def listed(s: Scan) -> frozenset[Token]:
+    """The mentions of ``s`` that stand in a list (the module's rules)."""
+    out: set[Token] = set()
+    out |= _inline(s)
+    out |= _vertical(s)
+    out |= _options_on_a_line(s)
+    return frozenset(out)
+
+
+def _joined(s: Scan, a: Token, b: Token) -> bool:
+    """Whether only separators and joiner words stand between ``a`` and ``b``."""
+    pos = a.end
+    for t in s.tokens:
+        if t.start < a.end or t.end > b.start:
+            continue
+        if not t.of("joiners") and not t.of("negations") or t.label is not None:
+            return False
+        if not _SEPARATORS.fullmatch(s.text, pos, t.start):
+            return False
+        pos = t.end
+    return _SEPARATORS.fullmatch(s.text, pos, b.start) is not None
+
+
+def _inline(s: Scan) -> set[Token]:
+    out: set[Token] = set()
+    chain = list(s.mentions[:1])
+    for a, b in zip(s.mentions, s.mentions[1:], strict=False):
+        if _joined(s, a, b) and "\n" not in s.text[a.end:b.start]:
+            chain.append(b)
+            continue
+        if len({t.label for t in chain}) > 1:
+            out |= set(chain)
+        chain = [b]
+    if len({t.label for t in chain}) > 1:
+        out |= set(chain)
+    return out
+
+
+def _opening(s: Scan, start: int, end: int) -> Token | None:
+    """The mention a line ``[start, end)`` holds alone or opens as an item (``A. then``, ``True:``)."""
+    first = next((t for t in s.mentions if start <= t.start < end), None)
+    if first is None or s.text[start:first.start].strip(_TRIM):
+        return None
+    rest = s.text[first.end:end]
+    if not rest.strip(_TRIM) or _ITEM_MARK.match(rest):
+        return first
+    return None
+
+
+def _vertical(s: Scan) -> set[Token]:
+    out: set[Token] = set()
+    run: list[Token] = []
+    pos = 0
+    for line in s.text.split("\n") + [""]:
+        t = _opening(s, pos, pos + len(line)) if line else None
+        if t is not None:
+            run.append(t)
+        else:
+            if len({m.label for m in run}) > 1:
+                out |= set(run)
+            run = []
+        pos += len(line) + 1
+    return out
+
+
+def _options_on_a_line(s: Scan) -> set[Token]:
+    """Letters opening two or more different options on one line (``A) in an hour B) for an hour``)."""
+    out: set[Token] = set()
+    pos = 0
+    for line in s.text.split("\n"):
+        marked = [t for t in s.mentions if t.letter and pos <= t.start < pos + len(line)
+                  and re.match(r"[).:\]]\s*\S", s.text[t.end:pos + len(line)])]
+        if len({t.label for t in marked}) > 1:
+            out |= set(marked)
+        pos += len(line) + 1
+    return out
+
+
+_ITEM = re.compile(r"[ \t]*(?:\d{1,3}|[A-Z])?[ \t]*[:.)]")
+
+
+def invented_item(s: Scan, after: int) -> int | None:
+    """Where a made-up next item begins after position ``after`` (a line opening with an item word
+    and a colon), or None.
+    """
+    for t in s.tokens:
+        if t.start <= after or not t.of("items"):
+            continue
+        line_start = s.text.rfind("\n", 0, t.start) + 1
+        if line_start > after and not s.text[line_start:t.start].strip() and _ITEM.match(s.text, t.end):
+            return line_start
+    return None
+
+
+def cut(s: Scan, end: int) -> Scan:
+    """``s`` up to ``end``."""
+    return replace(s, text=s.text[:end].rstrip(), tokens=tuple(t for t in s.tokens if t.end <= end))

@@ -1,0 +1,191 @@
+r"""Where an answer commits to a label: the reader's locating stage.
+
+Each commitment names its rule (a parsed record's ``detail["rule"]``):
+
+- ``cue``: an answer cue, then up to a few words and a copula or ``:``/``=``, then the label
+  (``The correct answer is: True``, ``Option C``, ``答案是对``, ``Antwort: C``, ``I would say False``);
+  an option's text there names its letter (``Answer: for an hour``), a lower-case letter is a
+  letter there (``answer: b``) unless a word follows it (``The answer is a bit…``);
+- ``subject``: what may be said to be a label, a copula, the label ending its clause
+  (``The hypothesis is true.``, ``This is False.``);
+- ``whole-answer`` / ``line``: the answer, or one of its lines, is a label, a letter, a letter
+  and its option's text (``B) for an hour``) or an option's text alone;
+- ``leading``: a line opens with a label (``True. The premise…``, ``C\nThe sentence…``,
+  ``False because…``, ``Verdadero según el texto``);
+- ``affirmed``: a label confirmed by a copula and an affirmation (``B is correct``).
+
+A mention in a list (``lingdiag.parse.echo``) commits to nothing; a cue pointing at one is
+marked ``listed`` and refused.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from lingdiag.parse.scan import CLAUSE_END, UNSPACED, Scan, Token, Vocabulary, affirms
+
+_GAP = re.compile(r"[\s:=\-–—>→\"'(\[]*")
+_AROUND = " \t\"'()[]{}.,;:!?¡¿-–—*<>「」『』【】"
+_FILLER_WORDS = 2
+_CUE_REACH = 48
+_LETTER_OK = re.compile(r"$|[\s]*[\n.,;:!?)\]]|[ \t]+(?=[^\w\s])")
+
+
+@dataclass(frozen=True, slots=True)
+class Commitment:
+    """A place where the answer commits to a label."""
+
+    label: str
+    rule: str
+    mention: Token
+    """The label's mention (made up for an option's text or a lower-case letter)."""
+    start: int
+    """Where the committing phrase begins (the cue's start, else the mention's)."""
+    listed: bool = False
+    """The cue points at a list of labels."""
+
+
+def locate(s: Scan, vocab: Vocabulary, lists: frozenset[Token]) -> list[Commitment]:
+    """Every commitment of ``s``, in text order."""
+    found = [*_cues(s, vocab, lists), *_lines(s, vocab, lists), *_affirmed(s, lists)]
+    unique: dict[tuple[int, str], Commitment] = {}
+    for c in sorted(found, key=lambda c: c.start):
+        unique.setdefault((c.mention.start, c.label), c)
+    return sorted(unique.values(), key=lambda c: (c.mention.start, c.start))
+
+
+def _after_copula(s: Scan, start: int, end: int) -> int | None:
+    """Where the filler after the last copula of ``[start, end)`` begins, if the gap reads
+    ``… copula [up to two words]`` or is separators only; else None.
+    """
+    if _GAP.fullmatch(s.text, start, end):
+        return start
+    copulas = [t for t in s.tokens if start <= t.start and t.end <= end and t.of("copulas")]
+    colon = max((m.end() for m in re.finditer(r"[:=→]", s.text[start:end])), default=None)
+    last = max([t.end for t in copulas] + ([start + colon] if colon is not None else []), default=None)
+    if last is None:
+        return None
+    filler = s.text[last:end]
+    if re.search(r"[.!?。！？\n]", filler):
+        return None
+    spaced = [w for w in re.split(r"[\s\"'()\[\]]+", filler) if w]
+    if UNSPACED.search(filler):
+        return last if len(filler.strip()) <= 4 else None
+    return last if len(spaced) <= _FILLER_WORDS else None
+
+
+def _target(s: Scan, vocab: Vocabulary, pos: int, end: int) -> Token | None:
+    """The label mention, lower-case letter or option text a cue at ``pos`` points at, within ``end``."""
+    nxt = next((t for t in s.mentions if t.start >= pos), None)
+    text = s.text
+    gap_end = nxt.start if nxt is not None and nxt.start < end else end
+    # An option's text or a lower-case letter right after the gap (``Answer: for an hour``, ``answer: b``).
+    m = re.match(r"[\s:=\-–—>→\"'(\[]*", text[pos:gap_end])
+    for stop in sorted({pos + (m.end() if m else 0), *(t.end for t in s.tokens
+                                                        if pos <= t.start and t.end <= gap_end and t.of("copulas"))}):
+        here = re.match(r"[\s:=\-–—>→\"'(\[]*", text[stop:gap_end])
+        at = stop + (here.end() if here else 0)
+        made = _text_or_letter(s, vocab, at)
+        if made is not None and _after_copula(s, pos, made.start) is not None:
+            return made
+    if nxt is None or nxt.start >= end:
+        return None
+    return nxt if _after_copula(s, pos, nxt.start) is not None else None
+
+
+def _text_or_letter(s: Scan, vocab: Vocabulary, at: int) -> Token | None:
+    """A made-up mention for the option text or the lower-case letter at ``at``."""
+    rest = s.text[at:]
+    if not vocab.options:
+        return None
+    for text, letter in sorted(vocab.texts.items(), key=lambda kv: -len(kv[0])):
+        if rest.lower().startswith(text) and not re.match(r"\w", rest[len(text):len(text) + 1]):
+            return Token(at, at + len(text), label=letter, letter=True)
+    m = re.match(r"[A-Za-z](?![\w'])", rest)
+    if m and vocab.letter(m.group()) is not None and _LETTER_OK.match(rest, 1):
+        return Token(at, at + 1, label=vocab.letter(m.group()), letter=True)
+    return None
+
+
+def _cues(s: Scan, vocab: Vocabulary, lists: frozenset[Token]) -> Iterator[Commitment]:
+    for cue in s.tokens:
+        is_cue, is_subject = cue.of("cues"), cue.of("subjects")
+        if not (is_cue or is_subject) or cue.label is not None:
+            continue
+        _, sentence_end = s.sentence(cue.end)
+        reach = min(sentence_end, cue.end + _CUE_REACH)
+        if "\n" in s.text[cue.end:reach] and not _GAP.fullmatch(s.text, cue.end, s.text.index("\n", cue.end)):
+            reach = s.text.index("\n", cue.end)
+        target = _target(s, vocab, cue.end, max(reach, cue.end))
+        if target is None:
+            continue
+        if is_cue:
+            yield Commitment(str(target.label), "cue", target, cue.start, target in lists)
+        elif _ends_clause(s, target) and any(t.of("copulas") for t in s.tokens if cue.end <= t.start < target.start):
+            yield Commitment(str(target.label), "subject", target, cue.start, target in lists)
+
+
+def _ends_clause(s: Scan, m: Token) -> bool:
+    """Whether ``m`` ends its clause: punctuation, the end or a reason word follows it (particles aside)."""
+    pos = s.past_particles(m.end)
+    rest = s.text[pos:]
+    if not rest.strip() or CLAUSE_END.match(rest) or CLAUSE_END.match(rest.lstrip(" \t\"'")):
+        return True
+    nxt = next(s.after(pos), None)
+    return nxt is not None and nxt.of("reasons") and not rest[:nxt.start - pos].strip(" \t\"'")
+
+
+def _lines(s: Scan, vocab: Vocabulary, lists: frozenset[Token]) -> Iterator[Commitment]:
+    text, pos = s.text, 0
+    single = "\n" not in text
+    for line in text.split("\n"):
+        start, end = pos, pos + len(line)
+        pos = end + 1
+        body = line.strip(_AROUND)
+        if not body:
+            continue
+        lead = start + line.index(body[0])
+        whole = "whole-answer" if single else "line"
+        first = next((t for t in s.mentions if start <= t.start < end), None)
+        if first is None or first.start != lead:
+            made = _text_or_letter(s, vocab, lead)
+            if made is not None and not text[made.end:end].strip(_AROUND):
+                yield Commitment(str(made.label), whole, made, lead)
+            continue
+        if first in lists:
+            continue
+        after = s.past_particles(first.end)
+        rest = text[after:end]
+        if not rest.strip(_AROUND):
+            yield Commitment(str(first.label), whole, first, lead)
+        elif first.letter and _option_follows(vocab, first, rest):
+            yield Commitment(str(first.label), whole if _only_option(vocab, first, rest) else "leading", first, lead)
+        else:  # anything may follow (True. The…; Verdadero según…): what takes it back is refuse's to find
+            yield Commitment(str(first.label), "leading", first, lead)
+
+
+def _option_follows(vocab: Vocabulary, m: Token, rest: str) -> bool:
+    option = dict(vocab.options).get(str(m.label), "").lower()
+    body = re.sub(r"^[\s).:\]\-–—]+", "", rest).lower()
+    return bool(option) and body.startswith(option) and not re.match(r"\w", body[len(option):len(option) + 1])
+
+
+def _only_option(vocab: Vocabulary, m: Token, rest: str) -> bool:
+    option = dict(vocab.options).get(str(m.label), "").lower()
+    body = re.sub(r"^[\s).:\]\-–—]+", "", rest).lower()
+    return not body[len(option):].strip(_AROUND)
+
+
+def _affirmed(s: Scan, lists: frozenset[Token]) -> Iterator[Commitment]:
+    """``B is correct``, ``Bが正しい``: a mention, a copula, an affirmation, in one clause."""
+    for m in s.mentions:
+        if m in lists:
+            continue
+        _, clause_end = s.clause(m.end)
+        after = [t for t in s.tokens if m.end <= t.start and t.end <= clause_end]
+        if len(after) >= 2 and after[0].of("copulas") and affirms(after[1]) \
+                and not s.text[m.end:after[0].start].strip(" \t\"')]") \
+                and len(s.text[after[0].end:after[1].start].split()) <= 1:
+            yield Commitment(str(m.label), "affirmed", m, m.start)
