@@ -38,7 +38,7 @@ def _joined(s: Scan, a: Token, b: Token) -> bool:
     for t in s.tokens:
         if t.start < a.end or t.end > b.start:
             continue
-        if not t.of("joiners") and not t.of("negations") or t.label is not None:
+        if not t.of("joiners") or t.label is not None:  # "A, not B" is no list: it denies B
             return False
         if not _SEPARATORS.fullmatch(s.text, pos, t.start):
             return False
@@ -61,29 +61,33 @@ def _inline(s: Scan) -> set[Token]:
     return out
 
 
-def _opening(s: Scan, start: int, end: int) -> Token | None:
-    """The mention a line ``[start, end)`` holds alone or opens as an item (``A. then``, ``True:``)."""
+def _opening(s: Scan, start: int, end: int) -> tuple[Token, str] | None:
+    """The mention a line ``[start, end)`` holds alone (``lone``) or opens as an item (``item``:
+    ``A. then``, ``True:``).
+    """
     first = next((t for t in s.mentions if start <= t.start < end), None)
     if first is None or s.text[start:first.start].strip(_TRIM):
         return None
     rest = s.text[first.end:end]
-    if not rest.strip(_TRIM) or _ITEM_MARK.match(rest):
-        return first
-    return None
+    if not rest.strip(_TRIM):
+        return first, "lone"
+    return (first, "item") if _ITEM_MARK.match(rest) else None
 
 
 def _vertical(s: Scan) -> set[Token]:
+    """Consecutive lines of one shape (each a lone label, or each an item) naming different labels."""
     out: set[Token] = set()
     run: list[Token] = []
+    shape = ""
     pos = 0
     for line in s.text.split("\n") + [""]:
-        t = _opening(s, pos, pos + len(line)) if line else None
-        if t is not None:
-            run.append(t)
-        else:
+        found = _opening(s, pos, pos + len(line)) if line else None
+        if found is None or found[1] != shape:
             if len({m.label for m in run}) > 1:
                 out |= set(run)
-            run = []
+            run, shape = [], found[1] if found else ""
+        if found is not None:
+            run.append(found[0])
         pos += len(line) + 1
     return out
 

@@ -25,7 +25,8 @@ from typing import Any
 from lingdiag.errors import ConfigError, UnknownNameError
 
 WORD_KINDS = ("cues", "copulas", "negations", "questions", "reasons", "particles", "subjects", "hedges",
-              "conditions", "contrasts", "retractions", "doubts", "judgements", "affirmations", "joiners", "items")
+              "conditions", "contrasts", "retractions", "doubts", "judgements", "affirmations", "joiners", "items",
+              "determiners")
 """The kinds of answer words a language has and a suite file may add to (or give, for a language
 lingdiag has none of). The first six are those suite files gave before the reader was redesigned."""
 NEEDED = ("cues", "negations")
@@ -78,6 +79,9 @@ class AnswerLanguage:
     items: tuple[str, ...] = ()
     """Words that open a new item at the start of a line (``Premise:``, ``Question:``): a model
     that invents the next item after answering is read up to there."""
+    determiners: tuple[str, ...] = ()
+    """Words before a noun (``a``, ``the``, ``ein``, ``une``): a label word between one and another
+    word is an adjective, not a label (``an unknown person``, ``the true story``)."""
 
     def extended(self, words: Mapping[str, Iterable[str]]) -> AnswerLanguage:
         """This language with more words of each kind (a suite's own: ``{"cues": ["Urteil"]}``)."""
@@ -113,7 +117,7 @@ ENGLISH = AnswerLanguage(
     retractions=("actually", "or rather", "wait", "on second thought", "on second thoughts", "on reflection",
                  "correction", "i mean", "scratch that", "let me reconsider", "reconsider", "rethink", "hmm",
                  "no wait", "on further reflection", "upon reflection"),
-    doubts=("not sure", "unsure", "i'm not certain", "i am not certain", "not entirely certain", "not confident",
+    doubts=("not sure", "unsure", "i am not certain", "not entirely certain", "not confident", "i am uncertain",
             "hard to say", "difficult to say", "hard to tell", "could be wrong", "might be wrong", "may be wrong",
             "cannot be sure", "low confidence", "not 100% sure", "uncertain about my", "it depends", "depends on",
             "depending on"),
@@ -125,6 +129,8 @@ ENGLISH = AnswerLanguage(
     joiners=("or", "and", "nor", "either", "versus", "vs", "and/or"),
     items=("premise", "question", "q", "example", "input", "user", "human", "context", "passage", "problem",
            "item", "sentence a", "sentence 1", "next"),
+    determiners=("a", "an", "the", "this", "that", "these", "those", "some", "any", "no", "every", "each", "its",
+                 "his", "her", "their", "our", "my", "your", "another"),
 )
 """English (``affirmations``' ``true`` reads ``B is true`` for letters; a label word is a label first)."""
 
@@ -147,13 +153,15 @@ LANGUAGES: Mapping[str, AnswerLanguage] = {lang.code: lang for lang in (
         contrasts=("aber", "jedoch", "allerdings", "obwohl", "sondern", "dennoch", "trotzdem"),
         retractions=("eigentlich", "oder besser", "moment", "warte", "korrektur", "genauer gesagt",
                      "bei genauerer betrachtung"),
-        doubts=("nicht sicher", "unsicher", "schwer zu sagen", "nicht ganz sicher", "könnte mich irren",
+        doubts=("nicht sicher", "unsicher", "schwer zu sagen", "nicht ganz sicher", "könnte mich irren", "nicht so sicher",
                 "kommt darauf an", "hängt davon ab", "abhängig davon"),
         judgements=("unwahrscheinlich", "fraglich", "zweifelhaft", "unrichtig", "inkorrekt", "fehlerhaft",
                     "nicht richtig", "nicht korrekt"),
         affirmations=("richtig", "korrekt", "ja", "zweifellos", "ohne zweifel", "eindeutig", "zutreffend"),
         joiners=("oder", "und", "bzw", "beziehungsweise", "noch"),
         items=("prämisse", "frage", "beispiel", "satz a", "eingabe", "kontext", "aufgabe"),
+        determiners=("ein", "eine", "einen", "einem", "einer", "eines", "der", "die", "das", "dem", "den", "des",
+                     "kein", "keine", "dieser", "diese", "dieses"),
     ),
     AnswerLanguage(
         "es",
@@ -170,12 +178,14 @@ LANGUAGES: Mapping[str, AnswerLanguage] = {lang.code: lang for lang in (
         contrasts=("pero", "sin embargo", "aunque", "excepto", "sino", "no obstante"),
         retractions=("en realidad", "o mejor dicho", "mejor dicho", "espera", "corrección", "pensándolo bien"),
         doubts=("no estoy seguro", "no estoy segura", "difícil de decir", "difícil saber", "no lo sé con certeza",
+                "no estoy del todo seguro", "no estoy del todo segura", "no estoy muy seguro", "no estoy muy segura",
                 "podría equivocarme", "depende"),
         judgements=("incorrecto", "incorrecta", "equivocado", "equivocada", "improbable", "dudoso", "dudosa",
                     "discutible", "erróneo", "errónea"),
         affirmations=("correcto", "correcta", "sí", "sin duda", "sin lugar a dudas", "acertado", "acertada"),
         joiners=("o", "u", "y", "e"),
         items=("premisa", "pregunta", "ejemplo", "oración a", "contexto", "entrada"),
+        determiners=("un", "una", "unos", "unas", "el", "la", "los", "las", "este", "esta", "ese", "esa"),
     ),
     AnswerLanguage(
         "fr",
@@ -185,19 +195,21 @@ LANGUAGES: Mapping[str, AnswerLanguage] = {lang.code: lang for lang in (
         negations=("pas", "non", "ne", "n'", "jamais", "ni", "aucun", "aucune", "plutôt que", "au lieu de"),
         questions=("est-ce",),
         reasons=("car", "parce", "puisque", "étant donné"),
-        subjects=("cela", "ceci", "l'hypothèse", "l'affirmation", "la phrase"),
+        subjects=("cela", "ceci", "c'est", "l'hypothèse", "l'affirmation", "la phrase"),
         hedges=("peut-être", "probablement", "sans doute", "semble", "possiblement", "vraisemblablement", "plutôt",
                 "pourrait", "il se peut"),
         conditions=("si", "seulement si", "à condition", "à moins", "sauf si", "selon que"),
         contrasts=("mais", "cependant", "pourtant", "bien que", "quoique", "toutefois", "néanmoins"),
         retractions=("en fait", "ou plutôt", "attendez", "attends", "correction", "en réalité", "à la réflexion"),
         doubts=("pas sûr", "pas sûre", "pas certain", "pas certaine", "incertain", "difficile à dire",
+                "pas tout à fait sûr", "pas tout à fait sûre", "pas vraiment sûr", "pas vraiment sûre",
                 "je pourrais me tromper", "ça dépend", "cela dépend", "dépend de"),
         judgements=("incorrect", "incorrecte", "improbable", "douteux", "douteuse", "discutable", "erroné",
                     "erronée", "inexact", "inexacte"),
         affirmations=("correct", "correcte", "juste", "bonne", "oui", "sans aucun doute", "exact", "exacte"),
         joiners=("ou", "et", "soit"),
         items=("prémisse", "question", "exemple", "phrase a", "contexte", "entrée"),
+        determiners=("un", "une", "le", "la", "les", "l'", "des", "ce", "cet", "cette", "ces"),
     ),
     AnswerLanguage(
         "zh",
@@ -214,7 +226,8 @@ LANGUAGES: Mapping[str, AnswerLanguage] = {lang.code: lang for lang in (
         conditions=("如果", "假如", "若", "只有", "除非", "要是", "前提是"),
         contrasts=("但", "但是", "不过", "然而", "可是", "虽然", "尽管"),
         retractions=("其实", "等等", "更正", "应该说", "不对", "不，", "修正"),
-        doubts=("不太确定", "不敢肯定", "很难说", "说不准", "没把握", "我不确定", "不能确定", "取决于", "看情况"),
+        doubts=("不太确定", "不敢肯定", "很难说", "说不准", "没把握", "我不确定", "不能确定", "取决于", "看情况",
+                "不是很确定", "不太肯定", "没有把握"),
         judgements=("错误", "不正确", "不太可能", "值得怀疑", "站不住", "不成立"),
         affirmations=("正确", "是的", "毫无疑问", "无疑", "没错"),
         joiners=("或", "或者", "还是", "還是", "和", "与", "與", "及"),
@@ -230,12 +243,13 @@ LANGUAGES: Mapping[str, AnswerLanguage] = {lang.code: lang for lang in (
         reasons=("から", "ので", "なぜなら", "ため"),
         particles=("です", "だ", "である", "でした", "と"),
         subjects=("これ", "それ", "仮説", "この仮説"),
-        hedges=("かも", "かもしれ", "おそらく", "多分", "たぶん", "だろう", "でしょう", "恐らく", "ようです",
+        hedges=("かも", "かもしれ", "かもしれません", "かもしれない", "おそらく", "多分", "たぶん", "だろう", "でしょう", "恐らく", "ようです",
                 "みたい"),
         conditions=("もし", "なら", "ならば", "場合", "限り", "とすれば"),
         contrasts=("しかし", "けど", "けれど", "ただし", "でも", "ただ"),
         retractions=("いや", "実は", "待って", "訂正", "というか", "やっぱり"),
         doubts=("自信がない", "確信がない", "断言できない", "断言できません", "よく分かりません", "はっきりしない",
+                "確信はありません", "確信が持てません", "自信はありません", "自信がありません", "確信が持てない",
                 "次第"),
         judgements=("間違い", "不正解", "疑わしい", "考えにくい"),
         affirmations=("正解", "はい", "間違いない", "間違いなく", "正しい"),

@@ -29,6 +29,7 @@ from lingdiag.parse.scan import CLAUSE_END, UNSPACED, Scan, Token, Vocabulary, a
 _GAP = re.compile(r"[\s:=\-–—>→\"'(\[]*")
 _AROUND = " \t\"'()[]{}.,;:!?¡¿-–—*<>「」『』【】"
 _FILLER_WORDS = 2
+_CLOSERS = ")]}\"'」』】"
 _CUE_REACH = 48
 _LETTER_OK = re.compile(r"$|[\s]*[\n.,;:!?)\]]|[ \t]+(?=[^\w\s])")
 
@@ -49,50 +50,53 @@ class Commitment:
 
 def locate(s: Scan, vocab: Vocabulary, lists: frozenset[Token]) -> list[Commitment]:
     """Every commitment of ``s``, in text order."""
-    found = [*_cues(s, vocab, lists), *_lines(s, vocab, lists), *_affirmed(s, lists)]
+    found = [*_cues(s, vocab, lists), *_lines(s, vocab, lists), *_sentences(s, vocab, lists), *_affirmed(s, lists)]
     unique: dict[tuple[int, str], Commitment] = {}
     for c in sorted(found, key=lambda c: c.start):
         unique.setdefault((c.mention.start, c.label), c)
     return sorted(unique.values(), key=lambda c: (c.mention.start, c.start))
 
 
-def _after_copula(s: Scan, start: int, end: int) -> int | None:
+def _after_copula(s: Scan, start: int, end: int, copula: bool = False) -> int | None:
     """Where the filler after the last copula of ``[start, end)`` begins, if the gap reads
-    ``… copula [up to two words]`` or is separators only; else None.
+    ``… copula [up to two words]`` (``copula``: the cue before ``start`` is one, ``c'est``, ``es``)
+    or is separators only; else None.
     """
     if _GAP.fullmatch(s.text, start, end):
         return start
-    copulas = [t for t in s.tokens if start <= t.start and t.end <= end and t.of("copulas")]
-    colon = max((m.end() for m in re.finditer(r"[:=→]", s.text[start:end])), default=None)
-    last = max([t.end for t in copulas] + ([start + colon] if colon is not None else []), default=None)
+    copulas = [t.end for t in s.tokens if start <= t.start and t.end <= end and t.of("copulas")]
+    colon = [start + m.end() for m in re.finditer(r"[:=→]", s.text[start:end])]
+    last = max([*copulas, *colon, *([start] if copula else [])], default=None)
     if last is None:
         return None
     filler = s.text[last:end]
     if re.search(r"[.!?。！？\n]", filler):
         return None
-    spaced = [w for w in re.split(r"[\s\"'()\[\]]+", filler) if w]
     if UNSPACED.search(filler):
         return last if len(filler.strip()) <= 4 else None
+    spaced = [w for w in re.split(r"[\s\"'()\[\]]+", filler) if w]
     return last if len(spaced) <= _FILLER_WORDS else None
 
 
-def _target(s: Scan, vocab: Vocabulary, pos: int, end: int) -> Token | None:
-    """The label mention, lower-case letter or option text a cue at ``pos`` points at, within ``end``."""
+def _target(s: Scan, vocab: Vocabulary, cue: Token, end: int) -> tuple[Token, bool] | None:
+    """The label mention, lower-case letter or option text ``cue`` points at, within ``end``, and
+    whether only separators stand between them (``Option C``, ``Answer: B``).
+    """
+    pos, copula = cue.end, cue.of("copulas")
     nxt = next((t for t in s.mentions if t.start >= pos), None)
     text = s.text
     gap_end = nxt.start if nxt is not None and nxt.start < end else end
     # An option's text or a lower-case letter right after the gap (``Answer: for an hour``, ``answer: b``).
-    m = re.match(r"[\s:=\-–—>→\"'(\[]*", text[pos:gap_end])
-    for stop in sorted({pos + (m.end() if m else 0), *(t.end for t in s.tokens
-                                                        if pos <= t.start and t.end <= gap_end and t.of("copulas"))}):
-        here = re.match(r"[\s:=\-–—>→\"'(\[]*", text[stop:gap_end])
-        at = stop + (here.end() if here else 0)
+    stops = {pos, *(t.end for t in s.tokens if pos <= t.start and t.end <= gap_end and t.of("copulas"))}
+    for stop in sorted(stops):
+        here = _GAP.match(text, stop, gap_end)
+        at = here.end() if here else stop
         made = _text_or_letter(s, vocab, at)
-        if made is not None and _after_copula(s, pos, made.start) is not None:
-            return made
-    if nxt is None or nxt.start >= end:
+        if made is not None and _after_copula(s, pos, made.start, copula) is not None:
+            return made, False
+    if nxt is None or nxt.start >= end or _after_copula(s, pos, nxt.start, copula) is None:
         return None
-    return nxt if _after_copula(s, pos, nxt.start) is not None else None
+    return nxt, bool(_GAP.fullmatch(text, pos, nxt.start)) and not copula
 
 
 def _text_or_letter(s: Scan, vocab: Vocabulary, at: int) -> Token | None:
@@ -110,6 +114,10 @@ def _text_or_letter(s: Scan, vocab: Vocabulary, at: int) -> Token | None:
 
 
 def _cues(s: Scan, vocab: Vocabulary, lists: frozenset[Token]) -> Iterator[Commitment]:
+    """Answer cues and subjects pointing at a label; a cue with nothing but separators before its
+    label (``Option C``, ``Answer: True``) only where the label ends its clause (``Option A would…``
+    refers to A, it does not choose it).
+    """
     for cue in s.tokens:
         is_cue, is_subject = cue.of("cues"), cue.of("subjects")
         if not (is_cue or is_subject) or cue.label is not None:
@@ -118,20 +126,25 @@ def _cues(s: Scan, vocab: Vocabulary, lists: frozenset[Token]) -> Iterator[Commi
         reach = min(sentence_end, cue.end + _CUE_REACH)
         if "\n" in s.text[cue.end:reach] and not _GAP.fullmatch(s.text, cue.end, s.text.index("\n", cue.end)):
             reach = s.text.index("\n", cue.end)
-        target = _target(s, vocab, cue.end, max(reach, cue.end))
-        if target is None:
+        found = _target(s, vocab, cue, max(reach, cue.end))
+        if found is None:
             continue
-        if is_cue:
+        target, bare = found
+        ends = _ends_clause(s, target) or (target.letter and _option_follows(vocab, target, s.text[target.end:]))
+        if is_cue and (ends or not bare):
             yield Commitment(str(target.label), "cue", target, cue.start, target in lists)
-        elif _ends_clause(s, target) and any(t.of("copulas") for t in s.tokens if cue.end <= t.start < target.start):
+        elif is_subject and ends and (cue.of("copulas") or any(t.of("copulas") for t in s.tokens
+                                                                 if cue.end <= t.start < target.start)):
             yield Commitment(str(target.label), "subject", target, cue.start, target in lists)
 
 
 def _ends_clause(s: Scan, m: Token) -> bool:
     """Whether ``m`` ends its clause: punctuation, the end or a reason word follows it (particles aside)."""
     pos = s.past_particles(m.end)
+    while pos < len(s.text) and s.text[pos] in _CLOSERS:
+        pos += 1
     rest = s.text[pos:]
-    if not rest.strip() or CLAUSE_END.match(rest) or CLAUSE_END.match(rest.lstrip(" \t\"'")):
+    if not rest.strip() or CLAUSE_END.match(rest) or CLAUSE_END.match(rest.lstrip(" \t")):
         return True
     nxt = next(s.after(pos), None)
     return nxt is not None and nxt.of("reasons") and not rest[:nxt.start - pos].strip(" \t\"'")
@@ -149,6 +162,8 @@ def _lines(s: Scan, vocab: Vocabulary, lists: frozenset[Token]) -> Iterator[Comm
         lead = start + line.index(body[0])
         whole = "whole-answer" if single else "line"
         first = next((t for t in s.mentions if start <= t.start < end), None)
+        if first is not None and first.start != lead and _only_affirmations(s, lead, first.start):
+            lead = first.start  # "Definitely True.", "Yes, B."
         if first is None or first.start != lead:
             made = _text_or_letter(s, vocab, lead)
             if made is not None and not text[made.end:end].strip(_AROUND):
@@ -163,6 +178,27 @@ def _lines(s: Scan, vocab: Vocabulary, lists: frozenset[Token]) -> Iterator[Comm
         elif first.letter and _option_follows(vocab, first, rest):
             yield Commitment(str(first.label), whole if _only_option(vocab, first, rest) else "leading", first, lead)
         else:  # anything may follow (True. The…; Verdadero según…): what takes it back is refuse's to find
+            yield Commitment(str(first.label), "leading", first, lead)
+
+
+def _only_affirmations(s: Scan, start: int, end: int) -> bool:
+    """Whether ``[start, end)`` holds affirmations and separators only (``Definitely``, ``Yes,``)."""
+    words = [t for t in s.tokens if start <= t.start and t.end <= end]
+    rest = "".join(s.text[a:b] for a, b in zip([start, *(t.end for t in words)], [*(t.start for t in words), end],
+                                                strict=True))
+    return bool(words) and all(t.of("affirmations") for t in words) and not rest.strip(_AROUND)
+
+
+def _sentences(s: Scan, vocab: Vocabulary, lists: frozenset[Token]) -> Iterator[Commitment]:
+    """A sentence within a line opening with a label that ends its clause (``… True or False? False,
+    because…``); at a line's start ``_lines`` decides.
+    """
+    for start, _, _ in s.sentences:
+        if start == 0 or s.text[start - 1] == "\n":
+            continue
+        lead = start + len(s.text[start:]) - len(s.text[start:].lstrip(_AROUND))
+        first = next((t for t in s.mentions if t.start >= lead), None)
+        if first is not None and first.start == lead and first not in lists and _ends_clause(s, first):
             yield Commitment(str(first.label), "leading", first, lead)
 
 

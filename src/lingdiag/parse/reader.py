@@ -30,7 +30,7 @@ from lingdiag.parse import echo
 from lingdiag.parse.language import ENGLISH, AnswerLanguage, reading_words
 from lingdiag.parse.locate import locate
 from lingdiag.parse.normalise import normalise
-from lingdiag.parse.refuse import refusal
+from lingdiag.parse.refuse import refusal, verdicts
 from lingdiag.parse.scan import Vocabulary, scan
 from lingdiag.records import UNPARSED, UNPARSED_REASON
 
@@ -113,7 +113,7 @@ def read(text: str, vocab: Vocabulary, lang: AnswerLanguage = ENGLISH) -> Readin
             lists = echo.listed(s)
             found = locate(s, vocab, lists)
     if not found:
-        return _refused("echoed-list" if lists else "no-answer")
+        return _refused(verdicts(s) or ("echoed-list" if lists else "no-answer"))
     reason = refusal(s, found, lists)
     if reason is not None:
         return _refused(reason)

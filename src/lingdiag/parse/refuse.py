@@ -48,7 +48,7 @@ def refusal(s: Scan, commitments: Sequence[Commitment], lists: frozenset[Token])
     """Why the committed answer is refused, or None (the module's checks, in order)."""
     if any(c.listed for c in commitments):
         return "several-labels"
-    verdict = _verdicts(s)
+    verdict = verdicts(s)
     if verdict is not None:
         return verdict
     own = {c: _local(s, c.mention, c.start) for c in commitments}
@@ -66,7 +66,7 @@ def refusal(s: Scan, commitments: Sequence[Commitment], lists: frozenset[Token])
     return next((reason for check in checks if (reason := check()) is not None), None)
 
 
-def _verdicts(s: Scan) -> str | None:
+def verdicts(s: Scan) -> str | None:
     """``True: No``, ``A - incorrect``, ``Wahr: nein``: a label given a verdict of its own."""
     for m in s.mentions:
         sep = _VERDICT.match(s.text, s.past_particles(m.end))
@@ -144,9 +144,7 @@ def _local(s: Scan, m: Token, start: int) -> str | None:
         return before
     if _in(s, clause_start, start, (("questions", "questioned"),)):
         return "questioned"
-    sentence_start, _ = s.sentence(start)
-    first = next((t for t in s.after(sentence_start)), None)
-    if first is not None and first.of("conditions") and not s.text[sentence_start:first.start].strip():
+    if _conditioned(s, start):
         return "conditional"
     after = _in(s, a, b, _AFTER)
     if after is not None:
@@ -155,7 +153,25 @@ def _local(s: Scan, m: Token, start: int) -> str | None:
         return "judged"
     if s.text[b:b + 1] in ("?", "？") and not any(t.of("reasons") for t in s.tokens if t.start == b):
         return "questioned"
+    if next((mark for a0, b0, mark in s.sentences if a0 <= m.start <= b0), "") in ("?", "？"):
+        return "questioned"  # "D: by tomorrow? No, C."
     return _opening(s, b)
+
+
+def _conditioned(s: Scan, start: int) -> bool:
+    """Whether a clause of the sentence before ``start``'s clause is a condition: one opening or
+    closing with a condition word (``If he finished, …``, ``家が完成したなら、…``).
+    """
+    sentence_start, _ = s.sentence(start)
+    clause_start, _ = s.clause(start)
+    for a, b, _ in s.clauses:
+        if a < sentence_start or a >= clause_start:
+            continue
+        words = [t for t in s.tokens if a <= t.start and t.end <= b and t.kinds != {"particles"}]
+        if words and ((words[0].of("conditions") and not s.text[a:words[0].start].strip(" \t\"'"))
+                      or (words[-1].of("conditions") and not s.text[words[-1].end:b].strip(" \t\"'"))):
+            return True
+    return False
 
 
 def _taken_back(s: Scan, commitments: Sequence[Commitment], lists: frozenset[Token]) -> str | None:
@@ -181,8 +197,12 @@ def _taken_back(s: Scan, commitments: Sequence[Commitment], lists: frozenset[Tok
 
 
 def _denied(s: Scan, m: Token) -> bool:
-    """Whether ``m`` is denied or judged wrong where it stands (``not False``, ``A is incorrect``)."""
-    clause_start, _ = s.clause(m.start)
+    """Whether ``m`` is denied or judged wrong where it stands (``not False``, ``A is incorrect``), and
+    not offered as well (``maybe A``, ``A might not be wrong``).
+    """
+    clause_start, clause_end = s.clause(m.start)
+    if _in(s, clause_start, clause_end, (("hedges", "x"), ("affirmations", "x"))):
+        return False
     if _in(s, clause_start, m.start, (("negations", "x"),)):
         return True
     a, b = _clause_after(s, m)
@@ -190,10 +210,15 @@ def _denied(s: Scan, m: Token) -> bool:
 
 
 def _other_labels(s: Scan, commitments: Sequence[Commitment], lists: frozenset[Token]) -> str | None:
-    """Another label after the answer: in its sentence, always; later, unless denied there."""
+    """Another label after the answer: in its sentence, always; later, unless denied there. A list
+    naming the answer after it offers another (``B. Either A or B could work``); one of other
+    labels only is reasoning (``Unknown: it could be true or false``).
+    """
     label = commitments[0].label
     p0 = min(c.mention.start for c in commitments)
     sentences = {s.sentence(c.mention.start) for c in commitments}
+    if any(m.label == label and m.start > p0 for m in lists):
+        return "several-labels"
     for m in s.mentions:
         if m.label == label or m in lists or m.start < p0:
             continue

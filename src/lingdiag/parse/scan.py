@@ -148,13 +148,16 @@ def _pattern(vocab: Vocabulary, words: AnswerLanguage) -> tuple[re.Pattern[str],
             table[w] = frozenset(ks)
     for s, lab in vocab.surfaces:  # a label wins a tie with a word
         table[s] = lab
+    # A label in an unspaced script must end before punctuation, a space, the end, a particle or a
+    # word of the language's (誤りかも, 对还是错: a hedge, a joiner); a particle closes the word
+    # before it, so nothing bounds its start.
+    followers = sorted({*(_form(p) for p in words.particles), *(w for w in kinds_of if UNSPACED.match(w[:1]))},
+                       key=lambda w: (-len(w), w))
     parts = []
     for form in sorted(table, key=lambda f: (-len(f), f)):
         value = table[form]
-        # A label in an unspaced script must end before punctuation, a space, the end or a particle;
-        # a particle closes the word before it, so nothing bounds its start.
         if isinstance(value, str):
-            parts.append(_edge(form, words.particles))
+            parts.append(_edge(form, followers))
         else:
             parts.append(_edge(form, None, before=value != {"particles"}))
     return re.compile("|".join(parts) or r"(?!x)x", re.I), table
@@ -239,9 +242,10 @@ def scan(text: str, vocab: Vocabulary, words: AnswerLanguage) -> Scan:
             tokens.append(Token(m.start(), m.end(), label=value))
         else:
             tokens.append(Token(m.start(), m.end(), kinds=value))
+    tokens = [t for t in tokens if not _attributive(text, t, tokens)]
     if vocab.options:
-        taken = [(t.start, t.end) for t in tokens]
         ends = {t.end for t in tokens}
+        letters = []
         for t in _letters(text, vocab, table):
             before = _WORD_BEFORE.search(text, max(0, t.start - 40), t.start)
             # "Sentence A", "event B": a letter a plain word names is no answer; "is A", "or B", "Option C",
@@ -249,9 +253,30 @@ def scan(text: str, vocab: Vocabulary, words: AnswerLanguage) -> Scan:
             if before is not None and before.end(1) not in ends and len(before.group(1)) > 3 \
                     and text[t.end:t.end + 1] != ")":
                 continue
-            if not any(a < t.end and t.start < b for a, b in taken):
-                tokens.append(t)
+            letters.append(t)
+        # A letter standing as one is no word of one letter (the determiner "a", the joiner "y").
+        spans = {(t.start, t.end) for t in letters}
+        tokens = [t for t in tokens if (t.start, t.end) not in spans]
+        taken = [(t.start, t.end) for t in tokens]
+        tokens += [t for t in letters if not any(a < t.end and t.start < b for a, b in taken)]
     return Scan(text, tuple(sorted(tokens, key=lambda t: (t.start, t.end))))
+
+
+_NEXT_WORD = re.compile(r"[ \t]+[^\W\d_]")
+
+
+def _attributive(text: str, t: Token, tokens: Sequence[Token]) -> bool:
+    """Whether the label word ``t`` stands between a determiner and a plain word (``an unknown
+    person``): an adjective there, no label.
+    """
+    nxt_word = _NEXT_WORD.match(text, t.end)
+    if t.label is None or nxt_word is None:
+        return False
+    before = next((p for p in reversed(tokens) if p.end <= t.start), None)
+    if before is None or not before.of("determiners") or text[before.end:t.start].strip():
+        return False
+    nxt = next((p for p in tokens if p.start == nxt_word.end() - 1), None)
+    return nxt is None
 
 
 def _letters(text: str, vocab: Vocabulary, table: Mapping[str, str | frozenset[str]]) -> Iterator[Token]:
