@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import import_module
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel
 
@@ -42,6 +42,17 @@ class Strategy(Protocol):
 
     def parse(self, item: Item, responses: Sequence[Response]) -> Prediction:
         """The prediction from this item's responses, in request order."""
+        ...
+
+
+@runtime_checkable
+class AnswerChoices(Protocol):
+    """A generation strategy whose one answer names one of a few choices: a judge model may read it
+    (``--reader judge:SPEC``, ``lingdiag.engine.judge``).
+    """
+
+    def answer_choices(self, item: Item) -> Mapping[str, str]:
+        """What the answer to ``item`` may name (a label, a letter) → the label each one is."""
         ...
 
 

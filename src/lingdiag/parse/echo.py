@@ -16,28 +16,22 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from lingdiag.parse.scan import Scan, Token
+from lingdiag.parse.scan import Scan, Token, Vocabulary
 
 _SEPARATORS = re.compile(r"[\s,/|、&+()\[\]\"'·]*")
 _ITEM_MARK = re.compile(r"[ \t]*(?:[).:\]]|\s[-–—])")
 _TRIM = " \t\"'()[].,;:!?¡¿-–—*「」『』【】"
 
 
-def listed(s: Scan) -> frozenset[Token]:
+def listed(s: Scan, vocab: Vocabulary) -> frozenset[Token]:
     """The mentions of ``s`` that stand in a list (the module's rules)."""
-    out: set[Token] = set()
-    out |= _inline(s)
-    out |= _vertical(s)
-    out |= _options_on_a_line(s)
-    return frozenset(out)
+    return frozenset(_inline(s) | _vertical(s) | _options_on_a_line(s, vocab))
 
 
 def _joined(s: Scan, a: Token, b: Token) -> bool:
     """Whether only separators and joiner words stand between ``a`` and ``b``."""
     pos = a.end
-    for t in s.tokens:
-        if t.start < a.end or t.end > b.start:
-            continue
+    for t in s.within(a.end, b.start):
         if not t.of("joiners") or t.label is not None:  # "A, not B" is no list: it denies B
             return False
         if not _SEPARATORS.fullmatch(s.text, pos, t.start):
@@ -65,8 +59,8 @@ def _opening(s: Scan, start: int, end: int) -> tuple[Token, str] | None:
     """The mention a line ``[start, end)`` holds alone (``lone``) or opens as an item (``item``:
     ``A. then``, ``True:``).
     """
-    first = next((t for t in s.mentions if start <= t.start < end), None)
-    if first is None or s.text[start:first.start].strip(_TRIM):
+    first = s.mention_at_or_after(start)
+    if first is None or first.start >= end or s.text[start:first.start].strip(_TRIM):
         return None
     rest = s.text[first.end:end]
     if not rest.strip(_TRIM):
@@ -92,16 +86,26 @@ def _vertical(s: Scan) -> set[Token]:
     return out
 
 
-def _options_on_a_line(s: Scan) -> set[Token]:
-    """Letters opening two or more different options on one line (``A) in an hour B) for an hour``)."""
+def _options_on_a_line(s: Scan, vocab: Vocabulary) -> set[Token]:
+    """Letters opening two or more different options on one line (``A) in an hour B) for an hour``):
+    each followed by one marker and its option's text, or, where options have no text, by the same
+    marker as the others (``B. (A) is incorrect`` is no list).
+    """
     out: set[Token] = set()
+    texts = dict(vocab.options)
     pos = 0
     for line in s.text.split("\n"):
-        marked = [t for t in s.mentions if t.letter and pos <= t.start < pos + len(line)
-                  and re.match(r"[).:\]]\s*\S", s.text[t.end:pos + len(line)])]
-        if len({t.label for t in marked}) > 1:
-            out |= set(marked)
-        pos += len(line) + 1
+        end = pos + len(line)
+        marked: dict[str, list[Token]] = {}
+        for t in s.within(pos, end):
+            m = re.match(r"([).:\]])\s*(\S.*)", s.text[t.end:end]) if t.letter else None
+            text = texts.get(str(t.label), "").lower()
+            if m is not None and (not text or m.group(2).lower().startswith(text)):
+                marked.setdefault(m.group(1) if not text else "text", []).append(t)
+        for items in marked.values():
+            if len({t.label for t in items}) > 1:
+                out |= set(items)
+        pos = end + 1
     return out
 
 
@@ -112,8 +116,8 @@ def invented_item(s: Scan, after: int) -> int | None:
     """Where a made-up next item begins after position ``after`` (a line opening with an item word
     and a colon), or None.
     """
-    for t in s.tokens:
-        if t.start <= after or not t.of("items"):
+    for t in s.after(after + 1):
+        if not t.of("items"):
             continue
         line_start = s.text.rfind("\n", 0, t.start) + 1
         if line_start > after and not s.text[line_start:t.start].strip() and _ITEM.match(s.text, t.end):

@@ -64,7 +64,7 @@ def _after_copula(s: Scan, start: int, end: int, copula: bool = False) -> int | 
     """
     if _GAP.fullmatch(s.text, start, end):
         return start
-    copulas = [t.end for t in s.tokens if start <= t.start and t.end <= end and t.of("copulas")]
+    copulas = [t.end for t in s.within(start, end) if t.of("copulas")]
     colon = [start + m.end() for m in re.finditer(r"[:=→]", s.text[start:end])]
     last = max([*copulas, *colon, *([start] if copula else [])], default=None)
     if last is None:
@@ -83,11 +83,11 @@ def _target(s: Scan, vocab: Vocabulary, cue: Token, end: int) -> tuple[Token, bo
     whether only separators stand between them (``Option C``, ``Answer: B``).
     """
     pos, copula = cue.end, cue.of("copulas")
-    nxt = next((t for t in s.mentions if t.start >= pos), None)
+    nxt = s.mention_at_or_after(pos)
     text = s.text
     gap_end = nxt.start if nxt is not None and nxt.start < end else end
     # An option's text or a lower-case letter right after the gap (``Answer: for an hour``, ``answer: b``).
-    stops = {pos, *(t.end for t in s.tokens if pos <= t.start and t.end <= gap_end and t.of("copulas"))}
+    stops = {pos, *(t.end for t in s.within(pos, gap_end) if t.of("copulas"))}
     for stop in sorted(stops):
         here = _GAP.match(text, stop, gap_end)
         at = here.end() if here else stop
@@ -104,7 +104,7 @@ def _text_or_letter(s: Scan, vocab: Vocabulary, at: int) -> Token | None:
     rest = s.text[at:]
     if not vocab.options:
         return None
-    for text, letter in sorted(vocab.texts.items(), key=lambda kv: -len(kv[0])):
+    for text, letter in vocab.longest_texts:
         if rest.lower().startswith(text) and not re.match(r"\w", rest[len(text):len(text) + 1]):
             return Token(at, at + len(text), label=letter, letter=True)
     m = re.match(r"[A-Za-z](?![\w'])", rest)
@@ -130,17 +130,25 @@ def _cues(s: Scan, vocab: Vocabulary, lists: frozenset[Token]) -> Iterator[Commi
         if found is None:
             continue
         target, bare = found
-        ends = _ends_clause(s, target) or (target.letter and _option_follows(vocab, target, s.text[target.end:]))
-        if is_cue and (ends or not bare):
+        ends = _ends_clause(s, target) or _ends_clause(s, target, slack=1) and bare \
+            or (target.letter and _option_follows(vocab, target, s.text[target.end:]))
+        if is_cue and (ends or not bare or target in lists):
             yield Commitment(str(target.label), "cue", target, cue.start, target in lists)
-        elif is_subject and ends and (cue.of("copulas") or any(t.of("copulas") for t in s.tokens
-                                                                 if cue.end <= t.start < target.start)):
+        elif is_subject and ends and (cue.of("copulas") or any(t.of("copulas")
+                                                                 for t in s.within(cue.end, target.start))):
             yield Commitment(str(target.label), "subject", target, cue.start, target in lists)
 
 
-def _ends_clause(s: Scan, m: Token) -> bool:
-    """Whether ``m`` ends its clause: punctuation, the end or a reason word follows it (particles aside)."""
+def _ends_clause(s: Scan, m: Token, slack: int = 0) -> bool:
+    """Whether ``m`` ends its clause: punctuation, the end or a reason word follows it (particles
+    aside, and up to ``slack`` plain words: ``False here:``).
+    """
     pos = s.past_particles(m.end)
+    if slack:
+        word = re.match(r"[ \t]+[^\W\d_]+(?=[ \t]*[.,;:!?\n]|[ \t]*$)", s.text[pos:])
+        if word is None or s.within(pos, pos + word.end()):
+            return False
+        pos += word.end()
     while pos < len(s.text) and s.text[pos] in _CLOSERS:
         pos += 1
     rest = s.text[pos:]
@@ -161,9 +169,10 @@ def _lines(s: Scan, vocab: Vocabulary, lists: frozenset[Token]) -> Iterator[Comm
             continue
         lead = start + line.index(body[0])
         whole = "whole-answer" if single else "line"
-        first = next((t for t in s.mentions if start <= t.start < end), None)
-        if first is not None and first.start != lead and _only_affirmations(s, lead, first.start):
-            lead = first.start  # "Definitely True.", "Yes, B."
+        first = s.mention_at_or_after(start)
+        first = first if first is not None and first.start < end else None
+        if first is not None and first.start != lead and _only_adverbs(s, lead, first.start):
+            lead = first.start  # "Definitely True.", "Yes, B."; "Maybe False." and "Not B." are refused as such
         if first is None or first.start != lead:
             made = _text_or_letter(s, vocab, lead)
             if made is not None and not text[made.end:end].strip(_AROUND):
@@ -181,12 +190,17 @@ def _lines(s: Scan, vocab: Vocabulary, lists: frozenset[Token]) -> Iterator[Comm
             yield Commitment(str(first.label), "leading", first, lead)
 
 
-def _only_affirmations(s: Scan, start: int, end: int) -> bool:
-    """Whether ``[start, end)`` holds affirmations and separators only (``Definitely``, ``Yes,``)."""
-    words = [t for t in s.tokens if start <= t.start and t.end <= end]
+_ADVERBS = ("affirmations", "hedges", "negations")
+
+
+def _only_adverbs(s: Scan, start: int, end: int) -> bool:
+    """Whether ``[start, end)`` holds separators and words saying how sure a label is only
+    (``Definitely``, ``Yes,``, ``Maybe``, ``Not``).
+    """
+    words = s.within(start, end)
     rest = "".join(s.text[a:b] for a, b in zip([start, *(t.end for t in words)], [*(t.start for t in words), end],
                                                 strict=True))
-    return bool(words) and all(t.of("affirmations") for t in words) and not rest.strip(_AROUND)
+    return bool(words) and all(any(t.of(k) for k in _ADVERBS) for t in words) and not rest.strip(_AROUND)
 
 
 def _sentences(s: Scan, vocab: Vocabulary, lists: frozenset[Token]) -> Iterator[Commitment]:
@@ -197,7 +211,7 @@ def _sentences(s: Scan, vocab: Vocabulary, lists: frozenset[Token]) -> Iterator[
         if start == 0 or s.text[start - 1] == "\n":
             continue
         lead = start + len(s.text[start:]) - len(s.text[start:].lstrip(_AROUND))
-        first = next((t for t in s.mentions if t.start >= lead), None)
+        first = s.mention_at_or_after(lead)
         if first is not None and first.start == lead and first not in lists and _ends_clause(s, first):
             yield Commitment(str(first.label), "leading", first, lead)
 
@@ -220,7 +234,7 @@ def _affirmed(s: Scan, lists: frozenset[Token]) -> Iterator[Commitment]:
         if m in lists:
             continue
         _, clause_end = s.clause(m.end)
-        after = [t for t in s.tokens if m.end <= t.start and t.end <= clause_end]
+        after = s.within(m.end, clause_end)[:2]
         if len(after) >= 2 and after[0].of("copulas") and affirms(after[1]) \
                 and not s.text[m.end:after[0].start].strip(" \t\"')]") \
                 and len(s.text[after[0].end:after[1].start].split()) <= 1:

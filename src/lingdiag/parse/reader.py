@@ -104,16 +104,16 @@ def read(text: str, vocab: Vocabulary, lang: AnswerLanguage = ENGLISH) -> Readin
     if not body:
         return _refused("empty")
     s = scan(body, vocab, words)
-    lists = echo.listed(s)
+    lists = echo.listed(s, vocab)
     found = locate(s, vocab, lists)
     if found:
         end = echo.invented_item(s, found[0].mention.end)
         if end is not None:
             s = echo.cut(s, end)
-            lists = echo.listed(s)
+            lists = echo.listed(s, vocab)
             found = locate(s, vocab, lists)
     if not found:
-        return _refused(verdicts(s) or ("echoed-list" if lists else "no-answer"))
+        return _refused(verdicts(s) or ("echoed-list" if lists else "doubted" if s.doubted else "no-answer"))
     reason = refusal(s, found, lists)
     if reason is not None:
         return _refused(reason)
@@ -156,39 +156,39 @@ def extract_json_span(text: str) -> tuple[dict[str, Any], int, int] | None:
     return _object(text)
 
 
+_TRIED = 16
+"""JSON objects tried per text, in order: a text of a thousand braces is no thousand parses."""
+
+
 def _object(text: str) -> tuple[dict[str, Any], int, int] | None:
-    start = text.find("{")
-    while start != -1:
-        end = _closing(text, start)
-        if end is not None:
-            blob = text[start:end + 1]
-            for attempt in (blob, blob.replace("'", '"')):
-                try:
-                    obj = json.loads(attempt)
-                except json.JSONDecodeError:
-                    continue
-                if isinstance(obj, dict):
-                    return obj, start, end + 1
-        start = text.find("{", start + 1)
+    """The first of the first ``_TRIED`` balanced ``{…}`` spans of ``text`` that parses as an object."""
+    for start, end in _balanced(text)[:_TRIED]:
+        blob = text[start:end + 1]
+        for attempt in (blob, blob.replace("'", '"')):
+            try:
+                obj = json.loads(attempt)
+            except (json.JSONDecodeError, RecursionError):
+                continue
+            if isinstance(obj, dict):
+                return obj, start, end + 1
     return None
 
 
-def _closing(text: str, start: int) -> int | None:
-    """Where the brace opened at ``start`` closes (strings skipped), or None."""
-    depth, in_str, esc = 0, False, False
-    for end in range(start, len(text)):
-        ch = text[end]
+def _balanced(text: str) -> list[tuple[int, int]]:
+    """Every balanced ``{…}`` span of ``text`` (strings in double quotes skipped), by start: one pass."""
+    spans: list[tuple[int, int]] = []
+    opened: list[int] = []
+    in_str = esc = False
+    for pos, ch in enumerate(text):
         if in_str:
-            esc = (ch == "\\") and not esc
+            esc = ch == "\\" and not esc
             if ch == '"' and not esc:
                 in_str = False
             continue
-        if ch == '"':
+        if ch == '"' and opened:
             in_str = True
         elif ch == "{":
-            depth += 1
-        elif ch == "}":
-            depth -= 1
-            if depth == 0:
-                return end
-    return None
+            opened.append(pos)
+        elif ch == "}" and opened:
+            spans.append((opened.pop(), pos))
+    return sorted(spans)

@@ -22,6 +22,7 @@ Scopes, for the committed label L and ``p0``, where the answer first commits:
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections.abc import Callable, Sequence
 
 from lingdiag.parse.locate import Commitment
@@ -57,7 +58,7 @@ def refusal(s: Scan, commitments: Sequence[Commitment], lists: frozenset[Token])
         return own[commitments[0]]
     checks: tuple[Callable[[], str | None], ...] = (
         lambda: "several-answers" if len({c.label for c in kept}) > 1 else None,
-        lambda: "doubted" if any(t.of("doubts") for t in s.tokens) else None,
+        lambda: "doubted" if s.doubted else None,
         lambda: next((own[c] for c in kept if own[c] is not None), None),
         lambda: _taken_back(s, kept, lists),
         lambda: _other_labels(s, kept, lists),
@@ -72,7 +73,7 @@ def verdicts(s: Scan) -> str | None:
         sep = _VERDICT.match(s.text, s.past_particles(m.end))
         if sep is None or sep.end() == m.end:
             continue
-        word = next((t for t in s.after(sep.end()) if t.start == sep.end()), None)
+        word = next((t for t in s.after(sep.end()) if t.start == sep.end()), None) if sep.end() < len(s.text) else None
         if word is not None and word.label is None and any(word.of(k) for k in ("affirmations", "negations",
                                                                                    "judgements")):
             rest = s.text[word.end:s.clause(word.end)[1]] if word.end < len(s.text) else ""
@@ -83,8 +84,8 @@ def verdicts(s: Scan) -> str | None:
 
 def _in(s: Scan, start: int, end: int, kinds: Sequence[tuple[str, str]], skip: frozenset[Token] = frozenset()) \
         -> str | None:
-    for t in s.tokens:
-        if start <= t.start and t.end <= end and t not in skip:
+    for t in s.within(start, end):
+        if t not in skip:
             for kind, reason in kinds:
                 if t.of(kind):
                     return reason
@@ -100,16 +101,16 @@ def _clause_after(s: Scan, m: Token) -> tuple[int, int]:
         start += 1
     _, end = s.clause(start if start < len(s.text) else m.end)
     end = max(end, start)
-    reason = next((t for t in s.tokens if start <= t.start < end and t.of("reasons")), None)
+    reason = next((t for t in s.within(start, end) if t.of("reasons")), None)
     return start, reason.start if reason else end
 
 
 def _judged_copula(s: Scan, start: int, end: int) -> bool:
     """``True is what…``, ``False would be a stretch``: a copula right after a label, no affirmation."""
-    first = next((t for t in s.tokens if start <= t.start < end), None)
+    first = next(iter(s.within(start, end)), None)
     if first is None or not first.of("copulas") or s.text[start:first.start].strip(" \t\"')]"):
         return False
-    return not any(affirms(t) for t in s.tokens if first.end <= t.start and t.end <= end)
+    return not any(affirms(t) for t in s.within(first.end, end))
 
 
 def _opening(s: Scan, end: int) -> str | None:
@@ -151,9 +152,9 @@ def _local(s: Scan, m: Token, start: int) -> str | None:
         return after
     if _judged_copula(s, a, b):
         return "judged"
-    if s.text[b:b + 1] in ("?", "？") and not any(t.of("reasons") for t in s.tokens if t.start == b):
+    if s.text[b:b + 1] in ("?", "？") and not any(t.of("reasons") for t in s.within(b, b + 1)):
         return "questioned"
-    if next((mark for a0, b0, mark in s.sentences if a0 <= m.start <= b0), "") in ("?", "？"):
+    if s.sentence_mark(m.start) in ("?", "？"):
         return "questioned"  # "D: by tomorrow? No, C."
     return _opening(s, b)
 
@@ -164,14 +165,9 @@ def _conditioned(s: Scan, start: int) -> bool:
     """
     sentence_start, _ = s.sentence(start)
     clause_start, _ = s.clause(start)
-    for a, b, _ in s.clauses:
-        if a < sentence_start or a >= clause_start:
-            continue
-        words = [t for t in s.tokens if a <= t.start and t.end <= b and t.kinds != {"particles"}]
-        if words and ((words[0].of("conditions") and not s.text[a:words[0].start].strip(" \t\"'"))
-                      or (words[-1].of("conditions") and not s.text[words[-1].end:b].strip(" \t\"'"))):
-            return True
-    return False
+    starts = s.condition_clauses
+    k = bisect_left(starts, sentence_start)
+    return k < len(starts) and starts[k] < clause_start
 
 
 def _taken_back(s: Scan, commitments: Sequence[Commitment], lists: frozenset[Token]) -> str | None:
@@ -239,7 +235,7 @@ def _later(s: Scan, p0: int) -> str | None:
             continue
         if mark in ("?", "？"):
             return "questioned"
-        tokens = [t for t in s.tokens if start <= t.start and t.end <= end]
+        tokens = s.within(start, end)
         if not tokens or s.text[start:tokens[0].start].strip(" \t\"'"):
             continue
         if len(tokens) >= 3 and tokens[0].of("subjects") and tokens[1].of("copulas") \

@@ -20,9 +20,11 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from bisect import bisect_left
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, fields
 from functools import cached_property, lru_cache
+from typing import Any
 
 from lingdiag.parse.language import AnswerLanguage
 
@@ -35,7 +37,7 @@ _WORD_LETTERS = frozenset("AIOEYU")
 no lower-case word follows them, or one that says something of a letter."""
 _LETTER_AFTER = re.compile(r"[ \t]+([^\W\d_][\w'-]*)")
 _WORD_BEFORE = re.compile(r"(?<![\w'-])([A-Za-z][A-Za-z'-]+)[ \t]+$")
-SENTENCE_END = re.compile(r"\n|(?<!\.)[.!?](?!\.)(?![^\s\"')\]])|[。！？]")
+SENTENCE_END = re.compile(r"\n|(?<!\.)(?<!\.\w)[.!?](?!\.)(?![^\s\"')\]])|[。！？]")
 """Where a sentence ends: a line end, a full stop, exclamation or question mark (an ellipsis,
 a decimal point and the dot of ``e.g`` end none)."""
 CLAUSE_END = re.compile(SENTENCE_END.pattern + r"|[,;:，；：、()（）\[\]]|\s[-–—]+\s|[–—]")
@@ -75,6 +77,11 @@ class Vocabulary:
     def letter(self, text: str) -> str | None:
         """The letter ``text`` is (any case), or None."""
         return next((k for k, _ in self.options if k.lower() == text.lower()), None)
+
+    @cached_property
+    def longest_texts(self) -> tuple[tuple[str, str], ...]:
+        """``texts`` as (text, letter), longest text first."""
+        return tuple(sorted(self.texts.items(), key=lambda kv: (-len(kv[0]), kv[0])))
 
     @cached_property
     def texts(self) -> dict[str, str]:
@@ -117,22 +124,39 @@ def affirms(t: Token) -> bool:
     return t.label is None and (t.of("affirmations") or t.of("cues"))
 
 
-def _edge(word: str, particles: Sequence[str] | None, *, before: bool = True) -> str:
-    """``word`` as a regex bounded where its script needs it (the module's rule); ``particles``
-    given (a label), an edge in an unspaced script is bounded too.
+def _tail(form: str, followers: Sequence[str] | None) -> str:
+    """What must follow ``form`` (a lookahead), bounded where its script needs it (the module's
+    rule); ``followers`` given (a label), an edge in an unspaced script is bounded too.
     """
-    out = re.escape(word)
-    if before and not UNSPACED.match(word[:1]) and (word[:1].isalnum() or word[:1] == "_"):
-        out = r"(?<![\w-])" + out
-    if UNSPACED.match(word[-1:]):
-        if particles is None:
-            return out
-        return out + r"(?=$|[^\w]" + "".join("|" + re.escape(p) for p in particles) + ")"
-    if word[-1:].isalnum():
-        if not particles:
-            return out + r"(?![\w-])"
-        return out + r"(?=$|[^\w-]" + "".join("|" + re.escape(p) for p in particles) + ")"
-    return out
+    if UNSPACED.match(form[-1:]):
+        if followers is None:
+            return ""
+        return r"(?=$|[^\w]" + "".join("|" + re.escape(p) for p in followers) + ")"
+    if form[-1:].isalnum():
+        if not followers:
+            return r"(?![\w-])"
+        return r"(?=$|[^\w-]" + "".join("|" + re.escape(p) for p in followers) + ")"
+    return ""
+
+
+def _trie(tails: Mapping[str, str]) -> str:
+    """One regex for the forms of ``tails`` (form → what must follow it), as a trie: at each
+    position only the branches of the next character are tried, the longest form first.
+    """
+    root: dict[str, Any] = {}
+    for form, tail in tails.items():
+        node = root
+        for ch in form:
+            node = node.setdefault(ch, {})
+        node[""] = tail  # no character is empty: the key of a form ending here
+
+    def build(node: dict[str, Any]) -> str:
+        branches = [re.escape(ch) + build(child) for ch, child in sorted(node.items()) if ch]
+        if "" in node:
+            branches.append(node[""])  # shorter after longer: the longest form wins
+        return branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+
+    return build(root) if root else r"(?!x)x"
 
 
 @lru_cache(maxsize=512)
@@ -153,39 +177,60 @@ def _pattern(vocab: Vocabulary, words: AnswerLanguage) -> tuple[re.Pattern[str],
     # before it, so nothing bounds its start.
     followers = sorted({*(_form(p) for p in words.particles), *(w for w in kinds_of if UNSPACED.match(w[:1]))},
                        key=lambda w: (-len(w), w))
-    parts = []
-    for form in sorted(table, key=lambda f: (-len(f), f)):
-        value = table[form]
-        if isinstance(value, str):
-            parts.append(_edge(form, followers))
-        else:
-            parts.append(_edge(form, None, before=value != {"particles"}))
-    return re.compile("|".join(parts) or r"(?!x)x", re.I), table
+    bounded: dict[str, str] = {}
+    free: dict[str, str] = {}
+    for form, value in table.items():
+        tail = _tail(form, followers if isinstance(value, str) else None)
+        starts_word = not UNSPACED.match(form[:1]) and (form[:1].isalnum() or form[:1] == "_")
+        particle = isinstance(value, frozenset) and value == frozenset({"particles"})
+        (bounded if starts_word and not particle else free)[form] = tail
+    pattern = r"(?<![\w-])" + _trie(bounded) + "|" + _trie(free)
+    return re.compile(pattern, re.I), table
 
 
 @dataclass(frozen=True)
 class Scan:
-    """An answer's normalised text and its tokens, in order."""
+    """An answer's normalised text and its tokens, in order (none overlaps another)."""
 
     text: str
     tokens: tuple[Token, ...]
+
+    @cached_property
+    def _starts(self) -> list[int]:
+        return [t.start for t in self.tokens]
 
     @cached_property
     def mentions(self) -> tuple[Token, ...]:
         """Every label mention, in order."""
         return tuple(t for t in self.tokens if t.label is not None)
 
-    def words(self, kind: str, start: int, end: int) -> list[Token]:
-        """The words of ``kind`` within ``[start, end)``."""
-        return [t for t in self.tokens if start <= t.start and t.end <= end and t.of(kind)]
+    @cached_property
+    def doubted(self) -> bool:
+        """Whether the speaker's doubt is anywhere in the text (``not sure``)."""
+        return any(t.of("doubts") for t in self.tokens)
 
-    def has(self, kinds: Sequence[str], start: int, end: int) -> str | None:
-        """The first of ``kinds`` with a word within ``[start, end)``, or None."""
-        return next((k for k in kinds if self.words(k, start, end)), None)
+    @cached_property
+    def _mention_starts(self) -> list[int]:
+        return [t.start for t in self.mentions]
+
+    def within(self, start: int, end: int) -> list[Token]:
+        """The tokens within ``[start, end)``."""
+        out = []
+        for t in self.tokens[bisect_left(self._starts, start):]:
+            if t.start >= end:
+                break
+            if t.end <= end:
+                out.append(t)
+        return out
 
     def after(self, pos: int) -> Iterator[Token]:
         """The tokens starting at or after ``pos``."""
-        return (t for t in self.tokens if t.start >= pos)
+        return iter(self.tokens[bisect_left(self._starts, pos):])
+
+    def mention_at_or_after(self, pos: int) -> Token | None:
+        """The first label mention starting at or after ``pos``."""
+        k = bisect_left(self._mention_starts, pos)
+        return self.mentions[k] if k < len(self.mentions) else None
 
     def past_particles(self, pos: int) -> int:
         """``pos`` moved past the particles that stand right there (``です``, ``的``)."""
@@ -205,13 +250,39 @@ class Scan:
         """Each clause's ``(start, end, closing mark)``."""
         return _spans(CLAUSE_END, self.text)
 
+    @cached_property
+    def _sentence_ends(self) -> list[int]:
+        return [end for _, end, _ in self.sentences]
+
+    @cached_property
+    def _clause_ends(self) -> list[int]:
+        return [end for _, end, _ in self.clauses]
+
     def sentence(self, pos: int) -> tuple[int, int]:
         """The ``[start, end)`` of the sentence holding ``pos``."""
-        return _holding(self.sentences, pos)
+        return _holding(self.sentences, self._sentence_ends, pos)
+
+    def sentence_mark(self, pos: int) -> str:
+        """The mark closing the sentence holding ``pos`` (``?``, ``.``; empty at a line's end)."""
+        k = min(bisect_left(self._sentence_ends, pos), len(self.sentences) - 1)
+        return self.sentences[k][2]
 
     def clause(self, pos: int) -> tuple[int, int]:
         """The ``[start, end)`` of the clause holding ``pos``."""
-        return _holding(self.clauses, pos)
+        return _holding(self.clauses, self._clause_ends, pos)
+
+    @cached_property
+    def condition_clauses(self) -> list[int]:
+        """Where each clause that opens or closes with a condition word starts (``If he finished, …``,
+        ``家が完成したなら、…``), in order.
+        """
+        starts = []
+        for a, b, _ in self.clauses:
+            words = [t for t in self.within(a, b) if t.kinds != {"particles"}]
+            if words and ((words[0].of("conditions") and not self.text[a:words[0].start].strip(" \t\"'"))
+                          or (words[-1].of("conditions") and not self.text[words[-1].end:b].strip(" \t\"'"))):
+                starts.append(a)
+        return starts
 
 
 def _spans(ends: re.Pattern[str], text: str) -> tuple[tuple[int, int, str], ...]:
@@ -223,11 +294,9 @@ def _spans(ends: re.Pattern[str], text: str) -> tuple[tuple[int, int, str], ...]
     return tuple(spans)
 
 
-def _holding(spans: Sequence[tuple[int, int, str]], pos: int) -> tuple[int, int]:
-    for start, end, _ in spans:
-        if pos <= end:
-            return start, end
-    return spans[-1][0], spans[-1][1]
+def _holding(spans: Sequence[tuple[int, int, str]], ends: Sequence[int], pos: int) -> tuple[int, int]:
+    k = min(bisect_left(ends, pos), len(spans) - 1)
+    return spans[k][0], spans[k][1]
 
 
 def scan(text: str, vocab: Vocabulary, words: AnswerLanguage) -> Scan:
@@ -242,7 +311,7 @@ def scan(text: str, vocab: Vocabulary, words: AnswerLanguage) -> Scan:
             tokens.append(Token(m.start(), m.end(), label=value))
         else:
             tokens.append(Token(m.start(), m.end(), kinds=value))
-    tokens = [t for t in tokens if not _attributive(text, t, tokens)]
+    tokens = [t for k, t in enumerate(tokens) if not _attributive(text, k, tokens)]
     if vocab.options:
         ends = {t.end for t in tokens}
         letters = []
@@ -265,18 +334,18 @@ def scan(text: str, vocab: Vocabulary, words: AnswerLanguage) -> Scan:
 _NEXT_WORD = re.compile(r"[ \t]+[^\W\d_]")
 
 
-def _attributive(text: str, t: Token, tokens: Sequence[Token]) -> bool:
-    """Whether the label word ``t`` stands between a determiner and a plain word (``an unknown
-    person``): an adjective there, no label.
+def _attributive(text: str, k: int, tokens: Sequence[Token]) -> bool:
+    """Whether the label word ``tokens[k]`` stands between a determiner and a plain word (``an
+    unknown person``): an adjective there, no label.
     """
+    t = tokens[k]
     nxt_word = _NEXT_WORD.match(text, t.end)
-    if t.label is None or nxt_word is None:
+    if t.label is None or nxt_word is None or k == 0:
         return False
-    before = next((p for p in reversed(tokens) if p.end <= t.start), None)
-    if before is None or not before.of("determiners") or text[before.end:t.start].strip():
+    before = tokens[k - 1]
+    if not before.of("determiners") or text[before.end:t.start].strip():
         return False
-    nxt = next((p for p in tokens if p.start == nxt_word.end() - 1), None)
-    return nxt is None
+    return k + 1 >= len(tokens) or tokens[k + 1].start != nxt_word.end() - 1
 
 
 def _letters(text: str, vocab: Vocabulary, table: Mapping[str, str | frozenset[str]]) -> Iterator[Token]:
