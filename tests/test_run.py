@@ -233,3 +233,26 @@ def test_unparsed_answers_are_counted_by_reason_in_the_table(tmp_path: Path) -> 
     records = RunStore(tmp_path / "r").load_records()
     assert {r.detail["unparsed"] for r in records} == {"negated"}  # no user turn matches: every answer negated
     assert "**Unparsed answers by reason**" in result.table and "zero-shot: negated 4 (4 of 4)" in result.table
+
+
+class RaisingChoices(ScoreChoices):
+    """A log-likelihood strategy whose reader raises, read under a reduced precision."""
+
+    def parse(self, item: Item, responses: Sequence[Response]) -> Prediction:
+        if item.id == "i1":
+            raise IndexError("no such score")
+        return super().parse(item, responses)
+
+
+def test_a_reader_that_raises_under_reduced_precision_fails_its_item() -> None:
+    from lingdiag.engine.run import Recording
+    from lingdiag.models.base import Precision
+
+    condition = Condition("choice", {}, RaisingChoices(), [])
+    items = [Item(f"i{k}", {}, "yes", {}) for k in range(3)]
+    rendered = {it.id: condition.strategy.render(it) for it in items}
+    responses = [[LogLikelihood(logprob=-1.0, n_tokens=1, is_greedy=True),
+                  LogLikelihood(logprob=-2.0, n_tokens=1, is_greedy=True)] for _ in items]
+    records = Recording(precision=Precision("bfloat16", 0.1)).records(condition, items, rendered, responses)
+    assert [r.error for r in records] == [None, "the answer reader failed: IndexError: no such score", None]
+    assert records[0].decision is not None and records[1].decision is None
