@@ -43,5 +43,5 @@ def parse_label(
         English ``language`` and ``normalisation``.
     """
     reading = read(text, Vocabulary.of_labels(labels, aliases, json_key), lang)
-    obj = extract_json(text)
+    obj = extract_json(text) if "{" in text else None
     return reading.label, {**reading.detail(), **({"json": obj} if obj is not None else {}), **lang.recorded()}

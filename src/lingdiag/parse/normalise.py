@@ -57,10 +57,12 @@ def normalise(text: str, cues: Sequence[str] = ()) -> str:
     text = _BOXED.sub(lambda m: "\nFinal answer: " + m.group(1).strip() + "\n", text)
     text = _MATH.sub(" ", text).translate(_QUOTES)
     text = _QUOTE_BLOCK.sub("", _HEADING.sub("", text))
-    text = _EMPHASIS.sub("", text)
+    if "*" in text or "_" in text or "~" in text:
+        text = _EMPHASIS.sub("", text)
     text = _BULLET.sub("", text)
-    for pattern, replacement in _CONTRACTIONS:
-        text = pattern.sub(replacement, text)
+    if "'" in text:
+        for pattern, replacement in _CONTRACTIONS:
+            text = pattern.sub(replacement, text)
     lines = [_SPACES.sub(" ", line).strip() for line in text.splitlines()]
     return "\n".join(_joined([line for line in lines if line], {c.lower() for c in cues}))
 

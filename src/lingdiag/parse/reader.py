@@ -124,7 +124,7 @@ def json_answer(text: str, key: str) -> tuple[str, bool]:
     """``text`` with its first JSON object written as lines: ``key``'s value as a final-answer line
     (True: it had one), else each plain value as ``name: value``; other text kept around it.
     """
-    found = extract_json_span(text)
+    found = extract_json_span(text) if "{" in text else None
     if found is None:
         return text, False
     obj, start, end = found
@@ -174,15 +174,23 @@ def _object(text: str) -> tuple[dict[str, Any], int, int] | None:
     return None
 
 
+_BRACES = re.compile(r'[{}"\\]')
+
+
 def _balanced(text: str) -> list[tuple[int, int]]:
-    """Every balanced ``{…}`` span of ``text`` (strings in double quotes skipped), by start: one pass."""
+    """Every balanced ``{…}`` span of ``text`` (strings in double quotes skipped), by start: one pass
+    over its braces, quotes and backslashes.
+    """
     spans: list[tuple[int, int]] = []
     opened: list[int] = []
-    in_str = esc = False
-    for pos, ch in enumerate(text):
+    in_str = False
+    escaped = -2
+    for m in _BRACES.finditer(text):
+        pos, ch = m.start(), m.group()
         if in_str:
-            esc = ch == "\\" and not esc
-            if ch == '"' and not esc:
+            if ch == "\\":
+                escaped = pos if escaped != pos - 1 else -2
+            elif ch == '"' and escaped != pos - 1:
                 in_str = False
             continue
         if ch == '"' and opened:
