@@ -62,7 +62,7 @@ def _after_copula(s: Scan, start: int, end: int, copula: bool = False) -> int | 
     ``… copula [up to two words]`` (``copula``: the cue before ``start`` is one, ``c'est``, ``es``)
     or is separators only; else None.
     """
-    if _GAP.fullmatch(s.text, start, end):
+    if _GAP.fullmatch(s.text, start, end) or _articles_only(s, start, end):
         return start
     copulas = [t.end for t in s.within(start, end) if t.of("copulas")]
     colon = [start + m.end() for m in re.finditer(r"[:=→]", s.text[start:end])]
@@ -76,6 +76,17 @@ def _after_copula(s: Scan, start: int, end: int, copula: bool = False) -> int | 
         return last if len(filler.strip()) <= 4 else None
     spaced = [w for w in re.split(r"[\s\"'()\[\]]+", filler) if w]
     return last if len(spaced) <= _FILLER_WORDS else None
+
+
+def _articles_only(s: Scan, start: int, end: int) -> bool:
+    """Whether ``[start, end)`` holds separators and determiners only (``Elijo la B``)."""
+    words = s.within(start, end)
+    pos = start
+    for t in words:
+        if not t.of("determiners") or not _GAP.fullmatch(s.text, pos, t.start):
+            return False
+        pos = t.end
+    return bool(words) and _GAP.fullmatch(s.text, pos, end) is not None
 
 
 def _target(s: Scan, vocab: Vocabulary, cue: Token, end: int) -> tuple[Token, bool] | None:
