@@ -71,5 +71,6 @@ def test_english_default_and_unknown_language() -> None:
 
 def test_a_suites_own_cue_words() -> None:
     zh = language("zh")
-    assert parse_label("结果：对", LABELS, aliases=WORDS["zh"], lang=zh)[0] == UNPARSED
-    assert parse_label("结果：对", LABELS, aliases=WORDS["zh"], lang=zh.extended({"cues": ["结果"]}))[0] == "True"
+    assert parse_label("结果是对", LABELS, aliases=WORDS["zh"], lang=zh)[0] == UNPARSED
+    assert parse_label("结果是对", LABELS, aliases=WORDS["zh"], lang=zh.extended({"cues": ["结果"]}))[0] == "True"
+    assert parse_label("结果：对", LABELS, aliases=WORDS["zh"], lang=zh)[0] == "True"  # a label after a colon

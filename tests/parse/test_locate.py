@@ -12,8 +12,17 @@ ABCD = Vocabulary.of_options({"A": "in an hour", "B": "for an hour", "C": "at no
 
 
 def found(text: str, vocab: Vocabulary = NLI, code: str = "en") -> list[tuple[str, str, bool]]:
+    """Each mention's first commitment (by ``RULE_ORDER``; several rules may commit to one mention)."""
     s = scan(text, vocab, reading_words(language(code)))
-    return [(c.label, c.rule, c.listed) for c in locate(s, vocab, echo.listed(s, vocab))]
+    first = {}
+    for c in locate(s, vocab, echo.listed(s, vocab)):
+        first.setdefault(c.mention, c)
+    return [(c.label, c.rule, c.listed) for c in first.values()]
+
+
+def test_several_rules_may_commit_to_one_mention() -> None:
+    s = scan("The answer is clearly: True", NLI, reading_words(language("en")))
+    assert [c.rule for c in locate(s, NLI, echo.listed(s, NLI))] == ["cue", "colon"]
 
 
 @pytest.mark.parametrize(("text", "commitments"), [
@@ -44,12 +53,12 @@ def test_label_commitments(text: str, commitments: list[tuple[str, str, bool]]) 
     ("The answer is \"in an hour\".", [("A", "cue", False)]),
     ("for an hour", [("B", "whole-answer", False)]),
     ("B) for an hour", [("B", "whole-answer", False)]),
-    ("B is correct.", [("B", "leading", False)]),  # one commitment per mention
+    ("B is correct.", [("B", "leading", False)]),
     ("I think B is correct.", [("B", "affirmed", False)]),
     ("C\nThe arrival is a point.", [("C", "line", False)]),
     ("I choose b.", [("B", "cue", False)]),
     ("La opción correcta es la C.", [("C", "cue", False)]),
-    ("Creo que es la B.", [("B", "subject", False)]),  # es: a copula that is its own subject
+    ("Creo que es la B.", [("B", "cue", False)]),  # creo que: a cue; es: a copula, la: an article
 ])
 def test_letter_commitments(text: str, commitments: list[tuple[str, str, bool]]) -> None:
     assert found(text, ABCD) == commitments

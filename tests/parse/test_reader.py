@@ -32,7 +32,7 @@ def test_json_stage(text: str, lines: str | None, used: bool) -> None:
 RULED = [
     ('{"label": "False"}', NLI, "json"), ("Answer: True", NLI, "cue"), ("The hypothesis is true.", NLI, "subject"),
     ("Unknown", NLI, "whole-answer"), ("Let me see.\nFalse", NLI, "line"), ("True. It follows.", NLI, "leading"),
-    ("I think B is correct.", ABCD, "affirmed"),
+    ("I think B is correct.", ABCD, "affirmed"), ("After careful consideration: Unknown.", NLI, "colon"),
 ]
 
 

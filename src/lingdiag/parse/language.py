@@ -140,7 +140,8 @@ LANGUAGES: Mapping[str, AnswerLanguage] = {lang.code: lang for lang in (
     AnswerLanguage(
         "de",
         cues=("antwort", "label", "urteil", "lösung", "ergebnis", "endgültige antwort", "schlussfolgerung", "fazit",
-              "option", "auswahl", "buchstabe", "ich wähle", "ich würde sagen", "ich sage", "daher", "somit",
+              "option", "auswahl", "buchstabe", "ich wähle", "ich würde sagen", "ich sage", "ich denke", "ich glaube",
+              "daher", "somit",
               "folglich", "insgesamt"),
         copulas=("ist", "lautet", "wäre", "sind"),
         negations=("nicht", "kein", "keine", "keinen", "keiner", "nie", "niemals", "nein", "weder", "statt",
@@ -167,7 +168,8 @@ LANGUAGES: Mapping[str, AnswerLanguage] = {lang.code: lang for lang in (
     AnswerLanguage(
         "es",
         cues=("respuesta", "etiqueta", "juicio", "resultado", "respuesta final", "conclusión", "opción", "elección",
-              "letra", "elijo", "diría", "yo diría", "escojo", "por lo tanto", "así que", "entonces",
+              "letra", "elijo", "diría", "yo diría", "diría que", "creo que", "pienso que", "escojo", "por lo tanto",
+              "así que", "entonces",
               "en conclusión", "en resumen"),
         copulas=("es", "sería", "será"),
         negations=("no", "nunca", "ni", "tampoco", "ningún", "ninguna", "ninguno", "en lugar de", "en vez de"),
@@ -191,7 +193,8 @@ LANGUAGES: Mapping[str, AnswerLanguage] = {lang.code: lang for lang in (
     AnswerLanguage(
         "fr",
         cues=("réponse", "étiquette", "jugement", "résultat", "réponse finale", "conclusion", "option", "choix",
-              "lettre", "je choisis", "je dirais", "je réponds", "donc", "ainsi", "en conclusion", "en résumé"),
+              "lettre", "je choisis", "je dirais", "je dirais que", "je pense que", "je crois que", "je réponds", "donc",
+              "ainsi", "en conclusion", "en résumé"),
         copulas=("est", "serait", "sont", "c'est"),
         negations=("pas", "non", "ne", "n'", "jamais", "ni", "aucun", "aucune", "plutôt que", "au lieu de"),
         questions=("est-ce",),
@@ -240,7 +243,7 @@ LANGUAGES: Mapping[str, AnswerLanguage] = {lang.code: lang for lang in (
               "よって", "したがって", "従って", "つまり"),
         copulas=("は", "が", "とは"),
         negations=("ない", "ではない", "じゃない", "ません", "違う", "違い", "ではなく", "いいえ", "無い"),
-        questions=("か", "でしょうか", "かな"),
+        questions=("ですか", "でしょうか", "かな", "かどうか", "のか", "か?"),
         reasons=("から", "ので", "なぜなら", "ため"),
         particles=("です", "だ", "である", "でした", "と"),
         subjects=("これ", "それ", "仮説", "この仮説"),

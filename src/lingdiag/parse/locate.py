@@ -12,7 +12,8 @@ Each commitment names its rule (a parsed record's ``detail["rule"]``):
   and its option's text (``B) for an hour``) or an option's text alone;
 - ``leading``: a line opens with a label (``True. The premise…``, ``C\nThe sentence…``,
   ``False because…``, ``Verdadero según el texto``);
-- ``affirmed``: a label confirmed by a copula and an affirmation (``B is correct``).
+- ``affirmed``: a label confirmed by a copula and an affirmation (``B is correct``);
+- ``colon``: a label after a colon that ends its line (``After careful consideration: Unknown.``).
 
 A mention in a list (``lingdiag.parse.echo``) commits to nothing; a cue pointing at one is
 marked ``listed`` and refused.
@@ -34,6 +35,10 @@ _CUE_REACH = 48
 _LETTER_OK = re.compile(r"$|[\s]*[\n.,;:!?)\]]|[ \t]+(?=[^\w\s])")
 
 
+RULE_ORDER = ("json", "cue", "subject", "whole-answer", "line", "leading", "affirmed", "colon")
+"""The rules, the one a reading names first where several commit to its label."""
+
+
 @dataclass(frozen=True, slots=True)
 class Commitment:
     """A place where the answer commits to a label."""
@@ -50,11 +55,12 @@ class Commitment:
 
 def locate(s: Scan, vocab: Vocabulary, lists: frozenset[Token]) -> list[Commitment]:
     """Every commitment of ``s``, in text order."""
-    found = [*_cues(s, vocab, lists), *_lines(s, vocab, lists), *_sentences(s, vocab, lists), *_affirmed(s, lists)]
+    found = [*_cues(s, vocab, lists), *_lines(s, vocab, lists), *_sentences(s, vocab, lists), *_affirmed(s, lists),
+             *_colons(s, vocab, lists)]
     unique: dict[tuple[int, str], Commitment] = {}
-    for c in sorted(found, key=lambda c: c.start):
-        unique.setdefault((c.mention.start, c.label), c)
-    return sorted(unique.values(), key=lambda c: (c.mention.start, c.start))
+    for c in found:  # one per mention and rule: a mention a cue and a colon both commit to is read by either
+        unique.setdefault((c.mention.start, c.rule), c)
+    return sorted(unique.values(), key=lambda c: (c.mention.start, RULE_ORDER.index(c.rule)))
 
 
 def _after_copula(s: Scan, start: int, end: int, copula: bool = False) -> int | None:
@@ -225,6 +231,25 @@ def _sentences(s: Scan, vocab: Vocabulary, lists: frozenset[Token]) -> Iterator[
         first = s.mention_at_or_after(lead)
         if first is not None and first.start == lead and first not in lists and _ends_clause(s, first):
             yield Commitment(str(first.label), "leading", first, lead)
+
+
+def _colons(s: Scan, vocab: Vocabulary, lists: frozenset[Token]) -> Iterator[Commitment]:
+    """A label after a colon that ends its line (``After careful consideration: Unknown.``, ``…, so:
+    False``); the clause before the colon is its phrase (``It could be: True`` is hedged).
+    """
+    pos = 0
+    for line in s.text.split("\n"):
+        start, end = pos, pos + len(line)
+        pos = end + 1
+        colon = max(line.rfind(":"), line.rfind("="), line.rfind("→"))
+        if colon <= 0 or not line[:colon].strip(_AROUND):
+            continue
+        at = start + colon + 1 + len(line[colon + 1:]) - len(line[colon + 1:].lstrip(" \t\"'(「*"))
+        first = s.mention_at_or_after(at)
+        target = first if first is not None and first.start == at else _text_or_letter(s, vocab, at)
+        if target is None or target in lists or s.text[s.past_particles(target.end):end].strip(_AROUND):
+            continue
+        yield Commitment(str(target.label), "colon", target, s.clause(start + colon - 1)[0])
 
 
 def _option_follows(vocab: Vocabulary, m: Token, rest: str) -> bool:

@@ -28,7 +28,7 @@ from typing import Any
 
 from lingdiag.parse import echo
 from lingdiag.parse.language import ENGLISH, AnswerLanguage, reading_words
-from lingdiag.parse.locate import locate
+from lingdiag.parse.locate import RULE_ORDER, locate
 from lingdiag.parse.normalise import normalise
 from lingdiag.parse.refuse import refusal, verdicts
 from lingdiag.parse.scan import Vocabulary, scan
@@ -42,6 +42,7 @@ RULES: Mapping[str, str] = {
     "line": "a line of the answer is a label, a letter, a letter and its option, or an option's text",
     "leading": "a line opens with the label and punctuation or a word saying something of it (True. The…)",
     "affirmed": "a label, a copula and an affirmation (B is correct)",
+    "colon": "a label after a colon, ending its line (After careful consideration: Unknown.)",
 }
 """How a label was located: a parsed record's ``detail["rule"]``."""
 
@@ -114,10 +115,11 @@ def read(text: str, vocab: Vocabulary, lang: AnswerLanguage = ENGLISH) -> Readin
             found = locate(s, vocab, lists)
     if not found:
         return _refused(verdicts(s) or ("echoed-list" if lists else "doubted" if s.doubted else "no-answer"))
-    reason = refusal(s, found, lists)
+    reason, kept = refusal(s, found, lists)
     if reason is not None:
         return _refused(reason)
-    return Reading(found[0].label, rule="json" if from_json else found[-1].rule)
+    rule = min((c.rule for c in kept), key=RULE_ORDER.index)
+    return Reading(kept[0].label, rule="json" if from_json else rule)
 
 
 def json_answer(text: str, key: str) -> tuple[str, bool]:

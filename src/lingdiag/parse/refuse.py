@@ -45,17 +45,23 @@ DENIALS = ("negated", "judged", "questioned")
 no second answer; alone, it is refused with that reason."""
 
 
-def refusal(s: Scan, commitments: Sequence[Commitment], lists: frozenset[Token]) -> str | None:
-    """Why the committed answer is refused, or None (the module's checks, in order)."""
+def refusal(s: Scan, commitments: Sequence[Commitment], lists: frozenset[Token]) \
+        -> tuple[str | None, list[Commitment]]:
+    """Why the committed answer is refused (None: it is not), and the commitments that stand (the
+    module's checks, in order).
+    """
     if any(c.listed for c in commitments):
-        return "several-labels"
+        return "several-labels", []
     verdict = verdicts(s)
     if verdict is not None:
-        return verdict
+        return verdict, []
     own = {c: _local(s, c.mention, c.start) for c in commitments}
     kept = [c for c in commitments if own[c] not in DENIALS]
     if not kept:
-        return own[commitments[0]]
+        return own[commitments[0]], []
+    # A mention some phrase commits to cleanly is committed: its other phrases' denials are no answer.
+    clean = {c.mention for c in kept if own[c] is None}
+    kept = [c for c in kept if own[c] is None or c.mention not in clean]
     checks: tuple[Callable[[], str | None], ...] = (
         lambda: "several-answers" if len({c.label for c in kept}) > 1 else None,
         lambda: "doubted" if s.doubted else None,
@@ -64,7 +70,7 @@ def refusal(s: Scan, commitments: Sequence[Commitment], lists: frozenset[Token])
         lambda: _other_labels(s, kept, lists),
         lambda: _later(s, min(c.mention.start for c in kept)),
     )
-    return next((reason for check in checks if (reason := check()) is not None), None)
+    return next((reason for check in checks if (reason := check()) is not None), None), kept
 
 
 def verdicts(s: Scan) -> str | None:

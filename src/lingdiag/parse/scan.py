@@ -40,7 +40,7 @@ _WORD_BEFORE = re.compile(r"(?<![\w'-])([A-Za-z][A-Za-z'-]+)[ \t]+$")
 SENTENCE_END = re.compile(r"\n|(?<!\.)(?<!\.\w)[.!?](?!\.)(?![^\s\"')\]])|[。！？]")
 """Where a sentence ends: a line end, a full stop, exclamation or question mark (an ellipsis,
 a decimal point and the dot of ``e.g`` end none)."""
-CLAUSE_END = re.compile(SENTENCE_END.pattern + r"|[,;:，；：、()（）\[\]]|\s[-–—]+\s|[–—]")
+CLAUSE_END = re.compile(SENTENCE_END.pattern + r"|[,;:，；：、()（）\[\]]|\s[-–—]+\s|[–—―─]")
 """Where a clause ends: a sentence end, a comma, semicolon, colon, parenthesis or dash."""
 
 
