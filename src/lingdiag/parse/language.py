@@ -193,8 +193,8 @@ LANGUAGES: Mapping[str, AnswerLanguage] = {lang.code: lang for lang in (
     AnswerLanguage(
         "fr",
         cues=("réponse", "étiquette", "jugement", "résultat", "réponse finale", "conclusion", "option", "choix",
-              "lettre", "je choisis", "je dirais", "je dirais que", "je pense que", "je crois que", "je réponds", "donc",
-              "ainsi", "en conclusion", "en résumé"),
+              "lettre", "je choisis", "je dirais", "je dirais que", "je pense que", "je crois que", "je réponds",
+              "donc", "ainsi", "en conclusion", "en résumé"),
         copulas=("est", "serait", "sont", "c'est"),
         negations=("pas", "non", "ne", "n'", "jamais", "ni", "aucun", "aucune", "plutôt que", "au lieu de"),
         questions=("est-ce",),
