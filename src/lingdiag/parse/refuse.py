@@ -160,9 +160,14 @@ def _local(s: Scan, m: Token, start: int) -> str | None:
         return "judged"
     if s.text[b:b + 1] in ("?", "？") and not any(t.of("reasons") for t in s.within(b, b + 1)):
         return "questioned"
-    if s.sentence_mark(m.start) in ("?", "？"):
+    if _asks(s.sentence_mark(m.start)):
         return "questioned"  # "D: by tomorrow? No, C."
     return _opening(s, b)
+
+
+def _asks(mark: str) -> bool:
+    """Whether a sentence's closing mark asks (``?``, ``?!``, ``？``)."""
+    return "?" in mark or "？" in mark
 
 
 def _conditioned(s: Scan, start: int) -> bool:
@@ -239,7 +244,7 @@ def _later(s: Scan, p0: int) -> str | None:
     for start, end, mark in s.sentences:
         if start <= first_end or not s.text[start:end].strip():
             continue
-        if mark in ("?", "？"):
+        if _asks(mark):
             return "questioned"
         tokens = s.within(start, end)
         if not tokens or s.text[start:tokens[0].start].strip(" \t\"'"):

@@ -37,7 +37,7 @@ _WORD_LETTERS = frozenset("AIOEYU")
 no lower-case word follows them, or one that says something of a letter."""
 _LETTER_AFTER = re.compile(r"[ \t]+([^\W\d_][\w'-]*)")
 _WORD_BEFORE = re.compile(r"(?<![\w'-])([A-Za-z][A-Za-z'-]+)[ \t]+$")
-SENTENCE_END = re.compile(r"\n|(?<!\.)(?<!\.\w)[.!?](?!\.)(?![^\s\"')\]])|[。！？]")
+SENTENCE_END = re.compile(r"\n|[!?]+(?![A-Za-z0-9])|(?<!\.)(?<!\.\w)\.(?![.A-Za-z0-9])|[。！？]+")
 """Where a sentence ends: a line end, a full stop, exclamation or question mark (an ellipsis,
 a decimal point and the dot of ``e.g`` end none)."""
 CLAUSE_END = re.compile(SENTENCE_END.pattern + r"|[,;:，；：、()（）\[\]]|\s[-–—]+\s|[–—―─]")
@@ -263,7 +263,7 @@ class Scan:
         return _holding(self.sentences, self._sentence_ends, pos)
 
     def sentence_mark(self, pos: int) -> str:
-        """The mark closing the sentence holding ``pos`` (``?``, ``.``; empty at a line's end)."""
+        """The mark closing the sentence holding ``pos`` (``?``, ``.``, ``?!``; empty at a line's end)."""
         k = min(bisect_left(self._sentence_ends, pos), len(self.sentences) - 1)
         return self.sentences[k][2]
 
