@@ -4,8 +4,8 @@ import pytest
 
 from lingdiag.parse import echo
 from lingdiag.parse.language import language, reading_words
-from lingdiag.parse.locate import locate
-from lingdiag.parse.scan import Vocabulary, scan
+from lingdiag.parse.locate import Commitment, locate
+from lingdiag.parse.scan import Token, Vocabulary, scan
 
 NLI = Vocabulary.of_labels(("True", "False", "Unknown"), {"wahr": "True", "falsch": "False", "对": "True"})
 ABCD = Vocabulary.of_options({"A": "in an hour", "B": "for an hour", "C": "at noon", "D": "by tomorrow"})
@@ -14,7 +14,7 @@ ABCD = Vocabulary.of_options({"A": "in an hour", "B": "for an hour", "C": "at no
 def found(text: str, vocab: Vocabulary = NLI, code: str = "en") -> list[tuple[str, str, bool]]:
     """Each mention's first commitment (by ``RULE_ORDER``; several rules may commit to one mention)."""
     s = scan(text, vocab, reading_words(language(code)))
-    first = {}
+    first: dict[Token, Commitment] = {}
     for c in locate(s, vocab, echo.listed(s, vocab)):
         first.setdefault(c.mention, c)
     return [(c.label, c.rule, c.listed) for c in first.values()]
