@@ -19,11 +19,12 @@ from lingdiag.metrics.reading import agreement
 from lingdiag.models.mock import MockBackend
 from lingdiag.prompts.chat import ChatPrompt
 from lingdiag.records import JUDGE, JUDGED, UNPARSED, GenerationRequest, Item
-from lingdiag.report.browser import label_text
+from lingdiag.report.browser import label_text, records_data
 from lingdiag.report.html import render_html
 from lingdiag.report.tables import load_runs, tables
 from lingdiag.rundir import RunStore
 from lingdiag.suite import Condition, Dataset, Suite, register_suite
+from lingdiag.view.pages import record_html
 
 LABELS = ("True", "False", "Unknown")
 ANSWERS = {  # the model's answer per item, the gold, and what the scripted judge replies
@@ -81,6 +82,12 @@ def test_judge_reads_what_the_rules_left_unparsed(fake_api: Any, tmp_path: Path)
     assert meta["config"]["reader"] == f"judge:{spec(fake_api.url)}"
     assert label_text(got["i1"]) == f"False (judged by {spec(fake_api.url)})"
     assert label_text(got["i2"]) == "unparsed: doubted"
+    # The viewer's item page and the report's item browser show the mark.
+    assert f"predicted <b>False (judged by {spec(fake_api.url)})</b>" in record_html(got["i1"])
+    data = records_data(load_runs([tmp_path / "r"]))
+    shown = {data["strings"][row[4]]: data["strings"][row[8]] for row in data["rows"]}
+    assert shown == {"i0": "True", "i1": f"False (judged by {spec(fake_api.url)})", "i2": "unparsed: doubted",
+                     "i3": "False"}
     # The reader is part of what a resumed run must match.
     with pytest.raises(RunError, match="differs in: reader"):
         evaluate(RunConfig(suite="toy-judged", model="mock"), MockBackend(model), tmp_path / "r")
@@ -115,6 +122,18 @@ def test_a_failed_judge_request_fails_the_item_for_a_resume(fake_api: Any, tmp_p
     fake_api.content = judge
     result = evaluate(config, MockBackend(model), out)  # resumed: the two items read again
     assert result.metrics["c"]["n_errors"] == 0 and records(out)["i1"].label == "False"
+
+
+def test_a_judged_run_is_deterministic_and_the_cli_takes_the_reader(fake_api: Any, tmp_path: Path) -> None:
+    fake_api.content = judge
+    config = RunConfig(suite="toy-judged", model="mock", reader=f"judge:{spec(fake_api.url)}")
+    evaluate(config, MockBackend(model), tmp_path / "a")
+    evaluate(config, MockBackend(model), tmp_path / "b")
+    assert (tmp_path / "a" / "items.jsonl").read_bytes() == (tmp_path / "b" / "items.jsonl").read_bytes()
+    from lingdiag.cli.run import build_config
+
+    built = build_config({"suite": "toy-judged", "model": "mock", "reader": "judge-all:smollm2-135m"}, [])
+    assert built.reader == "judge-all:smollm2-135m"
 
 
 def test_reader_is_validated_before_anything_runs() -> None:
