@@ -143,3 +143,18 @@ def test_reader_is_validated_before_anything_runs() -> None:
         RunConfig(suite="toy-judged", model="mock", reader="oracle:gpt")
     assert RunConfig(suite="toy-judged", model="mock", reader="rules").recorded()["reader"] == "rules"
     assert "reader" not in RunConfig(suite="toy-judged", model="mock").recorded()  # old configs keep their bytes
+
+
+@pytest.mark.slow
+def test_a_real_model_judges(tmp_path: Path) -> None:
+    """The embedded SmolLM2 as the judge of every answer: whatever it replies, a reading is one of the
+    choices or unparsed, its reply is kept, and the rules' labels stay.
+    """
+    config = RunConfig(suite="toy-judged", model="mock", reader="judge-all:smollm2-135m")
+    result = evaluate(config, MockBackend(model), tmp_path / "r")
+    got = records(tmp_path / "r")
+    assert result.metrics["c"]["n_errors"] == 0
+    assert all(r.detail[JUDGE]["label"] in (*LABELS, UNPARSED) and isinstance(r.detail[JUDGE]["reply"], str)
+               for r in got.values())
+    assert (got["i0"].label, got["i3"].label) == ("True", "False")  # the rules' labels, whatever the judge read
+    assert agreement(list(got.values())) is not None and "**Read by a judge model**" in result.table
