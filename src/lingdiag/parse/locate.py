@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from lingdiag.parse.scan import CLAUSE_END, UNSPACED, Scan, Token, Vocabulary, affirms
 
-_GAP = re.compile(r"[\s:=\-–—>→\"'(\[]*")
+_GAP = re.compile(r"[\s:,=\-–—>→\"'(\[]*")
 _AROUND = " \t\"'()[]{}.,;:!?¡¿-–—*<>「」『』【】"
 _FILLER_WORDS = 2
 _CLOSERS = ")]}\"'」』】"
@@ -265,13 +265,17 @@ def _only_option(vocab: Vocabulary, m: Token, rest: str) -> bool:
 
 
 def _affirmed(s: Scan, lists: frozenset[Token]) -> Iterator[Commitment]:
-    """``B is correct``, ``Bが正しい``: a mention, a copula, an affirmation, in one clause."""
+    """``B is correct``, ``Bが正しい``, ``A fits best``, ``Bを選びます``: a mention, then in its clause
+    a copula and an affirmation, or an affirmation right after it.
+    """
     for m in s.mentions:
         if m in lists:
             continue
         _, clause_end = s.clause(m.end)
-        after = s.within(m.end, clause_end)[:2]
-        if len(after) >= 2 and after[0].of("copulas") and affirms(after[1]) \
-                and not s.text[m.end:after[0].start].strip(" \t\"')]") \
+        after = [t for t in s.within(m.end, clause_end) if t.kinds not in ({"particles"}, {"determiners"})][:2]
+        right_after = not s.text[s.past_particles(m.end):after[0].start].strip(" \t\"')]") if after else False
+        if len(after) >= 2 and after[0].of("copulas") and affirms(after[1]) and right_after \
                 and len(s.text[after[0].end:after[1].start].split()) <= 1:
+            yield Commitment(str(m.label), "affirmed", m, m.start)
+        elif after and right_after and after[0].of("affirmations") and after[0].label is None:
             yield Commitment(str(m.label), "affirmed", m, m.start)
