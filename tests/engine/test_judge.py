@@ -136,6 +136,13 @@ def test_a_judged_run_is_deterministic_and_the_cli_takes_the_reader(fake_api: An
     assert built.reader == "judge-all:smollm2-135m"
 
 
+def test_no_credential_of_the_judges_url_is_kept(fake_api: Any, tmp_path: Path) -> None:
+    fake_api.content = judge
+    secret = f"judge:openai:judge-model@{fake_api.url}?api_key=s3cret"
+    evaluate(RunConfig(suite="toy-judged", model="mock", reader=secret), MockBackend(model), tmp_path / "r")
+    assert not [p for p in (tmp_path / "r").iterdir() if "s3cret" in p.read_text(encoding="utf-8")]
+
+
 def test_reader_is_validated_before_anything_runs() -> None:
     with pytest.raises(ValueError, match="judge:SPEC"):
         RunConfig(suite="toy-judged", model="mock", reader="judge")

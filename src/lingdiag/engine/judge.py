@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from lingdiag.config import RunConfig
+from lingdiag.config import RunConfig, redact_url_secrets
 from lingdiag.model_spec import ModelSpec
 from lingdiag.models.base import Backend, dispatch
 from lingdiag.models.cache import cached
@@ -61,11 +61,11 @@ class Judge:
     def _judged(self, r: ItemRecord, choices: dict[str, str], reply: Any) -> ItemRecord:
         if not isinstance(reply, Generation) or reply.error is not None:
             error = reply.error if isinstance(reply, Generation) else "no generation"
-            return replace(r, error=f"judge {self.policy.spec}: {error}", correct=None)
+            return replace(r, error=f"judge {redact_url_secrets(self.policy.spec)}: {error}", correct=None)
         text = separate(reply).text
         key = reply_choice(text, choices)
         label = choices.get(key, UNPARSED)
-        detail = {**r.detail, JUDGE: {"label": label, "model": self.policy.spec, "reply": text}}
+        detail = {**r.detail, JUDGE: {"label": label, "model": redact_url_secrets(self.policy.spec), "reply": text}}
         if r.label != UNPARSED or label == UNPARSED:
             return replace(r, detail=detail)
         correct = None if r.gold is None else label == r.gold
