@@ -69,11 +69,6 @@ class Vocabulary:
         """A choice vocabulary: letter → option text (``{"A": "then", "B": "so"}``)."""
         return cls((), tuple((k, str(v)) for k, v in options.items()))
 
-    @cached_property
-    def labels(self) -> tuple[str, ...]:
-        """Every label an answer may be read as, in a fixed order."""
-        return tuple(dict.fromkeys([lab for _, lab in self.surfaces] + [k for k, _ in self.options]))
-
     def letter(self, text: str) -> str | None:
         """The letter ``text`` is (any case), or None."""
         return next((k for k, _ in self.options if k.lower() == text.lower()), None)
