@@ -55,7 +55,8 @@ def _reader(run: Path) -> tuple[Reader | None, str]:
         if suite.parse_answer is None:
             return None, f"not re-read: {why}"
         parse = suite.parse_answer
-        return (lambda r: (parse(_texts(r)[0]), "")), f"parse_answer (no plan: {why})"
+        return (lambda r: (parse(_texts(r)[0]).label, _why(dict(parse(_texts(r)[0]).detail)))), \
+            f"parse_answer (no plan: {why})"
     conditions = {c.name: c for c in p.conditions}
     items = {(c.name, it.id): it for c in p.conditions for it in c.items}
 

@@ -169,9 +169,10 @@ class Suite:
     the CLI, so the suite loads without typer."""
     score_cli: Callable[[], Callable[..., None]] | None = None
     """Returns the ``lingdiag score <name>`` command function (outside answers → metrics)."""
-    parse_answer: Callable[[str], str] | None = None
-    """Answer text → label, for answers produced elsewhere (``lingdiag score <name>`` when the
-    suite has no ``score_cli`` of its own)."""
+    parse_answer: Callable[[str], Prediction] | None = None
+    """Answer text → the prediction (its label, and the rule or the reason under ``detail``), for
+    answers produced elsewhere (``lingdiag score <name>`` when the suite has no ``score_cli`` of its
+    own)."""
     view: ItemView | None = None
     """How audits and human studies read the items; None where the suite does not say."""
     reproduce_cli: Callable[[], Callable[..., None]] | None = None
