@@ -6,13 +6,15 @@ Every kind of word (``WORD_KINDS``) has one job in the reader (``lingdiag.parse.
 confirm it, and ``negations``, ``questions``, ``hedges``, ``conditions``, ``contrasts``,
 ``retractions``, ``doubts`` and ``judgements`` take it back; ``reasons`` end a label's clause,
 ``particles`` may close a label in a script without spaces, ``joiners`` join the labels of a
-list, and ``items`` open an invented next item. Words are plain text, matched case-insensitively
-as whole words in spaced scripts and as the longest word in unspaced ones.
+list, ``items`` open an invented next item, and ``determiners`` make a label word between them
+and a noun an adjective. Words are plain text, matched case-insensitively as whole words in
+spaced scripts and as the longest word in unspaced ones.
 
 An answer is read with the words of its language *and* of every built-in language
 (:func:`reading_words`): a model answering a German prompt with "Answer: wahr", or a Chinese one
-with "答案：True", is read as it wrote; a word never changes sense across the built-ins in a way
-that could give a label (each is a refusal, a cue or a boundary).
+with "答案：True", is read as it wrote. A word that is common in another built-in language with
+another job is left out of the lists (German ``also``, a cue, is English's "also"; Spanish
+``son``, a copula, English's "son"); the words kept are rare in the others' answers.
 """
 
 from __future__ import annotations
