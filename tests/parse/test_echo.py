@@ -38,6 +38,9 @@ def test_lists_in_a_script_without_spaces() -> None:
     ("A) in an hour B) for an hour C) at noon", ["A", "B", "C"]),
     ("A. in an hour\nB. for an hour", ["A", "B"]),
     ("B\nA: would need an endpoint\nC: is a time point", ["A", "C"]),  # the lone B is another shape
+    # An echo cut off by the token cap (ExpliCa's GPT-4o-mini answers): the lone D is its last item.
+    ("3. Words:\n- A. because\n- B. so\n- C. then\n- D.", ["A", "B", "C", "D"]),
+    ("A. in an hour\nB. for an hour\nB", ["A", "B"]),  # a letter the list holds, alone after it: an answer
     ("Answer: B or C", ["B", "C"]),
     ("B. A is wrong.", []),
 ])

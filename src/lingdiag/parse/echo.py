@@ -69,13 +69,19 @@ def _opening(s: Scan, start: int, end: int) -> tuple[Token, str] | None:
 
 
 def _vertical(s: Scan) -> set[Token]:
-    """Consecutive lines of one shape (each a lone label, or each an item) naming different labels."""
+    """Consecutive lines of one shape (each a lone label, or each an item) naming different labels;
+    a lone label right after two or more items, and not among them, is the list's last item, cut off
+    (``- C. then\n- D.``: what ExpliCa's GPT-4o-mini answers end with when their 50 tokens run out).
+    """
     out: set[Token] = set()
     run: list[Token] = []
     shape = ""
     pos = 0
     for line in s.text.split("\n") + [""]:
         found = _opening(s, pos, pos + len(line)) if line else None
+        if found is not None and found[1] == "lone" and shape == "item" and len(run) > 1 \
+                and found[0].label not in {m.label for m in run}:
+            found = (found[0], "item")  # an item whose text never came (a label the list already holds is an answer)
         if found is None or found[1] != shape:
             if len({m.label for m in run}) > 1:
                 out |= set(run)
