@@ -21,7 +21,7 @@ CUES = reading_words(ENGLISH).cues
     ("It isn’t “True”.", 'It is not "True".'),  # contractions expanded, typographic quotes plain
     ("I'd say it's B, I'm sure", "I would say it is B, I am sure"),
     ("- True\n* False\n• Unknown", "True\nFalse\nUnknown"),  # bullets
-    ("1. The premise says so.\n2. True", "The premise says so.\n2. True"),  # a list number, not a lone "2."
+    ("1. The premise says so.\n2. True\n3.", "The premise says so.\nTrue\n3."),  # list numbers; a lone "3." stays
     ("> quoted\n>> twice", "quoted\ntwice"),
     ("<b>True</b><br>because", "True\nbecause"),
     ("json_key stays, __x__ goes", "json_key stays, x goes"),

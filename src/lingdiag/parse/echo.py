@@ -69,7 +69,7 @@ def _opening(s: Scan, start: int, end: int) -> tuple[Token, str] | None:
 
 
 def _vertical(s: Scan) -> set[Token]:
-    """Consecutive lines of one shape (each a lone label, or each an item) naming different labels;
+    r"""Consecutive lines of one shape (each a lone label, or each an item) naming different labels;
     a lone label right after two or more items, and not among them, is the list's last item, cut off
     (``- C. then\n- D.``: what ExpliCa's GPT-4o-mini answers end with when their 50 tokens run out).
     """

@@ -28,7 +28,7 @@ _QUOTES = str.maketrans({"“": '"', "”": '"', "„": '"', "«": '"', "»": '"
                          "`": "", "´": "'", "‹": '"', "›": '"'})
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s*", re.M)
 _QUOTE_BLOCK = re.compile(r"^\s*(?:>\s*)+", re.M)
-_BULLET = re.compile(r"^\s*(?:[-*+•●▪◦·‣]|\d{1,2}[.)](?=\s+\S+\s+\S))\s+", re.M)
+_BULLET = re.compile(r"^\s*(?:[-*+•●▪◦·‣]|\d{1,2}[.)](?=\s+\S))\s+", re.M)
 _EMPHASIS = re.compile(r"\*+|(?<!\w)_{1,3}|_{1,3}(?!\w)|~~")
 _CONTRACTIONS = (
     (re.compile(r"\b(can)'t\b", re.I), r"\1not"),
