@@ -18,10 +18,11 @@ from lingdiag.errors import RunError
 from lingdiag.metrics.reading import agreement
 from lingdiag.models.mock import MockBackend
 from lingdiag.prompts.chat import ChatPrompt
+from lingdiag.reading import load_runs
 from lingdiag.records import JUDGE, JUDGED, UNPARSED, GenerationRequest, Item
 from lingdiag.report.browser import label_text, records_data
 from lingdiag.report.html import render_html
-from lingdiag.report.tables import load_runs, tables
+from lingdiag.report.tables import tables
 from lingdiag.rundir import RunStore
 from lingdiag.suite import Condition, Dataset, Suite, register_suite
 from lingdiag.view.pages import record_html

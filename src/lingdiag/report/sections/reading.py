@@ -27,7 +27,7 @@ def _unparsed(runs: Sequence[LoadedRun]) -> str:
         for condition, records in _by_condition(run).items():
             found = reading.reasons(records)
             for reason, n in found.items():
-                rows.append([str(run.path), run.model, condition, reason, n, f"{n / len(records):.1%}"])
+                rows.append([run.name, run.model, condition, reason, n, f"{n / len(records):.1%}"])
     if not rows:
         return "<p>Every answer was read.</p>"
     return table_html(["Run", "Model", "Condition", "Reason (lingdiag.parse.reader)", "Unparsed", "Share of items"],
@@ -41,7 +41,7 @@ def _judged(runs: Sequence[LoadedRun]) -> str:
             a = reading.agreement(records)
             if a is not None:
                 rate = a.rate
-                rows.append([str(run.path), run.model, condition, a.model, a.read, a.judged, a.both, a.agree,
+                rows.append([run.name, run.model, condition, a.model, a.read, a.judged, a.both, a.agree,
                              "" if rate is None else f"{rate:.1%}", a.rules_only])
     if not rows:
         return ""
