@@ -185,3 +185,74 @@ def test_store_rejects_corrupt_middle_line(tmp_path: Path) -> None:
     (tmp_path / "items.jsonl").write_text("not json\n{}\n")
     with pytest.raises(RunError, match="line 1"):
         RunStore(tmp_path).load_records()
+
+
+class RaisingReader:
+    """A generation strategy whose reader raises on some answers, as a parser's bug would."""
+
+    def render(self, item: Item) -> list[GenerationRequest]:
+        return [GenerationRequest(prompt=item.id)]
+
+    def parse(self, item: Item, responses: Sequence[Response]) -> Prediction:
+        (answer,) = responses
+        assert isinstance(answer, Generation)
+        if answer.text.startswith("boom"):
+            raise KeyError("b") if answer.text.endswith(" b") else ValueError(answer.text)  # KeyError: issue 54
+        return Prediction(answer.text, {})
+
+
+register_suite(Suite(
+    name="toy-raising", description="test suite", axes=(),
+    load=lambda spec: Dataset(spec, [Item(f"i{k}", {}, "yes", {}) for k in range(4)]),
+    conditions=lambda ds, axes, opts, seed: [Condition("c", {}, RaisingReader(), ds.items)],
+    metrics=lambda rs: {"acc": sum(bool(r.correct) for r in rs) / len(rs)},
+    table=lambda rows: "\n".join(f"{r.model} {r.condition} {r.metrics['acc']}" for r in rows),
+))
+
+
+def test_a_reader_that_raises_fails_its_item_not_the_run(tmp_path: Path) -> None:
+    backend = MockBackend(lambda r: {"i1": "boom: answer b", "i3": "boom\nover two lines"}.get(str(r.prompt), "yes"))
+    result = evaluate(RunConfig(suite="toy-raising", model="mock"), backend, tmp_path / "r")
+    records = RunStore(tmp_path / "r").load_records()
+    assert [r.item_id for r in records] == ["i0", "i1", "i2", "i3"]  # every item recorded, in order
+    failed = [r for r in records if r.error is not None]
+    assert [r.item_id for r in failed] == ["i1", "i3"] and all(r.correct is None for r in failed)
+    assert failed[0].error == "the answer reader failed: KeyError: 'b'"
+    assert failed[1].error == "the answer reader failed: ValueError: boom over two lines"  # one line
+    assert result.metrics["c"]["n_errors"] == 2 and result.metrics["c"]["n"] == 4
+    assert "**Failed items**" in result.table
+    # A resumed run sends the failed items again (the reader still fails them, and says so again).
+    again = evaluate(RunConfig(suite="toy-raising", model="mock"), MockBackend(lambda r: "yes"), tmp_path / "r")
+    assert again.metrics["c"]["n_errors"] == 0 and again.metrics["c"]["acc"] == 1.0
+
+
+def test_unparsed_answers_are_counted_by_reason_in_the_table(tmp_path: Path) -> None:
+    answers = {"i0": "True", "i1": "True, not really.", "i2": "Maybe False.", "i3": "I cannot say."}
+    backend = MockBackend(lambda r: answers.get(str(r.messages[-1].content), "True, not really."))
+    result = evaluate(config(limit=4, axes={"strategy": ["zero-shot"]}), backend, tmp_path / "r")
+    records = RunStore(tmp_path / "r").load_records()
+    assert {r.detail["unparsed"] for r in records} == {"negated"}  # no user turn matches: every answer negated
+    assert "**Unparsed answers by reason**" in result.table and "zero-shot: negated 4 (4 of 4)" in result.table
+
+
+class RaisingChoices(ScoreChoices):
+    """A log-likelihood strategy whose reader raises, read under a reduced precision."""
+
+    def parse(self, item: Item, responses: Sequence[Response]) -> Prediction:
+        if item.id == "i1":
+            raise IndexError("no such score")
+        return super().parse(item, responses)
+
+
+def test_a_reader_that_raises_under_reduced_precision_fails_its_item() -> None:
+    from lingdiag.engine.run import Recording
+    from lingdiag.models.base import Precision
+
+    condition = Condition("choice", {}, RaisingChoices(), [])
+    items = [Item(f"i{k}", {}, "yes", {}) for k in range(3)]
+    rendered = {it.id: condition.strategy.render(it) for it in items}
+    responses = [[LogLikelihood(logprob=-1.0, n_tokens=1, is_greedy=True),
+                  LogLikelihood(logprob=-2.0, n_tokens=1, is_greedy=True)] for _ in items]
+    records = Recording(precision=Precision("bfloat16", 0.1)).records(condition, items, rendered, responses)
+    assert [r.error for r in records] == [None, "the answer reader failed: IndexError: no such score", None]
+    assert records[0].decision is not None and records[1].decision is None

@@ -209,6 +209,21 @@ class RunConfig(BaseModel):
     per_token: bool = False
     """Ask every log-likelihood request for per-token log-probs and keep them (``token_logprobs``,
     ``token_spans``) in the records, for ``lingdiag view``'s surprisal; off, records stay as they were."""
+    reader: str | None = None
+    """Who reads the answers: None or ``rules`` (lingdiag's answer reader, ``lingdiag.parse.reader``);
+    ``judge:SPEC``, the rules and then a model (any model spec) for the answers they leave
+    unparsed, its labels marked judged; ``judge-all:SPEC``, the rules and the model on every
+    answer, for their agreement (the rules' labels kept). ``lingdiag.parse.judge``."""
+
+    @field_validator("reader")
+    @classmethod
+    def _reader(cls, value: str | None) -> str | None:
+        if value is not None and value != "rules":
+            from lingdiag.parse.judge import JudgePolicy
+
+            policy = JudgePolicy.parse(value)
+            ModelSpec.parse(policy.spec)
+        return value
 
     @model_validator(mode="after")
     def _think_tags(self) -> RunConfig:
@@ -273,6 +288,10 @@ class RunConfig(BaseModel):
             del data["per_token"]
         if self.items is None:
             del data["items"]  # configs of runs over every item stay as they were
+        if self.reader is None:
+            del data["reader"]  # configs of runs read by the rules alone stay as they were
+        else:
+            data["reader"] = redact_url_secrets(self.reader)
         return data
 
     @classmethod

@@ -24,6 +24,14 @@ UNFINISHED = "unfinished"
 answer to parse, and the trace is never read as one; counted apart from ``UNPARSED``."""
 LANGUAGE = "language"
 """The item tag naming an item's language: accuracy per language, aligned translations compared."""
+UNPARSED_REASON = "unparsed"
+"""The detail key of an unparsed answer's reason: why the reader refused it (``lingdiag.parse.reader
+.REASONS``, or a suite's own parser's name for it). Kept where a judge then read the answer."""
+JUDGE = "judge"
+"""The detail key of a judge model's reading of an answer (``--reader judge:SPEC``): its ``label``
+(or ``unparsed``), ``model`` and ``reply``."""
+JUDGED = "judged"
+"""The detail key, true where a record's label is the judge's: the rules left the answer unparsed."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -600,3 +608,15 @@ def dumps(value: Any, **kwargs: Any) -> str:
     (NaN, infinity: a rate over no item) written as null.
     """
     return json.dumps(_finite(value), allow_nan=False, **kwargs)
+
+
+def unparsed_reason(record: ItemRecord) -> str | None:
+    """Why ``record``'s answer is unparsed (None: it has a label, or failed).
+
+    The reader's reason (``detail["unparsed"]``); for a record written before reasons were named,
+    the rule its parser named (``no-label``, ``negated-label``…); else ``not named``.
+    """
+    if record.label != UNPARSED or record.error is not None:
+        return None
+    reason = record.detail.get(UNPARSED_REASON, record.detail.get("rule"))
+    return reason if isinstance(reason, str) and reason else "not named"

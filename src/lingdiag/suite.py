@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import import_module
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel
 
@@ -43,6 +43,17 @@ class Strategy(Protocol):
 
     def parse(self, item: Item, responses: Sequence[Response]) -> Prediction:
         """The prediction from this item's responses, in request order."""
+        ...
+
+
+@runtime_checkable
+class AnswerChoices(Protocol):
+    """A generation strategy whose one answer names one of a few choices: a judge model may read it
+    (``--reader judge:SPEC``, ``lingdiag.engine.judge``).
+    """
+
+    def answer_choices(self, item: Item) -> Mapping[str, str]:
+        """What the answer to ``item`` may name (a label, a letter) → the label each one is."""
         ...
 
 
@@ -159,9 +170,10 @@ class Suite:
     the CLI, so the suite loads without typer."""
     score_cli: Callable[[], Callable[..., None]] | None = None
     """Returns the ``lingdiag score <name>`` command function (outside answers → metrics)."""
-    parse_answer: Callable[[str], str] | None = None
-    """Answer text → label, for answers produced elsewhere (``lingdiag score <name>`` when the
-    suite has no ``score_cli`` of its own)."""
+    parse_answer: Callable[[str], Prediction] | None = None
+    """Answer text → the prediction (its label, and the rule or the reason under ``detail``), for
+    answers produced elsewhere (``lingdiag score <name>`` when the suite has no ``score_cli`` of its
+    own)."""
     view: ItemView | None = None
     """How audits and human studies read the items; None where the suite does not say."""
     reproduce_cli: Callable[[], Callable[..., None]] | None = None

@@ -14,7 +14,7 @@ from lingdiag.engine.run import evaluate
 from lingdiag.errors import DatasetError
 from lingdiag.io.importing import import_labels
 from lingdiag.models.mock import MockBackend
-from lingdiag.records import UNPARSED, GenerationRequest, as_text
+from lingdiag.records import UNPARSED, GenerationRequest, Prediction, as_text
 from lingdiag.registry import load_plugins
 from lingdiag.rundir import RunStore
 from lingdiag.suite import SUITES
@@ -26,7 +26,7 @@ ANSWERS = ("True", "The answer is False.", '{"label": "Unknown"}', "I cannot tel
            "Relation: 2", "1", "neutral, or maybe contradiction")
 
 
-def parser(suite: str) -> Callable[[str], str]:
+def parser(suite: str) -> Callable[[str], Prediction]:
     """The suite's answer parser (these suites' answers are labels)."""
     parse = SUITES.get(suite).parse_answer
     assert parse is not None
@@ -101,8 +101,13 @@ def test_jsonl_answers_and_a_missing_column(tmp_path):
     with pytest.raises(DatasetError, match="missing column") as e:
         import_labels(path, items, score_col="answer", parse=parse)
     assert e.value.field == "answer" and "a.jsonl" in str(e.value)
-    assert parser("cxnli")("Relation: 0") == "entailment"
-    assert parser("cxnli")("no idea") == UNPARSED
+    assert parser("cxnli")("Relation: 0") == Prediction("entailment", {"rule": "answer/phrase"})
+    assert parser("cxnli")("no idea") == Prediction(UNPARSED, {"rule": "no-label"})
+    # An imported answer's record names the rule that read it, or the reason it was refused.
+    assert parser("imperfective")("Maybe True") == Prediction(UNPARSED, {"unparsed": "hedged"})
+    refused = import_labels(write(path.with_suffix(".csv"), [{"id": items[0].id, "out": "Maybe True"}]), items,
+                            score_col="out", parse=parse).records
+    assert refused[0].detail == {"answer": "Maybe True", "unparsed": "hedged"}
 
 
 def test_a_raw_line_separator_inside_an_imported_answer_survives_import(tmp_path):

@@ -25,7 +25,7 @@ CASES = [
     ("en", "Answer: False", "False"),
     ("en", "Well, I believe the answer is Unknown here.", "Unknown"),
     ("en", "The answer is True. Actually False.", UNPARSED),
-    ("en", "Ｔｒｕｅ", UNPARSED),  # English parsing predates NFKC and stays as it was
+    ("en", "Ｔｒｕｅ", "True"),  # every language is read after NFKC (full-width forms)
     ("de", "Antwort: Wahr", "True"),
     ("de", "Die Antwort lautet falsch, denn der Satz sagt nichts darüber.", "False"),
     ("de", "Antwort：ＷＡＨＲ", "True"),  # full-width colon and letters
@@ -58,7 +58,7 @@ def test_answers_parsed_in_their_language(code: str, text: str, expected: str) -
     label, detail = parse_label(text, LABELS, aliases=WORDS[code], lang=language(code))
     assert label == expected, detail
     if code == "en":  # English records stay as they were: no language keys
-        assert set(detail) == {"rule"}
+        assert set(detail) == ({"rule"} if label != UNPARSED else {"unparsed"})
     else:
         assert detail["language"] == code and detail["normalisation"] == "NFKC"
 
@@ -71,5 +71,6 @@ def test_english_default_and_unknown_language() -> None:
 
 def test_a_suites_own_cue_words() -> None:
     zh = language("zh")
-    assert parse_label("结果：对", LABELS, aliases=WORDS["zh"], lang=zh)[0] == UNPARSED
-    assert parse_label("结果：对", LABELS, aliases=WORDS["zh"], lang=zh.extended({"cues": ["结果"]}))[0] == "True"
+    assert parse_label("结果是对", LABELS, aliases=WORDS["zh"], lang=zh)[0] == UNPARSED
+    assert parse_label("结果是对", LABELS, aliases=WORDS["zh"], lang=zh.extended({"cues": ["结果"]}))[0] == "True"
+    assert parse_label("结果：对", LABELS, aliases=WORDS["zh"], lang=zh)[0] == "True"  # a label after a colon

@@ -21,7 +21,7 @@ U = UNPARSED
 
 WORDS: dict[str, dict[str, list[str]]] = {
     "ru": {"cues": ["ответ"], "copulas": ["—"], "negations": ["не", "нет"], "questions": ["ли"],
-           "reasons": ["потому", "так как"]},
+           "reasons": ["потому", "так как"], "affirmations": ["нет сомнений"]},
     "ko": {"cues": ["답", "정답"], "negations": ["아닙니다", "아니다", "아니요", "않습니다"], "questions": ["아마"],
            "reasons": ["왜냐하면"], "particles": ["입니다", "이다"]},
 }
@@ -46,7 +46,7 @@ ANSWERS: dict[str, list[tuple[str, str]]] = {
     "de": [("Wahr", "True"), ("Antwort: falsch", "False"), ("Wahr ist das nicht.", U), ("Wahr? Nein.", U),
            ("Die Antwort ist nicht wahr.", U), ("Falsch, weil das Haus nicht fertig ist.", "False"),
            ("Falsch weil das Haus nicht fertig ist.", "False"), ("Wahr oder falsch?", U),
-           ("Wahrscheinlich falsch.", U), ("Die Antwort lautet: unbekannt.", "Unknown"), ("Wahr, vielleicht.", "True"),
+           ("Wahrscheinlich falsch.", U), ("Die Antwort lautet: unbekannt.", "Unknown"), ("Wahr, vielleicht.", U),
            ("Unbekannt ist es nicht", U)],
     "es": [("Verdadero", "True"), ("Respuesta: falso", "False"), ("Verdadero, uno de los dos terminó.", "True"),
            ("¿Verdadero? No.", U), ("Verdadero o no, no lo sé.", U), ("La respuesta no es falso.", U),
@@ -64,7 +64,7 @@ ANSWERS: dict[str, list[tuple[str, str]]] = {
            ("对不对？", U), ("答案是对的。", "True"), ("答案（不含解释）：对", "True"),
            ("答案不是对", U), ("对吗？", U),
            ("错，因为他没有建完房子。", "False"), ("不确定。", "Unknown"), ("答案是对还是错？", U),
-           ("对的吗？", U), ("答案是错误的。", U), ("对\u200b不起", U), ("对\u200f", U), ("对😀", "True")],
+           ("对的吗？", U), ("答案是错误的。", U), ("对\u200b不起", U), ("对\u200f", "True"), ("对😀", "True")],
     "ja": [("正しい", "True"), ("答え：誤り", "False"), ("答えは誤りではありません。", U), ("正しいですか？", U),
            ("答えは「誤り」です。", "False"), ("この文の答えは不明です。", "Unknown"), ("正しくない。", U),
            ("誤り、なぜなら完成していないから。", "False"), ("不明", "Unknown"),

@@ -20,13 +20,14 @@ def test_inspect_counts_parse_rules_with_escaped_examples(fake_api: Any, tmp_pat
     proc = lingdiag(tmp_path, "inspect", out, "--json", "--examples", "2")
     assert proc.returncode == 0, proc.stderr
     rules = json.loads(proc.stdout)
-    assert {r: v["count"] for r, v in rules["zero-shot"].items()} == {"answer-phrase": 3}
-    assert rules["zero-shot"]["answer-phrase"]["labels"] == {"True": 3}
-    assert {r: v["count"] for r, v in rules["cot"].items()} == {"phrase-then-label": 3}
-    assert len(rules["cot"]["phrase-then-label"]["examples"]) == 2
+    assert {r: v["count"] for r, v in rules["zero-shot"].items()} == {"cue": 3}
+    assert rules["zero-shot"]["cue"]["labels"] == {"True": 3}
+    # An unparsed answer counts under the reason the reader refused it.
+    assert {r: v["count"] for r, v in rules["cot"].items()} == {"unparsed: several-labels": 3}
+    assert len(rules["cot"]["unparsed: several-labels"]["examples"]) == 2
     table = lingdiag(tmp_path, "inspect", out, "--examples", "1")
     assert table.returncode == 0 and "\x1b" not in table.stdout and "\\u001b[31m" in table.stdout
-    assert "| phrase-then-label | 3 | unparsed 3 |" in table.stdout and "\\| hi" in table.stdout
+    assert "| unparsed: several-labels | 3 | unparsed 3 |" in table.stdout and "\\| hi" in table.stdout
 
 
 def test_rules_table_escapes_every_cell() -> None:

@@ -33,7 +33,8 @@ class Probe:
 
 
 def test_builtin_sections_in_page_order() -> None:
-    assert [s.title for s in ordered()] == ["Summary", "Tables", "Suites", "Items", "Counts, intervals and provenance"]
+    assert [s.title for s in ordered()] == ["Summary", "Tables", "Suites", "Items", "How the answers were read",
+                                          "Counts, intervals and provenance"]
 
 
 def test_an_added_section_shows_in_the_report_and_the_viewer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

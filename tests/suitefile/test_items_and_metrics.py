@@ -12,6 +12,7 @@ import yaml
 
 from lingdiag import RunConfig, evaluate
 from lingdiag.models.mock import MockBackend
+from lingdiag.parse.labels import language
 from lingdiag.records import GenerationRequest, LoglikelihoodRequest
 from lingdiag.suitefile.check import check
 from lingdiag.suitefile.parsers import PARSERS, AnswerFormat
@@ -97,6 +98,22 @@ def test_ratings_correlate_with_a_data_column(tmp_path: Path) -> None:
 ])
 def test_parsers(parser: str, text: str, fmt: AnswerFormat, label: str) -> None:
     assert PARSERS[parser](text, fmt)[0] == label
+
+
+@pytest.mark.parametrize(("parser", "text", "fmt", "detail"), [
+    ("rating", "Sentence 1 is fine", AnswerFormat(), {"rating": -1, "unparsed": "no-rating"}),
+    ("rating", "9", AnswerFormat(("1", "2")), {"rating": 9, "unparsed": "rating-not-a-label"}),
+    ("nli-label", "True or False?", AnswerFormat(("True", "False")), {"unparsed": "echoed-list"}),
+    ("choice-letter", "B or C", AnswerFormat(options=(("A", "in"), ("B", "for"), ("C", "at"))),
+     {"letter": None, "unparsed": "echoed-list"}),
+    ("choice-letter", "Antwort: b", AnswerFormat(options=(("A", "in"), ("B", "for"))), {"letter": "B", "rule": "cue"}),
+    ("choice-letter", "答案是C，因为……", AnswerFormat(options=(("A", "in"), ("C", "at")), language=language("zh")),
+     {"letter": "C", "rule": "cue"}),
+    ("free-text", "maybe", AnswerFormat(("yes", "no")), {"unparsed": "not-a-label"}),
+    ("free-text", " \n", AnswerFormat(), {"unparsed": "empty"}),
+])
+def test_every_parser_names_its_refusals(parser: str, text: str, fmt: AnswerFormat, detail: dict[str, object]) -> None:
+    assert PARSERS[parser](text, fmt)[1] == detail
 
 
 def test_loglik_choices_after_the_chat_prompt(tmp_path: Path) -> None:

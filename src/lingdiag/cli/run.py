@@ -67,6 +67,13 @@ def axes_help(argv: Sequence[str]) -> None:
 FAILED_ITEMS_EXIT = 3
 """Exit code of a run that finished with failed items (2 is a usage or input error)."""
 
+Reader = Annotated[str | None, typer.Option(
+    "--reader", metavar="rules|judge:SPEC|judge-all:SPEC",
+    help="Who reads the answers: lingdiag's rules (default); judge:SPEC, then a model (any --model spec) for "
+    "the answers the rules leave unparsed, its labels marked judged; judge-all:SPEC, the model on every answer, "
+    "for its agreement with the rules (docs/reader.md).")]
+"""``--reader`` (``RunConfig.reader``)."""
+
 
 @app.command(rich_help_panel=RUN, context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
 def run(
@@ -112,6 +119,7 @@ def run(
     items_file: Annotated[Path | None, typer.Option("--items", help="Run only these items: an anchors file of "
                                                     "`lingdiag items anchors`, or one item id per line "
                                                     "(docs/items.md).")] = None,
+    reader: Reader = None,
 ) -> None:
     """Run a suite's conditions on a model; axes are options (e.g. --strategy zero-shot,cot)."""
     config = build_config(ctx.params, list(ctx.args))
@@ -133,7 +141,7 @@ def build_config(params: Mapping[str, Any], extra: list[str]) -> RunConfig:
     # Only what the file sets: a field it leaves out takes the default below, as on the command line.
     base: dict[str, Any] = RunConfig.from_yaml(config_file).model_dump(exclude_unset=True) if config_file else {}
     fields: dict[str, Any] = {**base, "suite": params["suite"]}
-    for key in ("model", "dataset", "limit", "seed", "batch_tokens", "shard", "think_tags", "after_thinking"):
+    for key in ("model", "dataset", "limit", "seed", "batch_tokens", "shard", "think_tags", "after_thinking", "reader"):
         if params.get(key) is not None:
             fields[key] = params[key]
     fields["axes"] = {**base.get("axes", {}), **_parse_extra(extra)}

@@ -2,7 +2,8 @@
 
 ``finish`` rewrites the records in canonical order and writes ``metrics.json``, ``table.md``
 (with its opening lines: the caller's note, the conditions that are not interpretable, the data's
-excluded items, fragile decisions, unfinished thinking, failed items) and ``meta.json`` last.
+excluded items, fragile decisions, unfinished thinking, failed items, the unparsed answers by
+reason and a judge model's readings) and ``meta.json`` last.
 Whoever ends a run calls it, so a merged or imported run cannot drift from a run that ended by
 itself.
 """
@@ -14,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lingdiag.metrics import fragile, interpretable
+from lingdiag.metrics import fragile, interpretable, reading
 from lingdiag.metrics.core import N_ERRORS, N_UNFINISHED
 from lingdiag.records import ItemRecord, ResultRow
 from lingdiag.rundir import Excluded, RunMeta, RunStore
@@ -99,6 +100,8 @@ def finish(store: RunStore, suite: Suite, ending: Ending, meta: RunMeta) -> tupl
                                            "items only): ")
              + _counted(metrics, N_UNFINISHED, "**Unfinished thinking** (the trace never closed; no answer was "
                                                "read): ")
+             + reading.table_note({name: [r for r in records if r.condition == name]
+                                   for name, _ in ending.conditions if name in metrics})
              + table)
     store.write_json("metrics.json", metrics)
     store.write_text("table.md", table)

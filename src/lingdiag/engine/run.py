@@ -16,6 +16,7 @@ from lingdiag.conditions.registry import expanders
 from lingdiag.conditions.thinking import think_tags
 from lingdiag.config import RunConfig, redact_url_secrets
 from lingdiag.engine.finish import Ending, finish
+from lingdiag.engine.judge import Judge, judge_of
 from lingdiag.errors import CapabilityError, ConfigError, RunError
 from lingdiag.io.paths import path_safe, sha256_file
 from lingdiag.metrics import fragile
@@ -79,12 +80,16 @@ def _score(condition: Condition, item: Item, requests: Sequence[Request], respon
     if unfinished and not errors:  # no answer to parse: the trace is never read as one
         label = UNFINISHED
     elif not errors:
-        pred = condition.strategy.parse(item, responses)
-        bad = nonfinite(dict(pred.detail))
-        if bad:  # e.g. a sum of finite log-probs that overflowed: a broken score, never a win
-            errors.append(f"non-finite score ({bad})")
+        try:
+            pred = condition.strategy.parse(item, responses)
+        except Exception as e:  # nothing an answer says stops a run: the item fails, with the reader's reason
+            errors.append(reader_failed(e))
         else:
-            label, detail = pred.label, dict(pred.detail)
+            bad = nonfinite(dict(pred.detail))
+            if bad:  # e.g. a sum of finite log-probs that overflowed: a broken score, never a win
+                errors.append(f"non-finite score ({bad})")
+            else:
+                label, detail = pred.label, dict(pred.detail)
     correct = None if item.gold is None or errors else label == item.gold  # a failed item is unanswered
     strategy = condition.strategy
     return ItemRecord(
@@ -94,6 +99,11 @@ def _score(condition: Condition, item: Item, requests: Sequence[Request], respon
         gold=item.gold, correct=correct, error="; ".join(errors) if errors else None,
         replays=strategy.replays(item.id) if isinstance(strategy, Replays) else None,
     )
+
+
+def reader_failed(e: Exception) -> str:
+    """The one-line error of an item whose answer the strategy's reader could not read."""
+    return f"the answer reader failed: {type(e).__name__}: {' '.join(str(e).split())[:300]}"
 
 
 def _labeller(condition: Condition, item: Item) -> Callable[[Sequence[LogLikelihood]], str]:
@@ -111,16 +121,20 @@ class Recording:
     """A reduced-precision backend's noise bound and re-scoring (None: no decisions are recorded)."""
     per_token: bool = False
     """Keep log-likelihoods' per-token log-probs and spans in the records (``--per-token``)."""
+    judge: Judge | None = None
+    """A model reading the answers after the rules (``--reader judge:SPEC``; None: the rules alone)."""
 
     def records(self, condition: Condition, chunk: Sequence[Item], rendered: Mapping[str, Sequence[Request]],
                 responses: Sequence[Sequence[Response]]) -> list[ItemRecord]:
         """The records of ``chunk``'s items from their ``responses``; with a reduced precision, each
-        log-likelihood decision with its margin and fragility (``settle``).
+        log-likelihood decision with its margin and fragility (``settle``); with a judge, its readings.
         """
         if self.precision is not None:
-            return self.settle(condition, chunk, rendered, responses, self.precision)
-        return [_score(condition, it, rendered[it.id], rs, self.tags, self.per_token)
-                for it, rs in zip(chunk, responses, strict=True)]
+            records = self.settle(condition, chunk, rendered, responses, self.precision)
+        else:
+            records = [_score(condition, it, rendered[it.id], rs, self.tags, self.per_token)
+                       for it, rs in zip(chunk, responses, strict=True)]
+        return records if self.judge is None else self.judge.records(condition, chunk, records)
 
     def settle(self, condition: Condition, chunk: Sequence[Item], rendered: Mapping[str, Sequence[Request]],
                responses: Sequence[Sequence[Response]], precision: Precision) -> list[ItemRecord]:
@@ -128,8 +142,7 @@ class Recording:
         with ``precision.rescore``, the fragile items' requests scored again in float32 (one call for the
         chunk) and those items decided on float32's log-probs.
         """
-        decisions = [fragile.decide(_labeller(condition, it), rs, precision.per_token)
-                     for it, rs in zip(chunk, responses, strict=True)]
+        decisions = [_decided(condition, it, rs, precision.per_token) for it, rs in zip(chunk, responses, strict=True)]
         answers = [list(rs) for rs in responses]
         again = [k for k, d in enumerate(decisions) if d is not None and d.fragile] if precision.rescore else []
         if again and precision.rescore is not None:
@@ -137,13 +150,24 @@ class Recording:
             fresh = iter(precision.rescore(requests))
             for k in again:
                 answers[k] = [next(fresh) if isinstance(r, LogLikelihood) else r for r in answers[k]]
-                redone = fragile.decide(_labeller(condition, chunk[k]), answers[k], precision.per_token)
+                redone = _decided(condition, chunk[k], answers[k], precision.per_token)
                 decisions[k] = redone and replace(redone, fragile=True, rescored=True)
         records = []
         for it, rs, d in zip(chunk, answers, decisions, strict=True):
             record = _score(condition, it, rendered[it.id], rs, self.tags, self.per_token)
             records.append(record if d is None else replace(record, decision=d.recorded()))
         return records
+
+
+def _decided(condition: Condition, item: Item, responses: Sequence[Response], per_token: float) \
+        -> fragile.Decision | None:
+    """The item's log-likelihood decision (``fragile.decide``); None where its reader fails (``_score``
+    then fails the item with the reason).
+    """
+    try:
+        return fragile.decide(_labeller(condition, item), responses, per_token)
+    except Exception:  # the record says why: _score runs the same reader
+        return None
 
 
 def resolve_axes(suite: Suite, selection: dict[str, list[str]]) -> dict[str, list[str]]:
@@ -323,11 +347,12 @@ def evaluate(
     _check_out(out)
     for e in p.expanders:  # before the run directory exists: e.g. another model's thinking is no replay
         e.check(backend)
+    judge = judge_of(config)  # a judge model that cannot load fails here, before the run directory exists
     store = RunStore(out)
     created = not store.root.exists()
     try:
         with store.lock():
-            return _evaluate(config, backend, store, progress, p)
+            return _evaluate(config, backend, store, progress, p, judge)
     except BaseException:
         if created:  # e.g. the model failed to load on first use
             store.discard_if_empty()
@@ -391,10 +416,11 @@ def _begin(config: RunConfig, backend: Backend, store: RunStore, p: Plan) -> tup
     return session, done
 
 
-def _evaluate(config: RunConfig, backend: Backend, store: RunStore, progress: Progress | None, p: Plan) -> RunResult:
+def _evaluate(config: RunConfig, backend: Backend, store: RunStore, progress: Progress | None, p: Plan,
+              judge: Judge | None) -> RunResult:
     """``evaluate`` in a locked run directory."""
     session, done = _begin(config, backend, store, p)
-    recording = Recording(think_tags(config), precision(backend), config.per_token)
+    recording = Recording(think_tags(config), precision(backend), config.per_token, judge)
     usage_before = backend.usage() if isinstance(backend, ReportsUsage) else {}
     for condition in p.conditions:
         items = p.items[condition.name]

@@ -15,7 +15,7 @@ from typing import Any
 
 from lingdiag.errors import DatasetError
 from lingdiag.io.tabular import read_json, read_jsonl, read_table
-from lingdiag.records import Item, ItemRecord
+from lingdiag.records import Item, ItemRecord, Prediction
 
 IMPORTED = "imported"
 """The condition name of imported answers."""
@@ -50,7 +50,7 @@ def _json_rows(loaded: Any, path: Path) -> tuple[list[str], list[dict[str, str]]
     return list(dict.fromkeys(k for r in rows for k in r)), rows
 
 
-def import_labels(path: Path, items: Sequence[Item], *, score_col: str, parse: Callable[[str], str],
+def import_labels(path: Path, items: Sequence[Item], *, score_col: str, parse: Callable[[str], Prediction],
                   id_col: str = "id") -> LabelImport:
     """Match an answer file to ``items`` by id and parse each answer into a label.
 
@@ -58,7 +58,7 @@ def import_labels(path: Path, items: Sequence[Item], *, score_col: str, parse: C
         path: The answer file.
         items: The dataset the answers refer to.
         score_col: Column holding the answer (raw text or a label).
-        parse: The suite's answer parser (text → label or ``UNPARSED``).
+        parse: The suite's answer parser (text → a label or ``UNPARSED``, with the rule or the reason).
         id_col: Column holding the dataset item id.
 
     Returns:
@@ -83,9 +83,11 @@ def import_labels(path: Path, items: Sequence[Item], *, score_col: str, parse: C
     for it in items:
         if it.id not in answers:
             continue
-        label = parse(answers[it.id])
+        pred = parse(answers[it.id])
+        label = pred.label
         records.append(ItemRecord(
             condition=IMPORTED, axes={"source": IMPORTED, "answers": path.name}, item_id=it.id, tags=dict(it.tags),
-            fields=dict(it.fields), prompts=[], outputs=[], label=label, detail={"answer": answers[it.id]},
-            gold=it.gold, correct=None if it.gold is None else label == it.gold))
+            fields=dict(it.fields), prompts=[], outputs=[], label=label,
+            detail={"answer": answers[it.id], **pred.detail}, gold=it.gold,
+            correct=None if it.gold is None else label == it.gold))
     return LabelImport(records, unmatched, len(items) - len(records), repeated)

@@ -5,5 +5,6 @@
 sign-flip test of a count metric), ``correlation`` (bootstrap intervals of Spearman's ρ), ``stats`` (the one home of the
 correlation guard, percentile bootstrap and Holm's correction), ``fragile`` (log-likelihood
 decisions' margins and which of them a reduced dtype's noise could flip), ``interpretable`` (the one
-rule for a condition whose answers cannot be read as the model's knowledge).
+rule for a condition whose answers cannot be read as the model's knowledge), ``reading`` (the
+unparsed answers by reason, a judge model's readings against the rules').
 """

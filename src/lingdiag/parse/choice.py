@@ -1,28 +1,30 @@
-"""The option letter of a multiple-choice answer."""
+"""The option letter of a multiple-choice answer, by the answer reader (``lingdiag.parse.reader``)."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 
-from lingdiag.parse.rating import clean_answer
+from lingdiag.parse.language import ENGLISH, AnswerLanguage
+from lingdiag.parse.reader import Reading, read
+from lingdiag.parse.scan import Vocabulary
 
 
-def parse_letter(text: str, options: Mapping[str, str]) -> str | None:
-    """The option letter in a multiple-choice answer, or None.
+def read_letter(text: str, options: Mapping[str, str], lang: AnswerLanguage = ENGLISH) -> Reading:
+    """The option letter ``text`` commits to, or ``UNPARSED`` with the reason.
 
-    Accepted: a leading letter ("B", "B.", "(B)", "B) so", "B - so"), "Answer: B", or the
-    answer being exactly one of the listed options. ``options`` maps letter → option text
-    (``{"A": "then", "B": "so", ...}``).
+    Args:
+        text: The answer.
+        options: Letter → option text as the prompt lists them (``{"A": "then", "B": "so"}``).
+        lang: The answers' language (every built-in language's words are read too).
+
+    Returns:
+        The reading: the letter as ``options`` spells it (``answer: b`` is ``B``), a letter named by
+        its option's text (``Answer: so`` is ``B``), or the reason none was read.
     """
-    body = clean_answer(text)
-    letters = "|".join(map(re.escape, options))
-    words = "|".join(map(re.escape, options.values()))
-    m = re.match(rf"[(\[]?({letters})(?:$|[.):,\]]|\s*[-–]\s|\s+(?:{words})\b)", body)
-    if m:
-        return m.group(1)
-    m = re.search(rf"\banswer\b\s*(?:is)?\s*[:=]?\s*[(\[]?({letters})\b", body, re.I)
-    if m:
-        return m.group(1)
-    by_word = {c: k for k, c in options.items()}
-    return by_word.get(body.lower())
+    return read(text, Vocabulary.of_options(options), lang)
+
+
+def parse_letter(text: str, options: Mapping[str, str], lang: AnswerLanguage = ENGLISH) -> str | None:
+    """The option letter in a multiple-choice answer, or None (``read_letter`` gives the reason)."""
+    reading = read_letter(text, options, lang)
+    return reading.label if reading.reason is None else None

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from lingdiag.parse.labels import INVISIBLE
+from lingdiag.parse.normalise import INVISIBLE
 from lingdiag.records import Generation
 from lingdiag.thinking import DEFAULT_TAGS, ThinkTags
 

@@ -7,7 +7,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lingdiag.parse.labels import parse_label
-from lingdiag.records import ChatMessage, Constraint, Generation, GenerationRequest, Item, Prediction, Response
+from lingdiag.records import (
+    UNPARSED_REASON,
+    ChatMessage,
+    Constraint,
+    Generation,
+    GenerationRequest,
+    Item,
+    Prediction,
+    Response,
+)
 
 
 @dataclass(frozen=True)
@@ -41,12 +50,17 @@ class ChatPrompt:
                                   constraint=self.constraint)]
 
     def parse(self, item: Item, responses: Sequence[Response]) -> Prediction:
-        """The label in the answer, or ``UNPARSED``."""
+        """The label in the answer, or ``UNPARSED`` with the reason (``lingdiag.parse.reader``)."""
         (answer,) = responses
         assert isinstance(answer, Generation)
         label, detail = parse_label(answer.text, self.labels, aliases=self.aliases, json_key=self.json_key)
-        extra: dict[str, Any] = {"n_tokens": answer.n_tokens, "rule": detail["rule"],
+        read = {k: detail[k] for k in ("rule", UNPARSED_REASON) if k in detail}
+        extra: dict[str, Any] = {"n_tokens": answer.n_tokens, **read,
                                  "truncated": answer.n_tokens >= self.max_new_tokens}
         if "json" in detail:
             extra["json"] = detail["json"]
         return Prediction(label=label, detail=extra)
+
+    def answer_choices(self, item: Item) -> dict[str, str]:
+        """Each label, as a judge model may name it."""
+        return {lab: lab for lab in self.labels}

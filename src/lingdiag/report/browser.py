@@ -12,18 +12,21 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
 from lingdiag.reading import LoadedRun
 from lingdiag.records import (
+    JUDGE,
+    JUDGED,
     REQUEST_SEPARATOR,
     UNFINISHED,
     UNPARSED,
     ItemRecord,
     TextOutput,
     record_text,
+    unparsed_reason,
 )
 from lingdiag.records import thinking_text as output_thinking
 
@@ -48,6 +51,18 @@ def outcome(r: ItemRecord) -> str:
     if r.correct is None:
         return "no gold"
     return "correct" if r.correct else "wrong"
+
+
+def label_text(r: ItemRecord) -> str:
+    """The record's label as the browser and the viewer show it: a judge model's marked
+    (``True (judged by SPEC)``), an unparsed answer with its reason (``unparsed: hedged``).
+    """
+    if r.detail.get(JUDGED):
+        judge = r.detail.get(JUDGE)
+        model = judge.get("model") if isinstance(judge, Mapping) else None
+        return f"{r.label} (judged" + (f" by {model})" if model else ")")
+    reason = unparsed_reason(r)
+    return f"{r.label}: {reason}" if reason else r.label
 
 
 class _Strings:
@@ -88,7 +103,7 @@ def records_data(runs: Sequence[LoadedRun]) -> dict[str, Any]:
         tag_names = run.suite.stat_tags
         for r in run.records:
             values = (run.suite_title, run.model, run.name, r.condition, r.item_id, _tags(r, tag_names), outcome(r),
-                      r.gold or "", r.label, record_text(r.prompts), record_text(_answers(r)), r.error or "",
+                      r.gold or "", label_text(r), record_text(r.prompts), record_text(_answers(r)), r.error or "",
                       thinking_text(r))
             rows.append([strings(v) for v in values])
     return {"columns": list(COLUMNS), "strings": strings.values, "rows": rows}

@@ -1,8 +1,9 @@
 """Which parse rule took each answer of a run (``lingdiag inspect``): so a researcher can audit
 a parser, per condition, with examples. Read from ``items.jsonl``, never a model.
 
-Parsers name the rule that decided under ``detail["rule"]``; records of parsers that name
-none count as ``(not recorded)``, and failed items as ``(failed)``.
+Parsers name the rule that located a label under ``detail["rule"]`` and the reason an answer was
+refused under ``detail["unparsed"]`` (counted as ``unparsed: REASON``); records of parsers that
+name neither count as ``(not recorded)``, and failed items as ``(failed)``.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from lingdiag.io.markdown import markdown_table
-from lingdiag.records import FailedOutput, ItemRecord, TextOutput
+from lingdiag.records import FailedOutput, ItemRecord, TextOutput, unparsed_reason
 from lingdiag.rundir import RunStore
 
 EXAMPLE_CHARS = 160
@@ -39,7 +40,9 @@ def parse_rules(run_dir: Path, examples: int = 3) -> dict[str, dict[str, dict[st
     """
     found: dict[str, dict[str, dict[str, Any]]] = {}
     for r in RunStore(run_dir).load_records():
-        rule = "(failed)" if r.error else str(r.detail.get("rule", "(not recorded)"))
+        reason = unparsed_reason(r)
+        rule = ("(failed)" if r.error else f"unparsed: {reason}" if reason is not None and reason != "not named"
+                else str(r.detail.get("rule", "(not recorded)")))
         entry = found.setdefault(r.condition, {}).setdefault(rule, {"count": 0, "labels": Counter(), "examples": []})
         entry["count"] += 1
         entry["labels"][r.label] += 1

@@ -15,7 +15,7 @@ from lingdiag.conditions import after_thinking, scoring_policy, thinking
 from lingdiag.figures import Figure, ModelColours
 from lingdiag.io.markdown import markdown_table
 from lingdiag.prompts.formulas import parse
-from lingdiag.records import Item, ItemRecord, ResultRow
+from lingdiag.records import Item, ItemRecord, Prediction, ResultRow
 from lingdiag.rundir import SuiteSource
 from lingdiag.scoring import LINGDIAG, UNSPACED_LANGUAGES, ScoringPolicy, policy, policy_names
 from lingdiag.suite import Axis, Condition, Dataset, ItemView, Suite
@@ -105,7 +105,7 @@ class FileSuite:
                 return self.c.templates[where]
         return self.c.templates[f"defaults.{key}"]
 
-    def parse_answer(self) -> Callable[[str], str] | None:
+    def parse_answer(self) -> Callable[[str], Prediction] | None:
         """Outside answer → label by the parser and format every generation condition shares
         (``lingdiag suite score``); None where they differ or none generates.
         """
@@ -113,7 +113,7 @@ class FileSuite:
         if len(formats) != 1:
             return None
         ((parser, fmt),) = formats
-        return lambda text: PARSERS[parser](text, fmt)[0]
+        return lambda text: Prediction(*PARSERS[parser](text, fmt))
 
     def conditions(self, dataset: Dataset, axes: Mapping[str, Sequence[str]], options: Options,
                    seed: int) -> list[Condition]:

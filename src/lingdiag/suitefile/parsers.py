@@ -6,10 +6,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from lingdiag.parse.choice import parse_letter
+from lingdiag.parse.choice import read_letter
 from lingdiag.parse.labels import ENGLISH, WORD_KINDS, AnswerLanguage, parse_label, suite_language
 from lingdiag.parse.rating import clean_answer, parse_rating
-from lingdiag.records import UNPARSED
+from lingdiag.records import UNPARSED, UNPARSED_REASON
 from lingdiag.suitefile.schema import Formulation
 
 
@@ -24,8 +24,8 @@ class AnswerFormat:
     options: tuple[tuple[str, str], ...] = ()
     """Letter → label pairs in prompt order (``choice-letter``)."""
     language: AnswerLanguage = ENGLISH
-    """The answers' language with the suite's own words (``nli-label``: cue words, copulas,
-    negations, normalisation; ``lingdiag.parse.labels.declared``)."""
+    """The answers' language with the suite's own words (``nli-label``, ``choice-letter``: the
+    reader's words, ``lingdiag.parse.language``)."""
 
 
 def answer_language(f: Formulation) -> AnswerLanguage:
@@ -43,34 +43,41 @@ Parser = Callable[[str, AnswerFormat], tuple[str, dict[str, Any]]]
 def _nli_label(text: str, fmt: AnswerFormat) -> tuple[str, dict[str, Any]]:
     label, detail = parse_label(text, fmt.labels, aliases=dict(fmt.aliases), json_key=fmt.json_key,
                                 lang=fmt.language)
-    return label, {k: v for k, v in detail.items() if k in ("rule", "json", "language", "normalisation")}
+    return label, {k: v for k, v in detail.items()
+                   if k in ("rule", UNPARSED_REASON, "json", "language", "normalisation")}
 
 
 def _rating(text: str, fmt: AnswerFormat) -> tuple[str, dict[str, Any]]:
     rating = parse_rating(text)
-    label = str(rating) if rating > 0 and (not fmt.labels or str(rating) in fmt.labels) else UNPARSED
-    return label, {"rating": rating}
+    if rating <= 0:
+        return UNPARSED, {"rating": rating, UNPARSED_REASON: "no-rating"}
+    if fmt.labels and str(rating) not in fmt.labels:
+        return UNPARSED, {"rating": rating, UNPARSED_REASON: "rating-not-a-label"}
+    return str(rating), {"rating": rating}
 
 
 def _choice_letter(text: str, fmt: AnswerFormat) -> tuple[str, dict[str, Any]]:
     options = dict(fmt.options)
-    letter = parse_letter(text, options)
-    return (options[letter] if letter else UNPARSED), {"letter": letter}
+    reading = read_letter(text, options, fmt.language)
+    if reading.reason is not None:
+        return UNPARSED, {"letter": None, **reading.detail()}
+    return options[reading.label], {"letter": reading.label, **reading.detail()}
 
 
 def _free_text(text: str, fmt: AnswerFormat) -> tuple[str, dict[str, Any]]:
     lines = [ln for ln in text.splitlines() if ln.strip()]
     answer = clean_answer(lines[0]) if lines else ""
     if not fmt.labels:
-        return (answer or UNPARSED), {}
+        return (answer, {}) if answer else (UNPARSED, {UNPARSED_REASON: "empty"})
     by_lower = {lab.lower(): lab for lab in fmt.labels}
-    return by_lower.get(answer.lower(), UNPARSED), {}
+    label = by_lower.get(answer.lower(), UNPARSED)
+    return label, ({UNPARSED_REASON: "not-a-label"} if label == UNPARSED else {})
 
 
 PARSERS: dict[str, Parser] = {
-    "nli-label": _nli_label,  # lingdiag.parse.labels: JSON key, whole answer, leading label, answer phrase, last line
+    "nli-label": _nli_label,  # lingdiag.parse.reader over the labels: a committed label, never a taken-back one
     "rating": _rating,  # lingdiag.parse.rating: the first 1-10 number, scale phrases removed
-    "choice-letter": _choice_letter,  # lingdiag.parse.choice: a leading letter, "Answer: B", or an option's text
+    "choice-letter": _choice_letter,  # lingdiag.parse.reader over the letters: a letter, "Answer: B", an option's text
     "free-text": _free_text,  # the first line, cleaned; one of the labels (any case) where labels are given
 }
 """Parser name → parser; a suite file names one (``parser: nli-label``)."""

@@ -111,3 +111,12 @@ class TemplatePrompt:
         label, detail = PARSERS[self.parser](answer.text, self.answer_format)
         return Prediction(label, {"n_tokens": answer.n_tokens, "truncated": answer.n_tokens >= self.max_new_tokens,
                                   **detail})
+
+    def answer_choices(self, item: Item) -> dict[str, str]:
+        """What a judge model may name: the option letters (``choice-letter``) or the labels; none
+        for a rating or an open answer.
+        """
+        fmt = self.answer_format
+        if self.parser == "choice-letter":
+            return dict(fmt.options)
+        return {lab: lab for lab in fmt.labels} if self.parser in ("nli-label", "free-text") else {}

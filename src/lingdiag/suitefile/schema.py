@@ -161,7 +161,9 @@ class Formulation(Strict):
     that language go in ``aliases``. ``regions`` in a script without spaces (``zh``, ``ja``): the
     regions are joined by nothing, not by spaces."""
     cues: Words | None = None
-    """``nli-label``: more words that introduce the answer (``Urteil``), beside the language's own."""
+    """``nli-label`` and ``choice-letter``: more words that introduce the answer (``Urteil``), beside the
+    language's own. The kinds of words below are the reader's (``lingdiag.parse.language``); each is
+    added to the language's own, and every built-in language's words are read too."""
     copulas: Words | None = None
     """``nli-label``: more words joining a cue to its label (``ist``), beside ``:`` and ``=``."""
     negations: Words | None = None
@@ -172,6 +174,28 @@ class Formulation(Strict):
     """``nli-label``: more words that open a reason after a label (``потому``)."""
     particles: Words | None = None
     """``nli-label``: what may follow a label in a script without spaces (``的``, ``です``)."""
+    subjects: Words | None = None
+    """What may be said to be a label when the label ends its clause (``гипотеза``: ``The hypothesis is true.``)."""
+    hedges: Words | None = None
+    """More words that hedge a label in its clause (``возможно``)."""
+    conditions: Words | None = None
+    """More words that make a label conditional (``если``)."""
+    contrasts: Words | None = None
+    """More words that qualify a label right after it (``но``)."""
+    retractions: Words | None = None
+    """More words that take back what came before (``вернее``)."""
+    doubts: Words | None = None
+    """More phrases of the speaker's doubt anywhere in an answer (``не уверен``)."""
+    judgements: Words | None = None
+    """More words that judge a label wrong or unlikely (``неправильно``)."""
+    affirmations: Words | None = None
+    """More words that confirm a label (``правильно``, ``нет сомнений``)."""
+    joiners: Words | None = None
+    """More words that join labels into a list (``или``)."""
+    items: Words | None = None
+    """More words that open an invented next item at a line's start (``Посылка``)."""
+    determiners: Words | None = None
+    """More words before a noun, after which a label word is an adjective (``a``, ``the``)."""
     max_new_tokens: int | None = Field(default=None, ge=1)
     shots: Shots | None = None
     loglik: Loglik | None = None

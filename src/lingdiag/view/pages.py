@@ -15,7 +15,7 @@ from urllib.parse import urlencode
 from lingdiag.analysis.compare import METHODS, Comparison
 from lingdiag.io.markdown import fmt
 from lingdiag.records import ItemRecord, as_text, thought
-from lingdiag.report.browser import outcome, thinking_text
+from lingdiag.report.browser import label_text, outcome, thinking_text
 from lingdiag.report.html import shell
 from lingdiag.report.markup import table_html
 from lingdiag.report.sections import Fragment, Link
@@ -137,7 +137,7 @@ def items_page(run_id: str, f: Filter, conditions: Sequence[str], found: Sequenc
         f'<tr class="item {escape(outcome(r).replace(" ", "-"))}"><td>{k + 1}</td><td dir="auto">{escape(r.condition)}'
         f'</td><td dir="auto">{a("/item", r.item_id, id=run_id, line=k)}</td><td dir="auto">'
         f'{escape(", ".join(f"{n}={v}" for n, v in r.tags.items() if isinstance(v, str | int | float)))}</td>'
-        f'<td dir="auto">{escape(r.gold or "")}</td><td dir="auto">{escape(r.label)}</td>'
+        f'<td dir="auto">{escape(r.gold or "")}</td><td dir="auto">{escape(label_text(r))}</td>'
         f"<td>{escape(outcome(r))}</td>{irt(r)}</tr>" for k, r in found)
     head = "".join(f"<th>{h}</th>" for h in ("Line", "Condition", "Item", "Tags", "Gold", "Predicted", "Outcome")) \
         + (difficulty.header() if params else "")
@@ -196,7 +196,7 @@ def surprisal_html(texts: Sequence[Scored]) -> str:
 def record_html(r: ItemRecord, where: str = "") -> str:
     """One record in full: every request, the thinking, the raw output, the parsed label, choice scores, surprisal."""
     parts = [f'<p dir="auto">{escape(where)} condition {escape(r.condition)}, item {escape(r.item_id)}: '
-             f"predicted <b>{escape(r.label)}</b>, gold {escape(r.gold or '—')}, {escape(outcome(r))}</p>"]
+             f"predicted <b>{escape(label_text(r))}</b>, gold {escape(r.gold or '—')}, {escape(outcome(r))}</p>"]
     parts += [_pre(f"Request {k + 1}", as_text(p)) for k, p in enumerate(r.prompts)]
     if any(thought(o) for o in r.outputs):
         parts.append(_pre("Thinking", thinking_text(r)))

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from html import escape
 
-from lingdiag.report.browser import outcome
+from lingdiag.report.browser import label_text, outcome
 from lingdiag.report.markup import table_html
 from lingdiag.report.sections import Fragment
 from lingdiag.rundir.study import StudyModel
@@ -138,7 +138,7 @@ def item_table(rows: Sequence[ItemRow]) -> str:
         rec = r.record
         texts = scored(rec)
         surprisal = f"<details><summary>surprisal</summary>{surprisal_html(texts)}</details>" if texts else ""
-        cells = [*_model_cells(r.entry.model), r.entry.suite, rec.condition, rec.label, rec.gold or "—",
+        cells = [*_model_cells(r.entry.model), r.entry.suite, rec.condition, label_text(rec), rec.gold or "—",
                  outcome(rec), _score_text(r)]
         body.append(f'<tr class="item-row {escape(outcome(rec).replace(" ", "-"))}" '
                     f'data-model="{escape(r.entry.model.label)}">'

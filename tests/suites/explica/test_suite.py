@@ -293,6 +293,20 @@ def test_mc_options_shuffle_per_item_and_seed_and_parse_back():
     assert s.parse(ITEM, gen("I am not sure")).label == UNPARSED
 
 
+def test_mc_run_reads_lower_case_letters_and_never_stops(tmp_path):
+    """Issue 54: "The answer is a bit ambiguous…" and "answer: b" raised a KeyError that ended the
+    run with no records; now the first is unparsed (no answer), the second is B.
+    """
+    answers = iter(["The answer is a bit ambiguous…", "answer: b"] * 10)
+    config = RunConfig(suite="explica", model="mock", dataset="builtin", limit=4,
+                       axes={"task": ["mc"], "shots": ["0"], "decoding": ["greedy"]})
+    evaluate(config, MockBackend(lambda r: next(answers)), tmp_path / "r")
+    records = RunStore(tmp_path / "r").load_records()
+    assert len(records) == 4 and all(r.error is None for r in records)
+    assert [(r.detail["letter"], r.detail.get("unparsed")) for r in records] == [(None, "no-answer"), ("B", None)] * 2
+    assert all(r.label == r.detail["options"]["B"] for r in records[1::2])
+
+
 def test_cloze_prompt_lists_choices_and_raw_format():
     s = strat("cloze", 1, "greedy", {"format": "raw"})
     (r,) = s.render(ITEM)

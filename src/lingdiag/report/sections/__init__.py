@@ -1,7 +1,8 @@
 """The report's sections, registered like suites and providers: a section is one module of this
 package that registers one :class:`Section` in :data:`SECTIONS`; the page shows them by ``order``:
 ``summary`` (10), ``given`` (a caller's own tables, 20), ``suites`` (one per suite, 30), ``items`` (the
-item browser of a static report, 40), ``details`` (counts, intervals, provenance, 50).
+item browser of a static report, 40), ``reading`` (the unparsed answers by reason and a judge
+model's readings, 45), ``details`` (counts, intervals, provenance, 50).
 
 The static report (``report --html``) and ``lingdiag view`` draw the same sections through the same
 shell (:func:`lingdiag.report.html.shell`), so a section added here appears in both.

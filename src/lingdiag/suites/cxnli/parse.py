@@ -7,9 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from lingdiag.records import (
-    UNPARSED,
-)
+from lingdiag.records import UNPARSED, Prediction
 from lingdiag.suites.cxnli import data
 
 _CODE = r"(?<![\w.,-])([012])(?![\w-]|[.,]\d)"
@@ -102,8 +100,9 @@ def parse_relation(text: str, cot: bool = False, echo: Sequence[str] = (), trunc
     return UNPARSED, "no-label"
 
 
-def parse_answer(text: str) -> str:
-    """An answer produced elsewhere → entailment / neutral / contradiction or ``UNPARSED``, by the
-    rules a run applies to a non-CoT answer (``lingdiag score cxnli``).
+def parse_answer(text: str) -> Prediction:
+    """An answer produced elsewhere → entailment / neutral / contradiction or ``UNPARSED`` and the
+    rule that decided, by the rules a run applies to a non-CoT answer (``lingdiag score cxnli``).
     """
-    return parse_relation(text)[0]
+    label, rule = parse_relation(text)
+    return Prediction(label, {"rule": rule})

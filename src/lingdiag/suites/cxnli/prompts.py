@@ -88,6 +88,10 @@ class CxnliPrompt:
             "code": code, "rule": rule, "n_examples": len(self.examples(item)), "n_tokens": answer.n_tokens,
             "truncated": truncated})
 
+    def answer_choices(self, item: Item) -> dict[str, str]:
+        """The relations, as a judge model may name them."""
+        return {lab: lab for lab in data.LABELS}
+
 
 def user_variants(path: Path | str) -> dict[str, str]:
     """Prompt instructions from a YAML/JSON file mapping variant name → instruction text."""

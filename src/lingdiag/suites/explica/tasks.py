@@ -10,8 +10,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from lingdiag.errors import UnknownNameError
+from lingdiag.parse.choice import read_letter
 from lingdiag.records import (
     UNPARSED,
+    UNPARSED_REASON,
     Generation,
     Item,
     LogLikelihood,
@@ -22,7 +24,7 @@ from lingdiag.records import (
 )
 from lingdiag.suites.explica import data
 from lingdiag.suites.explica.options import Options
-from lingdiag.suites.explica.parse import parse_connective, parse_letter, parse_rating
+from lingdiag.suites.explica.parse import parse_connective, parse_rating
 from lingdiag.suites.explica.prompts import TASKS, Prompting, authors_prompting, load_prompts, rng
 from lingdiag.suites.explica.rules import RatingRule, lowest
 
@@ -83,10 +85,15 @@ class ClozeTask:
         return self.prompting.origin(item, ("",))
 
     def parse(self, item: Item, responses: Sequence[Response]) -> Prediction:
-        """The named connective, or ``UNPARSED``."""
+        """The named connective, or ``UNPARSED`` (with the reason: ``no-connective``)."""
         (answer,) = responses
         text = answer.text if isinstance(answer, Generation) else ""
-        return Prediction(parse_connective(text), {"answer": text})
+        label = parse_connective(text)
+        return Prediction(label, {"answer": text, **({UNPARSED_REASON: "no-connective"} if label == UNPARSED else {})})
+
+    def answer_choices(self, item: Item) -> dict[str, str]:
+        """The connectives, as a judge model may name them."""
+        return {c: c for c in data.CONNECTIVES}
 
 
 @dataclass(frozen=True)
@@ -115,13 +122,18 @@ class ChoiceTask:
         return self.prompting.origin(item, ())
 
     def parse(self, item: Item, responses: Sequence[Response]) -> Prediction:
-        """The connective behind the chosen letter, or ``UNPARSED``."""
+        """The connective behind the chosen letter, or ``UNPARSED`` with the reader's reason."""
         (answer,) = responses
         text = answer.text if isinstance(answer, Generation) else ""
         options = self.options(item)
-        letter = parse_letter(text, options)
+        reading = read_letter(text, options)
+        letter = None if reading.reason is not None else reading.label
         return Prediction(options[letter] if letter else UNPARSED, {"options": options, "letter": letter,
-                                                                    "answer": text})
+                                                                    "answer": text, **reading.detail()})
+
+    def answer_choices(self, item: Item) -> dict[str, str]:
+        """The option letters and their connectives."""
+        return self.options(item)
 
 
 def perplexity(r: LogLikelihood) -> float:

@@ -22,6 +22,7 @@ import yaml
 
 from lingdiag.parse.labels import parse_label
 from lingdiag.prompts.chat import ChatPrompt
+from lingdiag.records import UNPARSED_REASON, Prediction
 from lingdiag.suites.imperfective.data import LABELS
 
 STRATEGIES = ("zero-shot", "dap", "cot", "counterfactual")
@@ -73,8 +74,9 @@ def strategy(name: str, max_new_tokens: int = 512, source: PromptSource = "autho
     return ChatPrompt(system=system, user=user, labels=LABELS, max_new_tokens=max_new_tokens)
 
 
-def parse_answer(text: str) -> str:
-    """An answer produced elsewhere → True / False / Unknown or ``UNPARSED``, read as a run
-    reads its own answers (``lingdiag score imperfective``).
+def parse_answer(text: str) -> Prediction:
+    """An answer produced elsewhere → True / False / Unknown or ``UNPARSED`` with the rule or the
+    reason, read as a run reads its own answers (``lingdiag score imperfective``).
     """
-    return parse_label(text, LABELS)[0]
+    label, detail = parse_label(text, LABELS)
+    return Prediction(label, {k: v for k, v in detail.items() if k in ("rule", UNPARSED_REASON)})

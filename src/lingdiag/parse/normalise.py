@@ -1,0 +1,83 @@
+r"""The reader's first stage: an answer's text as written → the plain text the later stages read.
+
+What a chat model wraps its answer in is taken off, never what it says: Unicode NFKC (full-width
+``：`` and ``Ｔｒｕｅ``), zero-width and bidi marks, end-of-turn tokens, HTML emphasis, Markdown
+(emphasis, headings, block quotes, bullets, list numbers, code ticks), LaTeX (``\boxed{True}``
+becomes a final-answer line, ``\text{…}`` its text, ``$`` delimiters go), typographic quotes
+and apostrophes, English contractions (``isn't`` → ``is not``, so that negations are words) and
+blank lines. A line holding only an answer cue (``### Answer``, ``**Final Answer:**``) is joined
+to the line after it.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Sequence
+
+INVISIBLE = "[\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]"
+"""Zero-width and bidi marks (a regex class): no text, so ``对\u200b不起`` is ``对不起``."""
+_INVISIBLE = re.compile(INVISIBLE)
+_SPECIAL = re.compile(r"<\|[^|>\n]{0,40}\|>|</?s>|<end_of_turn>|<start_of_turn>|<eos>|<pad>|\[/?INST\]")
+_HTML = re.compile(r"</?(?:b|strong|em|i|u|p|span|div|code|mark)\s*>", re.I)
+_BREAK = re.compile(r"<br\s*/?>", re.I)
+_BOXED = re.compile(r"\\(?:boxed|fbox)\s*\{([^{}\n]{1,80})\}")
+_LATEX_TEXT = re.compile(r"\\(?:text|textbf|textit|mathrm|mathbf|mathit|texttt)\s*\{([^{}\n]{0,80})\}")
+_MATH = re.compile(r"\$\$?|\\[()\[\]]")
+_QUOTES = str.maketrans({"“": '"', "”": '"', "„": '"', "«": '"', "»": '"', "‘": "'", "’": "'", "‚": "'",
+                         "`": "", "´": "'", "‹": '"', "›": '"'})
+_HEADING = re.compile(r"^\s{0,3}#{1,6}\s*", re.M)
+_QUOTE_BLOCK = re.compile(r"^\s*(?:>\s*)+", re.M)
+_BULLET = re.compile(r"^\s*(?:[-*+•●▪◦·‣]|\d{1,2}[.)](?=\s+\S))\s+", re.M)
+_EMPHASIS = re.compile(r"\*+|(?<!\w)_{1,3}|_{1,3}(?!\w)|~~")
+_CONTRACTIONS = (
+    (re.compile(r"\b(can)'t\b", re.I), r"\1not"),
+    (re.compile(r"\b(w)on't\b", re.I), r"\1ill not"),
+    (re.compile(r"\b(sha)n't\b", re.I), r"\1ll not"),
+    (re.compile(r"(\w)n't\b", re.I), r"\1 not"),
+    (re.compile(r"\b(it|that|this|what|there|here|he|she|which|who|answer|one)'s\b", re.I), r"\1 is"),
+    (re.compile(r"\b(i)'m\b", re.I), r"\1 am"),
+    (re.compile(r"\b(i|you|we|they|he|she|it)'d\b", re.I), r"\1 would"),
+    (re.compile(r"\b(i|you|we|they|he|she|it)'ll\b", re.I), r"\1 will"),
+    (re.compile(r"\b(you|we|they)'re\b", re.I), r"\1 are"),
+)
+_SPACES = re.compile(r"[ \t\f\v\u00a0\u3000]+")
+_TRIM = " \t:：=-–—>*#.。"
+
+
+def normalise(text: str, cues: Sequence[str] = ()) -> str:
+    """``text`` with its wrapping taken off (the module's list); ``cues`` (lower-case) name the
+    lines that only introduce an answer, joined to the line after them.
+    """
+    text = unicodedata.normalize("NFKC", _INVISIBLE.sub("", text))
+    text = _SPECIAL.sub(" ", text)
+    text = _HTML.sub("", _BREAK.sub("\n", text))
+    text = _LATEX_TEXT.sub(r"\1", text)
+    # A boxed answer is the final answer, wherever it stands.
+    text = _BOXED.sub(lambda m: "\nFinal answer: " + m.group(1).strip() + "\n", text)
+    text = _MATH.sub(" ", text).translate(_QUOTES)
+    text = _QUOTE_BLOCK.sub("", _HEADING.sub("", text))
+    if "*" in text or "_" in text or "~" in text:
+        text = _EMPHASIS.sub("", text)
+    text = _BULLET.sub("", text)
+    if "'" in text:
+        for pattern, replacement in _CONTRACTIONS:
+            text = pattern.sub(replacement, text)
+    lines = [_SPACES.sub(" ", line).strip() for line in text.splitlines()]
+    return "\n".join(_joined([line for line in lines if line], {c.lower() for c in cues}))
+
+
+def _joined(lines: list[str], cues: set[str]) -> list[str]:
+    """``lines`` with each line that only names a cue (``Answer:``) joined to the next one."""
+    out: list[str] = []
+    pending = ""
+    for line in lines:
+        if pending:
+            line, pending = f"{pending}: {line}", ""
+        if line.strip(_TRIM).lower() in cues:
+            pending = line.strip(_TRIM)
+            continue
+        out.append(line)
+    if pending:
+        out.append(pending)
+    return out

@@ -1,0 +1,257 @@
+"""The reader's last stage: an answer committed to a label is refused when anything in the whole
+answer takes the label back. Each check is a function returning its reason's name, or None.
+
+Scopes, for the committed label L and ``p0``, where the answer first commits:
+
+- **the answer's own clause** (from the clause holding its cue to the next punctuation or reason
+  word: ``False because he did not finish`` keeps ``False``): a negation, question, hedge,
+  condition or judgement in it, a question mark ending it, a copula after L not followed by an
+  affirmation (``True is what…``), a contrast after L;
+- **the clause right after** L (``True, not really``, ``Wahr: nein``, ``True, but only partly``,
+  ``True, maybe``) when it opens with such a word; a sentence opening with a condition
+  (``If he finished, the answer is True``);
+- **every later mention of L** in the same ways; a mention of another label after ``p0``
+  (``True. Or rather False``), unless denied (``not False``, ``A is incorrect``) in a later
+  sentence; in the answer's own sentence any other label refuses (``True, not False``);
+- **the whole answer**: the speaker's doubt (``not sure``, ``it depends``), per-label verdicts
+  (``True: No / False: Yes``), a retraction after ``p0`` (``actually``, ``or rather``, ``不对``),
+  a question after ``p0``, a later sentence judging what came before (``That is wrong``) or
+  opening with a contrast and hedging (``However, it might…``).
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left
+from collections.abc import Callable, Sequence
+
+from lingdiag.parse.locate import Commitment
+from lingdiag.parse.scan import CLAUSE_END, SENTENCE_END, UNSPACED, Scan, Token, affirms
+
+_BEFORE = (("negations", "negated"), ("hedges", "hedged"), ("conditions", "conditional"), ("judgements", "judged"))
+_AFTER = (*_BEFORE, ("questions", "questioned"), ("contrasts", "contrasted"))
+_OPENERS = (("negations", "negated"), ("hedges", "hedged"), ("questions", "questioned"),
+            ("conditions", "conditional"), ("contrasts", "contrasted"), ("retractions", "retracted"),
+            ("judgements", "judged"))
+_VERDICT = re.compile(r"[ \t]*[:=\-–—→][ \t]*")
+_CLOSERS = ")]}\"'」』】"
+_SHORT = 4
+"""Words a clause right after a label may hold for its opening negation to deny the label
+(``True, not really``), not to explain it (``Unknown: no information is given about it``)."""
+
+
+DENIALS = ("negated", "judged", "questioned")
+"""What makes a commitment a denial rather than an answer: ``(A) is incorrect`` after ``B`` is
+no second answer; alone, it is refused with that reason."""
+
+
+def refusal(s: Scan, commitments: Sequence[Commitment], lists: frozenset[Token]) \
+        -> tuple[str | None, list[Commitment]]:
+    """Why the committed answer is refused (None: it is not), and the commitments that stand (the
+    module's checks, in order).
+    """
+    if any(c.listed for c in commitments):
+        return "several-labels", []
+    verdict = verdicts(s)
+    if verdict is not None:
+        return verdict, []
+    own = {c: _local(s, c.mention, c.start) for c in commitments}
+    kept = [c for c in commitments if own[c] not in DENIALS]
+    if not kept:
+        return own[commitments[0]], []
+    # A mention some phrase commits to cleanly is committed: its other phrases' denials are no answer.
+    clean = {c.mention for c in kept if own[c] is None}
+    kept = [c for c in kept if own[c] is None or c.mention not in clean]
+    checks: tuple[Callable[[], str | None], ...] = (
+        lambda: "several-answers" if len({c.label for c in kept}) > 1 else None,
+        lambda: "doubted" if s.doubted else None,
+        lambda: next((own[c] for c in kept if own[c] is not None), None),
+        lambda: _taken_back(s, kept, lists),
+        lambda: _other_labels(s, kept, lists),
+        lambda: _later(s, min(c.mention.start for c in kept)),
+    )
+    return next((reason for check in checks if (reason := check()) is not None), None), kept
+
+
+def verdicts(s: Scan) -> str | None:
+    """``True: No``, ``A - incorrect``, ``Wahr: nein``: a label given a verdict of its own."""
+    for m in s.mentions:
+        sep = _VERDICT.match(s.text, s.past_particles(m.end))
+        if sep is None or sep.end() == m.end:
+            continue
+        word = next((t for t in s.after(sep.end()) if t.start == sep.end()), None) if sep.end() < len(s.text) else None
+        if word is not None and word.label is None and any(word.of(k) for k in ("affirmations", "negations",
+                                                                                   "judgements")):
+            rest = s.text[word.end:s.clause(word.end)[1]] if word.end < len(s.text) else ""
+            if not rest.strip(" \t\"'") or "\n" in rest:
+                return "verdicts"
+    return None
+
+
+def _in(s: Scan, start: int, end: int, kinds: Sequence[tuple[str, str]], skip: frozenset[Token] = frozenset()) \
+        -> str | None:
+    for t in s.within(start, end):
+        if t not in skip:
+            for kind, reason in kinds:
+                if t.of(kind):
+                    return reason
+    return None
+
+
+def _clause_after(s: Scan, m: Token) -> tuple[int, int]:
+    """The rest of ``m``'s clause, to the first reason word (closing brackets and quotes around
+    ``m`` are its own: ``(A) is incorrect``).
+    """
+    start = s.past_particles(m.end)
+    while start < len(s.text) and s.text[start] in _CLOSERS:
+        start += 1
+    _, end = s.clause(start if start < len(s.text) else m.end)
+    end = max(end, start)
+    reason = next((t for t in s.within(start, end) if t.of("reasons")), None)
+    return start, reason.start if reason else end
+
+
+def _judged_copula(s: Scan, start: int, end: int) -> bool:
+    """``True is what…``, ``False would be a stretch``: a copula right after a label, no affirmation."""
+    first = next(iter(s.within(start, end)), None)
+    if first is None or not first.of("copulas") or s.text[start:first.start].strip(" \t\"')]"):
+        return False
+    return not any(affirms(t) for t in s.within(first.end, end))
+
+
+def _opening(s: Scan, end: int) -> str | None:
+    """What the clause right after a label's clause opens with, when it takes the label back."""
+    if end >= len(s.text) or SENTENCE_END.match(s.text, end):
+        return None
+    nxt_start = CLAUSE_END.match(s.text, end)
+    pos = nxt_start.end() if nxt_start else end
+    while pos < len(s.text) and s.text[pos] in " \t\"'":
+        pos += 1
+    first = next((t for t in s.after(pos)), None)
+    if first is None or first.start != pos or first.label is not None:
+        return None
+    reason = next((r for k, r in _OPENERS if first.of(k)), None)
+    if reason == "negated":
+        _, clause_end = s.clause(first.end)
+        after = s.text[first.end:clause_end]
+        nxt = next((t for t in s.after(first.end) if t.start < clause_end), None)
+        if len(after.split()) > _SHORT or (nxt is not None and nxt.label is not None):
+            return None
+    return reason
+
+
+def _local(s: Scan, m: Token, start: int) -> str | None:
+    """What takes the mention ``m`` back where it stands (its phrase beginning at ``start``): its
+    clause before and after it, a sentence opening with a condition, the clause right after it.
+    """
+    clause_start, _ = s.clause(start)
+    a, b = _clause_after(s, m)
+    before = _in(s, clause_start, m.start, _BEFORE)
+    if before is not None:
+        return before
+    if _in(s, clause_start, start, (("questions", "questioned"),)):
+        return "questioned"
+    if _conditioned(s, start):
+        return "conditional"
+    after = _in(s, a, b, _AFTER)
+    if after is not None:
+        return after
+    if _judged_copula(s, a, b):
+        return "judged"
+    if s.text[b:b + 1] in ("?", "？") and not any(t.of("reasons") for t in s.within(b, b + 1)):
+        return "questioned"
+    if _asks(s.sentence_mark(m.start)):
+        return "questioned"  # "D: by tomorrow? No, C."
+    return _opening(s, b)
+
+
+def _asks(mark: str) -> bool:
+    """Whether a sentence's closing mark asks (``?``, ``?!``, ``？``)."""
+    return "?" in mark or "？" in mark
+
+
+def _conditioned(s: Scan, start: int) -> bool:
+    """Whether a clause of the sentence before ``start``'s clause is a condition: one opening or
+    closing with a condition word (``If he finished, …``, ``家が完成したなら、…``).
+    """
+    sentence_start, _ = s.sentence(start)
+    clause_start, _ = s.clause(start)
+    starts = s.condition_clauses
+    k = bisect_left(starts, sentence_start)
+    return k < len(starts) and starts[k] < clause_start
+
+
+def _taken_back(s: Scan, commitments: Sequence[Commitment], lists: frozenset[Token]) -> str | None:
+    """A mention of the answer other than its commitments that takes it back: before the first
+    commitment only a denial counts (reasoning may question a label it then gives).
+    """
+    label = commitments[0].label
+    p0 = min(c.mention.start for c in commitments)
+    committed = {c.mention for c in commitments}
+    for m in s.mentions:
+        if m.label != label or m in committed or m in lists:
+            continue
+        if m.start < p0:
+            clause_start, _ = s.clause(m.start)
+            a, b = _clause_after(s, m)
+            if _in(s, clause_start, m.start, _BEFORE[:1]) or _in(s, a, b, _BEFORE[:1]):
+                return "negated"
+            continue
+        reason = _local(s, m, m.start)
+        if reason is not None:
+            return reason
+    return None
+
+
+def _denied(s: Scan, m: Token) -> bool:
+    """Whether ``m`` is denied or judged wrong where it stands (``not False``, ``A is incorrect``), and
+    not offered as well (``maybe A``, ``A might not be wrong``).
+    """
+    clause_start, clause_end = s.clause(m.start)
+    if _in(s, clause_start, clause_end, (("hedges", "x"), ("affirmations", "x"))):
+        return False
+    if _in(s, clause_start, m.start, (("negations", "x"),)):
+        return True
+    a, b = _clause_after(s, m)
+    return _in(s, a, b, (("negations", "x"), ("judgements", "x"), ("questions", "x"))) is not None
+
+
+def _other_labels(s: Scan, commitments: Sequence[Commitment], lists: frozenset[Token]) -> str | None:
+    """Another label after the answer: in its sentence, always; later, unless denied there. A list
+    naming the answer after it offers another (``B. Either A or B could work``); one of other
+    labels only is reasoning (``Unknown: it could be true or false``).
+    """
+    label = commitments[0].label
+    p0 = min(c.mention.start for c in commitments)
+    sentences = {s.sentence(c.mention.start) for c in commitments}
+    if any(m.label == label and m.start > p0 for m in lists):
+        return "several-labels"
+    for m in s.mentions:
+        if m.label == label or m in lists or m.start < p0:
+            continue
+        if s.sentence(m.start) in sentences or not _denied(s, m):
+            return "another-label"
+    return None
+
+
+def _later(s: Scan, p0: int) -> str | None:
+    """Retractions, questions, judgements of what came before and hedged contrasts after ``p0``."""
+    for t in s.after(p0):
+        if t.of("retractions") and (" " in s.text[t.start:t.end] or UNSPACED.match(s.text[t.start])
+                                    or not s.text[s.clause(t.start)[0]:t.start].strip(" \t\"'")):
+            return "retracted"
+    _, first_end = s.sentence(p0)
+    for start, end, mark in s.sentences:
+        if start <= first_end or not s.text[start:end].strip():
+            continue
+        if _asks(mark):
+            return "questioned"
+        tokens = s.within(start, end)
+        if not tokens or s.text[start:tokens[0].start].strip(" \t\"'"):
+            continue
+        if len(tokens) >= 3 and tokens[0].of("subjects") and tokens[1].of("copulas") \
+                and any(t.of("judgements") for t in tokens[2:]):
+            return "judged"
+        if tokens[0].of("contrasts") and any(t.of("hedges") or t.of("doubts") for t in tokens[1:]):
+            return "contrasted"
+    return None

@@ -1,0 +1,35 @@
+"""The reader's first stage: wrapping comes off, what the answer says stays."""
+
+import pytest
+
+from lingdiag.parse.labels import ENGLISH
+from lingdiag.parse.language import reading_words
+from lingdiag.parse.normalise import normalise
+
+CUES = reading_words(ENGLISH).cues
+
+
+@pytest.mark.parametrize(("text", "plain"), [
+    ("**Answer:** False", "Answer: False"),
+    ("### Final Answer\n\nUnknown", "Final Answer: Unknown"),  # a cue-only line joins the next
+    ("**Final Answer:**\nTrue", "Final Answer: True"),
+    ("$\\boxed{True}$", "Final answer: True"),
+    ("The answer is \\boxed{\\text{Unknown}}.", "The answer is\nFinal answer: Unknown\n."),
+    ("Ｔｒｕｅ：ｙｅｓ", "True:yes"),  # NFKC
+    ("对\u200b不起\u200f", "对不起"),  # zero-width and bidi marks are no text
+    ("True<|eot_id|>", "True"),
+    ("It isn’t “True”.", 'It is not "True".'),  # contractions expanded, typographic quotes plain
+    ("I'd say it's B, I'm sure", "I would say it is B, I am sure"),
+    ("- True\n* False\n• Unknown", "True\nFalse\nUnknown"),  # bullets
+    ("1. The premise says so.\n2. True\n3.", "The premise says so.\nTrue\n3."),  # list numbers; a lone "3." stays
+    ("> quoted\n>> twice", "quoted\ntwice"),
+    ("<b>True</b><br>because", "True\nbecause"),
+    ("json_key stays, __x__ goes", "json_key stays, x goes"),
+    ("   \n\n\t  \n", ""),
+])
+def test_normalise(text: str, plain: str) -> None:
+    assert normalise(text, CUES) == plain
+
+
+def test_a_cue_line_at_the_end_stays() -> None:
+    assert normalise("Reasoning.\n**Answer:**", CUES) == "Reasoning.\nAnswer"
