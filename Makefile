@@ -39,8 +39,11 @@ $(TEST_STAMP): $(STAMP)
 	command -v chromium >/dev/null || (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium)
 	touch $(TEST_STAMP)
 
+# The tests not marked slow spread over the CPUs as in test-fast; then the slow ones (real models,
+# servers, timed progress) one at a time, so that none competes with another for the cores.
 test: $(STAMP) $(TEST_STAMP) lint
-	$(PY) -m pytest -q -ra --durations=30
+	$(PY) -m pytest -q -ra -m "not slow" -n auto --durations=10
+	$(PY) -m pytest -q -ra -m slow --durations=30
 
 # The lane to run while changing code: lint, then every test not marked slow (no real model,
 # no llama.cpp server build), spread over the CPUs by pytest-xdist. CI runs `make test`.

@@ -82,7 +82,7 @@ def _ignored_sizes(runs: Sequence[LoadedRun]) -> str:
     """A line per run whose recorded parameter count is not used (negative, zero, not finite, not a
     number), said whether or not a scaling figure is drawn.
     """
-    return "".join(f"**{r.meta.identity.n_params_problem}** ({r.path})\n\n" for r in runs
+    return "".join(f"**{r.meta.identity.n_params_problem}** ({r.name})\n\n" for r in runs
                    if r.meta.identity.n_params_problem)
 
 
