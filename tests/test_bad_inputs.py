@@ -107,7 +107,8 @@ def test_report_flags_runs_over_different_items(runs: Path, tmp_path: Path) -> N
     edit_records(tmp_path / "other", lambda r: r.update(item_id="zz"))
     proc = lingdiag(tmp_path, "report", "good", "other")
     assert proc.returncode == 0, proc.stderr
-    assert "**Runs over different items**" in proc.stdout and "m · other × imperfective: 2 items, 1 not in every run" in proc.stdout
+    assert "**Runs over different items**" in proc.stdout
+    assert "m · other × imperfective: 2 items, 1 not in every run" in proc.stdout
     same = lingdiag(tmp_path, "report", "good", "good")
     assert "different items" not in same.stdout
 
