@@ -111,7 +111,8 @@ def test_an_absurd_parameter_count_is_ignored_with_a_note(run: Path, n_params: o
     assert "is not a positive finite number; ignored" in loaded.meta.identity.n_params_problem
     assert points("imperfective", [loaded], {}) == []  # left out of the scaling figure, never plotted
     # Said where it is read, with or without a scaling figure (issue 57: silent without one).
-    assert f"**model.n_params {n_params!r} is not a positive finite number; ignored** ({run})" in tables([loaded])
+    said = f"**model.n_params {n_params!r} is not a positive finite number; ignored** ({loaded.name})"
+    assert said in tables([loaded])
     out = lingdiag(run.parent, "report", str(run))
     assert out.returncode == 0 and "is not a positive finite number; ignored" in out.stdout
     assert ModelIdentity({"n_params": "135000000"}).n_params == 135e6
