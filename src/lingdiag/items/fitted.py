@@ -99,16 +99,12 @@ class CellFit:
     @property
     def difficulty(self) -> Array:
         """``−c / a``: the ability at which the item is right half the time."""
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.asarray(-self.intercept / self.slope)
+        return irt.difficulty(self.slope, self.intercept)
 
     @property
     def difficulty_se(self) -> Array:
         """The delta method's standard error of the difficulty."""
-        a, c = self.slope, self.intercept
-        with np.errstate(divide="ignore", invalid="ignore"):
-            var = self.intercept_se**2 / a**2 + (c**2 / a**4) * self.slope_se**2 - 2 * (c / a**3) * self.cov_ac
-            return np.asarray(np.sqrt(np.maximum(var, 0.0)))
+        return irt.difficulty_se(self.slope, self.intercept, self.slope_se, self.intercept_se, self.cov_ac)
 
     def item_flags(self, kind: Kind, policy: FlagPolicy) -> list[list[str]]:
         """Each item's flags with their reasons."""

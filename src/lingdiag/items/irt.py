@@ -81,17 +81,28 @@ class Estimates:
     @property
     def difficulty(self) -> Array:
         """``b_j = −c_j / a_j``."""
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.asarray(-self.intercept / self.slope)
+        return difficulty(self.slope, self.intercept)
 
     @property
     def difficulty_se(self) -> Array:
         """The delta method's standard error of ``b_j``."""
-        a, c = self.slope, self.intercept
-        with np.errstate(divide="ignore", invalid="ignore"):
-            var = (self.intercept_se**2 / a**2 + (c**2 / a**4) * self.slope_se**2
-                   - 2 * (c / a**3) * self.cov_ac)
-            return np.asarray(np.sqrt(np.maximum(var, 0.0)))
+        return difficulty_se(self.slope, self.intercept, self.slope_se, self.intercept_se, self.cov_ac)
+
+
+def difficulty(slope: Array, intercept: Array) -> Array:
+    """``b = −c / a``: the ability at which an item is right half the time (NaN where ``a`` is 0 or NaN)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.asarray(-intercept / slope)
+
+
+def difficulty_se(slope: Array, intercept: Array, slope_se: Array, intercept_se: Array, cov_ac: Array) -> Array:
+    """The delta method's standard error of :func:`difficulty` from the errors of ``a`` and ``c`` and
+    their covariance.
+    """
+    a, c = slope, intercept
+    with np.errstate(divide="ignore", invalid="ignore"):
+        var = intercept_se**2 / a**2 + (c**2 / a**4) * slope_se**2 - 2 * (c / a**3) * cov_ac
+        return np.asarray(np.sqrt(np.maximum(var, 0.0)))
 
 
 DEFAULT_PRIORS = Priors()
