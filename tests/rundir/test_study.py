@@ -44,3 +44,25 @@ def test_a_run_finds_its_place_and_a_stray_directory_none(tmp_path: Path) -> Non
     assert place is not None and place.entry.name == "m × a" and place.study == tmp_path
     assert place_of(tmp_path / "runs" / "m" / "b") is None  # not listed: not the study's run
     assert place_of(tmp_path / "elsewhere" / "m" / "a") is None
+
+
+def test_a_thousand_runs_find_their_places_from_one_reading_until_study_json_changes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A probe of a huge study (1,000 runs): every run asked its place read study.json again."""
+    import lingdiag.rundir.study as study
+
+    keys = [f"m{k}/s" for k in range(1000)]
+    write_state(tmp_path, _state(*keys))
+    reads: list[Path] = []
+    real = study.read_state
+
+    def counted(out: Path, *, missing_ok: bool = False) -> StudyState | None:
+        reads.append(out)
+        return real(out, missing_ok=missing_ok)
+
+    monkeypatch.setattr(study, "read_state", counted)
+    found = [place_of(tmp_path / "runs" / k) for k in keys]
+    assert [p.entry.key for p in found if p is not None] == keys and len(reads) == 1
+    write_state(tmp_path, _state(*keys[:10]))  # the study re-planned: its runs are what it says now
+    assert place_of(tmp_path / "runs" / keys[500]) is None and len(reads) == 2
+    assert place_of(tmp_path / "runs" / keys[5]) is not None and len(reads) == 2
