@@ -12,15 +12,13 @@ import http.client
 import json
 import math
 import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
-from helpers import SRC, chromium_path, lingdiag
+from helpers import lingdiag
 
 from lingdiag.config import RunConfig
 from lingdiag.engine.run import evaluate
@@ -65,29 +63,6 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
                     "--per-token", "--out", str(root / "sg"), timeout=900)
     assert done.returncode == 0, done.stderr
     return root
-
-
-@pytest.fixture(scope="module")
-def server(root: Path) -> Iterator[str]:
-    with open(root / "view.log", "w") as log, subprocess.Popen(
-            [sys.executable, "-m", "lingdiag", "view", str(root), "--port", "0"], cwd=root, stdout=subprocess.PIPE,
-            stderr=log, text=True, env={"PATH": "/usr/bin:/bin", "PYTHONPATH": SRC}) as proc:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()
-        try:
-            assert line.startswith("lingdiag view: http://127.0.0.1:"), line + (root / "view.log").read_text()
-            yield line.split()[2]
-        finally:
-            proc.terminate()
-            proc.wait(timeout=30)
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with playwright.sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=chromium_path(), args=["--no-sandbox"])
-        yield chromium
-        chromium.close()
 
 
 @pytest.fixture

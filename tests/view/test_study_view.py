@@ -11,14 +11,12 @@ from __future__ import annotations
 import base64
 import json
 import shutil
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import SRC, chromium_path, lingdiag, png_colours, stand_in, study_backend
+from helpers import lingdiag, png_colours, stand_in, study_backend
 
 from lingdiag.rundir import RunStore
 from lingdiag.study.execute import run_study
@@ -51,29 +49,6 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
         mp.setenv("LINGDIAG_CACHE", str(root / "cache"))
         run_study(spec, root / "study", models=stand_in(study_backend))
     return root
-
-
-@pytest.fixture(scope="module")
-def server(root: Path) -> Iterator[str]:
-    with open(root / "view.log", "w") as log, subprocess.Popen(
-            [sys.executable, "-m", "lingdiag", "view", str(root), "--port", "0"], cwd=root, stdout=subprocess.PIPE,
-            stderr=log, text=True, env={"PATH": "/usr/bin:/bin", "PYTHONPATH": SRC}) as proc:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()
-        try:
-            assert line.startswith("lingdiag view: http://127.0.0.1:"), line + (root / "view.log").read_text()
-            yield line.split()[2]
-        finally:
-            proc.terminate()
-            proc.wait(timeout=30)
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with playwright.sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=chromium_path(), args=["--no-sandbox"])
-        yield chromium
-        chromium.close()
 
 
 @pytest.fixture
