@@ -468,10 +468,11 @@ def _irt(study: Study) -> Drawn:
         text = (f"No item model here: the study holds {records} records; fit it with `lingdiag items fit "
                 f"{study.directory.name} --out {study.directory.name}/items`. {ITEM_FIT_RECORDS.how_to_raise()}.")
         return Drawn(text + "\n")
-    from lingdiag.items.section import study_section  # scipy: not at `lingdiag`'s start
+    from lingdiag.items.matrix import answers_of  # scipy: not at `lingdiag`'s start
+    from lingdiag.items.section import study_section
 
     measured = {s.entry.key for s in study.runs}  # in the study's plan order, as `lingdiag items fit` reads them
-    done = study_section(study.directory, [load_run(e.directory(study.directory)) for e in study.state.runs
+    done = study_section(study.directory, [answers_of(e.directory(study.directory)) for e in study.state.runs
                                            if e.key in measured])
     return Drawn(done.text, html=done.html)
 
