@@ -161,10 +161,10 @@ NAMED = 10
 """Runs named in one sentence at most; the rest are counted (the tables and the grid list every one)."""
 
 
-def some(names: Sequence[str]) -> str:
-    """``names`` joined, the first ``NAMED`` of them and how many more."""
-    more = len(names) - NAMED
-    return ", ".join(names[:NAMED]) + (f" and {more} more" if more > 0 else "")
+def some(names: Sequence[str], shown: int = NAMED) -> str:
+    """``names`` joined, the first ``shown`` of them (:data:`NAMED` by default) and how many more."""
+    more = len(names) - shown
+    return ", ".join(names[:shown]) + (f" and {more} more" if more > 0 else "")
 
 
 def _missing_line(missing: Sequence[Missing]) -> str:
@@ -420,12 +420,6 @@ def _mixed(study: Study) -> Drawn:
     return Drawn("\n".join(parts) + "\n" if parts else "No finished run to fit.\n")
 
 
-def _named(models: Sequence[str]) -> str:
-    """Models' names, the first :data:`NAMES_SHOWN` of them, the rest counted."""
-    more = len(models) - NAMES_SHOWN
-    return ", ".join(models[:NAMES_SHOWN]) + (f" and {more} more" if more > 0 else "")
-
-
 def _items(study: Study) -> Drawn:
     """Per cell: each item's share of models right (the hardest first where there are more than
     :data:`ITEMS_SHOWN`), the items every model fails, the items that split families or sizes.
@@ -445,7 +439,8 @@ def _items(study: Study) -> Drawn:
         shown = rated if len(rated) <= ITEMS_SHOWN else \
             rated[np.argsort(shares.share[rated], kind="stable")[:ITEMS_SHOWN]]
         body = [[names[table.items[k]], int(shares.right[k]), int(shares.graded[k]), f"{shares.share[k]:.2f}",
-                 _named([m for j, m in enumerate(table.models) if table.outcome[k, j] == RIGHT])] for k in shown]
+                 some([m for j, m in enumerate(table.models) if table.outcome[k, j] == RIGHT], NAMES_SHOWN)]
+                for k in shown]
         more = (f"\nThe {ITEMS_SHOWN} items the fewest models get right of {len(rated)}; `lingdiag view` shows "
                 "every item across the models.\n") if len(rated) > len(shown) else ""
         listed = ", ".join(names[table.items[k]] for k in failed[:ITEMS_SHOWN]) or "none"
