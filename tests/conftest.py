@@ -109,6 +109,18 @@ def server(shared_datasets: Path) -> Iterator[tuple[str, list[str]]]:
 USER_MODELS = Path(os.environ.get("LINGDIAG_CACHE") or Path.home() / ".cache" / "lingdiag") / "models"
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Converts the embedded SmolLM2 into the user cache once, before any test, in the process that
+    starts pytest-xdist's workers (never in a worker): tests of the fast lane read its converted files
+    and its loads, and on a fresh cache spread over workers no test would have converted it first."""
+    if hasattr(session.config, "workerinput"):
+        return
+    from lingdiag.models.embedded import EMBEDDED, ensure_converted
+
+    if EMBEDDED["smollm2-135m"].installed():  # otherwise the tests that need it say so
+        ensure_converted("smollm2-135m")
+
+
 @pytest.fixture(autouse=True)
 def _isolated_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Each test gets its own cache for datasets and responses, but converted models are
