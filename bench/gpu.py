@@ -84,12 +84,15 @@ class Figures:
 
     def guard(self, name: str, check: Callable[[], dict[str, Any] | None]) -> None:
         """Run ``check``; merge its figures, or record its error in one line under ``errors``; then write."""
+        start = time.perf_counter()
         try:
             self.data |= check() or {}
         except Exception as e:  # noqa: BLE001 - every check's failure is a figure, and the next check runs
             first = str(e).splitlines()[0] if str(e) else ""
             self.data.setdefault("errors", {})[name] = f"{type(e).__name__}: {first}"
             print(f"bench/gpu.py: {name} failed: {type(e).__name__}: {first}", file=sys.stderr)
+        # What each check cost, so a lease of a few minutes can be planned from the last run's file.
+        self.data.setdefault("check_seconds", {})[name] = round(time.perf_counter() - start, 1)
         self.write()
 
 
@@ -232,7 +235,7 @@ def lm_eval_generate(model: Any, tokenizer: Any, prompts: Sequence[str], max_new
 
 
 def check(cpu_smoke: bool, n_items: int, peak_tflops: float | None, out: Path,
-          tokenizer_dir: str | None = None) -> dict[str, Any]:
+          tokenizer_dir: str | None = None, study: study_scale.Scale | None = None) -> dict[str, Any]:
     """Every check this machine can run, each guarded; figures by name, written after each check."""
     # A GPU machine with no package index has no weights package: the tokenizer files travel alone.
     tokenizer_dir = tokenizer_dir or str(ensure_converted("smollm2-135m")[0])
@@ -363,7 +366,8 @@ def check(cpu_smoke: bool, n_items: int, peak_tflops: float | None, out: Path,
         twin = copy.deepcopy(model).float()
         calibration = calibrate.measure(lows.loglikelihood, backend(twin, high).loglikelihood)
         del twin
-        model.float()
+        # The model leaves this check in the dtype it came in: the study-scale checks time it next.
+        model.to(dtype)
         out: dict[str, Any] = {"calibration": calibration.recorded()}
         bounds = {"fixed": NOISE_PER_TOKEN["bfloat16"], "calibrated": calibration.per_token}
         for work, width in (("nli", len(LABELS)), ("sentences", 4)):
@@ -384,9 +388,12 @@ def check(cpu_smoke: bool, n_items: int, peak_tflops: float | None, out: Path,
             if cuda else None)
     theirs = {"loglik": lambda rs: lm_eval_loglik(model, tokenizer, rs, 64, 1)[1],
               "generate": lambda ps, n: lm_eval_generate(model, tokenizer, ps, n, 1)}
-    for name, run in study_scale.checks(tree, study_scale.STUDY if cuda else study_scale.SMOKE, n_params, peak,
+    size = study or (study_scale.STUDY if cuda else study_scale.SMOKE)
+    figures.data["study_scale"] = {"pairs": size.pairs, "items": size.items, "prompts": size.prompts,
+                                   "new_tokens": size.new_tokens}
+    for name, run in study_scale.checks(tree, size, n_params, peak,
                                         theirs if lm_eval_available() else None,
-                                        backend(model, kv_cache="static")).items():
+                                        backend(model, kv_cache="static"), backend(model, packing=True)).items():
         figures.guard(name, run)
     if cuda:
         del model, tree, plain
@@ -431,11 +438,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, default=Path("bench/.work/gpu.json"))
     parser.add_argument("--tokenizer", default=None,
                         help="a directory of SmolLM2's tokenizer files (default: the embedded model's)")
+    parser.add_argument("--study", type=int, nargs=4, metavar=("PAIRS", "ITEMS", "PROMPTS", "NEW_TOKENS"),
+                        help="the study-scale workloads' sizes (default 67000 10000 256 2048 on a GPU): "
+                             "smaller ones fit a short lease")
     args = parser.parse_args(argv)
     if not args.cpu_smoke and not torch.cuda.is_available():
         sys.exit("bench/gpu.py: no CUDA device here (run with --cpu-smoke for the CPU parts)")
     figures = check(args.cpu_smoke, args.items or (6 if args.cpu_smoke else 200), args.peak_tflops, args.out,
-                    args.tokenizer)
+                    args.tokenizer, study_scale.Scale(*args.study) if args.study else None)
     print(json.dumps(figures, indent=2))
 
 

@@ -89,14 +89,24 @@ def rate(backend: HFBackend, run: Any, n_params: int, peak: float | None) -> dic
 
 def checks(backend: HFBackend, size: Scale, n_params: int, peak: float | None,
            theirs: dict[str, Callable[..., Any]] | None,
-           static: HFBackend | None = None) -> dict[str, Callable[[], dict[str, Any]]]:
+           static: HFBackend | None = None, packed: HFBackend | None = None,
+           ) -> dict[str, Callable[[], dict[str, Any]]]:
     """One guarded check per workload: ours timed, lm-eval's seconds beside it (``theirs``: its log-likelihood
     and generation runners, None where lm-eval is not importable); long generation also with ``static``, the
-    same model with ``kv_cache=static``, whose answers must be the dynamic cache's."""
+    same model with ``kv_cache=static``, whose answers must be the dynamic cache's; the scored workloads also
+    with ``packed``, the same model with ``packing=True`` (seconds, and its largest gap per token)."""
 
     def scored(name: str, requests: list[LoglikelihoodRequest]) -> dict[str, Any]:
-        ours = rate(backend, lambda: backend.loglikelihood(requests), n_params, peak)
+        answers: list[Any] = []
+        ours = rate(backend, lambda: answers.extend(backend.loglikelihood(requests)), n_params, peak)
         out: dict[str, Any] = {"requests": len(requests)} | ours
+        if packed is not None:
+            rows: list[Any] = []
+            fast = rate(packed, lambda: rows.extend(packed.loglikelihood(requests)), n_params, peak)
+            gap = max((abs(a.logprob - b.logprob) / max(a.n_tokens, 1) for a, b in zip(answers, rows, strict=True)),
+                      default=0.0)
+            out |= {"packed_seconds": fast["seconds"], "packed_speedup": round(ours["seconds"] / fast["seconds"], 2),
+                    "packed_max_gap_per_token": round(gap, 5)}
         if theirs:
             out["lm_eval_seconds"] = round(theirs["loglik"](requests), 3)
             out["speedup_over_lm_eval"] = round(out["lm_eval_seconds"] / ours["seconds"], 2)
