@@ -34,6 +34,9 @@ def test_gpu_check_runs_its_cpu_parts(tmp_path: Path) -> None:
     assert figures["study_long_generation"]["static_equals_dynamic"] is True
     assert figures["study_long_generation"]["static_over_dynamic"] > 0
     assert all(figures[f"study_{w}"]["forward_tokens_per_s"] > 0 for w in ("blimp", "choices", "long_generation"))
+    # The scored workloads packed beside padded: the same log-probs; each check's seconds, to plan a lease.
+    assert all(figures[f"study_{w}"]["packed_max_gap_per_token"] < 1e-4 for w in ("blimp", "choices"))
+    assert set(figures["check_seconds"]) >= {"tree_vs_plain", "float32_truth", "study_blimp", "study_long_generation"}
     for kind in ("fixed", "calibrated"):  # the same weights in float32 as the truth, with lingdiag's fragile marks
         truth = figures[f"bf16_vs_fp32_nli_{kind}"]
         assert truth["decisions"] == 4 * 2 and {"flips", "fragile", "flips_not_fragile", "max_abs_gap"} <= truth.keys()
@@ -66,3 +69,19 @@ def test_gpu_check_without_cuda_says_so_in_one_line() -> None:
                           timeout=300)
     assert done.returncode != 0
     assert done.stderr.strip() == "bench/gpu.py: no CUDA device here (run with --cpu-smoke for the CPU parts)"
+
+
+@pytest.mark.slow
+def test_gpu_profile_runs_on_the_cpu(tmp_path: Path) -> None:
+    """``bench/gpu_profile.py``, the one-lease profile, at the tiny model's size: every lever ran, none failed."""
+    from lingdiag.models.embedded import ensure_converted
+
+    out = tmp_path / "profile.json"
+    subprocess.run([sys.executable, str(REPO / "bench" / "gpu_profile.py"), str(ensure_converted("smollm2-135m")[0]),
+                    str(out)], check=True, capture_output=True, timeout=600)
+    figures = json.loads(out.read_text())
+    for lever in ("tree", "packed", "plain", "max_batch_1024", "plain_max_batch_1024"):
+        assert isinstance(figures[lever], dict) and figures[lever]["forward_tokens"] > 0, lever
+    assert figures["packed"]["forward_tokens"] == figures["tree"]["forward_tokens"]  # packing drops padding only
+    assert "scaled_dot_product_attention" in figures["torch_profile_cpu"] or "aten::" in figures["torch_profile_cpu"]
+    assert figures["study_long_generation"]["static_equals_dynamic"] is True
