@@ -3,8 +3,8 @@
 A model run in bfloat16 or float16 gives log-probs a little away from float32's; a decision
 between texts (a label among candidates, a good against a bad sentence) changes only if two of
 its texts moved apart by more than the margin between them. The backend bounds how far one scored
-token's log-prob moves (``models.base.Precision.per_token``, measured against float32 for the model,
-dtype and device by ``lingdiag.models.hf.calibrate``); a text of
+token's log-prob moves (``models.base.Precision.per_token``: the dtype's fixed bound, or one measured
+against float32 for the model, dtype and device by ``lingdiag.models.hf.calibrate``); a text of
 ``n`` scored tokens moves at most ``n`` times that. A decision is *fragile* when, for some pair of
 its texts, lowering one and raising the other each by its bound changes the label.
 

@@ -78,7 +78,7 @@ def test_on_official_explica_rescoring_under_the_calibrated_bound_gives_float32s
     monkeypatch.setenv("LINGDIAG_CACHE", str(tmp_path / "cache"))
     config = RunConfig(suite="explica", model=M, dataset=str(shared_datasets / "explica" / "explica.csv"),
                        axes={"task": ["perplexity"]}, limit=48)
-    low = load_backend(M, {"dtype": "bfloat16", "rescore_fragile": "float32"})
+    low = load_backend(M, {"dtype": "bfloat16", "rescore_fragile": "float32", "calibrate": True})
     assert isinstance(low, HFBackend)
     evaluate(config, smollm2, tmp_path / "fp32")
     evaluate(config, low, tmp_path / "bf16")
