@@ -24,7 +24,8 @@ def test_anchors_written_read_and_estimated(runs, tmp_path):
     fit = fit_runs(dirs, "1pl")
     chosen = anchor_cells(fit, 20)
     (cell,) = chosen.cells
-    assert 10 <= len(cell.anchors.index) <= 20 and abs(cell.anchors.weight.sum() - 1) < 1e-9
+    # Exactly the anchors asked for, every cluster's share carried by its anchors.
+    assert len(set(cell.anchors.index)) == 20 and abs(cell.anchors.weight.sum() - 1) < 1e-9
     assert cell.method == "irt" and cell.measured_error is not None and len(cell.validation) == 10
     save_anchors(chosen, tmp_path / "a.json")
     back = load_anchors(tmp_path / "a.json")
@@ -87,17 +88,44 @@ def test_a_study_suite_names_its_items_file(tmp_path):
 
 def test_where_irt_anchors_lose_to_random_items_random_items_are_chosen(tmp_path):
     # Half the items have gold A, half B; each model leans to one label (a second dimension): a model
-    # right on the A items is wrong on the B items. One ability cannot say which half a model is good at.
+    # right on the A items is wrong on the B items. One ability cannot say which half a model is good at,
+    # and on this draw the IRT anchors' measured error is above random items'.
     from helpers import write_runs
 
-    rng = np.random.default_rng(0)
+    from lingdiag.items.validate import random_rms
+
+    rng = np.random.default_rng(1)
     on_a, on_b = np.linspace(0.05, 0.95, 9), np.array([0.9, 0.2, 0.7, 0.05, 0.95, 0.4, 0.1, 0.6, 0.3])
     x = np.concatenate([rng.random((9, 300)) < on_a[:, None], rng.random((9, 300)) < on_b[:, None]],
                        axis=1).astype(np.int8)
     dirs = write_runs(tmp_path / "runs", x)
     (cell,) = anchor_cells(fit_runs(dirs, "1pl"), 40).cells
     assert cell.method == "random" and cell.irt_error is not None and cell.measured_error is not None
-    assert cell.irt_error > cell.measured_error
+    assert cell.irt_error > cell.measured_error == random_rms(list(cell.validation))
+    assert len(cell.anchors.index) == 40
     save_anchors(anchor_cells(fit_runs(dirs, "1pl"), 40), tmp_path / "a.json")
     ((back, est),) = estimate_run(load_anchors(tmp_path / "a.json"), load_run(dirs[4]))
     assert back.method == "random" and est.low <= x[4].mean() <= est.high
+
+
+def test_few_distinct_parameters_still_give_k_anchors_spread_by_share():
+    # A 1PL over a few models gives one (slope, intercept) per count of models right: 3 distinct points
+    # here. The 30 anchors asked for are shared among them by size (60/30/10% of 200 items), each
+    # anchor weighted by its group's share over its anchors there.
+    from lingdiag.items.irt import Estimates
+    from lingdiag.items.selection import allocate, choose
+
+    intercept = np.repeat([-1.0, 0.5, 2.0], [120, 60, 20])
+    slope = np.ones(200)
+    zeros = np.zeros(200)
+    est = Estimates(slope, intercept, zeros, zeros, zeros, np.zeros(3), np.zeros(3), 0.0, 1, True)
+    chosen = choose(est, 30, seed=4)
+    assert len(set(chosen.index)) == 30 and abs(chosen.weight.sum() - 1) < 1e-12
+    groups = np.searchsorted([120, 180], chosen.index, side="right")
+    assert np.bincount(groups).tolist() == [18, 9, 3]
+    assert np.allclose(chosen.weight, np.array([0.6 / 18, 0.3 / 9, 0.1 / 3])[groups])
+    assert choose(est, 30, seed=5).index.tolist() != chosen.index.tolist()  # ties taken in a seeded order
+    # Every group gets one before any gets a second; never more than it holds.
+    assert allocate(np.array([500, 1, 1]), 3).tolist() == [1, 1, 1]
+    assert allocate(np.array([2, 50]), 10).tolist() == [1, 9]
+    assert allocate(np.array([3, 3]), 10).tolist() == [3, 3]

@@ -1,8 +1,8 @@
 """Choosing anchor items and a model's full-cell accuracy from its answers to them alone, as
 tinyBenchmarks does (Polo et al., 2024): fit the item model on the models already run, cluster
-the items by their parameters, keep the item nearest each cluster's centre as an anchor weighted
-by its cluster's share of the items; a new model's ability is estimated from the anchors alone
-(the item parameters fixed) and its accuracy predicted on every item it was not asked
+the items by their parameters, keep the items nearest each cluster's centre as anchors (as many
+per cluster as its share of the items gives) weighted by that share; a new model's ability is
+estimated from the anchors alone (the item parameters fixed) and its accuracy predicted on every item it was not asked
 (the *p-IRT* estimate: the anchors' own answers plus each other item's predicted probability).
 
 The stated interval adds two parts: the spread the model itself implies (the ability's posterior
@@ -40,13 +40,18 @@ class Chosen:
 
 
 def choose(est: Estimates, k: int, seed: int = 0) -> Chosen:
-    """``k`` anchors of a fitted cell: k-means over each item's standardised (slope, intercept),
-    the item nearest each centre, weighted by the share of items in its cluster.
+    """``k`` anchors of a fitted cell: k-means over each item's standardised (slope, intercept), then
+    ``k`` items shared among the clusters by their size (largest remainders; :func:`allocate`), in each
+    cluster the items nearest its centre, each weighted by its cluster's share over its anchors there.
+
+    Where the items have fewer distinct parameters than ``k`` (a 1PL over a few models gives one per count
+    of models right), the clusters are those distinct points and each holds several anchors: one item per
+    cluster would ask 26 of the 100 anchors asked for, and the estimate would rest on 26 answers.
 
     Args:
         est: The cell's fit.
         k: Anchors wanted (all items where the cell has no more).
-        seed: The k-means seed.
+        seed: The k-means seed, and the order in which items at one distance from their centre are taken.
     """
     n = len(est.slope)
     if k >= n:
@@ -60,19 +65,37 @@ def choose(est: Estimates, k: int, seed: int = 0) -> Chosen:
     if len(distinct) <= k:
         centres = distinct
     else:
-        with warnings.catch_warnings():  # an emptied cluster only means one anchor fewer
+        with warnings.catch_warnings():  # an emptied cluster only means its anchors go to the others
             warnings.filterwarnings("ignore", "One of the clusters is empty", UserWarning)
             centres, _ = kmeans2(distinct, k, seed=seed, minit="++")
     label = np.argmin(((points[:, None, :] - centres[None, :, :]) ** 2).sum(2), axis=1)
+    size = np.bincount(label, minlength=len(centres))
+    # Items at one distance from a centre (duplicates) are taken in a seeded order, not by position:
+    # an item's position follows the dataset's order, which may follow its kind.
+    tie = np.random.default_rng(seed).permutation(n)
     index, weight = [], []
-    for c in range(len(centres)):
-        members = np.flatnonzero(label == c)
-        if members.size == 0:
+    for c, m in enumerate(allocate(size, k)):
+        if m == 0:
             continue
-        nearest = members[np.argmin(((points[members] - centres[c]) ** 2).sum(1))]
-        index.append(int(nearest))
-        weight.append(members.size / n)
+        members = np.flatnonzero(label == c)
+        distance = ((points[members] - centres[c]) ** 2).sum(1)
+        nearest = members[np.lexsort((tie[members], distance))[:m]]
+        index += [int(j) for j in nearest]
+        weight += [size[c] / n / m] * m
     return Chosen(np.asarray(index, dtype=np.int64), np.asarray(weight))
+
+
+def allocate(size: NDArray[np.int64], k: int) -> NDArray[np.int64]:
+    """``k`` draws shared among groups of ``size`` items: one for each group (so that every group's share
+    of the items has an anchor to carry it), the rest in proportion to size by largest remainders (ties to
+    the earlier group), none given more than it holds. ``k`` is at least the number of groups.
+    """
+    out = np.minimum(size, 1).astype(np.int64)
+    quota = size / size.sum() * k
+    while out.sum() < min(k, size.sum()):
+        gain = np.where(out < size, quota - out, -np.inf)
+        out[int(np.argmax(gain))] += 1
+    return out
 
 
 @dataclass(frozen=True, slots=True)
