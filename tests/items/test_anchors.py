@@ -125,7 +125,13 @@ def test_few_distinct_parameters_still_give_k_anchors_spread_by_share():
     assert np.bincount(groups).tolist() == [18, 9, 3]
     assert np.allclose(chosen.weight, np.array([0.6 / 18, 0.3 / 9, 0.1 / 3])[groups])
     assert choose(est, 30, seed=5).index.tolist() != chosen.index.tolist()  # ties taken in a seeded order
-    # Every group gets one before any gets a second; never more than it holds.
-    assert allocate(np.array([500, 1, 1]), 3).tolist() == [1, 1, 1]
-    assert allocate(np.array([2, 50]), 10).tolist() == [1, 9]
+    # A group of 2 in 200 gets no anchor of 10: its share goes to the nearest group's anchors.
+    few = Estimates(np.ones(200), np.repeat([-1.0, 0.5, 2.0], [150, 48, 2]), zeros, zeros, zeros, np.zeros(3),
+                    np.zeros(3), 0.0, 1, True)
+    small = choose(few, 10, seed=0)
+    assert len(small.index) == 10 and abs(small.weight.sum() - 1) < 1e-12 and (small.index < 198).all()
+    assert np.isclose(small.weight[small.index >= 150].sum(), 0.25)
+    # By size, never more than a group holds; a group too small for one gets none.
+    assert allocate(np.array([500, 1, 1]), 3).tolist() == [3, 0, 0]
+    assert allocate(np.array([2, 50]), 10).tolist() == [0, 10]
     assert allocate(np.array([3, 3]), 10).tolist() == [3, 3]

@@ -77,14 +77,16 @@ def test_difficulties_agree_with_girth(perplexity_runs):
 
 
 def test_anchors_beat_random_items_leaving_each_model_out(perplexity_runs):
+    # Over five anchor draws, not one: one draw's error is one sample of a random quantity.
     (m,) = read_matrices(perplexity_runs).cells
-    held = validate.leave_one_out(m, 100, "1pl")
-    assert len(held) == 8
-    errors = np.array([h.error for h in held])
-    random_rms = math.sqrt(np.mean([h.random_se**2 for h in held]))
-    assert validate.rms(held) < 0.04 < random_rms  # measured: 0.034 against 0.046 (docs/items.md)
-    assert np.abs(errors).max() < 0.08
-    assert np.mean(np.abs(errors)) < np.mean([h.random_mae for h in held])
+    draws = [validate.leave_one_out(m, 100, "1pl", seed=seed) for seed in range(5)]
+    assert all(len(held) == 8 for held in draws)
+    errors = np.array([[h.error for h in held] for held in draws])
+    random_rms = math.sqrt(np.mean([h.random_se**2 for h in draws[0]]))
+    # Measured over 10 draws: RMS 0.033 against 0.046, 88% within 0.05 (docs/items.md).
+    assert math.sqrt(float(np.mean(errors**2))) < 0.04 < random_rms
+    assert np.mean(np.abs(errors) <= 0.05) >= 0.8 and np.abs(errors).max() < 0.1
+    assert np.mean(np.abs(errors)) < np.mean([h.random_mae for h in draws[0]])
 
 
 def test_anchors_and_estimate_commands(perplexity_runs, tmp_path):

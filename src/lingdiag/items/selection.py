@@ -42,7 +42,8 @@ class Chosen:
 def choose(est: Estimates, k: int, seed: int = 0) -> Chosen:
     """``k`` anchors of a fitted cell: k-means over each item's standardised (slope, intercept), then
     ``k`` items shared among the clusters by their size (largest remainders; :func:`allocate`), in each
-    cluster the items nearest its centre, each weighted by its cluster's share over its anchors there.
+    cluster the items nearest its centre, each weighted by its cluster's share over its anchors there (a
+    cluster too small for an anchor adds its share to the nearest cluster with anchors).
 
     Where the items have fewer distinct parameters than ``k`` (a 1PL over a few models gives one per count
     of models right), the clusters are those distinct points and each holds several anchors: one item per
@@ -70,28 +71,30 @@ def choose(est: Estimates, k: int, seed: int = 0) -> Chosen:
             centres, _ = kmeans2(distinct, k, seed=seed, minit="++")
     label = np.argmin(((points[:, None, :] - centres[None, :, :]) ** 2).sum(2), axis=1)
     size = np.bincount(label, minlength=len(centres))
+    share = allocate(size, k)
+    # A cluster too small for an anchor of its own is carried by the nearest one that has anchors.
+    kept = np.flatnonzero(share > 0)
+    carried = kept[np.argmin(((centres[:, None, :] - centres[None, kept, :]) ** 2).sum(2), axis=1)]
+    carried_size = np.bincount(carried[label], minlength=len(centres))
     # Items at one distance from a centre (duplicates) are taken in a seeded order, not by position:
     # an item's position follows the dataset's order, which may follow its kind.
     tie = np.random.default_rng(seed).permutation(n)
     index, weight = [], []
-    for c, m in enumerate(allocate(size, k)):
-        if m == 0:
-            continue
+    for c in kept:
+        m = int(share[c])
         members = np.flatnonzero(label == c)
         distance = ((points[members] - centres[c]) ** 2).sum(1)
-        nearest = members[np.lexsort((tie[members], distance))[:m]]
-        index += [int(j) for j in nearest]
-        weight += [size[c] / n / m] * m
+        index += [int(j) for j in members[np.lexsort((tie[members], distance))[:m]]]
+        weight += [carried_size[c] / n / m] * m
     return Chosen(np.asarray(index, dtype=np.int64), np.asarray(weight))
 
 
 def allocate(size: NDArray[np.int64], k: int) -> NDArray[np.int64]:
-    """``k`` draws shared among groups of ``size`` items: one for each group (so that every group's share
-    of the items has an anchor to carry it), the rest in proportion to size by largest remainders (ties to
-    the earlier group), none given more than it holds. ``k`` is at least the number of groups.
+    """``k`` draws shared among groups of ``size`` items in proportion to their size, by largest
+    remainders (ties to the earlier group), none given more than it holds.
     """
-    out = np.minimum(size, 1).astype(np.int64)
     quota = size / size.sum() * k
+    out = np.minimum(np.floor(quota).astype(np.int64), size)
     while out.sum() < min(k, size.sum()):
         gain = np.where(out < size, quota - out, -np.inf)
         out[int(np.argmax(gain))] += 1
