@@ -135,3 +135,13 @@ def test_few_distinct_parameters_still_give_k_anchors_spread_by_share():
     assert allocate(np.array([500, 1, 1]), 3).tolist() == [3, 0, 0]
     assert allocate(np.array([2, 50]), 10).tolist() == [0, 10]
     assert allocate(np.array([3, 3]), 10).tolist() == [3, 3]
+
+
+def test_every_item_an_anchor_keeps_the_irt_method(runs, tmp_path):
+    # K at or above the cell's items: every item is asked, both methods are exact, and rounding noise in
+    # the two measured errors must not switch the file to "random items, their mean".
+    dirs, _, _ = runs
+    for k in (150, 10_000):
+        (cell,) = anchor_cells(fit_runs(dirs, "1pl"), k).cells
+        assert cell.method == "irt" and len(cell.anchors.index) == 150 and cell.measured_error is not None
+        assert cell.measured_error < 1e-6

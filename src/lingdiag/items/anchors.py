@@ -107,7 +107,8 @@ def anchor_cells(fit: ItemFit, k: int, seed: int = 0, validate: bool = True) -> 
             error = irt_error = rms(held)
             # One dimension of ability cannot describe every matrix (a model's bias towards one label
             # is a second): where the IRT anchors do worse than random items would, random items it is.
-            if random_rms(held) < irt_error:
+            # Not where every item is an anchor: both are then exact, and rounding would pick one.
+            if k < len(keep) and random_rms(held) < irt_error:
                 chosen, method, error = at_random(len(keep), k, seed), "random", random_rms(held)
         cells.append(AnchorCell(c.suite, c.condition, fit.kind, tuple(c.item_ids[int(j)] for j in keep),
                                 np.array(c.slope[keep]), np.array(c.intercept[keep]), chosen, c.models,
