@@ -71,9 +71,9 @@ def choose(est: Estimates, k: int, seed: int = 0) -> Chosen:
             centres, _ = kmeans2(distinct, k, seed=seed, minit="++")
     label = np.argmin(((points[:, None, :] - centres[None, :, :]) ** 2).sum(2), axis=1)
     size = np.bincount(label, minlength=len(centres))
-    share = allocate(size, k)
+    count = allocate(size, k)
     # A cluster too small for an anchor of its own is carried by the nearest one that has anchors.
-    kept = np.flatnonzero(share > 0)
+    kept = np.flatnonzero(count > 0)
     carried = kept[np.argmin(((centres[:, None, :] - centres[None, kept, :]) ** 2).sum(2), axis=1)]
     carried_size = np.bincount(carried[label], minlength=len(centres))
     # Items at one distance from a centre (duplicates) are taken in a seeded order, not by position:
@@ -81,7 +81,7 @@ def choose(est: Estimates, k: int, seed: int = 0) -> Chosen:
     tie = np.random.default_rng(seed).permutation(n)
     index, weight = [], []
     for c in kept:
-        m = int(share[c])
+        m = int(count[c])
         members = np.flatnonzero(label == c)
         distance = ((points[members] - centres[c]) ** 2).sum(1)
         index += [int(j) for j in members[np.lexsort((tie[members], distance))[:m]]]
@@ -94,7 +94,7 @@ def allocate(size: NDArray[np.int64], k: int) -> NDArray[np.int64]:
     remainders (ties to the earlier group), none given more than it holds.
     """
     quota = size / size.sum() * k
-    out = np.minimum(np.floor(quota).astype(np.int64), size)
+    out: NDArray[np.int64] = np.minimum(np.floor(quota).astype(np.int64), size)
     while out.sum() < min(k, size.sum()):
         gain = np.where(out < size, quota - out, -np.inf)
         out[int(np.argmax(gain))] += 1
