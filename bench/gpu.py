@@ -257,7 +257,8 @@ def check(cpu_smoke: bool, n_items: int, peak_tflops: float | None, out: Path,
     model = random_llama(shape, vocab, dtype, device)
     n_params = sum(p.numel() for p in model.parameters())
     figures.data["model"] = {"params": n_params, "dtype": str(dtype).removeprefix("torch."), **shape}
-    tree, plain = backend(model), backend(model, prefix_reuse=False)
+    # Padded passes named, not left to the default: the packed twins below are compared with these.
+    tree, plain = backend(model, packing=False), backend(model, prefix_reuse=False, packing=False)
     nli = nli_requests(tree, generated)
     state: dict[str, Any] = {}
 

@@ -59,7 +59,7 @@ def main(tokenizer_dir: str, out: Path) -> None:
         return {"s": round(time.perf_counter() - t, 3), **used}
 
     requests = study_scale.blimp_pairs(4000 if cuda else 50)
-    tree = backend()
+    tree = backend(packing=False)  # the padded passes, named: the default has changed once already
     tree.loglikelihood(requests[:64])  # the kernels' first launches
     res["tokens_budget"] = placement.tokens("loglik", lambda: model)
     res["tree"] = timed(tree, requests)
@@ -81,8 +81,9 @@ def main(tokenizer_dir: str, out: Path) -> None:
         res[f"cprofile_{order}"] = text.getvalue()
     save()
     wide = replace(placement, max_batch=1024)
-    levers = {"packed": backend(packing=True), "plain": backend(prefix_reuse=False),
-              "max_batch_1024": backend(wide), "plain_max_batch_1024": backend(wide, prefix_reuse=False)}
+    levers = {"packed": backend(packing=True), "plain": backend(prefix_reuse=False, packing=False),
+              "max_batch_1024": backend(wide, packing=False),
+              "plain_max_batch_1024": backend(wide, prefix_reuse=False, packing=False)}
     for name, variant in levers.items():
         try:
             variant.loglikelihood(requests[:64])
@@ -100,7 +101,7 @@ def main(tokenizer_dir: str, out: Path) -> None:
     size = study_scale.Scale(pairs=0, items=600, prompts=64, new_tokens=256) if cuda else study_scale.SMOKE
     n_params = sum(q.numel() for q in model.parameters())
     checks = study_scale.checks(tree, size, n_params, gpu.PEAK_TFLOPS["H200"] if cuda else None, theirs,
-                                backend(kv_cache="static"), backend(packing=True))
+                                backend(kv_cache="static", packing=False), backend(packing=True))
     for name in ("study_choices", "study_long_generation"):
         t = time.perf_counter()
         try:

@@ -93,7 +93,7 @@ def checks(backend: HFBackend, size: Scale, n_params: int, peak: float | None,
            ) -> dict[str, Callable[[], dict[str, Any]]]:
     """One guarded check per workload: ours timed, lm-eval's seconds beside it (``theirs``: its log-likelihood
     and generation runners, None where lm-eval is not importable); long generation also with ``static``, the
-    same model with ``kv_cache=static``, whose answers must be the dynamic cache's; the scored workloads also
+    same model with ``kv_cache=static``, whose answers are compared with the dynamic cache's; the scored workloads also
     with ``packed``, the same model with ``packing=True`` (seconds, and its largest gap per token)."""
 
     def scored(name: str, requests: list[LoglikelihoodRequest]) -> dict[str, Any]:

@@ -88,3 +88,15 @@ def test_packed_equals_padded_on_smollm2(prefix_reuse: bool) -> None:
     padded, packed = (HFBackend(path, HFOptions(prefix_reuse=prefix_reuse, packing=p), resolve())
                       .loglikelihood(requests()) for p in (False, True))
     assert_equal(padded, packed)
+
+
+def test_packing_is_asked_for_on_every_device() -> None:
+    """Not on by default with CUDA: packed to a card's memory, a pass's dense mask made attention 63% of
+    the kernel time on an H200 (bench/README.md). A placement that says CUDA is enough to check: the
+    backend decides packing, and names it in its identity, before any weight is loaded."""
+    from dataclasses import replace
+
+    path = str(smollm2_dir())
+    card = replace(resolve(), kind="cuda")
+    assert "packing" not in HFBackend(path, HFOptions(), card).identity
+    assert HFBackend(path, HFOptions(packing=True), card).identity["packing"] == "on"

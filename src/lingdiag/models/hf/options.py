@@ -71,12 +71,14 @@ class HFOptions(BaseModel):
     decisions are float32's; the records say which (``decision.rescored``), meta.json names it
     (``precision``). Nothing to do in float32."""
 
-    packing: bool | None = None
+    packing: bool = False
     """Score log-likelihoods in packed passes: each level of the prefix tree one row of documents end to
     end under a document mask, with no padding (``lingdiag.models.hf.score.Scorer.packed``). Equal to the
     padded passes within 1e-5 relative in float32 but not to the last bit, so named in the backend identity
-    when on. None: on with CUDA (where padding costs a third of every pass), off on the CPU (where records
-    stay byte-identical)."""
+    when on. Off by default on every device: a pass is packed up to the batch budget, which on a card is
+    sized from its free memory (427,046 tokens for an 8B model on an H200), and its dense mask makes
+    attention quadratic in the pass's length; there attention took 63% of the kernel time and BLiMP-sized
+    pairs ran at 0.35× lm-eval's speed (``bench/README.md``, "Measured on an H200")."""
 
     calibrate: bool = False
     """In bfloat16/float16: measure the per-token noise bound behind ``fragile`` for this model, dtype and
