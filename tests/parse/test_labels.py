@@ -25,7 +25,9 @@ CASES = [
     ("Let me think.\nThe premise is ambiguous.\nUnknown", "Unknown"),
     ("The premise describes a process.", UNPARSED),
     ("True or False? It depends.", UNPARSED),
-    ("Unknown, not True", UNPARSED),
+    ("Unknown, not True", "Unknown"),  # another label struck out in a clause of its own
+    ("Unknown (not True)", "Unknown"),
+    ("Unknown, not quite True", UNPARSED),
     ("Truely it is so", UNPARSED),
     ("", UNPARSED),
     ("I cannot answer that.", UNPARSED),

@@ -41,7 +41,7 @@ ANSWERS: dict[str, list[tuple[str, str]]] = {
            ("True or not, I cannot say.", U), ("False is not the answer here.", U),
            ("False, because he did not finish the house.", "False"), ("Answer: True or False", U),
            ("I cannot say whether it is True.", U), ("True. The premise entails it.", "True"), ("True maybe.", U),
-           ("Answer: True, not False", U), ("Truly, I cannot tell.", U), ("True?", U),
+           ("Answer: True, not False", "True"), ("Truly, I cannot tell.", U), ("True?", U),
            ("False because it is not finished.", "False"), ("The answer is True... or not.", U)],
     "de": [("Wahr", "True"), ("Antwort: falsch", "False"), ("Wahr ist das nicht.", U), ("Wahr? Nein.", U),
            ("Die Antwort ist nicht wahr.", U), ("Falsch, weil das Haus nicht fertig ist.", "False"),

@@ -24,6 +24,9 @@ CUES = reading_words(ENGLISH).cues
     ("1. The premise says so.\n2. True\n3.", "The premise says so.\nTrue\n3."),  # list numbers; a lone "3." stays
     ("> quoted\n>> twice", "quoted\ntwice"),
     ("<b>True</b><br>because", "True\nbecause"),
+    ("Reasoning.\n<answer>\nFalse\n</answer>", "Reasoning.\nFinal answer: False"),  # a short tagged answer
+    ("<ANSWER>not True</ANSWER>", "Final answer: not True"),  # what it says stays, a negation too
+    ("<answer>He ran, so the label is True.\nSure.</answer>", "He ran, so the label is True.\nSure."),
     ("json_key stays, __x__ goes", "json_key stays, x goes"),
     ("   \n\n\t  \n", ""),
 ])

@@ -4,6 +4,7 @@ committed label back (its clause, the clause after it, a later mention, the whol
 
 import pytest
 
+from lingdiag.parse.labels import parse_label
 from lingdiag.parse.language import ENGLISH, language
 from lingdiag.parse.reader import REASONS, read
 from lingdiag.parse.scan import Vocabulary
@@ -42,7 +43,8 @@ REFUSED = [
     ("The answer is False. Wait, it is True.", "several-answers"),
     ("对；不对。", "retracted"),
     ("False. True is also defensible.", "another-label"),
-    ("True, not False.", "another-label"),  # in the answer's own sentence any other label refuses
+    ("True, not quite False.", "another-label"),  # in the answer's own sentence another label refuses,
+    # unless struck out in a clause of its own (test_labels: True, not False)
     ("Answer: True. Is that right?", "questioned"),
 ]
 
@@ -75,3 +77,14 @@ def test_every_reason_is_documented_and_reached() -> None:
 def test_what_agrees_with_the_answer_is_kept(text: str, label: str) -> None:
     vocab = ABCD if label in "ABCD" else NLI
     assert read(text, vocab).label == label
+
+
+@pytest.mark.parametrize(("first", "other"), [(a, b) for a in ("True", "False", "Unknown")
+                                              for b in ("True", "False", "Unknown") if a != b])
+def test_another_label_struck_out_keeps_the_answer(first: str, other: str) -> None:
+    """``X, not Y.`` and ``X (not Y)`` give X; ``X, not quite Y`` and ``X and not Y`` give nothing."""
+    labels = ("True", "False", "Unknown")
+    for text in (f"{first}, not {other}.", f"Answer: {first} (not {other})", f"The answer is {first}, not {other}."):
+        assert parse_label(text, labels, lang=ENGLISH)[0] == first, text
+    for text in (f"{first}, not quite {other}.", f"{first}, not {other}?", f"{first}, {other}."):
+        assert parse_label(text, labels, lang=ENGLISH)[0] == "unparsed", text

@@ -3,7 +3,8 @@ r"""The reader's first stage: an answer's text as written → the plain text the
 What a chat model wraps its answer in is taken off, never what it says: Unicode NFKC (full-width
 ``：`` and ``Ｔｒｕｅ``), zero-width and bidi marks, end-of-turn tokens, HTML emphasis, Markdown
 (emphasis, headings, block quotes, bullets, list numbers, code ticks), LaTeX (``\boxed{True}``
-becomes a final-answer line, ``\text{…}`` its text, ``$`` delimiters go), typographic quotes
+becomes a final-answer line, ``\text{…}`` its text, ``$`` delimiters go), answer tags
+(``<answer>False</answer>`` a final-answer line; longer tagged text read without its tags), typographic quotes
 and apostrophes, English contractions (``isn't`` → ``is not``, so that negations are words) and
 blank lines. A line holding only an answer cue (``### Answer``, ``**Final Answer:**``) is joined
 to the line after it.
@@ -22,6 +23,8 @@ _SPECIAL = re.compile(r"<\|[^|>\n]{0,40}\|>|</?s>|<end_of_turn>|<start_of_turn>|
 _HTML = re.compile(r"</?(?:b|strong|em|i|u|p|span|div|code|mark)\s*>", re.I)
 _BREAK = re.compile(r"<br\s*/?>", re.I)
 _BOXED = re.compile(r"\\(?:boxed|fbox)\s*\{([^{}\n]{1,80})\}")
+_ANSWER_TAG = re.compile(r"<(answer|final_answer|label)>\s*([^<>\n]{1,80}?)\s*</\1>", re.I)
+_TAG = re.compile(r"</?(?:answer|final_answer|label)>", re.I)
 _LATEX_TEXT = re.compile(r"\\(?:text|textbf|textit|mathrm|mathbf|mathit|texttt)\s*\{([^{}\n]{0,80})\}")
 _MATH = re.compile(r"\$\$?|\\[()\[\]]")
 _QUOTES = str.maketrans({"“": '"', "”": '"', "„": '"', "«": '"', "»": '"', "‘": "'", "’": "'", "‚": "'",
@@ -53,8 +56,10 @@ def normalise(text: str, cues: Sequence[str] = ()) -> str:
     text = _SPECIAL.sub(" ", text)
     text = _HTML.sub("", _BREAK.sub("\n", text))
     text = _LATEX_TEXT.sub(r"\1", text)
-    # A boxed answer is the final answer, wherever it stands.
+    # A boxed answer is the final answer, wherever it stands; so is a short one in answer tags (what
+    # prompts in the R1 style ask for). Longer tagged text is read as text, the tags taken off.
     text = _BOXED.sub(lambda m: "\nFinal answer: " + m.group(1).strip() + "\n", text)
+    text = _TAG.sub("\n", _ANSWER_TAG.sub(lambda m: "\nFinal answer: " + m.group(2) + "\n", text))
     text = _MATH.sub(" ", text).translate(_QUOTES)
     text = _QUOTE_BLOCK.sub("", _HEADING.sub("", text))
     if "*" in text or "_" in text or "~" in text:

@@ -216,10 +216,23 @@ def _denied(s: Scan, m: Token) -> bool:
     return _in(s, a, b, (("negations", "x"), ("judgements", "x"), ("questions", "x"))) is not None
 
 
+def _struck(s: Scan, m: Token) -> bool:
+    """Whether ``m`` is struck out in a clause of its own: a negation and ``m``, nothing else worded
+    (``True, not False.``; ``B, not A``; ``Wahr, nicht falsch``).
+    """
+    start, end = s.clause(m.start)
+    words = [t for t in s.within(start, end) if t is not m]
+    if len(words) != 1 or not words[0].of("negations") or words[0].end > m.start:
+        return False
+    rest = s.text[start:words[0].start] + s.text[words[0].end:m.start] + s.text[m.end:end]
+    return not any(c.isalnum() for c in rest)
+
+
 def _other_labels(s: Scan, commitments: Sequence[Commitment], lists: frozenset[Token]) -> str | None:
-    """Another label after the answer: in its sentence, always; later, unless denied there. A list
-    naming the answer after it offers another (``B. Either A or B could work``); one of other
-    labels only is reasoning (``Unknown: it could be true or false``).
+    """Another label after the answer: in its sentence, unless struck out in a clause of its own
+    (``True, not False``); later, unless denied there. A list naming the answer after it offers
+    another (``B. Either A or B could work``); one of other labels only is reasoning (``Unknown: it
+    could be true or false``).
     """
     label = commitments[0].label
     p0 = min(c.mention.start for c in commitments)
@@ -229,7 +242,7 @@ def _other_labels(s: Scan, commitments: Sequence[Commitment], lists: frozenset[T
     for m in s.mentions:
         if m.label == label or m in lists or m.start < p0:
             continue
-        if s.sentence(m.start) in sentences or not _denied(s, m):
+        if not _denied(s, m) or (s.sentence(m.start) in sentences and not _struck(s, m)):
             return "another-label"
     return None
 
