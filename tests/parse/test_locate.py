@@ -53,6 +53,8 @@ def test_label_commitments(text: str, commitments: list[tuple[str, str, bool]]) 
     ("The answer is \"in an hour\".", [("A", "cue", False)]),
     ("for an hour", [("B", "whole-answer", False)]),
     ("B) for an hour", [("B", "whole-answer", False)]),
+    ("for an hour (B)", [("B", "whole-answer", False)]),  # an option's text, then its own letter
+    ("for an hour (C)", []),  # another letter after it: no commitment of the line
     ("B is correct.", [("B", "leading", False)]),
     ("I think B is correct.", [("B", "affirmed", False)]),
     ("C\nThe arrival is a point.", [("C", "line", False)]),

@@ -9,7 +9,8 @@ Each commitment names its rule (a parsed record's ``detail["rule"]``):
 - ``subject``: what may be said to be a label, a copula, the label ending its clause
   (``The hypothesis is true.``, ``This is False.``);
 - ``whole-answer`` / ``line``: the answer, or one of its lines, is a label, a letter, a letter
-  and its option's text (``B) for an hour``) or an option's text alone;
+  and its option's text (``B) for an hour``) or an option's text, alone or with its own letter in
+  brackets (``for an hour (B)``);
 - ``leading``: a line opens with a label (``True. The premise…``, ``C\nThe sentence…``,
   ``False because…``, ``Verdadero según el texto``);
 - ``affirmed``: a label confirmed by a copula and an affirmation (``B is correct``);
@@ -192,7 +193,7 @@ def _lines(s: Scan, vocab: Vocabulary, lists: frozenset[Token]) -> Iterator[Comm
             lead = first.start  # "Definitely True.", "Yes, B."; "Maybe False." and "Not B." are refused as such
         if first is None or first.start != lead:
             made = _text_or_letter(s, vocab, lead)
-            if made is not None and not text[made.end:end].strip(_AROUND):
+            if made is not None and _own_letter_or_nothing(text[made.end:end], str(made.label)):
                 yield Commitment(str(made.label), whole, made, lead)
             continue
         if first in lists:
@@ -250,6 +251,15 @@ def _colons(s: Scan, vocab: Vocabulary, lists: frozenset[Token]) -> Iterator[Com
         if target is None or target in lists or s.text[s.past_particles(target.end):end].strip(_AROUND):
             continue
         yield Commitment(str(target.label), "colon", target, s.clause(start + colon - 1)[0])
+
+
+def _own_letter_or_nothing(rest: str, label: str) -> bool:
+    """Whether what follows an option's text says nothing, or names its own letter in brackets
+    (``for an hour (B)``): another letter there is another answer.
+    """
+    body = rest.strip(_AROUND)
+    return not body or (body.upper() == label.upper()
+                        and re.search(rf"[(\[]\s*{re.escape(label)}\s*[)\]]", rest, re.I) is not None)
 
 
 def _option_follows(vocab: Vocabulary, m: Token, rest: str) -> bool:
