@@ -88,3 +88,18 @@ def test_another_label_struck_out_keeps_the_answer(first: str, other: str) -> No
         assert parse_label(text, labels, lang=ENGLISH)[0] == first, text
     for text in (f"{first}, not quite {other}.", f"{first}, not {other}?", f"{first}, {other}."):
         assert parse_label(text, labels, lang=ENGLISH)[0] == "unparsed", text
+
+
+@pytest.mark.parametrize(("text", "code", "label"), [
+    ("It's neither True nor False: Unknown.", "en", "Unknown"),  # the negation's labels are True and False
+    ("I cannot say True or False, so: Unknown", "en", "Unknown"),
+    ("Ce n'est ni vrai ni faux : inconnu.", "fr", "Unknown"),
+    ("Weder wahr noch falsch: unbekannt.", "de", "Unknown"),
+    ("Not Unknown: Unknown", "en", UNPARSED),  # a negation of the label itself still denies it
+    ("It is not: True", "en", UNPARSED),
+    ("It could be: True", "en", UNPARSED),
+])
+def test_a_negation_spent_on_other_labels_leaves_the_answer(text: str, code: str, label: str) -> None:
+    aliases = {"fr": {"vrai": "True", "faux": "False", "inconnu": "Unknown"},
+               "de": {"wahr": "True", "falsch": "False", "unbekannt": "Unknown"}}.get(code)
+    assert parse_label(text, ("True", "False", "Unknown"), aliases=aliases, lang=language(code))[0] == label

@@ -146,7 +146,7 @@ def _local(s: Scan, m: Token, start: int) -> str | None:
     """
     clause_start, _ = s.clause(start)
     a, b = _clause_after(s, m)
-    before = _in(s, clause_start, m.start, _BEFORE)
+    before = _in(s, clause_start, m.start, _BEFORE, _spent(s, clause_start, m))
     if before is not None:
         return before
     if _in(s, clause_start, start, (("questions", "questioned"),)):
@@ -163,6 +163,15 @@ def _local(s: Scan, m: Token, start: int) -> str | None:
     if _asks(s.sentence_mark(m.start)):
         return "questioned"  # "D: by tomorrow? No, C."
     return _opening(s, b)
+
+
+def _spent(s: Scan, start: int, m: Token) -> frozenset[Token]:
+    """The negations before ``m`` from ``start`` that another label takes before it: ``neither True nor
+    False: Unknown`` denies True and False, not Unknown.
+    """
+    others = [t for t in s.mentions if start <= t.start < m.start and t.label != m.label]
+    return frozenset(t for t in s.within(start, m.start)
+                     if t.of("negations") and any(o.start >= t.end for o in others))
 
 
 def _asks(mark: str) -> bool:
