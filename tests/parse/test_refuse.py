@@ -103,3 +103,15 @@ def test_a_negation_spent_on_other_labels_leaves_the_answer(text: str, code: str
     aliases = {"fr": {"vrai": "True", "faux": "False", "inconnu": "Unknown"},
                "de": {"wahr": "True", "falsch": "False", "unbekannt": "Unknown"}}.get(code)
     assert parse_label(text, ("True", "False", "Unknown"), aliases=aliases, lang=language(code))[0] == label
+
+
+@pytest.mark.parametrize(("text", "label"), [
+    ("I choose B because A is wrong.", "B"),  # another option denied in the reason given for the answer
+    ("B, since A is not telic.", "B"),
+    ("B because A is also possible.", UNPARSED),  # offered there, not denied
+    ("B because A is wrong and C is right.", UNPARSED),
+    ("B because A is incorrect, or maybe C.", UNPARSED),
+])
+def test_another_option_denied_in_the_answers_reason_keeps_it(text: str, label: str) -> None:
+    options = {"A": "in an hour", "B": "for an hour", "C": "at noon", "D": "by tomorrow"}
+    assert read(text, Vocabulary.of_options(options), ENGLISH).label == label

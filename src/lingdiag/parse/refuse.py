@@ -237,9 +237,18 @@ def _struck(s: Scan, m: Token) -> bool:
     return not any(c.isalnum() for c in rest)
 
 
+def _reasoned(s: Scan, p0: int, m: Token) -> bool:
+    """Whether ``m`` stands in a reason given for the answer at ``p0`` (``B because A is wrong``): a
+    reason word between them in one sentence.
+    """
+    start, _ = s.sentence(m.start)
+    return any(t.of("reasons") for t in s.within(max(p0, start), m.start))
+
+
 def _other_labels(s: Scan, commitments: Sequence[Commitment], lists: frozenset[Token]) -> str | None:
-    """Another label after the answer: in its sentence, unless struck out in a clause of its own
-    (``True, not False``); later, unless denied there. A list naming the answer after it offers
+    """Another label after the answer, not denied where it stands; in the answer's sentence a denied
+    one too, unless struck out in a clause of its own (``True, not False``) or denied in a reason given
+    for the answer (``B because A is wrong``). A list naming the answer after it offers
     another (``B. Either A or B could work``); one of other labels only is reasoning (``Unknown: it
     could be true or false``).
     """
@@ -251,7 +260,8 @@ def _other_labels(s: Scan, commitments: Sequence[Commitment], lists: frozenset[T
     for m in s.mentions:
         if m.label == label or m in lists or m.start < p0:
             continue
-        if not _denied(s, m) or (s.sentence(m.start) in sentences and not _struck(s, m)):
+        if not _denied(s, m) or (s.sentence(m.start) in sentences and not _struck(s, m)
+                                 and not _reasoned(s, p0, m)):
             return "another-label"
     return None
 
