@@ -59,7 +59,10 @@ def test_a_failing_check_keeps_the_figures_of_the_others(tmp_path: Path) -> None
     figures.guard("first", lambda: {"a": 1})
     figures.guard("broken", lambda: {"b": 1 // 0})
     broken = "ZeroDivisionError: integer division or modulo by zero"
-    assert json.loads(out.read_text()) == {"device": "cpu", "a": 1, "errors": {"broken": broken}}
+    written = json.loads(out.read_text())
+    seconds = written.pop("check_seconds")  # what each check cost, the failed one too
+    assert written == {"device": "cpu", "a": 1, "errors": {"broken": broken}}
+    assert set(seconds) == {"first", "broken"} and all(s >= 0 for s in seconds.values())
     figures.guard("after", lambda: {"c": 3})
     assert json.loads(out.read_text())["c"] == 3
 
