@@ -52,6 +52,7 @@ def test_an_unparsed_reading_names_its_reason_only() -> None:
 @pytest.mark.parametrize("text", [
     "{" * 20000, "[" + "True, " * 5000, "a" * 200000, "True\n" * 3000 + "False", "\x00\x01\ufffd" * 1000,
     "<script>alert(1)</script> True", "A) " * 3000, "答案：" * 5000 + "对",
+    "\n" * 100000 + "True", " \n" * 50000 + "> True", "<answer>" * 20000 + "True",  # blank lines: 9 s per 20,000
 ])
 def test_no_answer_stops_or_stalls_the_reader(text: str) -> None:
     start = time.perf_counter()

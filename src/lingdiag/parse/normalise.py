@@ -30,8 +30,10 @@ _MATH = re.compile(r"\$\$?|\\[()\[\]]")
 _QUOTES = str.maketrans({"“": '"', "”": '"', "„": '"', "«": '"', "»": '"', "‘": "'", "’": "'", "‚": "'",
                          "`": "", "´": "'", "‹": '"', "›": '"'})
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s*", re.M)
-_QUOTE_BLOCK = re.compile(r"^\s*(?:>\s*)+", re.M)
-_BULLET = re.compile(r"^\s*(?:[-*+•●▪◦·‣]|\d{1,2}[.)](?=\s+\S))\s+", re.M)
+# A line's marks open it after spaces and tabs only: ``^\s*`` would run on over every blank line after
+# each line start, and an answer of 20,000 blank lines took 9 s.
+_QUOTE_BLOCK = re.compile(r"^[ \t]*(?:>\s*)+", re.M)
+_BULLET = re.compile(r"^[ \t]*(?:[-*+•●▪◦·‣]|\d{1,2}[.)](?=\s+\S))\s+", re.M)
 _EMPHASIS = re.compile(r"\*+|(?<!\w)_{1,3}|_{1,3}(?!\w)|~~")
 _CONTRACTIONS = (
     (re.compile(r"\b(can)'t\b", re.I), r"\1not"),
