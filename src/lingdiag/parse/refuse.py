@@ -169,9 +169,13 @@ def _spent(s: Scan, start: int, m: Token) -> frozenset[Token]:
     """The negations before ``m`` from ``start`` that another label takes before it: ``neither True nor
     False: Unknown`` denies True and False, not Unknown.
     """
-    others = [t for t in s.mentions if start <= t.start < m.start and t.label != m.label]
-    return frozenset(t for t in s.within(start, m.start)
-                     if t.of("negations") and any(o.start >= t.end for o in others))
+    spent: set[Token] = set()
+    other = False  # whether another label follows, reading back from ``m``
+    for t in reversed(s.within(start, m.start)):
+        other = other or (t.label is not None and t.label != m.label)
+        if other and t.of("negations"):
+            spent.add(t)
+    return frozenset(spent)
 
 
 def _asks(mark: str) -> bool:
