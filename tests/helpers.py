@@ -299,3 +299,21 @@ def write_runs(root: Path, answers: np.ndarray, *, condition: str = "c",
                        provenance={"file": "simulated", "sha256": "0" * 64})
         out.append(path)
     return out
+
+
+FIXTURES = Path(__file__).parent / "fixtures"
+_COPIED: dict[str, Path] = {}
+
+
+def fixture_runs(name: str) -> Path:
+    """A private copy of ``tests/fixtures/NAME`` (run directories written by older versions), made once per
+    process: reading a run writes its summary beside its records (``lingdiag.rundir.summary``), which must
+    not land in the repository.
+    """
+    if name not in _COPIED:
+        import tempfile
+
+        into = Path(tempfile.mkdtemp(prefix="lingdiag-fixture-")) / name
+        _COPIED[name] = Path(shutil.copytree(FIXTURES / name, into))
+    return _COPIED[name]
+

@@ -17,6 +17,7 @@ from helpers import SRC
 
 from lingdiag.errors import RunError
 from lingdiag.io.limits import RUN_FILE_BYTES, read_regular, regular_lines
+from tests.helpers import fixture_runs
 
 ADDRESS_SPACE = 2_000_000 * 1024
 """``ulimit -v 2000000`` (kilobytes), as on a shared login node."""
@@ -113,7 +114,7 @@ def test_report_and_a_resumed_run_work_under_an_address_space_limit(fake_api: An
 
 
 def test_a_run_too_large_for_the_memory_allowed_is_one_line_not_a_traceback(tmp_path: Path) -> None:
-    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "rundir-6472672" / "plain"
+    fixture = fixture_runs("rundir-6472672") / "plain"
     run = tmp_path / "run"
     run.mkdir()
     (run / "meta.json").write_bytes((fixture / "meta.json").read_bytes())

@@ -20,8 +20,9 @@ from lingdiag.reading import Vocabularies, load_run, summarize
 from lingdiag.reading.summary import NONE, NOT_GRADED, RIGHT, WRONG
 from lingdiag.records import UNPARSED
 from lingdiag.rundir import RunStore
+from tests.helpers import fixture_runs
 
-FIXTURES = Path(__file__).parent.parent / "fixtures" / "rundir-3789a70"
+FIXTURES = fixture_runs("rundir-3789a70")
 
 
 def _same(a: object, b: object) -> bool:

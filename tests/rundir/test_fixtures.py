@@ -13,10 +13,11 @@ from lingdiag.records import ScoreOutput, TextOutput
 from lingdiag.rundir import Phase, RunStore, read_run
 from lingdiag.rundir.parts import ImportedPart, LockPart, PrecisionPart, ShardPart, ThinkingPart
 from lingdiag.study.status import grid
+from tests.helpers import fixture_runs
 
-FIXTURES = Path(__file__).parent.parent / "fixtures" / "rundir-3789a70"
+FIXTURES = fixture_runs("rundir-3789a70")
 RUNS = sorted(p.name for p in FIXTURES.iterdir() if p.is_dir())
-LATER = Path(__file__).parent.parent / "fixtures" / "rundir-6472672"
+LATER = fixture_runs("rundir-6472672")
 LATER_RUNS = ["merged", "plain", "stopped", "study/runs/a/nli", "study/runs/b/nli", "suite-file"]
 
 

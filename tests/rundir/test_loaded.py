@@ -25,8 +25,9 @@ from lingdiag.records import GenerationRequest
 from lingdiag.report.scaling import config_family, points
 from lingdiag.report.tables import tables
 from lingdiag.rundir import ModelIdentity, RunStore, read_run
+from tests.helpers import fixture_runs
 
-PLAIN = Path(__file__).parent.parent / "fixtures" / "rundir-3789a70" / "plain"
+PLAIN = fixture_runs("rundir-3789a70") / "plain"
 SUITE_FILE = PLAIN.parent / "suite-file"
 
 

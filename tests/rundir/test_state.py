@@ -20,9 +20,10 @@ from lingdiag.config import RunConfig
 from lingdiag.engine.run import evaluate, plan
 from lingdiag.models.mock import MockBackend
 from lingdiag.rundir import Inputs, Phase, RunStore, lock_held, run_state
+from tests.helpers import fixture_runs
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "suites"
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "rundir-3789a70"
+FIXTURES = fixture_runs("rundir-3789a70")
 
 
 def _data(tmp_path: Path) -> Path:
@@ -44,7 +45,7 @@ def _run(tmp_path: Path, data: Path, limit: int = 4) -> Path:
 
 def test_a_finished_run_is_finished_current_and_complete(tmp_path: Path) -> None:
     run = _run(tmp_path, _data(tmp_path))
-    state = run_state(run, verify=True)
+    state = run_state(run)
     assert (state.phase, state.status, state.planned, state.recorded, state.failed) == (Phase.FINISHED, "finished",
                                                                                         4, 4, 0)
     assert state.complete and state.current and state.line is None
@@ -87,8 +88,7 @@ def test_records_edited_after_the_run_finished_are_not_its_numbers(tmp_path: Pat
     text = items.read_text()
     items.write_text(text.replace('"correct": false', '"correct": true ', 1))  # a hand-edited grade
     assert len(items.read_bytes()) == len(text.encode())  # the same size: only the SHA-256 tells
-    assert run_state(run).current  # the cheap check (size) sees nothing
-    state = run_state(run, verify=True)
+    state = run_state(run)  # no size shortcut: the digest, trusted only while the file is the one hashed
     assert state.status == "stale" and [c.kind for c in state.changes] == ["records"]
     items.write_text(text.splitlines(keepends=True)[0])  # truncated: the size tells at once
     assert "items.jsonl changed since the run finished (4 records" in (run_state(run).line or "")
@@ -132,7 +132,7 @@ def test_kill_9_mid_write_leaves_a_stopped_run_that_resumes_to_finished(tmp_path
     config = RunConfig(suite="imperfective", model="mock", dataset=str(data), axes={"strategy": ["zero-shot"]},
                        limit=12, chunk_items=1)
     evaluate(config, MockBackend(lambda r: "True"), run)
-    assert run_state(run, verify=True).complete
+    assert run_state(run).complete
 
 
 def test_resume_refuses_what_the_state_calls_stale(tmp_path: Path) -> None:

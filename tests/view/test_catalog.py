@@ -10,6 +10,7 @@ from lingdiag.config import RunConfig
 from lingdiag.engine.run import evaluate
 from lingdiag.models.mock import MockBackend
 from lingdiag.view.catalog import catalog
+from tests.helpers import fixture_runs
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +46,7 @@ def test_a_stopped_run_shows_the_items_it_planned_and_its_state(tmp_path: Path) 
 
     from lingdiag.view.app import Viewer
 
-    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "rundir-6472672" / "stopped"
+    fixture = fixture_runs("rundir-6472672") / "stopped"
     shutil.copytree(fixture, tmp_path / "runs" / "stopped")
     viewer = Viewer([tmp_path / "runs"])
     row = viewer.row(viewer.run("0/stopped"))

@@ -17,9 +17,11 @@ from typing import Any
 
 from lingdiag.metrics import fragile, interpretable, reading
 from lingdiag.metrics.core import N_ERRORS, N_UNFINISHED
+from lingdiag.reading.summary import stored_summary
 from lingdiag.records import ItemRecord, ResultRow
 from lingdiag.rundir import Excluded, RunMeta, RunStore
 from lingdiag.rundir.state import finished_part
+from lingdiag.rundir.summary import Stamp, write_summary
 from lingdiag.suite import Suite
 
 
@@ -90,6 +92,7 @@ def finish(store: RunStore, suite: Suite, ending: Ending, meta: RunMeta) -> tupl
         if rs:
             # Fragile counts exist only where records carry decisions (reduced-precision runs).
             metrics[name] = suite.condition_metrics(rs) | fragile.counts([r.decision for r in rs])
+    end = finished_part(store, records)
     table = suite.tables([ResultRow(ending.model, name, dict(axes), metrics[name], str(store.root), ending.dataset)
                          for name, axes in ending.conditions if name in metrics])
     # Failed items first, never let an outage pass for a result; unfinished thinking beside unparsed,
@@ -105,6 +108,9 @@ def finish(store: RunStore, suite: Suite, ending: Ending, meta: RunMeta) -> tupl
              + table)
     store.write_json("metrics.json", metrics)
     store.write_text("table.md", table)
+    # What every reader of the run's numbers reads (lingdiag.reading), keyed by the records' digest; a
+    # directory that cannot take it gets it on its first read.
+    write_summary(store, stored_summary(records, suite, end["sha256"], Stamp.of(store.items_path)))
     # Last, and with ``finished``: a run killed before this line is not finished (rundir.state).
-    store.write_meta(meta.replaced(planned=None, finished=finished_part(store, records)))
+    store.write_meta(meta.replaced(planned=None, finished=end))
     return metrics, table

@@ -134,7 +134,7 @@ def check_labels(suite: Suite, records: Sequence[ItemRecord], items: Path, befor
 def rows_of(run: Opened, run_dir: Path, by_condition: Mapping[str, Sequence[ItemRecord]]) -> list[ResultRow]:
     """One row per condition, its metrics recomputed from its records with the run's suite."""
     return [ResultRow(run.model, c, dict(rs[0].axes), run.suite.condition_metrics(rs), str(run_dir),
-                      _dataset_name(run.meta.dataset), run.meta.n_params)
+                      dataset_name(run.meta.dataset), run.meta.n_params)
             for c, rs in by_condition.items()]
 
 
@@ -157,7 +157,7 @@ def load_run(run_dir: Path, name: str | None = None) -> LoadedRun:
                      run.place.entry.suite if run.place else "")
 
 
-def _dataset_name(spec: str) -> str:
+def dataset_name(spec: str) -> str:
     """A dataset as a report names it: ``builtin``, ``official``, or a file's name (never its full path)."""
     return Path(spec).name if ("/" in spec or "\\" in spec) else spec
 
@@ -198,7 +198,7 @@ def distinct(runs: Sequence[LoadedRun]) -> list[LoadedRun]:
 def _names(runs: Sequence[LoadedRun]) -> list[str]:
     """One name per run, distinct: the model, then what differs (dataset, directory) where two clash."""
     names = [r.model for r in runs]
-    extras: list[Callable[[LoadedRun], str]] = [lambda r: _dataset_name(r.meta.dataset), _relative(runs)]
+    extras: list[Callable[[LoadedRun], str]] = [lambda r: dataset_name(r.meta.dataset), _relative(runs)]
     for extra in extras:
         clash = {n for n, c in Counter(names).items() if c > 1}
         if not clash:

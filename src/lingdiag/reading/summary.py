@@ -1,7 +1,12 @@
-"""A run read as a stream into a summary that stays small however many records it holds: its rows
-(every condition's metrics, recomputed through the run's own suite as :func:`~lingdiag.reading.load_run`
+"""A run read for numbers into a summary that stays small however many records it holds: its rows
+(every condition's metrics, computed through the run's own suite as :func:`~lingdiag.reading.load_run`
 does), the conditions that are not interpretable, and its records as columns of small integers
-(condition, item, label, language codes; right, wrong or not graded; failed), in line order.
+(condition, item, label, language codes; right, wrong or not graded; failed; the decision's margin), in
+line order.
+
+A finished run keeps its summary in ``summary.npz`` (``lingdiag.rundir.summary``: written by ``finish``, or
+on the first read of a run written before it existed), keyed by the digest of the ``items.jsonl`` it
+summarises and by the code that computed it; reading a run whose summary is current opens no record.
 
 A study of forty models × 100,000 items is four million records; read whole, they would not fit in
 memory, and nothing across models needs more of a record than its columns. The records of one
@@ -13,22 +18,28 @@ runs summarised together, so an item or a label has the same code in every run.
 from __future__ import annotations
 
 import gc
+import hashlib
+import json
+import math
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from lingdiag.errors import LingdiagError, RunError
 from lingdiag.io.limits import Limit
 from lingdiag.metrics.interpretable import degenerate_reason
-from lingdiag.reading.run import LoadedRun, Opened, check_labels, opened, rows_of, suite_of
-from lingdiag.records import LANGUAGE, UNPARSED, ItemRecord, ResultRow
+from lingdiag.reading.run import LoadedRun, Opened, check_labels, dataset_name, opened, suite_key, suite_of
+from lingdiag.records import LANGUAGE, UNPARSED, ItemRecord, ResultRow, ScoreOutput
 from lingdiag.rundir import RunMeta, RunState, RunStore
+from lingdiag.rundir import summary as kept
 from lingdiag.rundir.study import Place
+from lingdiag.rundir.summary import COLUMNS, VOCABULARIES, Stamp, StoredSummary, producer
+from lingdiag.suite import Suite
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -86,6 +97,8 @@ class Columns:
     """:data:`RIGHT`, :data:`WRONG` (an unparsed answer too) or :data:`NOT_GRADED`."""
     error: NDArray[np.bool_]
     """The backend failed on the item (its outcome is not graded)."""
+    margin: NDArray[np.float64]
+    """The decision's margin in nats (:func:`margin`; NaN where the answer is no choice between scored texts)."""
 
     def __len__(self) -> int:
         return len(self.item)
@@ -95,12 +108,25 @@ class Columns:
         return np.flatnonzero(self.condition == condition)
 
 
+def margin(r: ItemRecord) -> float:
+    """A record's decision margin in nats: the one a reduced-precision run recorded, else the chosen text's
+    summed log-prob less the runner-up's where the answer is a choice between two or more scored texts;
+    NaN where it is neither.
+    """
+    if r.decision is not None and isinstance(r.decision.get("margin"), int | float):
+        return float(r.decision["margin"])
+    scores = sorted((o.logprob for o in r.outputs if isinstance(o, ScoreOutput) and o.logprob is not None),
+                    reverse=True)
+    return scores[0] - scores[1] if len(scores) >= 2 and len(scores) == len(r.outputs) else math.nan
+
+
 class _Builder:
     """Columns as records stream in: Python lists, one array each at the end."""
 
     def __init__(self, vocab: Vocabularies) -> None:
         self.vocab = vocab
         self.values: tuple[list[int], ...] = ([], [], [], [], [], [])
+        self.margins: list[float] = []
 
     def add(self, r: ItemRecord) -> None:
         v = self.vocab
@@ -111,16 +137,18 @@ class _Builder:
                 v.languages.code(str(language)) if language not in (None, "") else NONE,
                 (RIGHT if r.correct else WRONG) if graded else NOT_GRADED, r.error is not None), strict=True):
             column.append(value)
+        self.margins.append(margin(r))
 
     def columns(self) -> Columns:
         c, i, lab, lang, out, err = self.values
         return Columns(np.array(c, np.int32), np.array(i, np.int32), np.array(lab, np.int32),
-                       np.array(lang, np.int32), np.array(out, np.int8), np.array(err, np.bool_))
+                       np.array(lang, np.int32), np.array(out, np.int8), np.array(err, np.bool_),
+                       np.array(self.margins, np.float64))
 
 
 @dataclass(frozen=True, eq=False)
 class RunSummary:
-    """A run read once as a stream (see the module's text)."""
+    """A run read once (see the module's text)."""
 
     run: LoadedRun
     """The run as reports name it, with its rows and state; its ``records`` and ``item_ids`` are not kept
@@ -157,24 +185,21 @@ def _by_condition(records: Iterable[ItemRecord]) -> Iterator[tuple[str, list[Ite
 
 
 class _Scored:
-    """What a summary keeps of each condition once its records are scored."""
+    """What a summary keeps of each condition once its records are scored: its metrics through the run's
+    suite, its axes, and why its answers are not interpretable.
+    """
 
-    def __init__(self, run: Opened, run_dir: Path) -> None:
-        self.run, self.run_dir = run, Path(run_dir)
-        self.rows: dict[str, list[ResultRow]] = {}
+    def __init__(self, suite: Suite) -> None:
+        self.suite = suite
+        self.metrics: dict[str, dict[str, Any]] = {}
         self.flags: dict[str, str] = {}
         self.axes: dict[str, dict[str, str]] = {}
 
     def score(self, condition: str, records: Sequence[ItemRecord]) -> None:
-        self.rows[condition] = rows_of(self.run, self.run_dir, {condition: records})
+        self.metrics[condition] = dict(self.suite.condition_metrics(records))
         self.axes[condition] = dict(records[0].axes)
         if (why := degenerate_reason(records)) is not None:
             self.flags[condition] = why
-
-    def scanned(self, columns: Columns, names: Vocabularies) -> Scanned:
-        run = self.run
-        return Scanned(self.run_dir, run.model, run.meta, run.state, run.place, names, columns,
-                       [r for rs in self.rows.values() for r in rs], self.flags, self.axes)
 
 
 @dataclass(frozen=True, eq=False)
@@ -196,6 +221,52 @@ class Scanned:
     axes: dict[str, dict[str, str]]
 
 
+def _scanned(run: Opened, run_dir: Path, stored: StoredSummary) -> Scanned:
+    """The run's summary as :class:`Scanned`: its rows named as this report names the run."""
+    names = Vocabularies()
+    for vocabulary in VOCABULARIES:
+        for text in stored.names[vocabulary]:
+            getattr(names, vocabulary).code(text)
+    c = stored.columns
+    columns = Columns(c["condition"], c["item"], c["label"], c["language"], c["outcome"], c["error"], c["margin"])
+    rows = [ResultRow(run.model, condition, dict(stored.axes.get(condition, {})), metrics, str(run_dir),
+                      dataset_name(run.meta.dataset), run.meta.n_params)
+            for condition, metrics in stored.metrics.items()]
+    return Scanned(Path(run_dir), run.model, run.meta, run.state, run.place, names, columns, rows,
+                   dict(stored.flags), {k: dict(v) for k, v in stored.axes.items()})
+
+
+def stored_summary(records: Iterable[ItemRecord], suite: Suite, records_sha256: str,
+                   stamp: Stamp | None) -> StoredSummary:
+    """The summary of a run whose ``items.jsonl`` (SHA-256 ``records_sha256``) holds ``records``, in line
+    order and canonical (each condition's records together): what ``finish`` writes.
+    """
+    names = Vocabularies()
+    builder, scored = _Builder(names), _Scored(suite)
+    with _no_cycle_collection():
+        for condition, rs in _by_condition(records):
+            for r in rs:
+                builder.add(r)
+            scored.score(condition, rs)
+    return _stored(builder.columns(), names, scored, records_sha256, stamp)
+
+
+def _stored(columns: Columns, names: Vocabularies, scored: _Scored, records_sha256: str,
+            stamp: Stamp | None) -> StoredSummary:
+    return StoredSummary(records_sha256, stamp, producer(), suite_key(scored.suite),
+                         {v: list(getattr(names, v).names) for v in VOCABULARIES},
+                         _plain(scored.metrics), scored.axes, scored.flags,
+                         {name: getattr(columns, name) for name in COLUMNS})
+
+
+def _plain(metrics: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """``metrics`` as JSON gives them back (tuples as lists): what a summary read later holds, so a report
+    from a fresh summary and from a stored one are the same.
+    """
+    out: dict[str, dict[str, Any]] = json.loads(json.dumps(metrics, allow_nan=True))
+    return out
+
+
 @contextmanager
 def _no_cycle_collection() -> Iterator[None]:
     """Cyclic garbage collection paused while records stream in: they hold no cycles, and a collection
@@ -210,43 +281,88 @@ def _no_cycle_collection() -> Iterator[None]:
             gc.enable()
 
 
+_MEMORY: dict[tuple[str, str, str], StoredSummary] = {}
+"""Summaries of runs whose directory could not be written (read-only storage), by directory, records'
+digest and producer: computed once per process."""
+
+
 def scan(run_dir: Path, name: str | None = None) -> Scanned:
-    """Stream ``run_dir``'s records once: its rows, not-interpretable conditions, axes, and its records as
-    columns of its own codes.
+    """``run_dir`` read for numbers: from its ``summary.npz`` where that summarises its records as they are
+    now (``items.jsonl`` not even opened while it is the file the summary hashed), else its records streamed
+    once, hashed as they stream, and the summary written (a finished run; in memory where its directory
+    cannot be written).
 
     Raises:
         RunError: the run is not readable, or a record is not one of its suite's (naming file, line, field).
     """
-    run = opened(run_dir, name)
     store = RunStore(run_dir)
+    stored = kept.read_summary(store)
+    if stored is not None and stored.producer == producer():
+        run = opened(run_dir, name)  # its state trusts the summary's digest while items.jsonl is the file hashed
+        digest = kept.records_digest(store)
+        if digest == stored.records_sha256 and stored.suite == suite_key(run.suite):
+            stamp = Stamp.of(store.items_path)
+            if stamp != stored.stamp and run.state.finished:  # moved or copied: the same records, a new stamp
+                kept.write_summary(store, replace(stored, stamp=stamp))
+            return _scanned(run, run_dir, stored)
+    memory = _in_memory(store)
+    if memory is not None:
+        return _scanned(opened(run_dir, name), run_dir, memory)
+    return _streamed(run_dir, store, name)
+
+
+def _in_memory(store: RunStore) -> StoredSummary | None:
+    key = (str(store.root.absolute()), producer())
+    found = [s for (root, sha, made), s in _MEMORY.items() if (root, made) == key]
+    if not found:
+        return None
+    digest = kept.records_digest(store)
+    return next((s for s in found if s.records_sha256 == digest), None)
+
+
+def _streamed(run_dir: Path, store: RunStore, name: str | None) -> Scanned:
+    """The records streamed once (hashed as they stream), then the run opened (its state trusts that digest)
+    and its summary kept.
+    """
+    suite = suite_of(store.read_meta(), run_dir)
     names = Vocabularies()
-    builder, scored, line = _Builder(names), _Scored(run, run_dir), 0
+    builder, scored, line = _Builder(names), _Scored(suite), 0
+    stamp = Stamp.of(store.items_path)
+    digest = hashlib.sha256()
     with _no_cycle_collection():
-        for condition, records in _by_condition(store.records()):
-            if condition in scored.rows:  # not in canonical order (a run resumed, not finished): read it whole
-                return _whole(run, run_dir)
-            check_labels(run.suite, records, store.items_path, line)
+        for condition, records in _by_condition(store.records(digest)):
+            if condition in scored.metrics:  # not in canonical order (a run resumed, not finished): read it whole
+                return _whole(run_dir, name)
+            check_labels(suite, records, store.items_path, line)
             line += len(records)
             for r in records:
                 builder.add(r)
             scored.score(condition, records)
-    return scored.scanned(builder.columns(), names)
+    if stamp is not None:
+        kept.remember(store.items_path, stamp, digest.hexdigest())
+    run = opened(run_dir, name)
+    stored = _stored(builder.columns(), names, scored, digest.hexdigest(), stamp)
+    if run.state.finished and stamp is not None and Stamp.of(store.items_path) == stamp:
+        if not kept.write_summary(store, stored):
+            _MEMORY[(str(store.root.absolute()), stored.records_sha256, stored.producer)] = stored
+    return _scanned(run, run_dir, stored)
 
 
-def _whole(run: Opened, run_dir: Path) -> Scanned:
-    """A run whose conditions interleave: every record held at once, then grouped."""
+def _whole(run_dir: Path, name: str | None) -> Scanned:
+    """A run whose conditions interleave (stopped, never finished): every record held at once, then grouped."""
+    run = opened(run_dir, name)
     store = RunStore(run_dir)
     records = store.load_records()
     check_labels(run.suite, records, store.items_path)
     names = Vocabularies()
-    builder, scored = _Builder(names), _Scored(run, run_dir)
+    builder, scored = _Builder(names), _Scored(run.suite)
     by: dict[str, list[ItemRecord]] = {}
     for r in records:
         builder.add(r)
         by.setdefault(r.condition, []).append(r)
     for condition, rs in by.items():
         scored.score(condition, rs)
-    return scored.scanned(builder.columns(), names)
+    return _scanned(run, run_dir, _stored(builder.columns(), names, scored, "", None))
 
 
 def _recoded(codes: NDArray[np.int32], own: Vocabulary, shared: Vocabulary) -> NDArray[np.int32]:
@@ -261,7 +377,7 @@ def joined(scanned: Scanned, vocab: Vocabularies) -> RunSummary:
     own, c = scanned.names, scanned.columns
     columns = Columns(_recoded(c.condition, own.conditions, vocab.conditions), _recoded(c.item, own.items, vocab.items),
                       _recoded(c.label, own.labels, vocab.labels), _recoded(c.language, own.languages, vocab.languages),
-                      c.outcome, c.error)
+                      c.outcome, c.error, c.margin)
     place = scanned.place
     # Neither its records nor its item ids are kept in the run (its columns hold them: RunSummary.item_ids):
     # a set of 100,000 ids per run is most of a study's memory.
@@ -303,7 +419,9 @@ def scan_all(run_dirs: Sequence[Path]) -> Iterator[Scanned | LingdiagError]:
     """Each run scanned (:func:`scan`), in order, or the error that kept it from being read; by
     :data:`READ_WORKERS` processes at once where the runs hold more than :data:`PARALLEL_BYTES`.
     """
-    size = sum(os.stat(Path(d) / "items.jsonl").st_size for d in run_dirs if (Path(d) / "items.jsonl").is_file())
+    # Only the runs without a current summary are read from their records.
+    size = sum(os.stat(Path(d) / "items.jsonl").st_size for d in run_dirs
+               if (Path(d) / "items.jsonl").is_file() and not kept.summarised(RunStore(Path(d))))
     workers = min(int(READ_WORKERS.value), len(run_dirs))
     done = 0
     if workers >= 2 and size >= PARALLEL_BYTES:

@@ -15,7 +15,7 @@ import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from lingdiag.errors import RunError
 from lingdiag.io.atomic import SURROGATES, is_temporary, make_dir, write_atomic
@@ -24,6 +24,13 @@ from lingdiag.records import ItemRecord, dumps
 from lingdiag.rundir.inputs import Inputs, drift
 from lingdiag.rundir.meta import META, ModelIdentity, RunMeta
 from lingdiag.rundir.parts import SUITE_COPY, SuiteSource
+
+
+class Hasher(Protocol):
+    """What :meth:`RunStore.records` feeds the bytes it reads (``hashlib.sha256()``)."""
+
+    def update(self, data: bytes, /) -> None:
+        """Take ``data`` into the digest."""
 
 
 def _write_json(path: Path, data: Any) -> None:
@@ -141,8 +148,9 @@ class RunStore:
         """All complete records; a torn last line (a killed write) is ignored."""
         return list(self.records())
 
-    def records(self) -> Iterator[ItemRecord]:
-        """The complete records one at a time, the file never held whole (see :meth:`load_records`).
+    def records(self, digest: Hasher | None = None) -> Iterator[ItemRecord]:
+        """The complete records one at a time, the file never held whole (see :meth:`load_records`); each
+        line's bytes fed to ``digest`` as it is read (a reader hashing the file in the same pass).
 
         A line that is not a record (not UTF-8, not JSON, not an item record) is refused, naming
         the line, unless it is the last: a write killed mid-line, even mid-character, leaves one. A
@@ -156,6 +164,8 @@ class RunStore:
         for n, raw in enumerate(regular_lines(self.items_path), 1):
             if bad is not None:  # a bad line that is not the last
                 raise bad
+            if digest is not None:
+                digest.update(raw)
             try:
                 record = ItemRecord.from_json(raw.removesuffix(b"\n").decode("utf-8"))
             except UnicodeDecodeError as e:

@@ -32,12 +32,12 @@ class RunDir:
 
 
 def checked_state(run_dir: Path) -> RunState:
-    """``run_dir``'s state with its finished records re-hashed (``verify``), refused if it cannot be read.
+    """``run_dir``'s state (a finished run's records checked against their digest), refused if it cannot be read.
 
     Raises:
         RunError: not a run directory, or one not as a run writes it (one line).
     """
-    state = run_state(run_dir, verify=True)
+    state = run_state(run_dir)
     if state.phase in (Phase.ABSENT, Phase.UNREADABLE) or state.meta is None:
         raise RunError(state.problem or f"{run_dir}: not a run directory")
     return state

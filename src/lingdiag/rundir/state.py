@@ -34,6 +34,7 @@ from lingdiag.rundir.directory import RunStore, lock_held
 from lingdiag.rundir.inputs import Change, Inputs, drift
 from lingdiag.rundir.meta import RunMeta
 from lingdiag.rundir.parts import FinishedPart
+from lingdiag.rundir.summary import records_digest, summarised_counts
 
 METRICS = "metrics.json"
 
@@ -120,15 +121,12 @@ class RunState:
         return None
 
 
-def run_state(run_dir: Path, inputs: Inputs | None = None, *, verify: bool = False,
-              held: frozenset[str] | None = None) -> RunState:
+def run_state(run_dir: Path, inputs: Inputs | None = None, *, held: frozenset[str] | None = None) -> RunState:
     """The state of ``run_dir`` from its files (and ``inputs``, where a caller plans the run now).
 
     Args:
         run_dir: The run directory.
         inputs: What the run should have been computed from now; None checks its recorded files only.
-        verify: Re-hash ``items.jsonl`` of a finished run against its ``finished`` part (else its
-            size is compared: cheap enough for a study's status of thousands of runs).
         held: The locks held now (``directory.held_locks``), read once by a caller asking about many runs.
 
     Never raises for a damaged directory: it is ``unreadable`` with its reason.
@@ -147,13 +145,13 @@ def run_state(run_dir: Path, inputs: Inputs | None = None, *, verify: bool = Fal
                             skipped=meta.skipped or {})
         if meta.finished is not None:
             end = meta.finished
-            edited = _edited(store, end, verify)
+            edited = _edited(store, end)
             return RunState(path, Phase.FINISHED, meta, end.records, end.records - end.failed, end.failed,
                             changes + edited, unchecked, skipped=meta.skipped or {})
-        recorded, failed = _count(store)
         # Before ``finished`` existed, a finished run was one with metrics.json and no ``planned``, or an
-        # import (its records written whole, at once).
+        # import (its records written whole, at once); its counts are its summary's where it has one.
         legacy = meta.planned is None and ((path / METRICS).is_file() or meta.imported is not None)
+        recorded, failed = (legacy and summarised_counts(store)) or _count(store)
         phase = Phase.FINISHED if legacy else Phase.STOPPED
         planned = recorded + failed if legacy else meta.planned
         return RunState(path, phase, meta, planned, recorded, failed, changes, unchecked, skipped=meta.skipped or {})
@@ -168,13 +166,16 @@ def _count(store: RunStore) -> tuple[int, int]:
     return answered, len(last) - answered
 
 
-def _edited(store: RunStore, end: FinishedPart, verify: bool) -> tuple[Change, ...]:
-    """A change if ``items.jsonl`` is not the file the run finished with (by size; with ``verify``, SHA-256)."""
+def _edited(store: RunStore, end: FinishedPart) -> tuple[Change, ...]:
+    """A change if ``items.jsonl`` is not the file the run finished with: its SHA-256, trusted without
+    reading while the file is the one its summary hashed (``rundir.summary``: the file's change time
+    included, which no edit can restore), never its size alone.
+    """
     try:
-        size = os.stat(store.items_path).st_size
-    except OSError:
-        size = -1
-    if size != end.bytes or (verify and sha256_file(store.items_path) != end.sha256):
+        digest = records_digest(store)
+    except RunError:
+        digest = None
+    if digest != end.sha256:
         return (Change("records", f"{end.records} records, {end.bytes} bytes"),)
     return ()
 
