@@ -14,12 +14,13 @@ from lingdiag.analysis import competence as competence_join
 from lingdiag.analysis.compare import METHODS, compare_conditions, compare_runs, permute_conditions, permute_runs
 from lingdiag.analysis.mixed import fit, load
 from lingdiag.cli.app import app
-from lingdiag.cli.options import RESULTS, Json, Seed
+from lingdiag.cli.options import RESULTS, Json, Partial, Seed
 from lingdiag.errors import ConfigError
 from lingdiag.io.markdown import markdown_table
 from lingdiag.io.terminal import plain, plain_lines
 from lingdiag.metrics.interpretable import not_interpretable
 from lingdiag.reading import load_runs
+from lingdiag.reading.door import FINAL, PARTIAL, Accepted, accepted, marks_note
 from lingdiag.records import dumps
 
 
@@ -27,11 +28,13 @@ from lingdiag.records import dumps
 def competence(
     runs: Annotated[list[Path], typer.Argument(help="Run directories with --scoring generate,loglik.")],
     seed: Seed = 0,
+    partial: Partial = False,
     as_json: Json = False,
 ) -> None:
     """Competence (label log-likelihood) against performance (generated label), paired per item."""
+    let_in = accepted(runs, PARTIAL if partial else FINAL)
     by_suite: dict[str, list[competence_join.CompetenceJoin]] = {}
-    for run in load_runs(runs):
+    for run in load_runs([r.path for r in let_in]):
         join = run.suite.competence
         joined: list[competence_join.CompetenceJoin] = list(join(run.model, run.records, seed=seed)) if join else []
         by_suite.setdefault(run.suite_title, []).extend(joined)
@@ -40,9 +43,16 @@ def competence(
                           "(run ImperfectiveNLI or CxNLI with --scoring generate,loglik, ExpliCa with "
                           "--task ...,perplexity)")
     if as_json:
-        print(dumps([{"suite": s, **asdict(j)} for s, js in by_suite.items() for j in js], indent=2, sort_keys=True))
+        print(dumps([{"suite": s, **asdict(j)} for s, js in by_suite.items() for j in js] + _marks(let_in),
+                    indent=2, sort_keys=True))
         return
-    print(plain_lines("\n".join(competence_join.to_markdown(js, s) for s, js in by_suite.items() if js)))
+    print(plain_lines(marks_note(let_in) + "\n".join(competence_join.to_markdown(js, s)
+                                                      for s, js in by_suite.items() if js)))
+
+
+def _marks(runs: list[Accepted]) -> list[dict[str, str]]:
+    """The runs read whose numbers are not final, for ``--json`` (``--partial``)."""
+    return [{"not_final": str(r.path), "why": r.mark} for r in runs if r.mark]
 
 
 @app.command(rich_help_panel=RESULTS)
@@ -53,6 +63,7 @@ def compare(
     skip_uninterpretable: Annotated[bool, typer.Option(
         help="Leave conditions the report greys out as not interpretable (on either side) out of the tests "
              "and of Holm's correction.")] = False,
+    partial: Partial = False,
     as_json: Json = False,
 ) -> None:
     """Paired tests on the same items: exact McNemar, bootstrap 95% interval of the accuracy
@@ -60,6 +71,7 @@ def compare(
     that table. Conditions the report calls not interpretable (half unparsed or failed, or one
     label for every item) are flagged in a Note column, or skipped with --skip-uninterpretable.
     """
+    let_in = accepted(runs, PARTIAL if partial else FINAL)
     if between is not None:
         if len(runs) != 1:
             raise ConfigError("--between compares two conditions of ONE run")
@@ -78,10 +90,12 @@ def compare(
         raise ConfigError(f"expected two runs (or one with --between), got {len(runs)}")
     if as_json:
         print(dumps({"rows": [asdict(r) for r in rows], "permutation": [asdict(t) for t in perms],
-                     "not_interpretable": flags, "skipped": sorted(skip), "methods": METHODS, "seed": seed},
+                     "not_interpretable": flags, "skipped": sorted(skip), "methods": METHODS, "seed": seed,
+                     "not_final": {str(r.path): r.mark for r in let_in if r.mark}},
                     indent=2))
         return
     print(plain(f"A = {runs[0]}" + ("" if between else f", B = {runs[1]}")))
+    print(plain_lines(marks_note(let_in, ["A", "B"][:len(let_in)])), end="")
 
     def note(condition: str) -> str:
         return f"not interpretable: {flags[condition]}" if condition in flags else ""
@@ -120,13 +134,16 @@ def flagged(sides: dict[str, dict[str, str]]) -> dict[str, str]:
 def mixed(
     runs: Annotated[list[Path], typer.Argument(help="Runs of one suite (several models share its conditions).")],
     baseline: Annotated[str | None, typer.Option(help="Reference condition (default: the first).")] = None,
+    partial: Partial = False,
     as_json: Json = False,
 ) -> None:
     """Mixed-effects logistic regression: correct ~ condition + (1 | item) + (1 | model)."""
-    result = fit(load(runs), baseline)
+    let_in = accepted(runs, PARTIAL if partial else FINAL)
+    result = fit(load([r.path for r in let_in]), baseline)
     if as_json:
-        print(dumps(asdict(result), indent=2))
+        print(dumps(asdict(result) | {"not_final": {str(r.path): r.mark for r in let_in if r.mark}}, indent=2))
         return
+    print(plain_lines(marks_note(let_in)), end="")
     print(f"{result.formula}: {result.n} answers, {result.n_items} items, {result.n_models} model(s); "
           f"baseline {result.baseline} (intercept {result.intercept:+.3f} log-odds)")
     print(plain_lines(markdown_table(

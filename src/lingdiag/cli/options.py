@@ -30,6 +30,9 @@ Limit = Annotated[int | None, typer.Option(
     help="Only N items, spread evenly over the data (every group of an ordered file is hit).")]
 Json = Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")]
 Seed = Annotated[int, typer.Option(help="Seeds whatever the command draws (resamples, permutations, shuffles).")]
+Partial = Annotated[bool, typer.Option("--partial", help="Also read runs whose numbers are not final (stopped, "
+                                       "running, stale, with failed items); each is marked in every table. "
+                                       "Without it such a run is refused, naming its state.")]
 
 
 # Which data, what ``--out`` writes, what ``--json`` prints and what ``--seed`` draws differ per

@@ -30,6 +30,7 @@ from lingdiag.metrics import stats
 from lingdiag.metrics.interpretable import counts_reason
 from lingdiag.metrics.stats import Correlation
 from lingdiag.reading import load_run
+from lingdiag.reading.door import FINAL, Acceptance, accepted
 from lingdiag.records import ResultRow
 from lingdiag.suites.imperfective.data import TELIC_CLASSES
 from lingdiag.suites.imperfective.metrics import (
@@ -380,14 +381,17 @@ def sizes_of(rows: Sequence[ResultRow]) -> dict[str, float]:
     return {r.model: r.n_params for r in rows if r.n_params is not None}
 
 
-def load_runs(runs: Sequence[Path]) -> tuple[list[ResultRow], dict[str, float]]:
-    """Rows (metrics recomputed from the records) and recorded sizes of ImperfectiveNLI runs.
+def load_runs(runs: Sequence[Path], acceptance: Acceptance = FINAL) -> tuple[list[ResultRow], dict[str, float]]:
+    """Rows (metrics recomputed from the records) and recorded sizes of ImperfectiveNLI runs, each let in by
+    ``acceptance`` (``lingdiag.reading.door``: by default finished and current).
 
     Raises:
         ConfigError: a run directory holds another suite.
+        RunError: a run the rule refuses (naming it and its state).
     """
     rows: list[ResultRow] = []
-    for run_dir in runs:
+    for let_in in accepted(runs, acceptance):
+        run_dir = let_in.path
         run = load_run(Path(run_dir))
         if run.suite.name != "imperfective":
             raise ConfigError(f"{run_dir} is a {run.suite.name!r} run; these analyses need imperfective runs")

@@ -9,6 +9,7 @@ import typer
 
 from lingdiag.errors import ConfigError
 from lingdiag.io.markdown import markdown_table
+from lingdiag.reading.door import FINAL, PARTIAL, accepted, marks_note
 from lingdiag.records import dumps
 from lingdiag.suite import spread
 from lingdiag.suites.imperfective import SUITE, analysis
@@ -34,15 +35,20 @@ def analyze(
     size: Annotated[list[str] | None, typer.Option(
         "--size", help="MODEL=SIZE (e.g. 7B), overriding meta.json (repeatable).")] = None,
     strategy: Annotated[str, typer.Option(help="Condition for the model-scale and ANOVA parts.")] = "zero-shot",
+    partial: Annotated[bool, typer.Option("--partial", help="Also read runs whose numbers are not final "
+                                                            "(stopped, stale, with failed items), marked.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
 ) -> None:
     """Prompt trade-off (§5.2), model scale (§5.3) and the verb-class ANOVA (footnote 4)."""
-    rows, sizes = analysis.load_runs(runs)
+    acceptance = PARTIAL if partial else FINAL
+    let_in = accepted(runs, acceptance)
+    rows, sizes = analysis.load_runs(runs, acceptance)
     result = analysis.analyze(rows, {**sizes, **_sizes(size or [])}, strategy)
     if as_json:
-        print(dumps(result.to_json(), indent=2, ensure_ascii=False))
+        print(dumps(result.to_json() | {"not_final": {str(r.path): r.mark for r in let_in if r.mark}}, indent=2,
+                    ensure_ascii=False))
     else:
-        print(analysis.to_markdown(result))
+        print(marks_note(let_in) + analysis.to_markdown(result))
 
 
 def _layers(text: str, count: int) -> list[int]:
