@@ -11,7 +11,15 @@ from typing import Annotated
 import typer
 
 from lingdiag.analysis import competence as competence_join
-from lingdiag.analysis.compare import METHODS, compare_conditions, compare_runs, permute_conditions, permute_runs
+from lingdiag.analysis.compare import (
+    METHODS,
+    Comparison,
+    PermutationTest,
+    compare_conditions,
+    compare_runs,
+    permute_conditions,
+    permute_runs,
+)
 from lingdiag.analysis.mixed import fit, load
 from lingdiag.cli.app import app
 from lingdiag.cli.options import RESULTS, Json, Partial, Seed
@@ -88,6 +96,13 @@ def compare(
         perms = permute_runs(runs[0], runs[1], seed=seed, skip=skip)
     else:
         raise ConfigError(f"expected two runs (or one with --between), got {len(runs)}")
+    _print_comparison(runs, between, let_in, rows, perms, flags, skip, seed, as_json)
+
+
+def _print_comparison(runs: list[Path], between: tuple[str, str] | None, let_in: list[Accepted],
+                      rows: list[Comparison], perms: list[PermutationTest], flags: dict[str, str],
+                      skip: dict[str, str], seed: int, as_json: bool) -> None:
+    """``compare``'s tables (or its JSON), the runs not final marked above them."""
     if as_json:
         print(dumps({"rows": [asdict(r) for r in rows], "permutation": [asdict(t) for t in perms],
                      "not_interpretable": flags, "skipped": sorted(skip), "methods": METHODS, "seed": seed,
@@ -119,6 +134,8 @@ def compare(
         print(plain("Not interpretable rows (half unparsed or failed, or one label for every item) measure the "
                     "parser or a constant answer; --skip-uninterpretable leaves them out of the tests and Holm."))
     print("; ".join(f"{k}: {v}" for k, v in METHODS.items()) + f"; seed {seed}")
+
+
 
 
 def flagged(sides: dict[str, dict[str, str]]) -> dict[str, str]:
