@@ -24,9 +24,10 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 from collections.abc import Callable, Sequence
+from itertools import islice
 
 from lingdiag.parse.locate import Commitment
-from lingdiag.parse.scan import CLAUSE_END, SENTENCE_END, UNSPACED, Scan, Token, affirms
+from lingdiag.parse.scan import CLAUSE_END, SENTENCE_END, UNSPACED, Scan, Token
 
 _BEFORE = (("negations", "negated"), ("hedges", "hedged"), ("conditions", "conditional"), ("judgements", "judged"))
 _AFTER = (*_BEFORE, ("questions", "questioned"), ("contrasts", "contrasted"))
@@ -88,14 +89,17 @@ def verdicts(s: Scan) -> str | None:
     return None
 
 
-def _in(s: Scan, start: int, end: int, kinds: Sequence[tuple[str, str]], skip: frozenset[Token] = frozenset()) \
+def _in(s: Scan, start: int, end: int, kinds: Sequence[tuple[str, str]], negations_from: int | None = None) \
         -> str | None:
-    for t in s.within(start, end):
-        if t not in skip:
-            for kind, reason in kinds:
-                if t.of(kind):
-                    return reason
-    return None
+    """The reason of the first word within ``[start, end)`` of one of ``kinds`` (a word of several:
+    the first kind listed); negations counted from ``negations_from`` on where given.
+    """
+    best: tuple[Token, str] | None = None
+    for kind, reason in kinds:
+        t = s.first_of(kind, negations_from if kind == "negations" and negations_from is not None else start, end)
+        if t is not None and (best is None or t.start < best[0].start):
+            best = (t, reason)
+    return None if best is None else best[1]
 
 
 def _clause_after(s: Scan, m: Token) -> tuple[int, int]:
@@ -107,16 +111,16 @@ def _clause_after(s: Scan, m: Token) -> tuple[int, int]:
         start += 1
     _, end = s.clause(start if start < len(s.text) else m.end)
     end = max(end, start)
-    reason = next((t for t in s.within(start, end) if t.of("reasons")), None)
+    reason = s.first_of("reasons", start, end)
     return start, reason.start if reason else end
 
 
 def _judged_copula(s: Scan, start: int, end: int) -> bool:
     """``True is what…``, ``False would be a stretch``: a copula right after a label, no affirmation."""
-    first = next(iter(s.within(start, end)), None)
+    first = next(s.iter_within(start, end), None)
     if first is None or not first.of("copulas") or s.text[start:first.start].strip(" \t\"')]"):
         return False
-    return not any(affirms(t) for t in s.within(first.end, end))
+    return s.first_of("affirmations", first.end, end) is None and s.first_of("cues", first.end, end) is None
 
 
 def _opening(s: Scan, end: int) -> str | None:
@@ -146,7 +150,7 @@ def _local(s: Scan, m: Token, start: int) -> str | None:
     """
     clause_start, _ = s.clause(start)
     a, b = _clause_after(s, m)
-    before = _in(s, clause_start, m.start, _BEFORE, _spent(s, clause_start, m))
+    before = _in(s, clause_start, m.start, _BEFORE, _unspent(s, clause_start, m))
     if before is not None:
         return before
     if _in(s, clause_start, start, (("questions", "questioned"),)):
@@ -165,17 +169,12 @@ def _local(s: Scan, m: Token, start: int) -> str | None:
     return _opening(s, b)
 
 
-def _spent(s: Scan, start: int, m: Token) -> frozenset[Token]:
-    """The negations before ``m`` from ``start`` that another label takes before it: ``neither True nor
-    False: Unknown`` denies True and False, not Unknown.
+def _unspent(s: Scan, start: int, m: Token) -> int:
+    """Where the negations before ``m`` that no other label takes first begin (from ``start``):
+    ``neither True nor False: Unknown`` denies True and False, not Unknown.
     """
-    spent: set[Token] = set()
-    other = False  # whether another label follows, reading back from ``m``
-    for t in reversed(s.within(start, m.start)):
-        other = other or (t.label is not None and t.label != m.label)
-        if other and t.of("negations"):
-            spent.add(t)
-    return frozenset(spent)
+    other = s.last_other_before(m)
+    return max(start, other.end) if other is not None else start
 
 
 def _asks(mark: str) -> bool:
@@ -234,7 +233,7 @@ def _struck(s: Scan, m: Token) -> bool:
     (``True, not False.``; ``B, not A``; ``Wahr, nicht falsch``).
     """
     start, end = s.clause(m.start)
-    words = [t for t in s.within(start, end) if t is not m]
+    words = list(islice((t for t in s.iter_within(start, end) if t is not m), 2))
     if len(words) != 1 or not words[0].of("negations") or words[0].end > m.start:
         return False
     rest = s.text[start:words[0].start] + s.text[words[0].end:m.start] + s.text[m.end:end]
@@ -246,7 +245,7 @@ def _reasoned(s: Scan, p0: int, m: Token) -> bool:
     reason word between them in one sentence.
     """
     start, _ = s.sentence(m.start)
-    return any(t.of("reasons") for t in s.within(max(p0, start), m.start))
+    return s.first_of("reasons", max(p0, start), m.start) is not None
 
 
 def _other_labels(s: Scan, commitments: Sequence[Commitment], lists: frozenset[Token]) -> str | None:
@@ -272,8 +271,8 @@ def _other_labels(s: Scan, commitments: Sequence[Commitment], lists: frozenset[T
 
 def _later(s: Scan, p0: int) -> str | None:
     """Retractions, questions, judgements of what came before and hedged contrasts after ``p0``."""
-    for t in s.after(p0):
-        if t.of("retractions") and (" " in s.text[t.start:t.end] or UNSPACED.match(s.text[t.start])
+    for t in s.of_kind("retractions"):
+        if t.start >= p0 and (" " in s.text[t.start:t.end] or UNSPACED.match(s.text[t.start])
                                     or not s.text[s.clause(t.start)[0]:t.start].strip(" \t\"'")):
             return "retracted"
     _, first_end = s.sentence(p0)
