@@ -60,8 +60,9 @@ def normalise(text: str, cues: Sequence[str] = ()) -> str:
     text = _LATEX_TEXT.sub(r"\1", text)
     # A boxed answer is the final answer, wherever it stands; so is a short one in answer tags (what
     # prompts in the R1 style ask for). Longer tagged text is read as text, the tags taken off.
-    text = _BOXED.sub(lambda m: "\nFinal answer: " + m.group(1).strip() + "\n", text)
-    text = _TAG.sub("\n", _ANSWER_TAG.sub(lambda m: "\nFinal answer: " + m.group(2) + "\n", text))
+    # What follows it on its line stays there: "<answer>True</answer> is incorrect." judges it.
+    text = _BOXED.sub(lambda m: "\nFinal answer: " + m.group(1).strip(), text)
+    text = _TAG.sub("\n", _ANSWER_TAG.sub(lambda m: "\nFinal answer: " + m.group(2), text))
     text = _MATH.sub(" ", text).translate(_QUOTES)
     text = _QUOTE_BLOCK.sub("", _HEADING.sub("", text))
     if "*" in text or "_" in text or "~" in text:

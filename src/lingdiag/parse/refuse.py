@@ -124,24 +124,31 @@ def _judged_copula(s: Scan, start: int, end: int) -> bool:
 
 
 def _opening(s: Scan, end: int) -> str | None:
-    """What the clause right after a label's clause opens with, when it takes the label back."""
-    if end >= len(s.text) or SENTENCE_END.match(s.text, end):
-        return None
-    nxt_start = CLAUSE_END.match(s.text, end)
-    pos = nxt_start.end() if nxt_start else end
-    while pos < len(s.text) and s.text[pos] in " \t\"'":
-        pos += 1
-    first = next((t for t in s.after(pos)), None)
-    if first is None or first.start != pos or first.label is not None:
-        return None
-    reason = next((r for k, r in _OPENERS if first.of(k)), None)
-    if reason == "negated":
+    """What the clause right after a label's clause opens with, when it takes the label back; past
+    other labels struck out in clauses of their own (``True, not False, probably.`` is hedged).
+    """
+    while True:
+        if end >= len(s.text) or SENTENCE_END.match(s.text, end):
+            return None
+        nxt_start = CLAUSE_END.match(s.text, end)
+        pos = nxt_start.end() if nxt_start else end
+        while pos < len(s.text) and s.text[pos] in " \t\"'":
+            pos += 1
+        first = next((t for t in s.after(pos)), None)
+        if first is None or first.start != pos or first.label is not None:
+            return None
+        reason = next((r for k, r in _OPENERS if first.of(k)), None)
+        if reason != "negated":
+            return reason
         _, clause_end = s.clause(first.end)
         after = s.text[first.end:clause_end]
         nxt = next((t for t in s.after(first.end) if t.start < clause_end), None)
-        if len(after.split()) > _SHORT or (nxt is not None and nxt.label is not None):
-            return None
-    return reason
+        if nxt is not None and nxt.label is not None:
+            if s.text[nxt.end:clause_end].strip(" \t\"')]") or clause_end <= end:
+                return None
+            end = clause_end  # a strike ("not False"): the clause after it still speaks of the answer
+            continue
+        return None if len(after.split()) > _SHORT else reason
 
 
 def _local(s: Scan, m: Token, start: int) -> str | None:
@@ -201,13 +208,15 @@ def _taken_back(s: Scan, commitments: Sequence[Commitment], lists: frozenset[Tok
     p0 = min(c.mention.start for c in commitments)
     committed = {c.mention for c in commitments}
     for m in s.mentions:
-        if m.label != label or m in committed or m in lists:
+        if m.label != label or m in committed:
             continue
-        if m.start < p0:
+        if m.start < p0:  # a denied list before the answer denies it too (Neither True nor False. True.)
             clause_start, _ = s.clause(m.start)
             a, b = _clause_after(s, m)
             if _in(s, clause_start, m.start, _BEFORE[:1]) or _in(s, a, b, _BEFORE[:1]):
                 return "negated"
+            continue
+        if m in lists:
             continue
         reason = _local(s, m, m.start)
         if reason is not None:
@@ -225,6 +234,9 @@ def _denied(s: Scan, m: Token) -> bool:
     if _in(s, clause_start, m.start, (("negations", "x"),)):
         return True
     a, b = _clause_after(s, m)
+    negation = s.first_of("negations", a, b)
+    if negation is not None and s.first_of("judgements", negation.end, b) is not None:
+        return False  # "A is not wrong", "A cannot be ruled out": a double negation offers A
     return _in(s, a, b, (("negations", "x"), ("judgements", "x"), ("questions", "x"))) is not None
 
 
@@ -284,6 +296,8 @@ def _later(s: Scan, p0: int) -> str | None:
         tokens = s.within(start, end)
         if not tokens or s.text[start:tokens[0].start].strip(" \t\"'"):
             continue
+        if len(tokens) == 1 and tokens[0].of("negations") and not s.text[tokens[0].end:end].strip(" \t\"'"):
+            return "retracted"  # "True. No.": a sentence that only says no takes the answer back
         if len(tokens) >= 3 and tokens[0].of("subjects") and tokens[1].of("copulas") \
                 and any(t.of("judgements") for t in tokens[2:]):
             return "judged"
