@@ -36,6 +36,42 @@ NEEDED = ("cues", "negations")
 read, without negations a denied label would be read as the label."""
 
 
+@dataclass(frozen=True, slots=True)
+class Punctuation:
+    """The marks one script ends its sentences and clauses with, and asks with (the reader's scan
+    splits every answer by all of them: a model may answer in any script).
+    """
+
+    script: str
+    sentence: str
+    """Marks that end a sentence (its question marks among them)."""
+    question: str
+    """Marks that ask: a label its sentence ends with one of is questioned (``X؟``)."""
+    clause: str
+    """Marks that end a clause within a sentence (a comma, a semicolon, a colon)."""
+
+
+PUNCTUATION: tuple[Punctuation, ...] = (
+    # Latin's full stop is the scan's own rule (a decimal point, an ellipsis and e.g. end nothing).
+    Punctuation("Latin", "!?", "?", ",;:"),
+    Punctuation("Han and kana", "。！？｡", "？", "，；：、､"),
+    Punctuation("Arabic", "؟۔", "؟", "،؛"),
+    Punctuation("Devanagari", "।॥", "", ""),
+    Punctuation("Armenian", "։՜՞", "՞", "՝"),
+    Punctuation("Ethiopic", "።፧", "፧", "፣፤፥፦"),
+    Punctuation("Myanmar", "။", "", "၊"),
+    Punctuation("Khmer", "។៕", "", ""),
+    Punctuation("Tibetan", "།༎", "", ""),
+    Punctuation("Mongolian", "᠃᠉", "", "᠂᠈"),
+    Punctuation("Hebrew", "׃", "", ""),
+)
+"""Each script's sentence, question and clause marks, as the reader reads them."""
+FOLDED_MARKS: Mapping[str, str] = {"\u037e": "?", "\u0387": ";"}
+"""Marks that Unicode NFKC would fold into another mark of another meaning, written as the mark they
+mean before it runs: the Greek question mark (NFKC: ``;``) asks, the Greek ano teleia (NFKC: ``·``)
+ends a clause."""
+
+
 @dataclass(frozen=True)
 class AnswerLanguage:
     """How answers in one language commit to a label, and take it back: its words, by kind."""

@@ -27,10 +27,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import islice
 
-from lingdiag.parse.scan import CLAUSE_END, UNSPACED, Scan, Token, Vocabulary, affirms
+from lingdiag.parse.language import PUNCTUATION
+from lingdiag.parse.scan import CLAUSE_END, MARKS, UNSPACED, Scan, Token, Vocabulary, affirms
 
 _GAP = re.compile(r"[\s:,=\-–—>→\"'(\[]*")
-_AROUND = " \t\"'()[]{}.,;:!?¡¿-–—*<>「」『』【】"
+_AROUND = " \t\"'()[]{}.,;:!?¡¿-–—*<>「」『』【】" + MARKS
 _FILLER_WORDS = 2
 _CLOSERS = ")]}\"'」』】"
 _CUE_REACH = 48
@@ -38,6 +39,7 @@ _LETTER_OK = re.compile(r"$|[\s]*[\n.,;:!?)\]]|[ \t]+(?=[^\w\s])")
 _LOWER_LETTER = re.compile(r"[A-Za-z](?![\w'])")
 _SLACK_WORD = re.compile(r"[ \t]+[^\W\d_]+(?=[ \t]*[.,;:!?\n]|[ \t]*$)")
 _LEAD = re.compile("[" + re.escape(_AROUND) + "]*")
+_STOPS = re.compile("[.\n" + re.escape("".join(p.sentence for p in PUNCTUATION)) + "]")
 _WINDOW = 256
 """Characters read after a position where only what stands right there matters (never the whole rest)."""
 
@@ -83,7 +85,7 @@ def _after_copula(s: Scan, start: int, end: int, copula: bool = False) -> int | 
     if last is None:
         return None
     filler = s.text[last:end]
-    if re.search(r"[.!?。！？\n]", filler):
+    if _STOPS.search(filler):
         return None
     if UNSPACED.search(filler):
         return last if len(filler.strip()) <= 4 else None

@@ -16,9 +16,12 @@ import re
 import unicodedata
 from collections.abc import Sequence
 
+from lingdiag.parse.language import FOLDED_MARKS
+
 INVISIBLE = "[\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]"
 """Zero-width and bidi marks (a regex class): no text, so ``对\u200b不起`` is ``对不起``."""
 _INVISIBLE = re.compile(INVISIBLE)
+_FOLDED = str.maketrans(FOLDED_MARKS)
 _SPECIAL = re.compile(r"<\|[^|>\n]{0,40}\|>|</?s>|<end_of_turn>|<start_of_turn>|<eos>|<pad>|\[/?INST\]")
 _HTML = re.compile(r"</?(?:b|strong|em|i|u|p|span|div|code|mark)\s*>", re.I)
 _BREAK = re.compile(r"<br\s*/?>", re.I)
@@ -54,7 +57,7 @@ def normalise(text: str, cues: Sequence[str] = ()) -> str:
     """``text`` with its wrapping taken off (the module's list); ``cues`` (lower-case) name the
     lines that only introduce an answer, joined to the line after them.
     """
-    text = unicodedata.normalize("NFKC", _INVISIBLE.sub("", text))
+    text = unicodedata.normalize("NFKC", _INVISIBLE.sub("", text).translate(_FOLDED))
     text = _SPECIAL.sub(" ", text)
     text = _HTML.sub("", _BREAK.sub("\n", text))
     text = _LATEX_TEXT.sub(r"\1", text)

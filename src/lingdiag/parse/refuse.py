@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 from itertools import islice
 
 from lingdiag.parse.locate import Commitment
-from lingdiag.parse.scan import CLAUSE_END, SENTENCE_END, UNSPACED, Scan, Token
+from lingdiag.parse.scan import CLAUSE_END, QUESTION_MARKS, SENTENCE_END, UNSPACED, Scan, Token
 
 _BEFORE = (("negations", "negated"), ("hedges", "hedged"), ("conditions", "conditional"), ("judgements", "judged"))
 _AFTER = (*_BEFORE, ("questions", "questioned"), ("contrasts", "contrasted"))
@@ -169,7 +169,7 @@ def _local(s: Scan, m: Token, start: int) -> str | None:
         return after
     if _judged_copula(s, a, b):
         return "judged"
-    if s.text[b:b + 1] in ("?", "？") and not any(t.of("reasons") for t in s.within(b, b + 1)):
+    if s.text[b:b + 1] in QUESTION_MARKS and not any(t.of("reasons") for t in s.within(b, b + 1)):
         return "questioned"
     if _asks(s.sentence_mark(m.start)):
         return "questioned"  # "D: by tomorrow? No, C."
@@ -185,8 +185,8 @@ def _unspent(s: Scan, start: int, m: Token) -> int:
 
 
 def _asks(mark: str) -> bool:
-    """Whether a sentence's closing mark asks (``?``, ``?!``, ``？``)."""
-    return "?" in mark or "？" in mark
+    """Whether a sentence's closing mark asks (``?``, ``?!``, ``？``, ``؟``: ``QUESTION_MARKS``)."""
+    return any(c in QUESTION_MARKS for c in mark)
 
 
 def _conditioned(s: Scan, start: int) -> bool:

@@ -26,7 +26,7 @@ from dataclasses import dataclass, fields
 from functools import cached_property, lru_cache
 from typing import Any
 
-from lingdiag.parse.language import AnswerLanguage
+from lingdiag.parse.language import PUNCTUATION, AnswerLanguage
 
 UNSPACED = re.compile(r"[\u0e00-\u0e7f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f]")
 """Letters of scripts written without spaces between words (Thai, kana, Han): no word boundary there."""
@@ -37,11 +37,18 @@ _WORD_LETTERS = frozenset("AIOEYU")
 no lower-case word follows them, or one that says something of a letter."""
 _LETTER_AFTER = re.compile(r"[ \t]+([^\W\d_][\w'-]*)")
 _WORD_BEFORE = re.compile(r"(?<![\w'-])([A-Za-z][A-Za-z'-]+)[ \t]+$")
-SENTENCE_END = re.compile(r"\n|[!?]+(?![A-Za-z0-9])|(?<!\.)(?<!\.\w)\.(?![.A-Za-z0-9])|[。！？]+")
-"""Where a sentence ends: a line end, a full stop, exclamation or question mark (an ellipsis,
-a decimal point and the dot of ``e.g`` end none)."""
-CLAUSE_END = re.compile(SENTENCE_END.pattern + r"|[,;:，；：、()（）\[\]]|\s[-–—]+\s|[–—―─]")
-"""Where a clause ends: a sentence end, a comma, semicolon, colon, parenthesis or dash."""
+_SCRIPTS_SENTENCE = "".join(p.sentence for p in PUNCTUATION if p.script != "Latin")
+SENTENCE_END = re.compile(r"\n|[!?]+(?![A-Za-z0-9])|(?<!\.)(?<!\.\w)\.(?![.A-Za-z0-9])|["
+                          + re.escape(_SCRIPTS_SENTENCE) + "]+")
+"""Where a sentence ends: a line end, a full stop, exclamation or question mark of any script the
+reader knows (``PUNCTUATION``; an ellipsis, a decimal point and the dot of ``e.g`` end none)."""
+CLAUSE_END = re.compile(SENTENCE_END.pattern + "|[" + re.escape("".join(p.clause for p in PUNCTUATION))
+                        + r"()（）\[\]]|\s[-–—]+\s|[–—―─]")
+"""Where a clause ends: a sentence end, a comma, semicolon or colon of any script, a parenthesis or dash."""
+QUESTION_MARKS = frozenset("".join(p.question for p in PUNCTUATION))
+"""The marks that ask, in every script the reader knows."""
+MARKS = "".join(p.sentence + p.clause for p in PUNCTUATION)
+"""Every script's sentence and clause marks (what may stand around a label)."""
 
 
 @dataclass(frozen=True)
