@@ -21,7 +21,7 @@ from lingdiag.parse.language import FOLDED_MARKS
 INVISIBLE = "[\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]"
 """Zero-width and bidi marks (a regex class): no text, so ``对\u200b不起`` is ``对不起``."""
 _INVISIBLE = re.compile(INVISIBLE)
-_FOLDED = str.maketrans(FOLDED_MARKS)
+_FOLDED = str.maketrans(dict(FOLDED_MARKS))
 _SPECIAL = re.compile(r"<\|[^|>\n]{0,40}\|>|</?s>|<end_of_turn>|<start_of_turn>|<eos>|<pad>|\[/?INST\]")
 _HTML = re.compile(r"</?(?:b|strong|em|i|u|p|span|div|code|mark)\s*>", re.I)
 _BREAK = re.compile(r"<br\s*/?>", re.I)
