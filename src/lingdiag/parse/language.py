@@ -28,7 +28,7 @@ from lingdiag.errors import ConfigError, UnknownNameError
 
 WORD_KINDS = ("cues", "copulas", "negations", "questions", "reasons", "particles", "subjects", "hedges",
               "conditions", "contrasts", "retractions", "doubts", "judgements", "affirmations", "joiners", "items",
-              "determiners")
+              "determiners", "revisions", "drafts")
 """The kinds of answer words a language has and a suite file may add to (or give, for a language
 lingdiag has none of). The first six are those suite files gave before the reader was redesigned."""
 NEEDED = ("cues", "negations")
@@ -120,6 +120,13 @@ class AnswerLanguage:
     determiners: tuple[str, ...] = ()
     """Words before a noun (``a``, ``the``, ``ein``, ``une``): a label word between one and another
     word is an adjective, not a label (``an unknown person``, ``the true story``)."""
+    revisions: tuple[str, ...] = ()
+    """Words that open a revision of the answer given before them (``actually``, ``on reflection``,
+    ``wait``, ``revised answer``): the answer committed to after one supersedes it, and with none
+    after it the answer is taken back (``lingdiag.parse.revise``)."""
+    drafts: tuple[str, ...] = ()
+    """Words that introduce a draft answer (``initial answer``, ``at first``): the next answer
+    committed to in a later sentence supersedes it."""
 
     def extended(self, words: Mapping[str, Iterable[str]]) -> AnswerLanguage:
         """This language with more words of each kind (a suite's own: ``{"cues": ["Urteil"]}``)."""
@@ -176,6 +183,14 @@ ENGLISH = AnswerLanguage(
            "item", "sentence a", "sentence 1", "next"),
     determiners=("a", "an", "the", "this", "that", "these", "those", "some", "any", "no", "every", "each", "its",
                  "his", "her", "their", "our", "my", "your", "another"),
+    revisions=("actually", "wait", "no wait", "on second thought", "on second thoughts", "on reflection",
+               "on further reflection", "upon reflection", "upon further reflection", "correction", "scratch that",
+               "or rather", "revised answer", "corrected answer", "updated answer", "after reconsidering",
+               "after further thought", "after further consideration", "after thinking", "after thinking again",
+               "after rethinking", "on closer inspection", "having reconsidered", "let me correct myself",
+               "i misread", "i made a mistake", "correcting myself", "re-reading", "rereading"),
+    drafts=("initial answer", "first answer", "preliminary answer", "draft answer", "tentative answer", "initially",
+            "at first", "first guess", "my first thought", "first impression", "draft"),
 )
 """English (``affirmations``' ``true`` reads ``B is true`` for letters; a label word is a label first)."""
 
@@ -210,6 +225,10 @@ LANGUAGES: Mapping[str, AnswerLanguage] = {lang.code: lang for lang in (
         items=("prämisse", "frage", "beispiel", "satz a", "eingabe", "kontext", "aufgabe"),
         determiners=("ein", "eine", "einen", "einem", "einer", "eines", "der", "die", "das", "dem", "den", "des",
                      "kein", "keine", "dieser", "diese", "dieses"),
+        revisions=("eigentlich", "moment", "warte", "korrektur", "bei genauerer betrachtung", "oder besser",
+                   "nach nochmaliger überlegung", "nach reiflicher überlegung", "korrigierte antwort",
+                   "überarbeitete antwort", "genauer gesagt", "ich korrigiere mich", "ich habe mich verlesen"),
+        drafts=("erste antwort", "vorläufige antwort", "zunächst", "anfangs", "erster eindruck", "entwurf"),
     ),
     AnswerLanguage(
         "es",
@@ -238,6 +257,11 @@ LANGUAGES: Mapping[str, AnswerLanguage] = {lang.code: lang for lang in (
         joiners=("o", "u", "y", "e"),
         items=("premisa", "pregunta", "ejemplo", "oración a", "contexto", "entrada"),
         determiners=("un", "una", "unos", "unas", "el", "la", "los", "las", "este", "esta", "ese", "esa"),
+        revisions=("en realidad", "espera", "corrección", "pensándolo bien", "mejor dicho", "o mejor dicho",
+                   "tras reflexionar", "después de reflexionar", "respuesta corregida", "respuesta revisada",
+                   "me corrijo", "releyendo"),
+        drafts=("respuesta inicial", "primera respuesta", "respuesta preliminar", "inicialmente", "al principio",
+                "en un principio", "borrador"),
     ),
     AnswerLanguage(
         "fr",
@@ -266,6 +290,11 @@ LANGUAGES: Mapping[str, AnswerLanguage] = {lang.code: lang for lang in (
         joiners=("ou", "et", "soit"),
         items=("prémisse", "question", "exemple", "phrase a", "contexte", "entrée"),
         determiners=("un", "une", "le", "la", "les", "l'", "des", "ce", "cet", "cette", "ces"),
+        revisions=("en fait", "attendez", "attends", "correction", "à la réflexion", "ou plutôt", "en réalité",
+                   "après réflexion", "tout bien réfléchi", "réponse corrigée", "réponse révisée", "je me corrige",
+                   "en relisant"),
+        drafts=("réponse initiale", "première réponse", "réponse provisoire", "initialement", "au départ",
+                "au début", "brouillon"),
     ),
     AnswerLanguage(
         "zh",
@@ -289,6 +318,9 @@ LANGUAGES: Mapping[str, AnswerLanguage] = {lang.code: lang for lang in (
         affirmations=("正确", "是的", "毫无疑问", "无疑", "没错", "最合适", "最恰当"),
         joiners=("或", "或者", "还是", "還是", "和", "与", "與", "及"),
         items=("前提", "问题", "問題", "题目", "例子", "示例", "句子"),
+        revisions=("其实", "等等", "更正", "修正", "应该说", "再想想", "仔细想想", "重新考虑", "重新思考",
+                   "修改后的答案", "修正后的答案", "我看错了"),
+        drafts=("初步答案", "最初的答案", "初始答案", "起初", "一开始", "最初", "草稿"),
     ),
     AnswerLanguage(
         "ja",
@@ -314,6 +346,9 @@ LANGUAGES: Mapping[str, AnswerLanguage] = {lang.code: lang for lang in (
                       "が適切", "が最適"),
         joiners=("または", "又は", "もしくは", "や"),
         items=("前提", "質問", "問題", "例"),
+        revisions=("実は", "待って", "訂正", "やっぱり", "考え直すと", "見直すと", "よく考えると", "修正後の答え",
+                   "訂正後の答え", "読み違えました"),
+        drafts=("最初の答え", "暫定的な答え", "初めは", "最初は", "当初は", "下書き"),
     ),
 )}
 """The answer languages built in, by code; a suite adds words of its own (``extended``) and

@@ -30,7 +30,7 @@ from itertools import islice
 from lingdiag.parse.language import PUNCTUATION
 from lingdiag.parse.scan import CLAUSE_END, MARKS, UNSPACED, Scan, Token, Vocabulary, affirms
 
-_GAP = re.compile(r"[\s:,=\-–—>→\"'(\[]*")
+_GAP = re.compile(r"[\s:,=\-–—>→\"'(\[" + re.escape("".join(p.clause for p in PUNCTUATION)) + "]*")
 _AROUND = " \t\"'()[]{}.,;:!?¡¿-–—*<>「」『』【】" + MARKS
 _FILLER_WORDS = 2
 _CLOSERS = ")]}\"'」』】"
@@ -145,7 +145,9 @@ def _cues(s: Scan, vocab: Vocabulary, lists: frozenset[Token]) -> Iterator[Commi
     refers to A, it does not choose it).
     """
     for cue in s.tokens:
-        is_cue, is_subject = cue.of("cues"), cue.of("subjects")
+        # A draft or a revision introduces an answer as a cue does (Initially True; 其实是错).
+        is_cue = cue.of("cues") or cue.of("drafts") or cue.of("revisions")
+        is_subject = cue.of("subjects")
         if not (is_cue or is_subject) or cue.label is not None:
             continue
         _, sentence_end = s.sentence(cue.end)
