@@ -68,7 +68,7 @@ NLI = ("True", "False", "Unknown")
     ('"label": "True" / "False"', UNPARSED),
     ('{"possible_interruptions": ["x", "y", "z"], "label": "True" or "False"}', UNPARSED),
     # A phrase followed by another label is a change of mind, not an answer.
-    ("The answer is True. Actually False.", UNPARSED),
+    ("The answer is True. Actually False.", "False"),  # a revision supersedes the answer
     ("Answer: True (or maybe False)", UNPARSED),
     # The last answer phrase, with labels only before it (reasoning, quotes), is the answer.
     ("Reasoning: it could be True or False. Final answer: False", "False"),

@@ -24,7 +24,7 @@ WORDS = {
 CASES = [
     ("en", "Answer: False", "False"),
     ("en", "Well, I believe the answer is Unknown here.", "Unknown"),
-    ("en", "The answer is True. Actually False.", UNPARSED),
+    ("en", "The answer is True. Actually False.", "False"),
     ("en", "Ｔｒｕｅ", "True"),  # every language is read after NFKC (full-width forms)
     ("de", "Antwort: Wahr", "True"),
     ("de", "Die Antwort lautet falsch, denn der Satz sagt nichts darüber.", "False"),
@@ -58,7 +58,9 @@ def test_answers_parsed_in_their_language(code: str, text: str, expected: str) -
     label, detail = parse_label(text, LABELS, aliases=WORDS[code], lang=language(code))
     assert label == expected, detail
     if code == "en":  # English records stay as they were: no language keys
-        assert set(detail) == ({"rule"} if label != UNPARSED else {"unparsed"})
+        revised = label != UNPARSED and detail["rule"] == "revision"
+        keys = {"unparsed"} if label == UNPARSED else {"rule", "superseded"} if revised else {"rule"}
+        assert set(detail) == keys
     else:
         assert detail["language"] == code and detail["normalisation"] == "NFKC"
 

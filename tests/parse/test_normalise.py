@@ -14,7 +14,7 @@ CUES = reading_words(ENGLISH).cues
     ("### Final Answer\n\nUnknown", "Final Answer: Unknown"),  # a cue-only line joins the next
     ("**Final Answer:**\nTrue", "Final Answer: True"),
     ("$\\boxed{True}$", "Final answer: True"),
-    ("The answer is \\boxed{\\text{Unknown}}.", "The answer is\nFinal answer: Unknown\n."),
+    ("The answer is \\boxed{\\text{Unknown}}.", "The answer is\nFinal answer: Unknown."),
     ("Ｔｒｕｅ：ｙｅｓ", "True:yes"),  # NFKC
     ("对\u200b不起\u200f", "对不起"),  # zero-width and bidi marks are no text
     ("True<|eot_id|>", "True"),

@@ -33,13 +33,15 @@ RULED = [
     ('{"label": "False"}', NLI, "json"), ("Answer: True", NLI, "cue"), ("The hypothesis is true.", NLI, "subject"),
     ("Unknown", NLI, "whole-answer"), ("Let me see.\nFalse", NLI, "line"), ("True. It follows.", NLI, "leading"),
     ("I think B is correct.", ABCD, "affirmed"), ("After careful consideration: Unknown.", NLI, "colon"),
+    ("True. Actually, False.", NLI, "revision"),
 ]
 
 
 @pytest.mark.parametrize(("text", "vocab", "rule"), RULED)
 def test_every_rule_is_documented_and_reached(text: str, vocab: Vocabulary, rule: str) -> None:
     reading = read(text, vocab)
-    assert reading.rule == rule and reading.detail() == {"rule": rule}
+    revision = {"superseded": "True"} if rule == "revision" else {}
+    assert reading.rule == rule and reading.detail() == {"rule": rule, **revision}
     assert {r for _, _, r in RULED} == set(RULES)
 
 

@@ -40,7 +40,8 @@ REFUSED = [
     ("True. That is wrong, though.", "judged"),
     ("True — or rather, not necessarily.", "retracted"),
     ("The answer is False. Wait, the premise says he finished.", "retracted"),
-    ("The answer is False. Wait, it is True.", "several-answers"),
+    ("The answer is False. Wait, it is True? No.", "questioned"),  # a questioned revision commits to nothing
+    ("The answer is False. Actually, hmm.", "retracted"),  # a revision committing to nothing
     ("对；不对。", "retracted"),
     ("False. True is also defensible.", "another-label"),
     ("True, not quite False.", "another-label"),  # in the answer's own sentence another label refuses,

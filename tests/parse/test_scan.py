@@ -4,8 +4,10 @@ letters, the longest word winning, sentences and clauses.
 
 import pytest
 
-from lingdiag.parse.language import ENGLISH, language, reading_words
+from lingdiag.parse.language import ENGLISH, PUNCTUATION, language, reading_words
+from lingdiag.parse.reader import read
 from lingdiag.parse.scan import Vocabulary, scan
+from lingdiag.records import UNPARSED
 
 NLI = Vocabulary.of_labels(("True", "False", "Unknown"))
 ZH = Vocabulary.of_labels(("True", "False", "Unknown"), {"对": "True", "错": "False", "不确定": "Unknown"})
@@ -72,3 +74,36 @@ def test_sentences_and_clauses() -> None:
     assert [s.text[a:b] for a, b, _ in s.sentences] == ["True, because e.g. 3.5 is... fine", " False", " No"]
     assert [mark for _, _, mark in s.sentences] == [".", "?", ""]
     assert s.clause(0) == (0, 4) and s.sentence(s.text.index("No")) == (s.text.index(" No"), len(s.text))
+
+
+SCRIPT_MARKS = [(p.script, kind, mark) for p in PUNCTUATION
+                for kind, marks in (("sentence", p.sentence), ("clause", p.clause), ("question", p.question))
+                for mark in marks]
+
+
+@pytest.mark.parametrize(("script", "kind", "mark"), SCRIPT_MARKS)
+def test_every_scripts_marks_end_what_they_end(script: str, kind: str, mark: str) -> None:
+    vocab = Vocabulary.of_labels(("True", "False", "Unknown"))
+    text = f"True{mark} the premise says so"
+    s = scan(text, vocab, reading_words(ENGLISH))
+    end = text.index(mark)
+    assert s.clause(0) == (0, end), script
+    if kind in ("sentence", "question"):
+        assert s.sentence(0) == (0, end), script
+    else:
+        assert s.sentence(0) == (0, len(text)), script
+    if kind == "question":
+        assert read(f"Answer: True{mark}", vocab).reason == "questioned", script
+        assert read(f"True{mark}", vocab).label == UNPARSED, script
+
+
+def test_a_greek_question_mark_asks_though_nfkc_makes_it_a_semicolon() -> None:
+    vocab = Vocabulary.of_labels(("True", "False", "Unknown"))
+    assert read("Answer: True\u037e", vocab).reason == "questioned"
+    assert read("Answer: True; the premise says so.", vocab).label == "True"
+
+
+def test_an_arabic_comma_ends_the_clause_before_a_correction() -> None:
+    vocab = Vocabulary.of_labels(("True", "False", "Unknown"), {"صحيح": "True", "خطأ": "False"})
+    assert read("الإجابة: خطأ، لا، صحيح", vocab).label == UNPARSED
+    assert read("صحيح؟", vocab).label == UNPARSED

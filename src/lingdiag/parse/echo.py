@@ -16,11 +16,11 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from lingdiag.parse.scan import Scan, Token, Vocabulary
+from lingdiag.parse.scan import MARKS, Scan, Token, Vocabulary
 
 _SEPARATORS = re.compile(r"[\s,/|、&+()\[\]\"'·]*")
 _ITEM_MARK = re.compile(r"[ \t]*(?:[).:\]]|\s[-–—])")
-_TRIM = " \t\"'()[].,;:!?¡¿-–—*「」『』【】"
+_TRIM = " \t\"'()[].,;:!?¡¿-–—*「」『』【】" + MARKS
 
 
 def listed(s: Scan, vocab: Vocabulary) -> frozenset[Token]:

@@ -28,12 +28,48 @@ from lingdiag.errors import ConfigError, UnknownNameError
 
 WORD_KINDS = ("cues", "copulas", "negations", "questions", "reasons", "particles", "subjects", "hedges",
               "conditions", "contrasts", "retractions", "doubts", "judgements", "affirmations", "joiners", "items",
-              "determiners")
+              "determiners", "revisions", "drafts")
 """The kinds of answer words a language has and a suite file may add to (or give, for a language
 lingdiag has none of). The first six are those suite files gave before the reader was redesigned."""
 NEEDED = ("cues", "negations")
 """The kinds a language without built-in words must be given: without cues no answer phrase is
 read, without negations a denied label would be read as the label."""
+
+
+@dataclass(frozen=True, slots=True)
+class Punctuation:
+    """The marks one script ends its sentences and clauses with, and asks with (the reader's scan
+    splits every answer by all of them: a model may answer in any script).
+    """
+
+    script: str
+    sentence: str
+    """Marks that end a sentence (its question marks among them)."""
+    question: str
+    """Marks that ask: a label its sentence ends with one of is questioned (``X؟``)."""
+    clause: str
+    """Marks that end a clause within a sentence (a comma, a semicolon, a colon)."""
+
+
+PUNCTUATION: tuple[Punctuation, ...] = (
+    # Latin's full stop is the scan's own rule (a decimal point, an ellipsis and e.g. end nothing).
+    Punctuation("Latin", "!?", "?", ",;:"),
+    Punctuation("Han and kana", "。！？｡", "？", "，；：、､"),
+    Punctuation("Arabic", "؟۔", "؟", "،؛"),
+    Punctuation("Devanagari", "।॥", "", ""),
+    Punctuation("Armenian", "։՜՞", "՞", "՝"),
+    Punctuation("Ethiopic", "።፧", "፧", "፣፤፥፦"),
+    Punctuation("Myanmar", "။", "", "၊"),
+    Punctuation("Khmer", "។៕", "", ""),
+    Punctuation("Tibetan", "།༎", "", ""),
+    Punctuation("Mongolian", "᠃᠉", "", "᠂᠈"),
+    Punctuation("Hebrew", "׃", "", ""),
+)
+"""Each script's sentence, question and clause marks, as the reader reads them."""
+FOLDED_MARKS: Mapping[str, str] = {"\u037e": "?", "\u0387": ";"}
+"""Marks that Unicode NFKC would fold into another mark of another meaning, written as the mark they
+mean before it runs: the Greek question mark (NFKC: ``;``) asks, the Greek ano teleia (NFKC: ``·``)
+ends a clause."""
 
 
 @dataclass(frozen=True)
@@ -84,6 +120,13 @@ class AnswerLanguage:
     determiners: tuple[str, ...] = ()
     """Words before a noun (``a``, ``the``, ``ein``, ``une``): a label word between one and another
     word is an adjective, not a label (``an unknown person``, ``the true story``)."""
+    revisions: tuple[str, ...] = ()
+    """Words that open a revision of the answer given before them (``actually``, ``on reflection``,
+    ``wait``, ``revised answer``): the answer committed to after one supersedes it, and with none
+    after it the answer is taken back (``lingdiag.parse.revise``)."""
+    drafts: tuple[str, ...] = ()
+    """Words that introduce a draft answer (``initial answer``, ``at first``): the next answer
+    committed to in a later sentence supersedes it."""
 
     def extended(self, words: Mapping[str, Iterable[str]]) -> AnswerLanguage:
         """This language with more words of each kind (a suite's own: ``{"cues": ["Urteil"]}``)."""
@@ -108,7 +151,7 @@ ENGLISH = AnswerLanguage(
           "choose", "pick", "select", "i think", "i believe", "my pick", "therefore", "thus", "hence",
           "in conclusion", "in summary", "overall", "ultimately", "finally"),
     copulas=("is", "are", "was", "be", "would be", "will be", "should be", "must be", "=", "→", "->", "=>"),
-    negations=("not", "no", "never", "cannot", "nor", "neither", "none", "nothing", "nobody", "rather than",
+    negations=("not", "no", "nope", "never", "cannot", "nor", "neither", "none", "nothing", "nobody", "rather than",
                "instead of", "unlike", "as opposed to", "hardly", "without"),
     questions=("whether",),
     reasons=("because", "since", "as", "given", "due to", "for the reason"),
@@ -122,7 +165,9 @@ ENGLISH = AnswerLanguage(
     contrasts=("but", "however", "although", "though", "yet", "except", "whereas", "nevertheless", "nonetheless"),
     retractions=("actually", "or rather", "wait", "on second thought", "on second thoughts", "on reflection",
                  "correction", "i mean", "scratch that", "let me reconsider", "reconsider", "rethink", "hmm",
-                 "no wait", "on further reflection", "upon reflection"),
+                 "no wait", "on further reflection", "upon reflection", "i take that back", "take it back",
+                 "never mind", "nevermind", "strike that", "just kidding", "forget that", "disregard that",
+                 "ignore that"),
     doubts=("not sure", "unsure", "i am not certain", "not entirely certain", "not confident", "i am uncertain",
             "hard to say", "difficult to say", "hard to tell", "could be wrong", "might be wrong", "may be wrong",
             "cannot be sure", "low confidence", "not 100% sure", "uncertain about my", "it depends", "depends on",
@@ -138,6 +183,14 @@ ENGLISH = AnswerLanguage(
            "item", "sentence a", "sentence 1", "next"),
     determiners=("a", "an", "the", "this", "that", "these", "those", "some", "any", "no", "every", "each", "its",
                  "his", "her", "their", "our", "my", "your", "another"),
+    revisions=("actually", "wait", "no wait", "on second thought", "on second thoughts", "on reflection",
+               "on further reflection", "upon reflection", "upon further reflection", "correction", "scratch that",
+               "or rather", "revised answer", "corrected answer", "updated answer", "after reconsidering",
+               "after further thought", "after further consideration", "after thinking", "after thinking again",
+               "after rethinking", "on closer inspection", "having reconsidered", "let me correct myself",
+               "i misread", "i made a mistake", "correcting myself", "re-reading", "rereading"),
+    drafts=("initial answer", "first answer", "preliminary answer", "draft answer", "tentative answer", "initially",
+            "at first", "first guess", "my first thought", "first impression", "draft"),
 )
 """English (``affirmations``' ``true`` reads ``B is true`` for letters; a label word is a label first)."""
 
@@ -161,7 +214,8 @@ LANGUAGES: Mapping[str, AnswerLanguage] = {lang.code: lang for lang in (
         conditions=("wenn", "falls", "sofern", "nur wenn", "vorausgesetzt"),
         contrasts=("aber", "jedoch", "allerdings", "obwohl", "sondern", "dennoch", "trotzdem"),
         retractions=("eigentlich", "oder besser", "moment", "warte", "korrektur", "genauer gesagt",
-                     "bei genauerer betrachtung"),
+                     "bei genauerer betrachtung", "ich nehme das zurück", "nehme das zurück", "vergiss es",
+                     "vergessen sie das", "streich das", "nur ein scherz", "war ein scherz", "kleiner scherz"),
         doubts=("nicht sicher", "unsicher", "schwer zu sagen", "nicht ganz sicher", "könnte mich irren",
                 "nicht so sicher", "kommt darauf an", "hängt davon ab", "abhängig davon"),
         judgements=("unwahrscheinlich", "fraglich", "zweifelhaft", "unrichtig", "inkorrekt", "fehlerhaft",
@@ -171,6 +225,10 @@ LANGUAGES: Mapping[str, AnswerLanguage] = {lang.code: lang for lang in (
         items=("prämisse", "frage", "beispiel", "satz a", "eingabe", "kontext", "aufgabe"),
         determiners=("ein", "eine", "einen", "einem", "einer", "eines", "der", "die", "das", "dem", "den", "des",
                      "kein", "keine", "dieser", "diese", "dieses"),
+        revisions=("eigentlich", "moment", "warte", "korrektur", "bei genauerer betrachtung", "oder besser",
+                   "nach nochmaliger überlegung", "nach reiflicher überlegung", "korrigierte antwort",
+                   "überarbeitete antwort", "genauer gesagt", "ich korrigiere mich", "ich habe mich verlesen"),
+        drafts=("erste antwort", "vorläufige antwort", "zunächst", "anfangs", "erster eindruck", "entwurf"),
     ),
     AnswerLanguage(
         "es",
@@ -187,7 +245,9 @@ LANGUAGES: Mapping[str, AnswerLanguage] = {lang.code: lang for lang in (
         hedges=("quizás", "quizá", "tal vez", "probablemente", "posiblemente", "parece", "podría", "a lo mejor"),
         conditions=("si", "solo si", "sólo si", "siempre que", "a menos que", "en caso de", "salvo que"),
         contrasts=("pero", "sin embargo", "aunque", "excepto", "sino", "no obstante"),
-        retractions=("en realidad", "o mejor dicho", "mejor dicho", "espera", "corrección", "pensándolo bien"),
+        retractions=("en realidad", "o mejor dicho", "mejor dicho", "espera", "corrección", "pensándolo bien",
+                     "retiro lo dicho", "lo retiro", "olvídalo", "olvida eso", "no importa", "es broma", "era broma",
+                     "tacha eso"),
         doubts=("no estoy seguro", "no estoy segura", "difícil de decir", "difícil saber", "no lo sé con certeza",
                 "no estoy del todo seguro", "no estoy del todo segura", "no estoy muy seguro", "no estoy muy segura",
                 "podría equivocarme", "depende"),
@@ -197,6 +257,11 @@ LANGUAGES: Mapping[str, AnswerLanguage] = {lang.code: lang for lang in (
         joiners=("o", "u", "y", "e"),
         items=("premisa", "pregunta", "ejemplo", "oración a", "contexto", "entrada"),
         determiners=("un", "una", "unos", "unas", "el", "la", "los", "las", "este", "esta", "ese", "esa"),
+        revisions=("en realidad", "espera", "corrección", "pensándolo bien", "mejor dicho", "o mejor dicho",
+                   "tras reflexionar", "después de reflexionar", "respuesta corregida", "respuesta revisada",
+                   "me corrijo", "releyendo"),
+        drafts=("respuesta inicial", "primera respuesta", "respuesta preliminar", "inicialmente", "al principio",
+                "en un principio", "borrador"),
     ),
     AnswerLanguage(
         "fr",
@@ -213,7 +278,9 @@ LANGUAGES: Mapping[str, AnswerLanguage] = {lang.code: lang for lang in (
                 "pourrait", "il se peut"),
         conditions=("si", "seulement si", "à condition", "à moins", "sauf si", "selon que"),
         contrasts=("mais", "cependant", "pourtant", "bien que", "quoique", "toutefois", "néanmoins"),
-        retractions=("en fait", "ou plutôt", "attendez", "attends", "correction", "en réalité", "à la réflexion"),
+        retractions=("en fait", "ou plutôt", "attendez", "attends", "correction", "en réalité", "à la réflexion",
+                     "je retire ce que j'ai dit", "je retire ça", "je retire", "oublie ça", "oubliez ça",
+                     "laisse tomber", "je plaisante", "c'était une blague", "je rigole"),
         doubts=("pas sûr", "pas sûre", "pas certain", "pas certaine", "incertain", "difficile à dire",
                 "pas tout à fait sûr", "pas tout à fait sûre", "pas vraiment sûr", "pas vraiment sûre",
                 "je pourrais me tromper", "ça dépend", "cela dépend", "dépend de"),
@@ -223,6 +290,11 @@ LANGUAGES: Mapping[str, AnswerLanguage] = {lang.code: lang for lang in (
         joiners=("ou", "et", "soit"),
         items=("prémisse", "question", "exemple", "phrase a", "contexte", "entrée"),
         determiners=("un", "une", "le", "la", "les", "l'", "des", "ce", "cet", "cette", "ces"),
+        revisions=("en fait", "attendez", "attends", "correction", "à la réflexion", "ou plutôt", "en réalité",
+                   "après réflexion", "tout bien réfléchi", "réponse corrigée", "réponse révisée", "je me corrige",
+                   "en relisant"),
+        drafts=("réponse initiale", "première réponse", "réponse provisoire", "initialement", "au départ",
+                "au début", "brouillon"),
     ),
     AnswerLanguage(
         "zh",
@@ -238,13 +310,17 @@ LANGUAGES: Mapping[str, AnswerLanguage] = {lang.code: lang for lang in (
         hedges=("也许", "也許", "可能", "大概", "或许", "或許", "似乎", "好像", "估计", "倾向于"),
         conditions=("如果", "假如", "若", "只有", "除非", "要是", "前提是", "否则"),
         contrasts=("但", "但是", "不过", "然而", "可是", "虽然", "尽管"),
-        retractions=("其实", "等等", "更正", "应该说", "不对", "不，", "修正"),
+        retractions=("其实", "等等", "更正", "应该说", "不对", "不，", "修正", "我收回", "收回", "算了", "开玩笑的",
+                     "开个玩笑", "划掉", "当我没说"),
         doubts=("不太确定", "不敢肯定", "很难说", "说不准", "没把握", "我不确定", "不能确定", "取决于", "看情况",
                 "不是很确定", "不太肯定", "没有把握"),
         judgements=("错误", "不正确", "不太可能", "值得怀疑", "站不住", "不成立"),
         affirmations=("正确", "是的", "毫无疑问", "无疑", "没错", "最合适", "最恰当"),
         joiners=("或", "或者", "还是", "還是", "和", "与", "與", "及"),
         items=("前提", "问题", "問題", "题目", "例子", "示例", "句子"),
+        revisions=("其实", "等等", "更正", "修正", "应该说", "再想想", "仔细想想", "重新考虑", "重新思考",
+                   "修改后的答案", "修正后的答案", "我看错了"),
+        drafts=("初步答案", "最初的答案", "初始答案", "起初", "一开始", "最初", "草稿"),
     ),
     AnswerLanguage(
         "ja",
@@ -260,7 +336,8 @@ LANGUAGES: Mapping[str, AnswerLanguage] = {lang.code: lang for lang in (
                 "でしょう", "恐らく", "ようです", "みたい"),
         conditions=("もし", "なら", "ならば", "場合", "限り", "とすれば"),
         contrasts=("しかし", "けど", "けれど", "ただし", "でも", "ただ"),
-        retractions=("いや", "実は", "待って", "訂正", "というか", "やっぱり"),
+        retractions=("いや", "実は", "待って", "訂正", "というか", "やっぱり", "撤回", "取り消し", "取り消します",
+                     "今のなし", "冗談です", "冗談", "なんでもない", "忘れてください"),
         doubts=("自信がない", "確信がない", "断言できない", "断言できません", "よく分かりません", "はっきりしない",
                 "確信はありません", "確信が持てません", "自信はありません", "自信がありません", "確信が持てない",
                 "次第"),
@@ -269,6 +346,9 @@ LANGUAGES: Mapping[str, AnswerLanguage] = {lang.code: lang for lang in (
                       "が適切", "が最適"),
         joiners=("または", "又は", "もしくは", "や"),
         items=("前提", "質問", "問題", "例"),
+        revisions=("実は", "待って", "訂正", "やっぱり", "考え直すと", "見直すと", "よく考えると", "修正後の答え",
+                   "訂正後の答え", "読み違えました"),
+        drafts=("最初の答え", "暫定的な答え", "初めは", "最初は", "当初は", "下書き"),
     ),
 )}
 """The answer languages built in, by code; a suite adds words of its own (``extended``) and

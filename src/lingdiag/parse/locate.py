@@ -25,15 +25,23 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from itertools import islice
 
-from lingdiag.parse.scan import CLAUSE_END, UNSPACED, Scan, Token, Vocabulary, affirms
+from lingdiag.parse.language import PUNCTUATION
+from lingdiag.parse.scan import CLAUSE_END, MARKS, UNSPACED, Scan, Token, Vocabulary, affirms
 
-_GAP = re.compile(r"[\s:,=\-–—>→\"'(\[]*")
-_AROUND = " \t\"'()[]{}.,;:!?¡¿-–—*<>「」『』【】"
+_GAP = re.compile(r"[\s:,=\-–—>→\"'(\[" + re.escape("".join(p.clause for p in PUNCTUATION)) + "]*")
+_AROUND = " \t\"'()[]{}.,;:!?¡¿-–—*<>「」『』【】" + MARKS
 _FILLER_WORDS = 2
 _CLOSERS = ")]}\"'」』】"
 _CUE_REACH = 48
 _LETTER_OK = re.compile(r"$|[\s]*[\n.,;:!?)\]]|[ \t]+(?=[^\w\s])")
+_LOWER_LETTER = re.compile(r"[A-Za-z](?![\w'])")
+_SLACK_WORD = re.compile(r"[ \t]+[^\W\d_]+(?=[ \t]*[.,;:!?\n]|[ \t]*$)")
+_LEAD = re.compile("[" + re.escape(_AROUND) + "]*")
+_STOPS = re.compile("[.\n" + re.escape("".join(p.sentence for p in PUNCTUATION)) + "]")
+_WINDOW = 256
+"""Characters read after a position where only what stands right there matters (never the whole rest)."""
 
 
 RULE_ORDER = ("json", "cue", "subject", "whole-answer", "line", "leading", "affirmed", "colon")
@@ -77,7 +85,7 @@ def _after_copula(s: Scan, start: int, end: int, copula: bool = False) -> int | 
     if last is None:
         return None
     filler = s.text[last:end]
-    if re.search(r"[.!?。！？\n]", filler):
+    if _STOPS.search(filler):
         return None
     if UNSPACED.search(filler):
         return last if len(filler.strip()) <= 4 else None
@@ -119,14 +127,14 @@ def _target(s: Scan, vocab: Vocabulary, cue: Token, end: int) -> tuple[Token, bo
 
 def _text_or_letter(s: Scan, vocab: Vocabulary, at: int) -> Token | None:
     """A made-up mention for the option text or the lower-case letter at ``at``."""
-    rest = s.text[at:]
     if not vocab.options:
         return None
-    for text, letter in vocab.longest_texts:
+    for text, letter in vocab.longest_texts:  # what follows ``at`` as far as each text reaches, not the rest
+        rest = s.text[at:at + len(text) + 1]
         if rest.lower().startswith(text) and not re.match(r"\w", rest[len(text):len(text) + 1]):
             return Token(at, at + len(text), label=letter, letter=True)
-    m = re.match(r"[A-Za-z](?![\w'])", rest)
-    if m and vocab.letter(m.group()) is not None and _LETTER_OK.match(rest, 1):
+    m = _LOWER_LETTER.match(s.text, at)
+    if m and vocab.letter(m.group()) is not None and _LETTER_OK.match(s.text, at + 1):
         return Token(at, at + 1, label=vocab.letter(m.group()), letter=True)
     return None
 
@@ -137,7 +145,9 @@ def _cues(s: Scan, vocab: Vocabulary, lists: frozenset[Token]) -> Iterator[Commi
     refers to A, it does not choose it).
     """
     for cue in s.tokens:
-        is_cue, is_subject = cue.of("cues"), cue.of("subjects")
+        # A draft or a revision introduces an answer as a cue does (Initially True; 其实是错).
+        is_cue = cue.of("cues") or cue.of("drafts") or cue.of("revisions")
+        is_subject = cue.of("subjects")
         if not (is_cue or is_subject) or cue.label is not None:
             continue
         _, sentence_end = s.sentence(cue.end)
@@ -149,7 +159,7 @@ def _cues(s: Scan, vocab: Vocabulary, lists: frozenset[Token]) -> Iterator[Commi
             continue
         target, bare = found
         ends = _ends_clause(s, target) or _ends_clause(s, target, slack=1) and bare \
-            or (target.letter and _option_follows(vocab, target, s.text[target.end:]))
+            or (target.letter and _option_follows(vocab, target, s.text[target.end:target.end + _WINDOW]))
         if is_cue and (ends or not bare or target in lists):
             yield Commitment(str(target.label), "cue", target, cue.start, target in lists)
         elif is_subject and ends and (cue.of("copulas") or any(t.of("copulas")
@@ -163,17 +173,18 @@ def _ends_clause(s: Scan, m: Token, slack: int = 0) -> bool:
     """
     pos = s.past_particles(m.end)
     if slack:
-        word = re.match(r"[ \t]+[^\W\d_]+(?=[ \t]*[.,;:!?\n]|[ \t]*$)", s.text[pos:])
-        if word is None or s.within(pos, pos + word.end()):
+        word = _SLACK_WORD.match(s.text, pos)
+        if word is None or s.within(pos, word.end()):
             return False
-        pos += word.end()
+        pos = word.end()
     while pos < len(s.text) and s.text[pos] in _CLOSERS:
         pos += 1
-    rest = s.text[pos:]
-    if not rest.strip() or CLAUSE_END.match(rest) or CLAUSE_END.match(rest.lstrip(" \t")):
+    # A window, not the rest of the text: this runs for every mention (normalised text has no long blanks).
+    rest = s.text[pos:pos + _WINDOW]
+    if not rest.strip() and not s.text[pos:].strip() or CLAUSE_END.match(rest) or CLAUSE_END.match(rest.lstrip(" \t")):
         return True
     nxt = next(s.after(pos), None)
-    return nxt is not None and nxt.of("reasons") and not rest[:nxt.start - pos].strip(" \t\"'")
+    return nxt is not None and nxt.of("reasons") and not s.text[pos:nxt.start].strip(" \t\"'")
 
 
 def _lines(s: Scan, vocab: Vocabulary, lists: frozenset[Token]) -> Iterator[Commitment]:
@@ -228,7 +239,7 @@ def _sentences(s: Scan, vocab: Vocabulary, lists: frozenset[Token]) -> Iterator[
     for start, _, _ in s.sentences:
         if start == 0 or s.text[start - 1] == "\n":
             continue
-        lead = start + len(s.text[start:]) - len(s.text[start:].lstrip(_AROUND))
+        lead = _LEAD.match(s.text, start).end()  # type: ignore[union-attr]
         first = s.mention_at_or_after(lead)
         if first is not None and first.start == lead and first not in lists and _ends_clause(s, first):
             yield Commitment(str(first.label), "leading", first, lead)
@@ -282,7 +293,8 @@ def _affirmed(s: Scan, lists: frozenset[Token]) -> Iterator[Commitment]:
         if m in lists:
             continue
         _, clause_end = s.clause(m.end)
-        after = [t for t in s.within(m.end, clause_end) if t.kinds not in ({"particles"}, {"determiners"})][:2]
+        after = list(islice((t for t in s.iter_within(m.end, clause_end)
+                             if t.kinds not in ({"particles"}, {"determiners"})), 2))
         right_after = not s.text[s.past_particles(m.end):after[0].start].strip(" \t\"')]") if after else False
         if len(after) >= 2 and after[0].of("copulas") and affirms(after[1]) and right_after \
                 and len(s.text[after[0].end:after[1].start].split()) <= 1:

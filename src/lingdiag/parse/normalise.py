@@ -16,9 +16,12 @@ import re
 import unicodedata
 from collections.abc import Sequence
 
+from lingdiag.parse.language import FOLDED_MARKS
+
 INVISIBLE = "[\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]"
 """Zero-width and bidi marks (a regex class): no text, so ``对\u200b不起`` is ``对不起``."""
 _INVISIBLE = re.compile(INVISIBLE)
+_FOLDED = str.maketrans(dict(FOLDED_MARKS))
 _SPECIAL = re.compile(r"<\|[^|>\n]{0,40}\|>|</?s>|<end_of_turn>|<start_of_turn>|<eos>|<pad>|\[/?INST\]")
 _HTML = re.compile(r"</?(?:b|strong|em|i|u|p|span|div|code|mark)\s*>", re.I)
 _BREAK = re.compile(r"<br\s*/?>", re.I)
@@ -54,14 +57,15 @@ def normalise(text: str, cues: Sequence[str] = ()) -> str:
     """``text`` with its wrapping taken off (the module's list); ``cues`` (lower-case) name the
     lines that only introduce an answer, joined to the line after them.
     """
-    text = unicodedata.normalize("NFKC", _INVISIBLE.sub("", text))
+    text = unicodedata.normalize("NFKC", _INVISIBLE.sub("", text).translate(_FOLDED))
     text = _SPECIAL.sub(" ", text)
     text = _HTML.sub("", _BREAK.sub("\n", text))
     text = _LATEX_TEXT.sub(r"\1", text)
     # A boxed answer is the final answer, wherever it stands; so is a short one in answer tags (what
     # prompts in the R1 style ask for). Longer tagged text is read as text, the tags taken off.
-    text = _BOXED.sub(lambda m: "\nFinal answer: " + m.group(1).strip() + "\n", text)
-    text = _TAG.sub("\n", _ANSWER_TAG.sub(lambda m: "\nFinal answer: " + m.group(2) + "\n", text))
+    # What follows it on its line stays there: "<answer>True</answer> is incorrect." judges it.
+    text = _BOXED.sub(lambda m: "\nFinal answer: " + m.group(1).strip(), text)
+    text = _TAG.sub("\n", _ANSWER_TAG.sub(lambda m: "\nFinal answer: " + m.group(2), text))
     text = _MATH.sub(" ", text).translate(_QUOTES)
     text = _QUOTE_BLOCK.sub("", _HEADING.sub("", text))
     if "*" in text or "_" in text or "~" in text:

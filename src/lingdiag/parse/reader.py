@@ -31,7 +31,8 @@ from lingdiag.parse.language import ENGLISH, AnswerLanguage, reading_words
 from lingdiag.parse.locate import RULE_ORDER, locate
 from lingdiag.parse.normalise import normalise
 from lingdiag.parse.refuse import refusal, verdicts
-from lingdiag.parse.scan import Vocabulary, scan
+from lingdiag.parse.revise import Revision, revised, revision_start
+from lingdiag.parse.scan import Scan, Vocabulary, scan
 from lingdiag.records import UNPARSED, UNPARSED_REASON
 
 RULES: Mapping[str, str] = {
@@ -43,6 +44,8 @@ RULES: Mapping[str, str] = {
     "leading": "a line opens with the label and punctuation or a word saying something of it (True. The…)",
     "affirmed": "a label, a copula and an affirmation (B is correct)",
     "colon": "a label after a colon, ending its line (After careful consideration: Unknown.)",
+    "revision": "the answer's last revision (True. Actually, False.; Initial answer … Final answer); the label it "
+                "superseded is the detail's superseded",
 }
 """How a label was located: a parsed record's ``detail["rule"]``."""
 
@@ -78,10 +81,16 @@ class Reading:
     """How a label was located (``RULES``)."""
     reason: str | None = None
     """Why the answer was refused (``REASONS``)."""
+    superseded: str | None = None
+    """The label a revision superseded (rule ``revision``)."""
 
     def detail(self) -> dict[str, str]:
-        """What a record's detail holds of the reading: ``rule``, or ``unparsed`` (the reason)."""
-        return {"rule": str(self.rule)} if self.reason is None else {UNPARSED_REASON: self.reason}
+        """What a record's detail holds of the reading: ``rule`` (and the ``superseded`` label of a
+        revision), or ``unparsed`` (the reason).
+        """
+        if self.reason is not None:
+            return {UNPARSED_REASON: self.reason}
+        return {"rule": str(self.rule), **({"superseded": self.superseded} if self.superseded is not None else {})}
 
 
 def _refused(reason: str) -> Reading:
@@ -101,7 +110,7 @@ def read(text: str, vocab: Vocabulary, lang: AnswerLanguage = ENGLISH) -> Readin
     """
     words = reading_words(lang)
     text, from_json = json_answer(text, vocab.json_key)
-    body = normalise(text, words.cues)
+    body = normalise(text, (*words.cues, *words.revisions, *words.drafts))
     if not body:
         return _refused("empty")
     s = scan(body, vocab, words)
@@ -115,11 +124,31 @@ def read(text: str, vocab: Vocabulary, lang: AnswerLanguage = ENGLISH) -> Readin
             found = locate(s, vocab, lists)
     if not found:
         return _refused(verdicts(s) or ("echoed-list" if lists else "doubted" if s.doubted else "no-answer"))
+    revision = revision_start(s, found)
+    if revision is not None:
+        return _revised(s, vocab, revision)
     reason, kept = refusal(s, found, lists)
     if reason is not None:
         return _refused(reason)
     rule = min((c.rule for c in kept), key=RULE_ORDER.index)
     return Reading(kept[0].label, rule="json" if from_json else rule)
+
+
+def _revised(s: Scan, vocab: Vocabulary, revision: Revision) -> Reading:
+    """The reading of an answer that revises itself: what its last revision commits to, refused as
+    any answer is (and for the speaker's doubt anywhere); committing to nothing, it takes the answer back.
+    """
+    tail = revised(s, revision.start)
+    lists = echo.listed(tail, vocab)
+    found = locate(tail, vocab, lists)
+    if not found:
+        return _refused(verdicts(tail) or "retracted")
+    reason, kept = refusal(tail, found, lists)
+    if reason is None and s.doubted:
+        reason = "doubted"
+    if reason is not None:
+        return _refused(reason)
+    return Reading(kept[0].label, rule="revision", superseded=revision.superseded)
 
 
 def json_answer(text: str, key: str) -> tuple[str, bool]:

@@ -24,9 +24,10 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 from collections.abc import Callable, Sequence
+from itertools import islice
 
 from lingdiag.parse.locate import Commitment
-from lingdiag.parse.scan import CLAUSE_END, SENTENCE_END, UNSPACED, Scan, Token, affirms
+from lingdiag.parse.scan import CLAUSE_END, QUESTION_MARKS, SENTENCE_END, UNSPACED, Scan, Token
 
 _BEFORE = (("negations", "negated"), ("hedges", "hedged"), ("conditions", "conditional"), ("judgements", "judged"))
 _AFTER = (*_BEFORE, ("questions", "questioned"), ("contrasts", "contrasted"))
@@ -88,14 +89,17 @@ def verdicts(s: Scan) -> str | None:
     return None
 
 
-def _in(s: Scan, start: int, end: int, kinds: Sequence[tuple[str, str]], skip: frozenset[Token] = frozenset()) \
+def _in(s: Scan, start: int, end: int, kinds: Sequence[tuple[str, str]], negations_from: int | None = None) \
         -> str | None:
-    for t in s.within(start, end):
-        if t not in skip:
-            for kind, reason in kinds:
-                if t.of(kind):
-                    return reason
-    return None
+    """The reason of the first word within ``[start, end)`` of one of ``kinds`` (a word of several:
+    the first kind listed); negations counted from ``negations_from`` on where given.
+    """
+    best: tuple[Token, str] | None = None
+    for kind, reason in kinds:
+        t = s.first_of(kind, negations_from if kind == "negations" and negations_from is not None else start, end)
+        if t is not None and (best is None or t.start < best[0].start):
+            best = (t, reason)
+    return None if best is None else best[1]
 
 
 def _clause_after(s: Scan, m: Token) -> tuple[int, int]:
@@ -107,37 +111,44 @@ def _clause_after(s: Scan, m: Token) -> tuple[int, int]:
         start += 1
     _, end = s.clause(start if start < len(s.text) else m.end)
     end = max(end, start)
-    reason = next((t for t in s.within(start, end) if t.of("reasons")), None)
+    reason = s.first_of("reasons", start, end)
     return start, reason.start if reason else end
 
 
 def _judged_copula(s: Scan, start: int, end: int) -> bool:
     """``True is what…``, ``False would be a stretch``: a copula right after a label, no affirmation."""
-    first = next(iter(s.within(start, end)), None)
+    first = next(s.iter_within(start, end), None)
     if first is None or not first.of("copulas") or s.text[start:first.start].strip(" \t\"')]"):
         return False
-    return not any(affirms(t) for t in s.within(first.end, end))
+    return s.first_of("affirmations", first.end, end) is None and s.first_of("cues", first.end, end) is None
 
 
 def _opening(s: Scan, end: int) -> str | None:
-    """What the clause right after a label's clause opens with, when it takes the label back."""
-    if end >= len(s.text) or SENTENCE_END.match(s.text, end):
-        return None
-    nxt_start = CLAUSE_END.match(s.text, end)
-    pos = nxt_start.end() if nxt_start else end
-    while pos < len(s.text) and s.text[pos] in " \t\"'":
-        pos += 1
-    first = next((t for t in s.after(pos)), None)
-    if first is None or first.start != pos or first.label is not None:
-        return None
-    reason = next((r for k, r in _OPENERS if first.of(k)), None)
-    if reason == "negated":
+    """What the clause right after a label's clause opens with, when it takes the label back; past
+    other labels struck out in clauses of their own (``True, not False, probably.`` is hedged).
+    """
+    while True:
+        if end >= len(s.text) or SENTENCE_END.match(s.text, end):
+            return None
+        nxt_start = CLAUSE_END.match(s.text, end)
+        pos = nxt_start.end() if nxt_start else end
+        while pos < len(s.text) and s.text[pos] in " \t\"'":
+            pos += 1
+        first = next((t for t in s.after(pos)), None)
+        if first is None or first.start != pos or first.label is not None:
+            return None
+        reason = next((r for k, r in _OPENERS if first.of(k)), None)
+        if reason != "negated":
+            return reason
         _, clause_end = s.clause(first.end)
         after = s.text[first.end:clause_end]
         nxt = next((t for t in s.after(first.end) if t.start < clause_end), None)
-        if len(after.split()) > _SHORT or (nxt is not None and nxt.label is not None):
-            return None
-    return reason
+        if nxt is not None and nxt.label is not None:
+            if s.text[nxt.end:clause_end].strip(" \t\"')]") or clause_end <= end:
+                return None
+            end = clause_end  # a strike ("not False"): the clause after it still speaks of the answer
+            continue
+        return None if len(after.split()) > _SHORT else reason
 
 
 def _local(s: Scan, m: Token, start: int) -> str | None:
@@ -146,7 +157,7 @@ def _local(s: Scan, m: Token, start: int) -> str | None:
     """
     clause_start, _ = s.clause(start)
     a, b = _clause_after(s, m)
-    before = _in(s, clause_start, m.start, _BEFORE, _spent(s, clause_start, m))
+    before = _in(s, clause_start, m.start, _BEFORE, _unspent(s, clause_start, m))
     if before is not None:
         return before
     if _in(s, clause_start, start, (("questions", "questioned"),)):
@@ -158,29 +169,24 @@ def _local(s: Scan, m: Token, start: int) -> str | None:
         return after
     if _judged_copula(s, a, b):
         return "judged"
-    if s.text[b:b + 1] in ("?", "？") and not any(t.of("reasons") for t in s.within(b, b + 1)):
+    if s.text[b:b + 1] in QUESTION_MARKS and not any(t.of("reasons") for t in s.within(b, b + 1)):
         return "questioned"
     if _asks(s.sentence_mark(m.start)):
         return "questioned"  # "D: by tomorrow? No, C."
     return _opening(s, b)
 
 
-def _spent(s: Scan, start: int, m: Token) -> frozenset[Token]:
-    """The negations before ``m`` from ``start`` that another label takes before it: ``neither True nor
-    False: Unknown`` denies True and False, not Unknown.
+def _unspent(s: Scan, start: int, m: Token) -> int:
+    """Where the negations before ``m`` that no other label takes first begin (from ``start``):
+    ``neither True nor False: Unknown`` denies True and False, not Unknown.
     """
-    spent: set[Token] = set()
-    other = False  # whether another label follows, reading back from ``m``
-    for t in reversed(s.within(start, m.start)):
-        other = other or (t.label is not None and t.label != m.label)
-        if other and t.of("negations"):
-            spent.add(t)
-    return frozenset(spent)
+    other = s.last_other_before(m)
+    return max(start, other.end) if other is not None else start
 
 
 def _asks(mark: str) -> bool:
-    """Whether a sentence's closing mark asks (``?``, ``?!``, ``？``)."""
-    return "?" in mark or "？" in mark
+    """Whether a sentence's closing mark asks (``?``, ``?!``, ``？``, ``؟``: ``QUESTION_MARKS``)."""
+    return any(c in QUESTION_MARKS for c in mark)
 
 
 def _conditioned(s: Scan, start: int) -> bool:
@@ -202,13 +208,15 @@ def _taken_back(s: Scan, commitments: Sequence[Commitment], lists: frozenset[Tok
     p0 = min(c.mention.start for c in commitments)
     committed = {c.mention for c in commitments}
     for m in s.mentions:
-        if m.label != label or m in committed or m in lists:
+        if m.label != label or m in committed:
             continue
-        if m.start < p0:
+        if m.start < p0:  # a denied list before the answer denies it too (Neither True nor False. True.)
             clause_start, _ = s.clause(m.start)
             a, b = _clause_after(s, m)
             if _in(s, clause_start, m.start, _BEFORE[:1]) or _in(s, a, b, _BEFORE[:1]):
                 return "negated"
+            continue
+        if m in lists:
             continue
         reason = _local(s, m, m.start)
         if reason is not None:
@@ -226,6 +234,9 @@ def _denied(s: Scan, m: Token) -> bool:
     if _in(s, clause_start, m.start, (("negations", "x"),)):
         return True
     a, b = _clause_after(s, m)
+    negation = s.first_of("negations", a, b)
+    if negation is not None and s.first_of("judgements", negation.end, b) is not None:
+        return False  # "A is not wrong", "A cannot be ruled out": a double negation offers A
     return _in(s, a, b, (("negations", "x"), ("judgements", "x"), ("questions", "x"))) is not None
 
 
@@ -234,7 +245,7 @@ def _struck(s: Scan, m: Token) -> bool:
     (``True, not False.``; ``B, not A``; ``Wahr, nicht falsch``).
     """
     start, end = s.clause(m.start)
-    words = [t for t in s.within(start, end) if t is not m]
+    words = list(islice((t for t in s.iter_within(start, end) if t is not m), 2))
     if len(words) != 1 or not words[0].of("negations") or words[0].end > m.start:
         return False
     rest = s.text[start:words[0].start] + s.text[words[0].end:m.start] + s.text[m.end:end]
@@ -246,7 +257,7 @@ def _reasoned(s: Scan, p0: int, m: Token) -> bool:
     reason word between them in one sentence.
     """
     start, _ = s.sentence(m.start)
-    return any(t.of("reasons") for t in s.within(max(p0, start), m.start))
+    return s.first_of("reasons", max(p0, start), m.start) is not None
 
 
 def _other_labels(s: Scan, commitments: Sequence[Commitment], lists: frozenset[Token]) -> str | None:
@@ -272,8 +283,8 @@ def _other_labels(s: Scan, commitments: Sequence[Commitment], lists: frozenset[T
 
 def _later(s: Scan, p0: int) -> str | None:
     """Retractions, questions, judgements of what came before and hedged contrasts after ``p0``."""
-    for t in s.after(p0):
-        if t.of("retractions") and (" " in s.text[t.start:t.end] or UNSPACED.match(s.text[t.start])
+    for t in s.of_kind("retractions"):
+        if t.start >= p0 and (" " in s.text[t.start:t.end] or UNSPACED.match(s.text[t.start])
                                     or not s.text[s.clause(t.start)[0]:t.start].strip(" \t\"'")):
             return "retracted"
     _, first_end = s.sentence(p0)
@@ -285,6 +296,8 @@ def _later(s: Scan, p0: int) -> str | None:
         tokens = s.within(start, end)
         if not tokens or s.text[start:tokens[0].start].strip(" \t\"'"):
             continue
+        if len(tokens) == 1 and tokens[0].of("negations") and not s.text[tokens[0].end:end].strip(" \t\"'"):
+            return "retracted"  # "True. No.": a sentence that only says no takes the answer back
         if len(tokens) >= 3 and tokens[0].of("subjects") and tokens[1].of("copulas") \
                 and any(t.of("judgements") for t in tokens[2:]):
             return "judged"

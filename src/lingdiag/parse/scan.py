@@ -26,7 +26,7 @@ from dataclasses import dataclass, fields
 from functools import cached_property, lru_cache
 from typing import Any
 
-from lingdiag.parse.language import AnswerLanguage
+from lingdiag.parse.language import PUNCTUATION, AnswerLanguage
 
 UNSPACED = re.compile(r"[\u0e00-\u0e7f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f]")
 """Letters of scripts written without spaces between words (Thai, kana, Han): no word boundary there."""
@@ -37,11 +37,18 @@ _WORD_LETTERS = frozenset("AIOEYU")
 no lower-case word follows them, or one that says something of a letter."""
 _LETTER_AFTER = re.compile(r"[ \t]+([^\W\d_][\w'-]*)")
 _WORD_BEFORE = re.compile(r"(?<![\w'-])([A-Za-z][A-Za-z'-]+)[ \t]+$")
-SENTENCE_END = re.compile(r"\n|[!?]+(?![A-Za-z0-9])|(?<!\.)(?<!\.\w)\.(?![.A-Za-z0-9])|[。！？]+")
-"""Where a sentence ends: a line end, a full stop, exclamation or question mark (an ellipsis,
-a decimal point and the dot of ``e.g`` end none)."""
-CLAUSE_END = re.compile(SENTENCE_END.pattern + r"|[,;:，；：、()（）\[\]]|\s[-–—]+\s|[–—―─]")
-"""Where a clause ends: a sentence end, a comma, semicolon, colon, parenthesis or dash."""
+_SCRIPTS_SENTENCE = "".join(p.sentence for p in PUNCTUATION if p.script != "Latin")
+SENTENCE_END = re.compile(r"\n|[!?]+(?![A-Za-z0-9])|(?<!\.)(?<!\.\w)\.(?![.A-Za-z0-9])|["
+                          + re.escape(_SCRIPTS_SENTENCE) + "]+")
+"""Where a sentence ends: a line end, a full stop, exclamation or question mark of any script the
+reader knows (``PUNCTUATION``; an ellipsis, a decimal point and the dot of ``e.g`` end none)."""
+CLAUSE_END = re.compile(SENTENCE_END.pattern + "|[" + re.escape("".join(p.clause for p in PUNCTUATION))
+                        + r"()（）\[\]]|\s[-–—]+\s|[–—―─]")
+"""Where a clause ends: a sentence end, a comma, semicolon or colon of any script, a parenthesis or dash."""
+QUESTION_MARKS = frozenset("".join(p.question for p in PUNCTUATION))
+"""The marks that ask, in every script the reader knows."""
+MARKS = "".join(p.sentence + p.clause for p in PUNCTUATION)
+"""Every script's sentence and clause marks (what may stand around a label)."""
 
 
 @dataclass(frozen=True)
@@ -210,17 +217,66 @@ class Scan:
 
     def within(self, start: int, end: int) -> list[Token]:
         """The tokens within ``[start, end)``."""
-        out = []
-        for t in self.tokens[bisect_left(self._starts, start):]:
+        return list(self.iter_within(start, end))
+
+    def iter_within(self, start: int, end: int) -> Iterator[Token]:
+        """The tokens within ``[start, end)``, one at a time (a caller that needs the first few of a long
+        clause reads only those).
+        """
+        # Indices, not a slice: a slice copies every token after ``start`` on each call, which made a
+        # reading quadratic in its mentions (8,000 of them took 10-13 s).
+        tokens = self.tokens
+        for k in range(bisect_left(self._starts, start), len(tokens)):
+            t = tokens[k]
             if t.start >= end:
                 break
             if t.end <= end:
-                out.append(t)
+                yield t
+
+    @cached_property
+    def _kinds(self) -> dict[str, tuple[list[int], list[Token]]]:
+        by_kind: dict[str, tuple[list[int], list[Token]]] = {}
+        for t in self.tokens:
+            for kind in t.kinds:
+                starts, tokens = by_kind.setdefault(kind, ([], []))
+                starts.append(t.start)
+                tokens.append(t)
+        return by_kind
+
+    def of_kind(self, kind: str) -> list[Token]:
+        """The words of ``kind``, in order."""
+        return self._kinds.get(kind, ([], []))[1]
+
+    def first_of(self, kind: str, start: int, end: int) -> Token | None:
+        """The first word of ``kind`` within ``[start, end)``: a lookup, not a walk over the clause, so
+        that checking every mention of a long clause stays linear.
+        """
+        starts, tokens = self._kinds.get(kind, ([], []))
+        k = bisect_left(starts, start)
+        # Tokens do not overlap: the first one starting in range is within it unless it is the last one.
+        return tokens[k] if k < len(tokens) and tokens[k].start < end and tokens[k].end <= end else None
+
+    def last_other_before(self, m: Token) -> Token | None:
+        """The last mention before ``m`` naming another label than ``m``'s."""
+        k = bisect_left(self._mention_starts, m.start)
+        j = self._other_before[k] if k < len(self.mentions) else -1
+        return self.mentions[j] if j >= 0 else None
+
+    @cached_property
+    def _other_before(self) -> list[int]:
+        """For each mention, the index of the last mention before it naming another label (-1: none)."""
+        out, last, last_of = [], -1, -1  # last: the previous mention; last_of: the last before it of another label
+        for k, t in enumerate(self.mentions):
+            if last >= 0 and self.mentions[last].label != t.label:
+                last_of = last
+            out.append(last_of)
+            last = k
         return out
 
     def after(self, pos: int) -> Iterator[Token]:
         """The tokens starting at or after ``pos``."""
-        return iter(self.tokens[bisect_left(self._starts, pos):])
+        tokens = self.tokens
+        return (tokens[k] for k in range(bisect_left(self._starts, pos), len(tokens)))
 
     def mention_at_or_after(self, pos: int) -> Token | None:
         """The first label mention starting at or after ``pos``."""
@@ -321,8 +377,10 @@ def scan(text: str, vocab: Vocabulary, words: AnswerLanguage) -> Scan:
         # A letter standing as one is no word of one letter (the determiner "a", the joiner "y").
         spans = {(t.start, t.end) for t in letters}
         tokens = [t for t in tokens if (t.start, t.end) not in spans]
-        taken = [(t.start, t.end) for t in tokens]
-        tokens += [t for t in letters if not any(a < t.end and t.start < b for a, b in taken)]
+        # Words do not overlap: the last one starting before a letter's end is the only one that may overlap it.
+        word_starts, word_ends = [t.start for t in tokens], [t.end for t in tokens]
+        tokens += [t for t in letters
+                   if (k := bisect_left(word_starts, t.end)) == 0 or word_ends[k - 1] <= t.start]
     return Scan(text, tuple(sorted(tokens, key=lambda t: (t.start, t.end))))
 
 
@@ -366,9 +424,8 @@ def _says_of_letter(text: str, end: int, vocab: Vocabulary, table: Mapping[str, 
     m = _LETTER_AFTER.match(text, end)
     if m is None or not m.group(1)[:1].islower():
         return True
-    rest = text[m.start(1):].lower()
-    option = dict(vocab.options).get(letter, "")
-    if option and rest.startswith(_form(option)):
+    option = _form(dict(vocab.options).get(letter, ""))
+    if option and text[m.start(1):m.start(1) + len(option) + 1].lower().startswith(option):
         return True
     kinds = table.get(m.group(1).lower())
     return isinstance(kinds, frozenset) and any(k in kinds for k in _OF_LETTER)

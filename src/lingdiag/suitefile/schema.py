@@ -196,6 +196,10 @@ class Formulation(Strict):
     """More words that open an invented next item at a line's start (``Посылка``)."""
     determiners: Words | None = None
     """More words before a noun, after which a label word is an adjective (``a``, ``the``)."""
+    revisions: Words | None = None
+    """More words that open a revision of the answer before them (``впрочем``, ``на самом деле``)."""
+    drafts: Words | None = None
+    """More words that introduce a draft answer a later one supersedes (``первоначальный ответ``)."""
     max_new_tokens: int | None = Field(default=None, ge=1)
     shots: Shots | None = None
     loglik: Loglik | None = None
