@@ -55,6 +55,25 @@ def transport_of(recorded: Mapping[str, Any]) -> dict[str, Any]:
     return {**{k: recorded.get(k) for k in TRANSPORT}, "model_options": given}
 
 
+def answer_options(options: BaseModel, always: tuple[str, ...] = ()) -> dict[str, str]:
+    """The options of a backend's validated ``options`` that may change answers (every field its schema does
+    not mark :data:`TRANSPORT_MARK`), as the backend's identity names them (so the response cache's key and
+    ``meta.json``): those in ``always`` whatever their value, the others where not at their default (so
+    identities, and cache keys, of runs that leave an option alone stay as they were). Strings as they are,
+    mappings and lists as canonical JSON, anything else as ``str``.
+    """
+    named = {}
+    for name, field in type(options).model_fields.items():
+        if isinstance(field.json_schema_extra, dict) and field.json_schema_extra.get("transport"):
+            continue
+        value = getattr(options, name)
+        if name not in always and value == field.get_default(call_default_factory=True):
+            continue
+        named[name] = value if isinstance(value, str) else (
+            json.dumps(value, sort_keys=True, default=str) if isinstance(value, dict | list) else str(value))
+    return named
+
+
 def names_path(value: Any) -> bool:
     """Whether a configuration's ``suite`` or ``dataset`` value names a file or folder (``data/pairs.csv``,
     ``suite.yaml``) rather than a registered name (``builtin``, ``official``, ``blimp``, ``hf:ORG/NAME``,

@@ -32,7 +32,7 @@ def test_a_3789a70_run_reads_typed_and_writes_back_byte_identical(name: str, tmp
     # Its data or suite file, named where it was written, is gone: current or not cannot be said, and is shown.
     gone = read.state.unchecked
     assert read.records and not read.state.changes
-    assert read.state.line is None if not gone else read.state.status == "unchecked" and gone[0] in read.state.line
+    assert read.state.line is None if not gone else read.state.status == "unchecked" and gone[0] in str(read.state.line)
     RunStore(run).write_meta(read.meta)
     assert (run / "meta.json").read_bytes() == before
     items = (run / "items.jsonl").read_bytes()

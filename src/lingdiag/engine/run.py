@@ -247,9 +247,8 @@ class Plan:
         return [r for c in self.conditions for item in self.items[c.name] for r in c.strategy.render(item)]
 
     def sources(self) -> dict[str, str]:
-        """Every file the run reads → its identity (``lingdiag.io.content``; a pinned official file's SHA-256):
-        the data's, the dataset folder's where the data is one (so a file added to it is seen), and those the
-        expanders read.
+        """Every file the run reads → its identity (:func:`checksums`): the data's, the dataset folder's where
+        the data is one (so a file added to it is seen), and those the expanders read (their SHA-256).
         """
         folder = Path(self.dataset.name)
         whole = {str(folder): ""} if folder.is_dir() and str(folder) not in self.dataset.source else {}
@@ -515,7 +514,7 @@ def checksums(source: Mapping[str, str]) -> dict[str, str]:
     from it, ``lingdiag.io.content``), so that resuming after an edit is refused and a comment or a blank
     line is no edit; a pinned official file keeps its SHA-256, a built-in dataset its name.
     """
-    return {k: v or content_id(Path(k)) or "" for k, v in source.items()}
+    return {k: (content_id(Path(k)) or v) if identifies_file(v) else v for k, v in source.items()}
 
 
 def _check_out(out: Path) -> None:

@@ -176,32 +176,32 @@ def _data_changes(meta: RunMeta, inputs: Inputs) -> tuple[list[str], list[str]]:
             elif now != recorded:
                 changed.append(name)
         return changed, unchecked
-    now = dict(inputs.sources)
+    given = dict(inputs.sources)
     then_at = {_place(meta, k, v): k for k, v in before.items()}
     changed_now: list[str] = []
     read_now: Counter[str] = Counter()
     by_content: list[str] = []
     matched: set[str] = set()
-    for key, value in now.items():
+    for key, value in given.items():
         old = then_at.get(_place(None, key, value))
-        recorded = before[old] if old is not None else None
+        then = before[old] if old is not None else None
         if old is not None:
             matched.add(old)
-        if recorded is not None and not is_content(recorded):
-            # Byte SHA-256s (older runs, pinned official files) and names compare file by file, as recorded.
-            same = recorded in ("", value) or (bool(_SHA256.fullmatch(recorded)) and is_content(value)
-                                                and _bytes(Path(key)) == recorded)
+        if then is not None and not is_content(then):
+            # Byte SHA-256s (older runs, pinned official files) and names compare file by file, as then.
+            same = then in ("", value) or (bool(_SHA256.fullmatch(then)) and is_content(value)
+                                                and _bytes(Path(key)) == then)
             if not same:
                 changed_now.append(key)
         elif is_content(value):
             read_now[value] += 1
             by_content.append(key)
-        elif recorded is None or recorded != value:
+        elif then is None or then != value:
             changed_now.append(key)
     # What was read, wherever it lies now: content identities compare as a whole, whatever the paths.
     read_then = Counter(v for v in before.values() if is_content(v))
     changed = [k for k, v in before.items() if is_content(v) and read_now[v] < read_then[v]]
-    changed += [k for k in by_content if read_then[now[k]] < read_now[now[k]]]
+    changed += [k for k in by_content if read_then[given[k]] < read_now[given[k]]]
     changed += [k for k, v in before.items() if k not in matched and not is_content(v) and v != ""]
     return sorted({*changed, *changed_now}), unchecked
 
