@@ -71,6 +71,12 @@ def test_content_ids_follow_what_is_read_not_the_bytes(tmp_path: Path) -> None:
     (folder / "b.jsonl").write_text('{"id": 2, "t": "y"}\n')
     assert content_id(folder) != whole
     assert content_id(tmp_path / "gone.csv") is None
+    # Replaced by another version of the same size, its modification time restored (cp -p, tar x): read again.
+    edited = content_id(csv)
+    stamp = csv.stat()
+    csv.write_text("id,text\n1,a\n2,d\n")
+    os.utime(csv, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
+    assert csv.stat().st_size == stamp.st_size and content_id(csv) != edited
 
 
 def test_a_run_started_with_relative_paths_reads_the_same_from_another_directory(tmp_path: Path,
