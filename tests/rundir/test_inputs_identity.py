@@ -180,3 +180,21 @@ def test_one_model_key_answers_same_model() -> None:
     sharded = RunConfig.model_validate({**one.model_dump(), "shard": "2/2",
                                         "shard_base_urls": ["http://a/v1", "http://b/v1"]})
     assert "http://b/v1" in sharded.model_key()
+
+
+def test_a_running_viewer_sees_the_data_replaced_at_the_same_size_and_time(tmp_path: Path) -> None:
+    from lingdiag.view.app import Viewer
+
+    data = tmp_path / "pairs.jsonl"
+    shutil.copy(EXAMPLES / "agreement-pairs.jsonl", data)
+    evaluate(RunConfig(suite="minimal-pairs", model="mock", dataset=str(data)), MockBackend(loglik_fn=_likelier_good),
+             tmp_path / "runs" / "r")
+    viewer = Viewer([tmp_path / "runs"])
+    run = viewer.run("0/r")
+    assert viewer.row(run).state == "finished" and "stale" not in viewer.report(run)
+    stamp = data.stat()
+    data.write_text(data.read_text().replace("these apples", "those apples", 1))  # same size
+    os.utime(data, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))  # tar x, cp -p
+    assert viewer.row(run).state == "stale" and "stale, not current" in viewer.report(run)
+    data.unlink()
+    assert viewer.row(run).state == "unchecked" and "unchecked, not known to be current" in viewer.report(run)
