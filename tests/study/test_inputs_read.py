@@ -14,6 +14,7 @@ from helpers import stand_in, study_backend
 from typer.testing import CliRunner
 
 from lingdiag.cli import app
+from lingdiag.errors import RunError
 from lingdiag.study.execute import SUPERSEDED, run_study
 from lingdiag.study.report import load
 from lingdiag.study.schema import load_study
@@ -139,3 +140,21 @@ def test_a_run_whose_inputs_are_gone_is_unchecked_everywhere(tmp_path: Path,
     assert "unchecked" in _cli("study", "status", str(project / "out"))
     assert load(project / "out").runs == []  # never graded as done and current
     assert "unchecked, not known to be current" in _cli("report", str(project / "out" / "runs" / "a" / "nli"))
+
+
+def test_a_study_s_transport_options_may_change_between_runs(tmp_path: Path) -> None:
+    project = tmp_path / "p"
+    project.mkdir()
+    shutil.copy(EXAMPLES / "imperfective-nli-sample.json", project / "nli.json")
+    study = project / "study.yaml"
+    text = ("models: [{spec: a, options: {timeout: 0.5, concurrency: 2%s}}]\nretries: 0\n"
+            "suites: [{suite: imperfective, dataset: nli.json, axes: {strategy: zero-shot}, name: nli}]\n")
+    study.write_text(text % "")
+    run_study(load_study(study), project / "out", models=stand_in(study_backend))
+    study.write_text(text.replace("timeout: 0.5, concurrency: 2", "timeout: 30, concurrency: 16") % "")
+    said: list[str] = []
+    run_study(load_study(study), project / "out", models=stand_in(study_backend), say=said.append)
+    assert said == ["1 of 1 runs done"] and [r.status for r in grid(project / "out")] == ["done"]
+    study.write_text(text % ", seed: 7")  # an option that changes answers is another configuration
+    with pytest.raises(RunError, match=r"differs in: model_options"):
+        run_study(load_study(study), project / "out", models=stand_in(study_backend))
