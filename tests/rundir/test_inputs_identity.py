@@ -198,3 +198,19 @@ def test_a_running_viewer_sees_the_data_replaced_at_the_same_size_and_time(tmp_p
     assert viewer.row(run).state == "stale" and "stale, not current" in viewer.report(run)
     data.unlink()
     assert viewer.row(run).state == "unchecked" and "unchecked, not known to be current" in viewer.report(run)
+
+
+def test_sources_no_file_answers_to_and_older_runs_unhashed_files_compare_as_before(tmp_path: Path,
+                                                                                   inside: Path) -> None:
+    from lingdiag.io.content import content_id
+    from lingdiag.rundir import Inputs, RunMeta, drift
+
+    (tmp_path / "d.csv").write_text("id\n1\n")
+    config, identity = {"suite": "s", "model": "m"}, {"backend": "mock"}
+    hub = RunMeta(config, identity, checksums={"hf:org/x": ""}, origin=str(tmp_path / "run"),
+                  source=tmp_path / "run" / "meta.json")
+    assert drift(hub, Inputs(sources={"hf:org/x": ""})) == ((), ())
+    assert drift(hub, Inputs(sources={"hf:org/y": ""}))[0][0].what == "hf:org/y"
+    older = RunMeta(config, identity, checksums={"d.csv": "", "builtin": "a lexicon"})  # no origin: cwd-relative
+    assert drift(older, Inputs(sources={"d.csv": str(content_id(Path("d.csv"))), "builtin": "a lexicon"})) == ((), ())
+    assert drift(older, Inputs(sources={"d.csv": "x", "builtin": "another lexicon"}))[0][0].what == "builtin"

@@ -36,6 +36,7 @@ from lingdiag.config import TRANSPORT, answer_config, names_path
 from lingdiag.io.content import content_id, is_content
 from lingdiag.io.paths import sha256_file
 from lingdiag.rundir.meta import RunMeta
+from lingdiag.rundir.study import RUNS, STUDY_JSON
 
 RESUMABLE_CHANGES = TRANSPORT
 """Config fields (and, under ``model_options``, provider options) a run may change between sessions:
@@ -106,7 +107,7 @@ def home(run_dir: Path) -> Path:
     """
     run_dir = Path(run_dir).resolve()
     study = run_dir.parent.parent.parent
-    if run_dir.parent.parent.name == "runs" and (study / "study.json").is_file():
+    if run_dir.parent.parent.name == RUNS and (study / STUDY_JSON).is_file():
         return study
     return run_dir
 
@@ -177,13 +178,15 @@ def _data_changes(meta: RunMeta, inputs: Inputs) -> tuple[list[str], list[str]]:
                 changed.append(name)
         return changed, unchecked
     given = dict(inputs.sources)
-    then_at = {_place(meta, k, v): k for k, v in before.items()}
+    # A file is matched by where it is (its recorded name resolved); a source no file answers to (an hf: dataset,
+    # a built-in's name) by its name.
+    then_at = {k: k for k in before} | {_place(meta, k, v): k for k, v in before.items()}
     changed_now: list[str] = []
     read_now: Counter[str] = Counter()
     by_content: list[str] = []
     matched: set[str] = set()
     for key, value in given.items():
-        old = then_at.get(_place(None, key, value))
+        old = then_at.get(_place(None, key, value), then_at.get(key))
         then = before[old] if old is not None else None
         if old is not None:
             matched.add(old)
@@ -224,8 +227,8 @@ def _place(meta: RunMeta | None, name: str, value: str) -> str:
     """A recorded (``meta``) or given file name as a place to compare by: the absolute path of a file;
     a name no file answers to (``builtin``, an ``hf:`` dataset) as it is.
     """
-    if not identifies_file(value):
-        return name
+    if not identifies_file(value) or (value == "" and meta is not None and meta.origin is not None):
+        return name  # a name, or a source recorded unhashed because no file answers to it
     path = located(meta, name) if meta is not None else Path(name)
     return os.path.abspath(path)
 
