@@ -5,6 +5,7 @@ validation of suite and backend options against their declared option models.
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -18,6 +19,67 @@ from lingdiag.io.inline import hold, holds_rows
 from lingdiag.model_spec import ModelSpec
 
 OptionsT = TypeVar("OptionsT", bound=BaseModel)
+
+TRANSPORT = ("batch_tokens", "chunk_items")
+"""Fields of a run's configuration that change how answers are fetched, never what they are: how many items
+go to the backend per call and how requests are grouped into batches. A run may change them between
+attempts (``lingdiag.rundir.inputs``); each attempt's are recorded (``meta.json``'s ``attempts``)."""
+TRANSPORT_OPTIONS = frozenset({"api_key_env", "backoff", "batch_tokens", "concurrency", "connect_timeout",
+                               "deadline", "max_backoff", "max_batch", "max_response_bytes", "max_retries",
+                               "threads", "timeout"})
+"""The provider options (``model_options``) of the same kind: timeouts, retries, concurrency, threads, batch
+sizes, where the key is read from. Every backend's option schema marks these fields with
+:data:`TRANSPORT_MARK` and no other (a test holds the marks and this list together); every other option
+may change answers and is part of the run's identity (resume, a study's plan, the response cache)."""
+TRANSPORT_MARK: dict[str, Any] = {"transport": True}
+"""``json_schema_extra`` of an option schema's transport field (``Field(..., json_schema_extra=TRANSPORT_MARK)``)."""
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
+
+
+def answer_config(recorded: Mapping[str, Any]) -> dict[str, Any]:
+    """A recorded configuration (``RunConfig.recorded()``) without its transport settings: what two runs
+    must share to give the same answers (configurations recorded before a field existed compare equal
+    to ones with its default).
+    """
+    kept = {k: v for k, v in recorded.items() if k not in TRANSPORT}
+    options = recorded.get("model_options")
+    if isinstance(options, Mapping):
+        kept["model_options"] = {k: v for k, v in options.items() if k not in TRANSPORT_OPTIONS}
+    return kept
+
+
+def transport_of(recorded: Mapping[str, Any]) -> dict[str, Any]:
+    """A recorded configuration's transport settings, as ``meta.json``'s ``attempts`` lists each session's."""
+    options = recorded.get("model_options")
+    given = {k: v for k, v in options.items() if k in TRANSPORT_OPTIONS} if isinstance(options, Mapping) else {}
+    return {**{k: recorded.get(k) for k in TRANSPORT}, "model_options": given}
+
+
+def answer_options(options: BaseModel, always: tuple[str, ...] = ()) -> dict[str, str]:
+    """The options of a backend's validated ``options`` that may change answers (every field its schema does
+    not mark :data:`TRANSPORT_MARK`), as the backend's identity names them (so the response cache's key and
+    ``meta.json``): those in ``always`` whatever their value, the others where not at their default (so
+    identities, and cache keys, of runs that leave an option alone stay as they were). Strings as they are,
+    mappings and lists as canonical JSON, anything else as ``str``.
+    """
+    named = {}
+    for name, field in type(options).model_fields.items():
+        if isinstance(field.json_schema_extra, dict) and field.json_schema_extra.get("transport"):
+            continue
+        value = getattr(options, name)
+        if name not in always and value == field.get_default(call_default_factory=True):
+            continue
+        named[name] = value if isinstance(value, str) else (
+            json.dumps(value, sort_keys=True, default=str) if isinstance(value, dict | list) else str(value))
+    return named
+
+
+def names_path(value: Any) -> bool:
+    """Whether a configuration's ``suite`` or ``dataset`` value names a file or folder (``data/pairs.csv``,
+    ``suite.yaml``) rather than a registered name (``builtin``, ``official``, ``blimp``, ``hf:ORG/NAME``,
+    an in-memory ``rows:`` table).
+    """
+    return isinstance(value, str) and not _SCHEME.match(value) and ("/" in value or bool(Path(value).suffix))
 
 MAX_YAML_DEPTH = 64
 """Deepest nesting a config file may have (a run config needs a handful of levels)."""
@@ -262,6 +324,13 @@ class RunConfig(BaseModel):
         if self.shard_base_urls:
             spec = spec.with_base_url(self.shard_base_urls[self.shard.index - 1])
         return spec
+
+    def model_key(self) -> str:
+        """The one answer to "same model?": the spec (with this shard's server) and every provider option,
+        canonical. Two runs with one key are served by one loaded model (a study loads it once, checks it
+        once and prices it once).
+        """
+        return json.dumps([str(self.model_spec()), self.provider_options()], sort_keys=True, default=str)
 
     def provider_options(self) -> dict[str, Any]:
         """The options the model's provider validates into its one options object: ``model_options``

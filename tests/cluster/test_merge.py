@@ -57,6 +57,7 @@ def test_shards_partition_items_by_id_and_merge_byte_identical(tmp_path):
     a, b = (json.loads((d / "meta.json").read_text()) for d in (whole, merged.out))
     assert [s["shard"] for s in b.pop("shards")] == ["1/3", "2/3", "3/3"]
     assert set(a.pop("timings")) == set(b.pop("timings")) == {"zero-shot", "dap"}
+    assert (a.pop("origin"), b.pop("origin")) == (str(whole.resolve()), str(merged.out.resolve()))  # each its own
     assert a == b  # the config is the unsharded one: shard and shard_base_urls are unset
 
 
@@ -141,6 +142,7 @@ def test_a_thinking_runs_shards_merge_into_the_unsharded_run_meta_included(tmp_p
     a, b = (json.loads((d / "meta.json").read_text()) for d in (tmp_path / "whole", merged.out))
     b.pop("shards")
     assert set(a.pop("timings")) == set(b.pop("timings"))
+    assert (a.pop("origin"), b.pop("origin")) == (str((tmp_path / "whole").resolve()), str(merged.out.resolve()))
     assert a["thinking"] and set(a["thinking"]) == {"zero-shot/thinking-off", "zero-shot/thinking-on"}
     assert a == b
 
@@ -177,6 +179,7 @@ def test_a_merged_minimal_pairs_run_names_its_excluded_pairs_as_the_unsharded_ru
         assert (merged.out / name).read_bytes() == (whole / name).read_bytes(), name
     a, b = (json.loads((d / "meta.json").read_text()) for d in (whole, merged.out))
     assert len(b.pop("shards")) == 3 and set(a.pop("timings")) == set(b.pop("timings"))
+    assert (a.pop("origin"), b.pop("origin")) == (str(whole.resolve()), str(merged.out.resolve()))
     assert a["excluded"] == [{"item_id": "agreement/3", "reason": IDENTICAL}, {"item_id": "agreement/7",
                                                                                "reason": IDENTICAL}]
     assert a == b

@@ -125,7 +125,7 @@ def run(
     config = build_config(ctx.params, list(ctx.args))
     planned = plan(config)
     lock_line()
-    cost = estimate(config.model, planned.requests())
+    cost = estimate(str(config.model_spec()), planned.requests())  # the model the run loads (a shard: its server)
     if cost is not None:
         err.print(cost.summary(), markup=False, highlight=False)
 

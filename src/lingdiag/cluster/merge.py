@@ -19,13 +19,14 @@ from pathlib import Path
 from typing import Any
 
 from lingdiag.conditions.expander import Expander, Ran
-from lingdiag.config import RunConfig, Shard
+from lingdiag.config import RunConfig, Shard, answer_config
 from lingdiag.engine.finish import finish
 from lingdiag.engine.run import Plan, plan
 from lingdiag.errors import RunError
 from lingdiag.io.atomic import make_dir, write_atomic
 from lingdiag.records import ItemRecord
-from lingdiag.rundir import RESUMABLE_CHANGES, SCHEMA_VERSION, RunMeta, RunStore, config_changes, run_state
+from lingdiag.rundir import SCHEMA_VERSION, Inputs, RunMeta, RunStore, config_changes, drift, run_state
+from lingdiag.rundir.inputs import rebased
 
 PER_SHARD = ("shard", "shard_base_urls")
 """Config fields that differ between the shards of one run."""
@@ -82,14 +83,14 @@ def check_shards(shards: Sequence[ShardRun]) -> None:
         raise RunError("no shard directories given")
     first = shards[0].config.recorded()
     for s in shards[1:]:
-        changed = config_changes(first, s.config.recorded(), (*PER_SHARD, *RESUMABLE_CHANGES))
+        changed = config_changes(answer_config(first), answer_config(s.config.recorded()), PER_SHARD)
         if changed:
             raise RunError(f"{shards[0].path} and {s.path} are not shards of one run: "
                            f"their configurations differ in {', '.join(changed)}")
     _same(shards, "shard counts (N)", lambda s: s.shard.count)
     _same(shards, "model identities",
           lambda s: {k: v for k, v in s.meta.identity.fields.items() if k not in PER_SERVER})
-    _same(shards, "dataset checksums", lambda s: s.meta.checksums or {})
+    _same(shards, "dataset checksums", lambda s: sorted((s.meta.checksums or {}).values()))
     _same(shards, "package versions", lambda s: s.meta.versions or {})
     _same(shards, "lock status", lambda s: s.meta.lock or {})
     _same(shards, "suite files", lambda s: s.meta.suite_file or {})
@@ -127,7 +128,7 @@ def merge(paths: Sequence[Path], out: Path) -> MergeResult:
     whole = shards[0].config.unsharded()
     planned = plan(whole)
     check_parts(shards, planned.expanders)
-    if planned.sources() != (shards[0].meta.checksums or {}):
+    if any(c.kind == "data" for c in drift(shards[0].meta, Inputs(sources=planned.sources()))[0]):
         raise RunError(f"the data of {whole.dataset!r} (or a run it replays) changed since the shards ran (SHA-256); "
                        "run them again")
     skipped: dict[str, str] = {}
@@ -153,7 +154,7 @@ def merge(paths: Sequence[Path], out: Path) -> MergeResult:
     make_dir(store.root)
     write_atomic(store.items_path, "".join(r.to_json() + "\n" for r in records))
     metrics, table = finish(store, planned.suite, planned.ending(shards[0].meta.model, whole.dataset),
-                            _merged_meta(whole, shards, skipped, planned))
+                            rebased(_merged_meta(whole, shards, skipped, planned), shards[0].path, store.root))
     return MergeResult(out, metrics, table)
 
 

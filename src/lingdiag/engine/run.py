@@ -14,11 +14,12 @@ from lingdiag.conditions.expander import Expander, Ran, Replays
 from lingdiag.conditions.precision import precision
 from lingdiag.conditions.registry import expanders
 from lingdiag.conditions.thinking import think_tags
-from lingdiag.config import RunConfig, redact_url_secrets
+from lingdiag.config import RunConfig, redact_url_secrets, transport_of
 from lingdiag.engine.finish import Ending, finish
 from lingdiag.engine.judge import Judge, judge_of
 from lingdiag.errors import CapabilityError, ConfigError, RunError
-from lingdiag.io.paths import path_safe, sha256_file
+from lingdiag.io.content import content_id, text_id
+from lingdiag.io.paths import path_safe
 from lingdiag.metrics import fragile
 from lingdiag.models.base import Backend, Precision, ReportsUsage, dispatch
 from lingdiag.models.cache import cached
@@ -38,6 +39,7 @@ from lingdiag.records import (
     nonfinite,
 )
 from lingdiag.rundir import SCHEMA_VERSION, SUITE_COPY, Inputs, ModelIdentity, RunMeta, RunStore
+from lingdiag.rundir.inputs import identifies_file, recorded_path
 from lingdiag.rundir.records import output_of, prompt_json
 from lingdiag.suite import SUITES, Condition, Dataset, Suite, spread
 from lingdiag.thinking import DEFAULT_TAGS, ThinkTags
@@ -245,12 +247,27 @@ class Plan:
         return [r for c in self.conditions for item in self.items[c.name] for r in c.strategy.render(item)]
 
     def sources(self) -> dict[str, str]:
-        """Every file the run reads → its SHA-256: the data's, and those the expanders read."""
-        return checksums(self.dataset.source) | {k: v for e in self.expanders for k, v in e.sources().items()}
+        """Every file the run reads → its identity (:func:`checksums`): the data's, the dataset folder's where
+        the data is one (so a file added to it is seen), and those the expanders read (their SHA-256).
+        """
+        folder = Path(self.dataset.name)
+        whole = {str(folder): ""} if folder.is_dir() and str(folder) not in self.dataset.source else {}
+        return checksums({**self.dataset.source, **whole}) | {k: v for e in self.expanders
+                                                               for k, v in e.sources().items()}
+
+    def suite_file(self) -> dict[str, str] | None:
+        """``meta.json``'s ``suite_file`` as the caller names it: path, byte SHA-256 and content identity."""
+        source = self.suite.source
+        if source is None:
+            return None
+        return {"path": source.path, "sha256": source.sha256,
+                "content": text_id(source.text.encode("utf-8"), Path(source.path).suffix)}
 
     def inputs(self, config: RunConfig) -> Inputs:
         """What a run of ``config`` is computed from now: what its directory's state is checked against."""
-        return Inputs(config.recorded(), self.sources(), self.suite.source.sha256 if self.suite.source else "")
+        suite = self.suite_file()
+        return Inputs(config.recorded(), self.sources(), suite["content"] if suite else "",
+                      suite["sha256"] if suite else "")
 
     def note(self) -> str:
         """The table's opening lines from the expanders (the items they did not score)."""
@@ -400,15 +417,23 @@ def _begin(config: RunConfig, backend: Backend, store: RunStore, p: Plan) -> tup
     """Check what ``store`` holds against ``config`` and write the first ``meta.json``; the session
     and the (condition, item) keys earlier sessions finished.
     """
-    sources = p.sources()
     suite = p.suite
-    suite_file = {"path": suite.source.path, "sha256": suite.source.sha256} if suite.source else None
-    done, earlier = store.prepare_resume(p.inputs(config))
+    inputs = p.inputs(config)
+    done, earlier, attempts = store.prepare_resume(inputs)
     _check_axes(store, p.conditions)
-    first = RunMeta(config=config.recorded(), identity=ModelIdentity(backend.identity), schema_version=SCHEMA_VERSION,
+    # Where each file read lies, resolved now and relative to the run directory where it is the run's own
+    # (``lingdiag.rundir.inputs``): a run read from another directory, or moved with its study, finds them.
+    sources = {recorded_path(k, store.root) if identifies_file(v) and Path(k).exists() else k: v
+               for k, v in (inputs.sources or {}).items()}
+    suite_file = p.suite_file()
+    if suite_file is not None:
+        suite_file["path"] = recorded_path(suite_file["path"], store.root)
+    recorded = config.recorded()
+    first = RunMeta(config=recorded, identity=ModelIdentity(backend.identity), schema_version=SCHEMA_VERSION,
                     checksums=sources, versions=_versions(), lock=lock_status().recorded(), seed=config.seed,
                     timings={}, skipped={}, suite_file=suite_file, excluded=tuple(p.dataset.excluded) or None,
-                    planned=len(p.order()))  # until it finishes: readers of a run in progress see M
+                    planned=len(p.order()),  # until it finishes: readers of a run in progress see M
+                    origin=str(store.root.resolve()), attempts=[*attempts, transport_of(recorded)])
     if suite.source is not None:  # reports read the records with this copy, whatever becomes of the file
         store.write_text(SUITE_COPY, suite.source.text)
     session = _Session(p, backend, first, earlier)
@@ -485,8 +510,11 @@ def _check_axes(store: RunStore, conditions: Sequence[Condition]) -> None:
 
 
 def checksums(source: Mapping[str, str]) -> dict[str, str]:
-    """Every data file's SHA-256: a user's file gets one too, so that resuming after an edit is refused."""
-    return {k: v or (sha256_file(Path(k)) if Path(k).is_file() else "") for k, v in source.items()}
+    """Every data file's identity: a user's file or folder gets its content identity (what a reader takes
+    from it, ``lingdiag.io.content``), so that resuming after an edit is refused and a comment or a blank
+    line is no edit; a pinned official file keeps its SHA-256, a built-in dataset its name.
+    """
+    return {k: (content_id(Path(k)) or v) if identifies_file(v) else v for k, v in source.items()}
 
 
 def _check_out(out: Path) -> None:

@@ -13,12 +13,13 @@ through a run's suite are ``lingdiag.reading``'s.
 """
 
 from lingdiag.rundir.directory import RunStore, lock_held, write_imported
-from lingdiag.rundir.inputs import RESUMABLE_CHANGES, Change, Inputs, config_changes, drift
+from lingdiag.rundir.inputs import RESUMABLE_CHANGES, Change, Inputs, answer_changes, config_changes, drift
 from lingdiag.rundir.loaded import RunDir, read_run
 from lingdiag.rundir.meta import META, SCHEMA_VERSION, ModelIdentity, RunMeta
 from lingdiag.rundir.parts import SUITE_COPY, Excluded, SuiteSource
 from lingdiag.rundir.state import Phase, RunState, run_state
 
 __all__ = ["META", "RESUMABLE_CHANGES", "SCHEMA_VERSION", "SUITE_COPY", "Change", "Excluded", "Inputs",
-           "ModelIdentity", "Phase", "RunDir", "RunMeta", "RunState", "RunStore", "SuiteSource", "config_changes",
+           "ModelIdentity", "Phase", "RunDir", "RunMeta", "RunState", "RunStore", "SuiteSource", "answer_changes",
+           "config_changes",
            "drift", "lock_held", "read_run", "run_state", "write_imported"]

@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Protocol
 
+from lingdiag.config import transport_of
 from lingdiag.errors import RunError
 from lingdiag.io.atomic import SURROGATES, is_temporary, make_dir, write_atomic
 from lingdiag.io.limits import regular_lines
@@ -181,20 +182,24 @@ class RunStore:
                 return
             start += len(raw)
 
-    def prepare_resume(self, inputs: Inputs) -> tuple[set[tuple[str, str]], dict[str, float]]:
+    def prepare_resume(self, inputs: Inputs) -> tuple[set[tuple[str, str]], dict[str, float], list[dict[str, Any]]]:
         """Check the directory holds a run of ``inputs`` (or none); return the (condition, item) keys
-        done and the seconds the earlier sessions spent per condition.
+        done, the seconds the earlier sessions spent per condition and their transport settings
+        (``meta.json``'s ``attempts``; a run written before they were recorded: its configuration's).
 
         Errored records are dropped so those items run again; the file is rewritten with one record
         per key. What may not differ from the earlier run is what makes a run stale
-        (``lingdiag.rundir.inputs.drift``): its configuration (but ``RESUMABLE_CHANGES``), the data
-        files' and the suite file's SHA-256, as a changed file is a changed configuration.
+        (``lingdiag.rundir.inputs.drift``): its configuration (but its transport settings), what it read
+        of the data and the suite file, as a changed file is a changed configuration.
         """
         self.root.mkdir(parents=True, exist_ok=True)
         timings: dict[str, float] = {}
+        attempts: list[dict[str, Any]] = []
         if self.meta_path.exists():
             meta = self.read_meta()
             timings = dict(meta.timings or {})
+            attempts = [dict(a) for a in meta.attempts] if meta.attempts is not None else [
+                transport_of(meta.config)]
             changes, _ = drift(meta, inputs)
             for change in changes:
                 raise RunError(f"{self.root} {_REFUSALS[change.kind].format(change.what)}; use another --out directory")
@@ -203,7 +208,7 @@ class RunStore:
             if r.error is None:
                 kept[(r.condition, r.item_id)] = r
         write_atomic(self.items_path, "".join(r.to_json() + "\n" for r in kept.values()))
-        return set(kept), timings
+        return set(kept), timings, attempts
 
     def append(self, records: Iterable[ItemRecord]) -> None:
         """Append records durably."""

@@ -131,6 +131,8 @@ class MetaFile(Part):
     imported: ImportedPart | None = None
     planned: int | None = None
     finished: FinishedPart | None = None
+    origin: str | None = None
+    attempts: list[dict[str, JsonValue]] | None = None
 
 
 _UNION_TAGS = ("int", "float", "str")
@@ -208,6 +210,13 @@ class RunMeta:
     finished: FinishedPart | None
     """Written by ``finish`` (with ``planned`` dropped): the records it ended with; None while the
     run is unfinished and in runs written before it was recorded (``lingdiag.rundir.state``)."""
+    origin: str | None
+    """The run directory's absolute path when the run (its last session) started: a run directory that has
+    moved since finds the files it read at the same place relative to it (``lingdiag.rundir.inputs``); None
+    in runs written before it was recorded, whose relative file names are relative to the current directory."""
+    attempts: list[dict[str, JsonValue]] | None
+    """Each session's transport settings (``lingdiag.config.transport_of``), in order: they may change
+    between attempts (a retry with a longer timeout); None in runs written before they were recorded."""
     parts: Mapping[str, Any] = field(default_factory=dict)
     """The parts axis plug-ins record (``rundir.parts.register_part``), by key, validated by their
     registered schema; written under their keys beside the built-in parts."""
@@ -225,7 +234,8 @@ class RunMeta:
                  precision: PrecisionPart | Given | None = None, excluded: Sequence[Excluded | Given] | None = None,
                  usage: Mapping[str, int] | None = None, shards: Sequence[ShardPart | Given] | None = None,
                  imported: ImportedPart | Given | None = None, planned: int | None = None,
-                 finished: FinishedPart | Given | None = None, source: Path | None = None,
+                 finished: FinishedPart | Given | None = None, origin: str | None = None,
+                 attempts: Sequence[Mapping[str, Any]] | None = None, source: Path | None = None,
                  **plugins: Any) -> None:
         """Validate every part (``pydantic.ValidationError`` if one is not of its schema); ``plugins``
         are parts axis plug-ins registered (``UnknownNameError`` for a key nobody registered).
@@ -238,7 +248,8 @@ class RunMeta:
                  "excluded": None if excluded is None else [
                      {"item_id": e.item_id, "reason": e.reason} if isinstance(e, Excluded) else e for e in excluded],
                  "usage": usage, "shards": shards, "imported": imported, "planned": planned,
-                 "finished": finished}
+                 "finished": finished, "origin": origin,
+                 "attempts": None if attempts is None else [dict(a) for a in attempts]}
         parsed = MetaFile.model_validate({k: part_json(v) for k, v in given.items() if v is not None})
         for key in MetaFile.model_fields:
             object.__setattr__(self, _ATTRIBUTE.get(key, key), getattr(parsed, key))

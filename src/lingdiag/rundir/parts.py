@@ -85,7 +85,12 @@ class SuiteFilePart(Part):
     """``suite_file``: the suite file a run was read from."""
 
     path: str
+    """Where it was (``lingdiag.rundir.inputs.recorded_path``)."""
     sha256: str
+    """The SHA-256 of its bytes: what the copy beside the records (``SUITE_COPY``) is checked against."""
+    content: str | None = None
+    """The content identity of the parsed suite (``lingdiag.io.content``): what says whether the run is
+    current; absent in runs written before it was recorded (their bytes are compared)."""
 
 
 class ThinkingPart(Part):

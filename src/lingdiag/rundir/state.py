@@ -10,10 +10,11 @@ still current, how far is it, is a process writing it" that resume, ``study run|
 - **running**: a live process holds the run's ``flock`` (read from ``/proc/locks``, so asking never
   takes the lock a starting run needs); **stopped**: started, not finished, nobody writing.
 - **current**: nothing it was computed from changed: its configuration (against the one a caller
-  plans now, where one is given; ``RESUMABLE_CHANGES`` excepted), the SHA-256 of every file it
-  read (the data, the files an expander read such as a replayed run's ``items.jsonl``, the suite
-  file), re-hashed now or compared with the caller's. A file that is gone cannot be checked: it is
-  named in ``unchecked``, not taken as changed.
+  plans now, where one is given; transport settings excepted), what it read of every file (the data,
+  a dataset folder, the files an expander read such as a replayed run's ``items.jsonl``, the suite
+  file; ``lingdiag.rundir.inputs``), read again now or compared with the caller's. A file that is gone
+  cannot be checked: it is named in ``unchecked``, not taken as changed, and the run's status is
+  ``unchecked``, never ``finished``: nobody can say it is current.
   Records edited after the run finished (``items.jsonl`` no longer the file ``finished`` describes)
   make it not current too: its numbers are not the run's.
 - **unreadable**: ``meta.json`` is not as a run writes it (or ``items.jsonl`` cannot be read).
@@ -93,20 +94,28 @@ class RunState:
         return self.finished and self.current and self.failed == 0
 
     @property
+    def checked(self) -> bool:
+        """Every input the run recorded could be checked (none is gone)."""
+        return not self.unchecked
+
+    @property
     def status(self) -> str:
         """One word: ``absent``, ``unreadable``, ``running``, ``stopped``, ``stale``, ``failed``
-        (finished with failed items) or ``finished``.
+        (finished with failed items), ``unchecked`` (finished, but an input it read is gone, so whether it is
+        current cannot be said) or ``finished``.
         """
         if self.phase is Phase.FINISHED and self.changes:
             return "stale"
         if self.phase is Phase.FINISHED and self.failed:
             return "failed"
+        if self.phase is Phase.FINISHED and self.unchecked:
+            return "unchecked"
         return self.phase.value
 
     @property
     def line(self) -> str | None:
-        """What a report says above a run whose numbers are not final and current; None for one
-        that is finished and current.
+        """What a report says above a run whose numbers are not final and current (or whose inputs
+        cannot be checked); None for one that is finished and current.
         """
         of = f" of {self.planned}" if self.planned is not None else ""
         match self.phase:
@@ -118,7 +127,14 @@ class RunState:
                 return f"run not readable: {self.problem}"
         if self.changes:
             return "stale, not current: " + "; ".join(c.line for c in self.changes)
+        if self.unchecked:
+            return unchecked_line(self.unchecked)
         return None
+
+
+def unchecked_line(gone: Sequence[str]) -> str:
+    """What a report says above a run whose inputs cannot be checked."""
+    return f"unchecked, not known to be current: {', '.join(gone)} not found (cannot check what the run read)"
 
 
 def run_state(run_dir: Path, inputs: Inputs | None = None, *, held: frozenset[str] | None = None) -> RunState:

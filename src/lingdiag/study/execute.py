@@ -17,7 +17,6 @@ executors, which load the model per job.
 from __future__ import annotations
 
 import gc
-import json
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -75,10 +74,9 @@ def check_plan(runs: Sequence[PlannedRun], models: Models = Models()) -> dict[st
     for r in runs:
         try:
             plans[r.key] = plan(r.config)
-            model = json.dumps([r.config.model, r.config.provider_options()], sort_keys=True, default=str)
-            if model not in checked:
+            if r.config.model_key() not in checked:
                 models.check(r.config)
-                checked.add(model)
+                checked.add(r.config.model_key())
         except LingdiagError as e:
             raise located(e, f"run {r.key} ({r.origin})") from None
     return plans
@@ -187,9 +185,8 @@ def _here(session: _Session, load: Callable[[RunConfig], Backend],
           progress: Callable[[RunEntry], Progress | None]) -> None:
     by_model: dict[str, list[RunEntry]] = {}
     todo = _todo(session.state, session.planned, session.out, session.say)
-    for entry in todo:  # one load serves the runs of one spec with the same provider options
-        loading = {k: entry.config.get(k) for k in ("model", "model_options", "batch_tokens", "trust_remote_code")}
-        by_model.setdefault(json.dumps(loading, sort_keys=True, default=str), []).append(entry)
+    for entry in todo:  # one load serves the runs of one model (``RunConfig.model_key``)
+        by_model.setdefault(session.configs[entry.key].model_key(), []).append(entry)
     write_state(session.out, session.state)
     for entries in by_model.values():
         first = session.configs[entries[0].key]  # the planned config: a URL's credentials are redacted in study.json

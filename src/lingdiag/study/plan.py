@@ -15,7 +15,7 @@ from lingdiag.config import RunConfig
 from lingdiag.errors import ConfigError, LingdiagError, RunError, located
 from lingdiag.io.limits import MAX_STUDY_RUNS
 from lingdiag.io.paths import path_safe
-from lingdiag.rundir import config_changes
+from lingdiag.rundir import answer_changes
 from lingdiag.rundir.study import RUNS, Compared, RunEntry, StudyModel, StudyState
 from lingdiag.study.schema import LANGUAGE, Checkpoint, Comparison, ModelEntry, StudyFile, SuiteEntry, run_options
 
@@ -147,7 +147,9 @@ def replanned(name: str, retries: int, planned: Sequence[PlannedRun], old: Study
     for p in planned:
         entry = RunEntry.model_validate(p.to_json())
         if p.key in before:
-            changed = config_changes(before[p.key].config, entry.config)
+            # Transport settings may change between attempts; a suite or data file is compared by what the run
+            # read of it (``study run`` checks each run's directory against the plan), not by where it lies.
+            changed = answer_changes(before[p.key].config, entry.config)
             if changed:
                 raise RunError(f"run {p.key!r} of the study directory was planned with another configuration "
                                f"(differs in: {', '.join(changed)}); use another --out directory")

@@ -13,11 +13,13 @@ from lingdiag.rundir import Inputs, Phase, RunState, run_state
 from lingdiag.rundir.directory import held_locks
 from lingdiag.rundir.study import RunEntry, StudyState, read_state
 
-STATES = ("done", "running", "partial", "stale", "failed", "gave up", "unreadable", "planned")
+STATES = ("done", "running", "partial", "stale", "unchecked", "failed", "gave up", "unreadable", "planned")
 """Each run's state, from its directory (``lingdiag.rundir.state``) and its attempts in ``study.json``:
 ``done``: finished, every item answered, current; ``running``: a process holds its lock now;
 ``partial``: started, not finished; ``stale``: its data or suite file (or configuration) changed since it
-ran, so ``study run`` runs it again; ``failed``: its last attempt failed and ``study run`` retries it;
+ran, so ``study run`` runs it again; ``unchecked``: finished, but a file it read (its data or suite file) is
+gone, so nobody can say it is current (``study report`` leaves it out; ``study run`` plans it again from the
+files the study names now); ``failed``: its last attempt failed and ``study run`` retries it;
 ``gave up``: failed more than ``retries`` times; ``unreadable``: its files are not as a run writes them;
 ``planned``: nothing there yet (a deleted run directory too)."""
 
@@ -50,6 +52,8 @@ def _status(entry: RunEntry, state: RunState, retries: int) -> tuple[str, str | 
             return "unreadable", state.problem
         case Phase.FINISHED if state.changes:
             return "stale", "; ".join(c.line for c in state.changes)
+        case Phase.FINISHED if state.complete and state.unchecked:
+            return "unchecked", state.line
         case Phase.FINISHED if state.complete:
             return "done", None
         case Phase.FINISHED:
@@ -83,7 +87,7 @@ def grid(out: Path, state: StudyState | None = None) -> list[GridRow]:
 def summary(rows: Sequence[GridRow]) -> dict[str, Any]:
     """Runs per state, items left and the study's ETA."""
     # gave up or unreadable: nothing left that a study run would do
-    etas = [r.eta_seconds for r in rows if r.status not in ("done", "gave up", "unreadable")]
+    etas = [r.eta_seconds for r in rows if r.status not in ("done", "unchecked", "gave up", "unreadable")]
     return {"runs": len(rows), **{s: sum(r.status == s for r in rows) for s in STATES},
             "items_left": sum(max(r.items_total - r.items_done, 0) for r in rows),
             "eta_seconds": None if any(e is None for e in etas) else round(sum(e for e in etas if e), 1)}

@@ -115,14 +115,16 @@ class Viewer:
                             state.status, state.line)
 
     def report(self, run: Run) -> str:
-        """The run's page: its report's sections, rendered again only when its files changed."""
+        """The run's page: its report's sections, rendered again only when its files or its state changed (the
+        state, asked each time, sees what the run read change even where its own files did not).
+        """
         items, meta = run.path / "items.jsonl", run.path / "meta.json"
-        key = tuple((p.stat().st_mtime_ns, p.stat().st_size) for p in (items, meta) if p.exists())
+        row = self.row(run)
+        key = (*((p.stat().st_mtime_ns, p.stat().st_size) for p in (items, meta) if p.exists()), row.state, row.why)
         with self._lock:
             cached = self._reports.get(run.path)
         if cached and cached[0] == key:
             return cached[1]
-        row = self.row(run)
         try:
             loaded = [load_run(run.path)]
             parts, note = fragments(Page(loaded, tables(loaded), static=False)), ""

@@ -7,7 +7,8 @@ walked without following a symlink out of the given ones: every path is resolved
 inside a given root.
 
 A run's state is its directory's own answer (``lingdiag.rundir.state``): running, stopped, finished,
-failed (finished with failed items), stale (its data or suite file changed since) or unreadable.
+failed (finished with failed items), stale (its data or suite file changed since), unchecked (a file it
+read is gone, so whether it is current cannot be said) or unreadable.
 """
 
 from __future__ import annotations

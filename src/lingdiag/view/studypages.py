@@ -19,7 +19,7 @@ from lingdiag.view.scores import scores
 from lingdiag.view.study import ItemPoint, ItemRow, StudyGroup
 from lingdiag.view.surprisal import scored
 
-NOT_DONE = ("failed", "gave up", "stale", "unreadable", "partial", "running", "planned")
+NOT_DONE = ("failed", "gave up", "stale", "unchecked", "unreadable", "partial", "running", "planned")
 """The grid's states listed under "Not done", in this order."""
 
 

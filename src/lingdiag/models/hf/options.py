@@ -11,21 +11,24 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from lingdiag.config import TRANSPORT_MARK
 from lingdiag.models.hf.placement import DEVICE_PATTERN, DtypeOption, Placement, resolve
 
 
 class HFOptions(BaseModel):
-    """Options of the transformers backend."""
+    """Options of the transformers backend. Fields marked ``TRANSPORT_MARK`` (batch sizes, CPU threads) group
+    the same requests otherwise and may change between attempts of a run; every other one is the run's.
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    batch_tokens: int | None = Field(default=None, ge=1)
+    batch_tokens: int | None = Field(default=None, ge=1, json_schema_extra=TRANSPORT_MARK)
     """Padded-token budget per batch, for both request kinds (``--batch-tokens``)."""
     trust_remote_code: bool = False
     """Allow the model repository's own code (``--trust-remote-code``)."""
-    max_batch: int = Field(default=256, ge=1)
+    max_batch: int = Field(default=256, ge=1, json_schema_extra=TRANSPORT_MARK)
     """Upper bound on rows per forward batch."""
-    threads: int | None = Field(default=None, ge=1)
+    threads: int | None = Field(default=None, ge=1, json_schema_extra=TRANSPORT_MARK)
     """Torch CPU threads (default: the CPUs this process may run on, e.g. a SLURM allocation's)."""
     device: str = Field(default="cpu", pattern=DEVICE_PATTERN)
     """``cpu``, ``cuda``, ``cuda:N`` or ``auto`` (every visible GPU, ``device_map="auto"``; the CPU

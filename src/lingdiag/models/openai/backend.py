@@ -31,6 +31,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from lingdiag.config import TRANSPORT_MARK, answer_options
 from lingdiag.errors import CapabilityError, ConfigError
 from lingdiag.model_spec import OPENAI_URL
 from lingdiag.models.base import Capabilities, cut_at_stop
@@ -63,25 +64,28 @@ _SECRET_PATTERNS = (re.compile(r"sk-[A-Za-z0-9_\-*]{6,}"), re.compile(r"(?i)bear
 
 
 class OpenAIOptions(BaseModel):
-    """Options of the ``openai:`` provider (``--model-option key=value`` on the command line)."""
+    """Options of the ``openai:`` provider (``--model-option key=value`` on the command line). Fields marked
+    ``TRANSPORT_MARK`` (timeouts, retries, concurrency, where the key is read from) change how answers are
+    fetched, never what they are: a run may change them between attempts; every other one is the run's.
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    api_key_env: str | None = None
+    api_key_env: str | None = Field(default=None, json_schema_extra=TRANSPORT_MARK)
     """Environment variable holding the key; default ``OPENAI_API_KEY`` for api.openai.com, none elsewhere."""
-    concurrency: int = Field(default=8, ge=1)
+    concurrency: int = Field(default=8, ge=1, json_schema_extra=TRANSPORT_MARK)
     """Requests in flight at once (raise it for vLLM/SGLang servers with large batches)."""
-    timeout: float = Field(default=120.0, gt=0)
+    timeout: float = Field(default=120.0, gt=0, json_schema_extra=TRANSPORT_MARK)
     """Seconds without an answer before an attempt is retried."""
-    connect_timeout: float = Field(default=10.0, gt=0)
-    deadline: float = Field(default=600.0, gt=0)
+    connect_timeout: float = Field(default=10.0, gt=0, json_schema_extra=TRANSPORT_MARK)
+    deadline: float = Field(default=600.0, gt=0, json_schema_extra=TRANSPORT_MARK)
     """Seconds one attempt may take in all, however steadily the server trickles bytes."""
-    max_response_bytes: int = Field(default=64 * 2**20, ge=1024)
+    max_response_bytes: int = Field(default=64 * 2**20, ge=1024, json_schema_extra=TRANSPORT_MARK)
     """Bytes one answer may have (an API answer is kilobytes); a longer one is a failed attempt."""
-    max_retries: int = Field(default=6, ge=0)
-    backoff: float = Field(default=1.0, ge=0)
+    max_retries: int = Field(default=6, ge=0, json_schema_extra=TRANSPORT_MARK)
+    backoff: float = Field(default=1.0, ge=0, json_schema_extra=TRANSPORT_MARK)
     """First retry wait in seconds, doubled per retry (with jitter)."""
-    max_backoff: float = Field(default=60.0, ge=0)
+    max_backoff: float = Field(default=60.0, ge=0, json_schema_extra=TRANSPORT_MARK)
     """Cap on a retry wait, including a server's ``Retry-After``."""
     seed: int | None = 0
     """Sent with every request where servers take one; None leaves it out."""
@@ -329,14 +333,12 @@ class OpenAIBackend:
 
     @property
     def identity(self) -> dict[str, str]:
-        """Backend, model, base URL and the settings that change answers (no key); the cache key's model part."""
-        identity = {"backend": "openai", "model": self.model, "base_url": self.base_url, "weights_sha256": "",
-                    "seed": str(self.options.seed), "structured_output": self.options.structured_output}
-        if self.options.extra_body:
-            identity["extra_body"] = json.dumps(self.options.extra_body, sort_keys=True)
-        if self.options.tokenizer:  # only when set: identities (cache keys) without it stay as they were
-            identity["tokenizer"] = self.options.tokenizer
-        return identity
+        """Backend, model, base URL and every option that may change answers (``answer_options``: those its
+        schema does not mark as transport; the seed and the structured output always, the others where set);
+        the cache key's model part. No key.
+        """
+        return {"backend": "openai", "model": self.model, "base_url": self.base_url, "weights_sha256": "",
+                **answer_options(self.options, always=("seed", "structured_output"))}
 
     @property
     def capabilities(self) -> Capabilities:
