@@ -339,7 +339,7 @@ def _differs(t: Paired) -> str:
 
 def _chosen(study: Study) -> Drawn:
     """The comparisons the study file names (``compare:``)."""
-    pairs = [Pair("chosen", a, b, c.name) for c in study.state.compare for a in c.a for b in c.b]
+    pairs = [Pair("chosen", a, b, c.name) for c in study.state.compare for a, b in c.pairs]
     if not pairs:
         return Drawn("The study file names no comparison (`compare: [[A, B], …]` by the models' study names).\n")
     tests, skipped = across.paired_tests(study.tables, pairs, seed=study.seed)
