@@ -3,7 +3,9 @@
 ``lingdiag run SUITE --temperature 0,0.7,1`` (or ``axes: {temperature: [0, 0.7, 1]}`` in a study) runs
 each condition once per temperature: its generation requests carry ``Sampling`` (seeded by the run's
 seed, so a run repeats), temperature 0 staying greedy; the condition is named
-``<condition>/temperature-<t>`` with ``temperature`` in its axes, so tables split by it and reports,
+``<condition>/temperature-<t>`` (``t`` as short as reads back as the same number, so two temperatures
+never share a name; only a plain decimal is a temperature: ``0_5``, ``inf`` and other scripts' digits
+are refused) with ``temperature`` in its axes, so tables split by it and reports,
 the viewer and studies show it like any axis. Log-likelihood requests are not sampled and are left as
 they are. A backend that cannot sample is refused before anything runs. ``meta.json`` records the
 part ``temperature``: condition → its temperature and seed.
