@@ -57,7 +57,10 @@ def test_a_record_over_the_bound_is_refused_on_every_read(root: Path, tmp_path: 
     assert len(Summaries().of(run).columns) == len(lines)
 
 
-def test_a_study_run_leading_out_of_the_served_directory_is_not_read(root: Path, tmp_path: Path) -> None:
+def test_a_study_run_leading_out_of_the_served_directory_is_not_read(root: Path, tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LINGDIAG_STUDY_IRT_RECORDS", "1")  # the report's item fit, beside the point here
+    monkeypatch.setenv("LINGDIAG_STUDY_MIXED_RECORDS", "1")
     served = Path(shutil.copytree(root / "study", tmp_path / "served" / "study", symlinks=True))
     elsewhere = Path(shutil.copytree(served / "runs" / "a" / "pairs", tmp_path / "elsewhere" / "pairs"))
     shutil.rmtree(served / "runs" / "a" / "pairs")
