@@ -84,6 +84,7 @@ def test_the_item_curve_marks_a_checkpoint_that_was_not_measured(root: Path) -> 
     assert curve.index("t@step500") < curve.index("t@step750") < curve.index("t@step1000")  # training order
     assert "not measured (gave up)" in curve and 'class="missing"' in curve
     assert curve.count("<polyline") >= 2  # the line breaks at the missing checkpoint
+    assert ">step 500</text>" in curve and "<th>Step</th>" in curve
     assert os.path.isdir(root / "study" / "runs" / "t_step500")
 
 
@@ -110,3 +111,15 @@ def test_a_chosen_pair_with_a_side_not_done_is_named_not_linked(root: Path) -> N
     from urllib.parse import parse_qsl, urlsplit
 
     assert "A − B" in PAGES["/compare"](v, dict(parse_qsl(urlsplit(link).query)))
+
+
+def test_a_curve_by_tokens_says_tokens() -> None:
+    from lingdiag.view.study import ItemPoint
+    from lingdiag.view.studypages import curves_html
+
+    points = [ItemPoint("m@1e+06tok", 1e6, True, 0.5, "tokens"), ItemPoint("m@2e+06tok", 2e6, None, None, "tokens",
+                                                                           "not measured (gave up)"),
+              ItemPoint("m@3e+06tok", 3e6, False, -0.2, "tokens")]
+    html = curves_html({("m", "s", "c"): points})
+    assert ">tokens 1e+06</text>" in html and "<th>Tokens</th>" in html and "step" not in html
+    assert "not measured (gave up)" in html and html.count("<polyline") == 2

@@ -260,13 +260,20 @@ class ItemPoint:
     correct: bool | None
     margin: float | None
     """Signed by the grade (:attr:`lingdiag.view.scores.Scores.signed`)."""
+    axis: str = "step"
+    """What ``x`` counts: ``step``, or ``tokens`` for a model whose checkpoints give no step."""
     missing: str | None = None
     """Why the checkpoint has no record of the item (its run not measured: gave up, planned...); None where it
     has one. The curve marks it, as the study report's curves do, instead of joining its neighbours."""
 
 
 def _place(m: StudyModel) -> float:
+    """Where the checkpoint sits on its model's one training axis (step, or tokens where none gives a step)."""
     return float(m.step) if m.step is not None else float(m.tokens or 0.0)
+
+
+def _axis(m: StudyModel) -> str:
+    return "step" if m.step is not None else "tokens"
 
 
 def item_curves(rows: Sequence[ItemRow], planned: Sequence[RunEntry] = (),
@@ -282,10 +289,10 @@ def item_curves(rows: Sequence[ItemRow], planned: Sequence[RunEntry] = (),
             continue
         correct = None if r.record.error is not None else r.record.correct
         out.setdefault((m.base, r.entry.suite, r.record.condition), []).append(
-            ItemPoint(m.label, _place(m), correct, scores(r.record).signed))
+            ItemPoint(m.label, _place(m), correct, scores(r.record).signed, _axis(m)))
     for (base, suite, _), points in out.items():
         have = {p.checkpoint for p in points}
-        points += [ItemPoint(e.model.label, _place(e.model), None, None,
+        points += [ItemPoint(e.model.label, _place(e.model), None, None, _axis(e.model),
                              f"not measured ({(states or {}).get(e.key, 'no record')})")
                    for e in planned if e.model.base == base and e.suite == suite and e.model.label not in have]
         points.sort(key=lambda p: p.x)

@@ -197,8 +197,9 @@ def curve_svg(points: Sequence[ItemPoint], width: int = 520, height: int = 180) 
                 'stroke-dasharray="4 3"/>' if use_margin else "")
     what = ("margin: the chosen text's log-prob over the next, + when right, − when wrong" if use_margin
             else "right (1) or wrong (0)")
-    labels = (f'<text x="{pad}" y="{height - 8}" font-size="11">step {x0:g}</text>'
-              f'<text x="{width - pad}" y="{height - 8}" font-size="11" text-anchor="end">step {x1:g}</text>'
+    axis = escape(points[0].axis)
+    labels = (f'<text x="{pad}" y="{height - 8}" font-size="11">{axis} {x0:g}</text>'
+              f'<text x="{width - pad}" y="{height - 8}" font-size="11" text-anchor="end">{axis} {x1:g}</text>'
               f'<text x="4" y="14" font-size="11">{escape(what)}</text>')
     return (f'<svg class="item-curve" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
             f'role="img" aria-label="{escape(what)} at each checkpoint">{boundary}'
@@ -217,7 +218,7 @@ def curves_html(curves: Mapping[tuple[str, str, str], Sequence[ItemPoint]]) -> s
     """Each (model, suite, condition)'s curve of this item, with its values as a table."""
     out = []
     for (model, suite, condition), points in curves.items():
-        table = table_html(["Checkpoint", "Step", "Outcome", "Margin"],
+        table = table_html(["Checkpoint", points[0].axis.capitalize(), "Outcome", "Margin"],
                            [[p.checkpoint, f"{p.x:g}", _point_text(p).split(",")[0],
                              "" if p.margin is None else f"{p.margin:+.3f}"] for p in points])
         out.append(f'<div class="curve" data-model="{escape(model)}"><h3>{escape(f"{model}: {suite}, {condition}")}'
