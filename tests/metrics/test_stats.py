@@ -99,3 +99,13 @@ def test_whole_percents_come_from_exact_counts_and_sum_to_100(counts: list[int],
     if total:
         assert sum(got) == 100
         assert all(c * 100 // total <= p <= -(-c * 100 // total) for c, p in zip(counts, got, strict=True))
+
+
+def test_one_share_is_rounded_from_the_exact_fraction() -> None:
+    from lingdiag.metrics.interpretable import counts_reason
+    from lingdiag.metrics.stats import percent
+
+    assert [percent(23, 40), percent(1, 3), percent(2, 3), percent(1, 200), percent(0, 5)] == \
+        ["58%", "33%", "67%", "1%", "0%"]
+    assert f"{23 / 40:.0%}" == "57%"  # what the float printed
+    assert counts_reason({"n": 40, "n_unparsed": 23}) == "58% unparsed or failed"

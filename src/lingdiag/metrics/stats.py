@@ -116,6 +116,14 @@ def difference_ci(a: Sequence[bool], b: Sequence[bool], seed: int = 0) -> list[f
     return list(percentile_interval(means_a - means_b))
 
 
+def percent(part: int, whole: int) -> str:
+    """``part`` of ``whole`` as a whole percent rounded from the exact fraction, half up (23 of 40 is ``58%``; the
+    float 0.575 is 0.57499... and ``f"{0.575:.0%}"`` prints 57%). Shares of one row summing to 100 take
+    :func:`whole_percents`.
+    """
+    return f"{(200 * part + whole) // (2 * whole)}%" if whole > 0 else "–"
+
+
 def whole_percents(counts: Sequence[int]) -> list[int]:
     """Each count's share of their total in whole percents that sum to 100: the largest-remainder rule on
     exact integers (each share is its exact percentage rounded down, and the points left go to the largest
