@@ -8,10 +8,12 @@ import json
 import os
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers import stand_in, study_backend
 
+from lingdiag.models.mock import MockBackend
 from lingdiag.study.execute import run_study
 from lingdiag.study.schema import StudyFile
 from lingdiag.view.app import PAGES, Viewer
@@ -21,6 +23,17 @@ from lingdiag.view.study import Summaries, study_of
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "suites"
 
 
+def _load(config: Any) -> Any:
+    """The study's stand-ins; ``flaky`` fails every request (its run is written, and given up), naming itself
+    by another model name than its study name, as a server does."""
+    if config.model != "flaky":
+        return study_backend(config)
+
+    def fail(r: Any) -> float:
+        raise RuntimeError("server hiccup")
+    return MockBackend(loglik_fn=fail, name="served-name")
+
+
 @pytest.fixture(scope="module")
 def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("served")
@@ -28,12 +41,12 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "name": "s", "base": root, "retries": 0,
         "models": [{"name": "t", "family": "T", "checkpoints": [{"spec": f"{s}{k}", "step": k} for s, k in
                                                                  (("t", 500), ("broken", 750), ("t", 1000))]},
-                   {"spec": "a", "family": "A", "size": "1B"}],
+                   {"spec": "a", "family": "A", "size": "1B"}, {"spec": "flaky", "family": "A", "size": "2B"}],
         "suites": [{"suite": str(EXAMPLES / "agreement-pairs.yaml"), "name": "pairs"}],
-        "compare": [["a", "t@step750"], ["a", "t@step1000"]]})
+        "compare": [["a", "t@step750"], ["a", "t@step1000"], ["a", "flaky"]]})
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("LINGDIAG_CACHE", str(root / "cache"))
-        run_study(spec, root / "study", models=stand_in(study_backend))
+        run_study(spec, root / "study", models=stand_in(_load))
     return root
 
 
@@ -97,7 +110,8 @@ def test_the_runs_list_names_orders_and_counts_a_study_as_its_grid(root: Path) -
     grid = study_of(cat.groups["g:0/study"], cat).grid()
     done = [r for r in grid if r.key != "t_step750/pairs"]  # the checkpoint that gave up has no directory
     assert [next(c for c in (r.model for r in done) if f">{c}<" in row) for row in rows] == [r.model for r in done]
-    assert [r.model for r in done] == ["a", "t@step500", "t@step1000"]  # study names, steps numerically
+    assert [r.model for r in done] == ["a", "flaky", "t@step500", "t@step1000"]  # study names, steps numerically
+    assert "served-name" not in runs and "gave up" in rows[1]
     assert all(f"{r.items_done} / {r.items_total}" in row for r, row in zip(done, rows, strict=True))
 
 
@@ -106,6 +120,7 @@ def test_a_chosen_pair_with_a_side_not_done_is_named_not_linked(root: Path) -> N
     page = PAGES["/group"](v, {"id": "g:0/study"})
     chosen = page.split('id="study-compare"', 1)[1].split("</section>", 1)[0]
     assert "not compared (<bdi>t@step750</bdi> gave up)" in chosen
+    assert "not compared (<bdi>flaky</bdi> gave up)" in chosen  # its run is there: the link answered 400
     assert chosen.count('href="/compare') == 1  # a vs t@step1000 only: every link opens a comparison
     link = chosen.split('href="', 1)[1].split('"', 1)[0].replace("&amp;", "&")
     from urllib.parse import parse_qsl, urlsplit
