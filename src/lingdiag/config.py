@@ -9,10 +9,10 @@ import json
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Optional, TypeVar
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, field_validator, model_validator
 
 from lingdiag.errors import ConfigError, one_line
 from lingdiag.io.inline import hold, holds_rows
@@ -220,6 +220,28 @@ class Shard(BaseModel):
         return f"{self.index}/{self.count}"
 
 
+def axis_values(axes: Any) -> Any:
+    """Axis selections as their values' text, whatever a YAML or Python caller wrote: a lone value as a
+    list of one, a number as the digits that read back as it (``0.7``, ``0``; each axis parses its own
+    values, the temperature axis as numbers), so that ``{temperature: [0, 0.7]}`` and
+    ``--temperature 0,0.7`` select the same. A YAML boolean (unquoted ``on``, ``off``, ``yes``) is refused:
+    which word was written is lost.
+    """
+    if not isinstance(axes, Mapping):
+        return axes
+
+    def text(axis: Any, value: Any) -> Any:
+        if isinstance(value, bool):
+            raise ValueError(f"axis {axis}: {str(value).lower()} is a YAML boolean (an unquoted on, off, yes or no); "
+                             "quote the value ('on')")
+        if isinstance(value, int):
+            return str(value)
+        return repr(value) if isinstance(value, float) else value
+
+    return {axis: [text(axis, v) for v in values] if isinstance(values, list | tuple) else [text(axis, values)]
+            for axis, values in axes.items()}
+
+
 class RunConfig(BaseModel):
     """Everything that determines a run's per-item records, and how it is executed.
 
@@ -276,6 +298,11 @@ class RunConfig(BaseModel):
     ``judge:SPEC``, the rules and then a model (any model spec) for the answers they leave
     unparsed, its labels marked judged; ``judge-all:SPEC``, the rules and the model on every
     answer, for their agreement (the rules' labels kept). ``lingdiag.parse.judge``."""
+
+    @field_validator("axes", mode="before")
+    @classmethod
+    def _axes(cls, value: Any) -> Any:
+        return axis_values(value)
 
     @field_validator("reader")
     @classmethod
@@ -371,6 +398,31 @@ class RunConfig(BaseModel):
             return cls.model_validate(data)
         except ValidationError as e:
             raise ConfigError(one_line(e, path)) from e
+
+    @classmethod
+    def fields_from_yaml(cls, path: Path) -> dict[str, Any]:
+        """The fields a config file sets, any subset of a run's (``lingdiag run --config`` takes the others
+        from its flags: a file holding only ``chunk_items: 400`` is one), each checked as a run checks it.
+
+        Raises:
+            ConfigError: not a mapping, an unknown key or a bad value: one line naming the file and the field.
+        """
+        data = load_config_yaml(path)
+        if data is None:
+            return {}
+        if not isinstance(data, dict):
+            raise ConfigError(f"{path}: a run config file is a mapping of run fields (suite, model, chunk_items...)")
+        try:
+            return _RunFields.model_validate(data).model_dump(exclude_unset=True)
+        except ValidationError as e:
+            raise ConfigError(one_line(e, path)) from None
+
+
+_RunFields: type[RunConfig] = create_model(
+    "RunFields", __base__=RunConfig,
+    **{name: (Optional[field.annotation], None)  # type: ignore[call-overload]  # noqa: UP045 (a runtime type)
+       for name, field in RunConfig.model_fields.items() if field.is_required()})
+"""``RunConfig`` with every field optional: the part of a run a config file may set alone."""
 
 
 def validate_options(model: type[OptionsT], raw: Mapping[str, Any], what: str) -> OptionsT:

@@ -110,3 +110,6 @@ def test_study_report_without_files_prints_its_findings(tmp_path: Path, monkeypa
     assert "- 4 of 5 runs done." in lines and any(line.startswith("- Learning curve of t on pairs") for line in lines)
     assert lines[-1].startswith("The whole report: --html FILE") and "\x1b" not in done.stdout
     assert not (tmp_path / "out" / "study.md").exists()
+    status = lingdiag(tmp_path, "study", "status", "out").stdout.splitlines()
+    gave_up = next(line for line in status if line.startswith("gave up"))
+    assert "eta       –  broken-x × pairs" in gave_up  # no time left for a run no study run works on

@@ -90,7 +90,7 @@ def test_large_difference_is_significant_and_a_null_one_is_not() -> None:
 
 
 def test_holm_over_the_permutation_rows() -> None:
-    rows = [PermutationTest("c", m, 10, 0.0, 0.0, 0.0, p, 100, False) for m, p in
+    rows = [PermutationTest(0.0, 0.0, 0.0, p, 100, False, condition="c", metric=m, n=10) for m, p in
             (("x", 0.01), ("y", 0.04), ("z", 0.03))]
     adjusted = {t.metric: t.p_holm for t in holm_rows(rows)}
     # Step-down: sorted 0.01, 0.03, 0.04 times 3, 2, 1, made monotone.
@@ -117,3 +117,17 @@ def test_count_metrics_equal_the_formulas_they_replaced() -> None:
         f1s = [s["f1"] for s in cxm.label_scores(records).values() if not math.isnan(s["f1"])]
         old = sum(f1s) / len(f1s) if f1s else math.nan
         assert cxm.MACRO_F1(records) == old or (math.isnan(old) and math.isnan(cxm.MACRO_F1(records)))
+
+
+def test_a_permutation_row_is_the_sign_flip_result_named() -> None:
+    """One home: a row of the rates-and-gaps table is ``sign_flip``'s result with its condition, metric and n."""
+    from dataclasses import asdict, fields
+
+    from lingdiag.metrics.permutation import SignFlip
+
+    a, b = sides([("C", "True" if k < 7 else "False", "False") for k in range(12)])
+    row = next(t for t in permuted(IMPERFECTIVE, "a vs b", a, b, seed=3) if t.metric == "tbr_C")
+    assert isinstance(row, SignFlip)
+    flip = sign_flip(IMPERFECTIVE.paired_metrics["tbr_C"], a, b, seed=3)
+    assert {f.name: getattr(row, f.name) for f in fields(SignFlip)} == asdict(flip)
+    assert (row.condition, row.metric, row.n) == ("a vs b", "tbr_C", 12)

@@ -79,3 +79,33 @@ def test_the_paired_bootstrap_by_counts_is_the_bootstrap_over_items() -> None:
     assert paired_difference_ci(0, 0, 10, np.random.default_rng(0)) == (0.0, 0.0)
     big = paired_difference_ci(3000, 1000, 100_000, np.random.default_rng(0))  # no n × samples array
     assert big[0] < 0.02 < big[1] and big[1] - big[0] < 0.01
+
+
+@pytest.mark.parametrize(("counts", "want"), [
+    ([23, 17], [58, 42]),  # 57.5 and 42.5: the float 0.575 printed 57%, and the row summed to 99%
+    ([1, 1, 1], [34, 33, 33]),  # thirds: a row of 33% sums to 99%
+    ([2, 1, 1, 1, 1, 1], [29, 15, 14, 14, 14, 14]),
+    ([7], [100]),
+    ([0, 5], [0, 100]),
+    ([], []),
+    ([0, 0], [0, 0]),
+])
+def test_whole_percents_come_from_exact_counts_and_sum_to_100(counts: list[int], want: list[int]) -> None:
+    from lingdiag.metrics.stats import whole_percents
+
+    got = whole_percents(counts)
+    assert got == want
+    total = sum(counts)
+    if total:
+        assert sum(got) == 100
+        assert all(c * 100 // total <= p <= -(-c * 100 // total) for c, p in zip(counts, got, strict=True))
+
+
+def test_one_share_is_rounded_from_the_exact_fraction() -> None:
+    from lingdiag.metrics.interpretable import counts_reason
+    from lingdiag.metrics.stats import percent
+
+    assert [percent(23, 40), percent(1, 3), percent(2, 3), percent(1, 200), percent(0, 5)] == \
+        ["58%", "33%", "67%", "1%", "0%"]
+    assert f"{23 / 40:.0%}" == "57%"  # what the float printed
+    assert counts_reason({"n": 40, "n_unparsed": 23}) == "58% unparsed or failed"

@@ -49,7 +49,7 @@ def test_kappa_near_zero_is_shown_with_raw_agreement_and_prevalence() -> None:
     table = _table({"a": ["good"] * 30, "b": ["good"] * 29 + ["bad"]})
     agreed = across.agreement(table)[("a", "b")]
     assert (agreed.kappa, agreed.agree, agreed.n) == (0.0, 29, 30)
-    assert across.prevalence(table, "b", LABELS) == [("good", 29 / 30), ("bad", 1 / 30)]
+    assert across.prevalence(table, "b", LABELS) == [("good", 29), ("bad", 1)]
 
 
 def test_items_across_models_and_splits() -> None:

@@ -28,7 +28,7 @@ def study(tmp_path_factory: pytest.TempPathFactory) -> Path:
                    {"spec": "c", "family": "G", "size": "1B"}],
         "suites": [{"suite": "imperfective", "dataset": str(EXAMPLES / "imperfective-nli-sample.json"),
                     "axes": {"strategy": ["zero-shot", "dap"]}, "name": "nli"}],
-        "compare": [["a", "c"], {"a": ["a", "b"], "b": ["c"], "name": "F vs G"}]})
+        "compare": [["a", "b"], {"a": ["a", "b"], "b": ["c"], "name": "F vs G"}]})  # a set: each pair once
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("LINGDIAG_CACHE", str(tmp / "cache"))
         run_study(spec, tmp / "out", models=stand_in(study_backend))
@@ -44,7 +44,7 @@ def _table(study: Path, heading: str) -> list[dict[str, str]]:
 
 
 def test_a_chosen_pair_is_lingdiag_compare_on_its_two_runs(study: Path) -> None:
-    rows = [r for r in _table(study, "Chosen comparisons") if r["Comparison"] == "a vs c"]
+    rows = [r for r in _table(study, "Chosen comparisons") if (r["A"], r["B"]) == ("a", "c")]
     done = lingdiag(study, "compare", str(study / "out/runs/a/nli"), str(study / "out/runs/c/nli"), "--json",
                     "--seed", "3")
     assert done.returncode == 0, done.stderr
@@ -65,7 +65,7 @@ def test_a_chosen_pair_is_lingdiag_compare_on_its_two_runs(study: Path) -> None:
 def test_a_group_tests_every_pair_and_the_families_are_named(study: Path) -> None:
     rows = _table(study, "Chosen comparisons")
     assert [(r["Comparison"], r["A"], r["B"]) for r in rows if r["Condition"] == "dap"] == [
-        ("a vs c", "a", "c"), ("F vs G", "a", "c"), ("F vs G", "b", "c")]
+        ("a vs b", "a", "b"), ("F vs G", "a", "c"), ("F vs G", "b", "c")]
     text = (study / "tables" / "study.md").read_text()
     assert "Holm p (pair): Holm over the conditions of that pair of runs" in text
     assert "Holm p (table): Holm over every row of this table" in text

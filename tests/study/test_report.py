@@ -100,9 +100,12 @@ def test_report_in_chromium(study: Path) -> None:
                 want = _kappa([records[row[0]][i].label for i in ids], [records[other][i].label for i in ids])
                 agree = sum(records[row[0]][i].label == records[other][i].label for i in ids)
                 assert cell == f"{want:.2f} ({agree}/{len(ids)})"  # kappa beside the raw agreement
-            given = Counter(records[row[0]][i].label for i in ids)
-            assert row[-1] == ", ".join(f"{lab} {n / len(ids):.0%}" for lab, n in
-                                        sorted(given.items(), key=lambda x: -x[1]))
+            given = sorted(Counter(records[row[0]][i].label for i in ids).items(), key=lambda x: -x[1])
+            shown = [part.rsplit(" ", 2) for part in row[-1].split(", ")]
+            assert [(lab, int(n)) for lab, n, _ in shown] == given  # exact counts
+            pcts = [int(p.strip("(%)")) for _, _, p in shown]
+            assert sum(pcts) == 100
+            assert all(abs(p - 100 * n / len(ids)) < 1 for p, (_, n) in zip(pcts, given, strict=True))
         assert page.locator("img[src=x]").count() == 0 and HOSTILE in page.inner_text("#study-grid")
         # The suite's scoring-policy line is a note, with no Markdown quoting leaking into the page.
         assert page.locator("blockquote.note", has_text="scoring policy").count() >= 1

@@ -16,7 +16,7 @@ models:
   - name: tiny
     checkpoints:
       - {path: ckpt/step1, step: 1}
-      - {spec: "hf:org/m@step2", tokens: 2e6}
+      - {spec: "hf:org/m@step2", step: 2, tokens: 2e6}
 suites:
   - {suite: imperfective, dataset: data.json, axes: {strategy: zero-shot}, limit: 5}
   - {suite: minimal-pairs, dataset: "pairs/{language}.jsonl", languages: [en, fr]}
@@ -106,6 +106,15 @@ def test_not_a_file_not_yaml_and_base_from_text(tmp_path: Path) -> None:
     ("compare: [[smollm2-135m, nobody]]", "compare", "'nobody' is not a model of the study"),
     ("compare: [[smollm2-135m]]", "compare.0", "a pair of model names"),
     ("compare: [{a: tiny@step1, b: tiny@step1}]", "compare.0", "on both sides"),
+    # A comparison is a set of pairs: a pair twice, reversed, or inside a group, would count one test twice
+    # in every Holm family it joins.
+    ("compare: [[smollm2-135m, tiny@step1], [smollm2-135m, tiny@step1]]", "compare[1]",
+     "[smollm2-135m, tiny@step1] is compared again in compare[0]"),
+    ("compare: [[smollm2-135m, tiny@step1], [tiny@step1, smollm2-135m]]", "compare[1]",
+     "reversed ([smollm2-135m, tiny@step1]) in compare[0]"),
+    ("compare: [{a: [tiny@step1, tiny@step2], b: smollm2-135m}, [smollm2-135m, tiny@step2]]", "compare[1]",
+     "compared reversed"),
+    ("compare: [{a: [tiny@step1, tiny@step1], b: smollm2-135m}]", "compare.0", "'tiny@step1' is listed twice in a"),
 ])
 def test_run_options_and_comparisons_are_checked(tmp_path: Path, extra: str, field: str, words: str) -> None:
     path = _write(tmp_path, GOOD + extra + "\n")
@@ -114,9 +123,37 @@ def test_run_options_and_comparisons_are_checked(tmp_path: Path, extra: str, fie
     assert "\n" not in str(e.value) and field in str(e.value) and words in str(e.value), str(e.value)
 
 
+@pytest.mark.parametrize(("models", "field", "words"), [
+    ("models: [{spec: a, n_params: true}]", "models.0.n_params", "true is not"),
+    ("models: [{name: m, checkpoints: [{spec: a, step: 10}, {spec: b, tokens: 5}]}]", "models.0",
+     "checkpoints[1] gives tokens but no step, and checkpoints[0] a step"),
+    ("models: [{name: m, checkpoints: [{spec: a, tokens: 5}, {spec: b, step: 1, tokens: 9}]}]", "models.0",
+     "checkpoints[0] gives tokens but no step"),
+    ("models: [{name: m, checkpoints: [{spec: a, step: 10}, {spec: b, step: 10}]}]", "models.0",
+     "checkpoints[0] and checkpoints[1] are both at step 10"),
+    ("models: [{name: m, checkpoints: [{spec: a, tokens: 2e6}, {spec: b, tokens: 2e6}]}]", "models.0",
+     "both at tokens 2e+06"),
+    ("models: [{name: m, checkpoints: [{spec: a, step: 1, tokens: 9}, {spec: b, step: 2, tokens: 5}]}]",
+     "models.0", "step 2 gives fewer tokens (5) than step 1 (9)"),
+])
+def test_sizes_and_training_order_are_checked(tmp_path: Path, models: str, field: str, words: str) -> None:
+    """A model's checkpoints are ordered by one axis (step, or tokens where none gives a step), each at its own
+    place; a size is a number."""
+    path = _write(tmp_path, models + "\nsuites: [{suite: imperfective}]\n")
+    with pytest.raises(ConfigError) as e:
+        load_study(path)
+    assert "\n" not in str(e.value) and field in str(e.value) and words in str(e.value), str(e.value)
+
+
+def test_checkpoints_by_tokens_alone_are_one_axis(tmp_path: Path) -> None:
+    study = load_study(_write(tmp_path, "models: [{name: m, checkpoints: [{spec: b, tokens: 9e9}, "
+                                        "{spec: a, tokens: 5}]}]\nsuites: [{suite: imperfective}]\n"))
+    assert study.models[0].training_axis == "tokens"
+
+
 def test_comparisons_by_study_names_pairs_and_groups(tmp_path: Path) -> None:
     study = load_study(_write(tmp_path, GOOD + "compare:\n  - [smollm2-135m, tiny@step1]\n"
-                                              "  - {a: [tiny@step1], b: [tiny@2e+06tok], name: early vs late}\n"))
+                                              "  - {a: [tiny@step1], b: [tiny@step2], name: early vs late}\n"))
     assert [(c.a, c.b, c.title) for c in study.compare] == [
         (["smollm2-135m"], ["tiny@step1"], "smollm2-135m vs tiny@step1"),
-        (["tiny@step1"], ["tiny@2e+06tok"], "early vs late")]
+        (["tiny@step1"], ["tiny@step2"], "early vs late")]

@@ -38,6 +38,8 @@ def test_grid_states_items_left_and_eta(tmp_path: Path, monkeypatch: pytest.Monk
     assert rows[2].reason == ("model broken did not load: RuntimeError: cannot load broken; gave up after 1 attempt "
                               "(retries: 0); raise retries: in the study file to try again")
     assert rows[1].eta_seconds is not None and rows[1].eta_seconds >= 0
+    assert rows[2].eta_seconds is None  # given up: no study run works on it, so it has no time left
+    assert summary(rows)["eta_seconds"] == rows[1].eta_seconds
     with RunStore(b).lock():
         assert held(b) and grid(out, state)[1].status == "running"
     assert not held(b)

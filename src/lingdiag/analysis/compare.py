@@ -15,12 +15,12 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lingdiag.errors import ConfigError, MissingDependency
-from lingdiag.metrics.permutation import PERMUTATION, PERMUTATIONS, sign_flip
+from lingdiag.metrics.permutation import PERMUTATION, PERMUTATIONS, SignFlip, sign_flip
 from lingdiag.metrics.stats import BOOTSTRAP_SAMPLES, holm_rows, paired_difference_ci
 from lingdiag.reading import RunSummary, suite_of
 from lingdiag.records import ItemRecord
@@ -57,25 +57,18 @@ class Comparison:
     p_holm: float = float("nan")
 
 
-@dataclass(frozen=True, slots=True)
-class PermutationTest:
-    """One of the suite's rates or gaps, side A against side B on the items both answered."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PermutationTest(SignFlip):
+    """One of the suite's rates or gaps, side A against side B on the items both answered: the sign-flip
+    test's result (:class:`~lingdiag.metrics.permutation.SignFlip`), named, with its Holm p-value.
+    """
 
     condition: str
     metric: str
     """The key in the suite's metrics (``tbr_C``, ``delta_aa``, ...)."""
     n: int
     """Paired items (answered on both sides; unparsed answers included)."""
-    a: float
-    b: float
-    diff: float
-    """``a - b``."""
-    p: float
-    permutations: int
-    """Sign patterns counted (all ``2^m`` when ``exact``)."""
-    exact: bool
     p_holm: float = float("nan")
-
 
 
 def _item_id(r: ItemRecord) -> str:
@@ -163,7 +156,7 @@ def permuted(suite: Suite, name: str, a: Sequence[ItemRecord], b: Sequence[ItemR
     for metric, count in suite.paired_metrics.items():
         t = sign_flip(count, pa, pb, seed=seed, permutations=permutations)
         if t.permutations:  # NaN: the metric is undefined here (no group C item, no rating, ...)
-            rows.append(PermutationTest(name, metric, len(shared), t.a, t.b, t.diff, t.p, t.permutations, t.exact))
+            rows.append(PermutationTest(condition=name, metric=metric, n=len(shared), **asdict(t)))
     return rows
 
 

@@ -26,6 +26,7 @@ from typing import Any
 from lingdiag.analysis.compare import METHODS, paired
 from lingdiag.io.markdown import markdown_table
 from lingdiag.metrics.interpretable import degenerate_reason
+from lingdiag.metrics.stats import percent
 from lingdiag.prompts.loglik import LOGLIK, NORMALISATION, SCORING
 from lingdiag.records import ItemRecord, ResultRow
 from lingdiag.rundir import RunStore
@@ -159,7 +160,8 @@ def to_markdown(joined: Sequence[CompetenceJoin], title: str = "") -> str:
     extra = list(dict.fromkeys(k for j in joined for k in j.extra_columns()))
     header += extra
     rows = [[j.model, j.condition, j.normalisation, j.n, j.competence_acc, j.prompted_acc, j.both,
-             f"{j.knows_not_says} ({j.knows_not_says / j.n:.0%})", f"{j.says_not_knows} ({j.says_not_knows / j.n:.0%})",
+             f"{j.knows_not_says} ({percent(j.knows_not_says, j.n)})",
+             f"{j.says_not_knows} ({percent(j.says_not_knows, j.n)})",
              j.neither, j.agreement, f"{j.competence_acc - j.prompted_acc:+.2f} [{j.ci95[0]:+.2f}, {j.ci95[1]:+.2f}]",
              f"{j.p:.3g}", *(j.extra_columns().get(k, "–") for k in extra)] for j in joined]
     flagged = [j for j in joined if j.not_interpretable]

@@ -139,7 +139,7 @@ def build_config(params: Mapping[str, Any], extra: list[str]) -> RunConfig:
     """The ``RunConfig`` of ``lingdiag run``'s parsed options (``params``) and axis flags (``extra``)."""
     config_file = params.get("config_file")
     # Only what the file sets: a field it leaves out takes the default below, as on the command line.
-    base: dict[str, Any] = RunConfig.from_yaml(config_file).model_dump(exclude_unset=True) if config_file else {}
+    base: dict[str, Any] = RunConfig.fields_from_yaml(config_file) if config_file else {}
     fields: dict[str, Any] = {**base, "suite": params["suite"]}
     for key in ("model", "dataset", "limit", "seed", "batch_tokens", "shard", "think_tags", "after_thinking", "reader"):
         if params.get(key) is not None:

@@ -19,7 +19,7 @@ from lingdiag.rundir.study import RunEntry
 from lingdiag.study.execute import run_study
 from lingdiag.study.report import sections, summary_text, write_report
 from lingdiag.study.schema import load_study
-from lingdiag.study.status import grid, summary, to_json
+from lingdiag.study.status import FINAL, grid, summary, to_json
 
 study_app = typer.Typer(no_args_is_help=True, help="Studies: models × sizes × checkpoints × suites, resumable.")
 app.add_typer(study_app, name="study", rich_help_panel=RUN)
@@ -39,7 +39,8 @@ def _print_grid(out: Path) -> None:
     rows = grid(out)
     for r in rows:
         why = f"  {r.reason}" if r.reason else ""
-        print(plain(f"{r.status:<8} {r.items_done:>6}/{r.items_total:<6} eta {_eta(r.eta_seconds):>7}  "
+        eta = "–" if r.status in FINAL else _eta(r.eta_seconds)  # none: no study run works on it
+        print(plain(f"{r.status:<8} {r.items_done:>6}/{r.items_total:<6} eta {eta:>7}  "
                     f"{r.model} × {r.suite}{why}"))
     s = summary(rows)
     print(plain(f"{s['done']}/{s['runs']} done, {s['running']} running, {s['failed']} failed, "

@@ -3,7 +3,9 @@
 ``lingdiag run SUITE --temperature 0,0.7,1`` (or ``axes: {temperature: [0, 0.7, 1]}`` in a study) runs
 each condition once per temperature: its generation requests carry ``Sampling`` (seeded by the run's
 seed, so a run repeats), temperature 0 staying greedy; the condition is named
-``<condition>/temperature-<t>`` with ``temperature`` in its axes, so tables split by it and reports,
+``<condition>/temperature-<t>`` (``t`` as short as reads back as the same number, so two temperatures
+never share a name; only a plain decimal is a temperature: ``0_5``, ``inf`` and other scripts' digits
+are refused) with ``temperature`` in its axes, so tables split by it and reports,
 the viewer and studies show it like any axis. Log-likelihood requests are not sampled and are left as
 they are. A backend that cannot sample is refused before anything runs. ``meta.json`` records the
 part ``temperature``: condition → its temperature and seed.
@@ -14,6 +16,7 @@ The whole axis is this module: it registers itself and its ``meta.json`` part.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -40,14 +43,24 @@ class TemperaturePart(Part):
     seed: int
 
 
+_DECIMAL = re.compile(r"\+?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+"""A decimal number as written (``0.7``, ``1e-2``): Python's ``float`` also takes ``0_5`` (5), other
+scripts' digits and ``inf``, none of which is a temperature someone meant."""
+
+
 def _parse(value: str) -> float:
-    try:
-        t = float(value)
-    except ValueError:
-        t = math.nan
+    t = float(value) if _DECIMAL.fullmatch(value) else math.nan
     if not 0 <= t <= MAX_TEMPERATURE:  # NaN fails too
         raise ConfigError(f"--{AXIS} {value!r}: expected a number from 0 to {MAX_TEMPERATURE:g}")
     return t
+
+
+def named(t: float) -> str:
+    """``t`` as condition names and axes write it: short (``0.7``, ``1``) where that reads back as ``t``,
+    else every digit it needs (``0.1234561``), so that two temperatures never share a name.
+    """
+    short = f"{t:g}"
+    return short if float(short) == t else repr(t)
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +100,7 @@ class TemperatureAxis(Plain):
 
     def expand(self, conditions: Sequence[Condition]) -> list[Condition]:
         """Each condition once per temperature."""
-        return [Condition(f"{c.name}/{AXIS}-{t:g}", {**c.axes, AXIS: f"{t:g}"},
+        return [Condition(f"{c.name}/{AXIS}-{named(t)}", {**c.axes, AXIS: named(t)},
                           SampledStrategy(c.strategy, Sampling(t, self.seed) if t > 0 else None), c.items)
                 for c in conditions for t in self.temperatures] if self.temperatures else list(conditions)
 

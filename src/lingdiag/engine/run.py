@@ -477,7 +477,20 @@ def load_model(config: RunConfig) -> Backend:
     """
     from lingdiag.models.providers import load_backend
 
-    return load_backend(config.model_spec(), config.provider_options())
+    return load_backend(config.model_spec(), _provider_options(config))
+
+
+def _provider_options(config: RunConfig) -> dict[str, Any]:
+    """``config.provider_options()``, with the run's seed for a provider whose options take one (``seed``:
+    an OpenAI-compatible server's draws) unless ``--model-option seed=`` names another: the seed
+    ``meta.json`` records is the one the server is sent.
+    """
+    from lingdiag.models.providers import PROVIDERS
+
+    options = config.provider_options()
+    if "seed" in PROVIDERS.get(config.model_spec().provider)().options.model_fields:
+        options.setdefault("seed", config.seed)
+    return options
 
 
 def check_model(config: RunConfig) -> None:
@@ -489,7 +502,7 @@ def check_model(config: RunConfig) -> None:
     """
     from lingdiag.models.providers import checked
 
-    checked(config.model_spec(), config.provider_options())
+    checked(config.model_spec(), _provider_options(config))
 
 
 def _check_axes(store: RunStore, conditions: Sequence[Condition]) -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
+from collections.abc import Iterable
 from pathlib import Path
 
 from lingdiag.errors import WriteError
@@ -16,6 +18,23 @@ def path_safe(text: str) -> str:
     a name a run's or study's directory can take.
     """
     return "".join(c if c.isalnum() or c in "-._" else "_" for c in text)
+
+
+_PART = r"[^\s/\\'\"`<>|*()\[\]{},;]+"
+_ABSOLUTE = re.compile(rf"(?:(?<=file://)|(?<![\w.:/\\+=~-]))(?:/{_PART}){{2,}}/?|\b[A-Za-z]:\\(?:{_PART}\\?)+")
+"""An absolute path of two components or more (``/home/u/x``, ``C:\\Users\\u``), never a fraction (``1/2``), a
+condition's name (``zero-shot/cot``), a URL's path (``http://host/v1/x``) or a closing tag."""
+
+
+def portable(text: str, within: Iterable[Path] = ()) -> str:
+    """``text`` with no path of this machine in it, for an output that is shared (a report's Markdown, LaTeX or
+    HTML): a path inside one of ``within`` (the study or run directory) as relative to it, any other absolute
+    path as ``…/`` and its last component (``…/models--org--m``): which file, not whose disk.
+    """
+    for root in sorted({str(r) for p in within for r in (Path(p), Path(p).resolve())}, key=len, reverse=True):
+        if len(Path(root).parts) > 1:
+            text = re.sub(re.escape(root) + r"(?:/|(?=[^\w.-])|$)", "", text)
+    return _ABSOLUTE.sub(lambda m: "…/" + re.split(r"[/\\]", m.group().rstrip("/\\"))[-1], text)
 
 
 def cache_dir() -> Path:

@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from lingdiag.metrics.stats import percent
 from lingdiag.records import UNPARSED, ItemRecord
 from lingdiag.rundir import RunStore
 
@@ -29,7 +30,7 @@ def degenerate_reason(records: Sequence[ItemRecord]) -> str | None:
         return None
     bad = sum(r.error is not None or r.label == UNPARSED for r in records)
     if bad / len(records) >= DEGENERATE_SHARE:
-        return f"{bad / len(records):.0%} unparsed or failed"
+        return f"{percent(bad, len(records))} unparsed or failed"
     labels = {r.label for r in records}
     # A constant answer that is every item's gold (a minimal pair's "good" sentence preferred each
     # time) is a result; one that the golds do not share measures a constant answer.
@@ -45,7 +46,7 @@ def counts_reason(metrics: Mapping[str, Any]) -> str | None:
     """
     n = int(metrics.get("n", 0) or 0)
     bad = int(metrics.get("n_unparsed", 0) or 0) + int(metrics.get("n_errors", 0) or 0)
-    return f"{bad / n:.0%} unparsed or failed" if n and bad / n >= DEGENERATE_SHARE else None
+    return f"{percent(bad, n)} unparsed or failed" if n and bad / n >= DEGENERATE_SHARE else None
 
 
 def reasons(records: Sequence[ItemRecord]) -> dict[str, str]:

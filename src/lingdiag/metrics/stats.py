@@ -116,6 +116,31 @@ def difference_ci(a: Sequence[bool], b: Sequence[bool], seed: int = 0) -> list[f
     return list(percentile_interval(means_a - means_b))
 
 
+def percent(part: int, whole: int) -> str:
+    """``part`` of ``whole`` as a whole percent rounded from the exact fraction, half up (23 of 40 is ``58%``; the
+    float 0.575 is 0.57499... and ``f"{0.575:.0%}"`` prints 57%). Shares of one row summing to 100 take
+    :func:`whole_percents`.
+    """
+    return f"{(200 * part + whole) // (2 * whole)}%" if whole > 0 else "–"
+
+
+def whole_percents(counts: Sequence[int]) -> list[int]:
+    """Each count's share of their total in whole percents that sum to 100: the largest-remainder rule on
+    exact integers (each share is its exact percentage rounded down, and the points left go to the largest
+    remainders, a larger count first on a tie). 23 of 40 is 58%, never 57% from a float that reads 0.575 as
+    0.57499..., and a row never sums to 99% or 101%. Empty (or all zero) counts give zeros.
+    """
+    total = sum(counts)
+    if total <= 0:
+        return [0] * len(counts)
+    floors = [c * 100 // total for c in counts]
+    left = 100 - sum(floors)
+    ranked = sorted(range(len(counts)), key=lambda k: (-(counts[k] * 100 % total), -counts[k], k))
+    for k in ranked[:left]:
+        floors[k] += 1
+    return floors
+
+
 def holm(pvalues: Iterable[float]) -> list[float]:
     """Holm-adjusted p-values of one family, in input order (statsmodels ``multipletests``).
 

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from lingdiag.analysis import after_thinking, languages, thinking
+from lingdiag.io.paths import portable
 from lingdiag.metrics import interpretable
 from lingdiag.reading import LoadedRun
 from lingdiag.records import ResultRow
@@ -48,9 +49,11 @@ def suite_tables(runs: Sequence[LoadedRun]) -> dict[str, str]:
     for s, rows in rows_by_suite(runs).items():
         mine = [r for r in runs if r.suite_title == s]
         across = languages.section([(str(r.path), r.model, r.records) for r in mine])
-        out[s] = (_in_progress(mine) + _ignored_sizes(mine) + _item_set_warning(mine) + _not_interpretable(mine)
-                  + mine[0].suite.tables(rows)
-                  + ("\n" + across if across else "") + _thinking(mine))
+        text = (_in_progress(mine) + _ignored_sizes(mine) + _item_set_warning(mine) + _not_interpretable(mine)
+                + mine[0].suite.tables(rows) + ("\n" + across if across else "") + _thinking(mine))
+        # Shared as it is (Markdown, LaTeX, HTML): a stale line's data file, a load error's cache path, no
+        # path of this machine.
+        out[s] = portable(text, [r.path.parent for r in mine])
     return out
 
 

@@ -246,9 +246,9 @@ def agreement(table: CellTable) -> dict[tuple[str, str], Agreement]:
     return out
 
 
-def prevalence(table: CellTable, model: str, names: Sequence[str]) -> list[tuple[str, float]]:
-    """``model``'s labels on the cell with the share of its answered items each takes, most frequent first
-    (``names``: the label vocabulary).
+def prevalence(table: CellTable, model: str, names: Sequence[str]) -> list[tuple[str, int]]:
+    """``model``'s labels on the cell with how many of its answered items each takes, most frequent first
+    (``names``: the label vocabulary); exact counts, whose shares a table prints by ``whole_percents``.
     """
     labels = table.label[:, table.column(model)]
     labels = labels[labels != NONE]
@@ -256,7 +256,7 @@ def prevalence(table: CellTable, model: str, names: Sequence[str]) -> list[tuple
         return []
     codes, counts = np.unique(labels, return_counts=True)
     order = np.argsort(-counts, kind="stable")
-    return [(names[codes[k]], float(counts[k] / len(labels))) for k in order]
+    return [(names[codes[k]], int(counts[k])) for k in order]
 
 
 @dataclass(frozen=True, slots=True)

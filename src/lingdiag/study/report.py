@@ -30,6 +30,8 @@ from lingdiag.figures import Figure
 from lingdiag.io.atomic import make_dir, write_atomic
 from lingdiag.io.limits import Limit
 from lingdiag.io.markdown import markdown_table
+from lingdiag.io.paths import portable
+from lingdiag.metrics.stats import whole_percents
 from lingdiag.reading import RunSummary, Vocabularies, load_run
 from lingdiag.reading.summary import NONE, NOT_GRADED, RIGHT, summarize_all
 from lingdiag.report.export import markdown_to_latex
@@ -477,6 +479,12 @@ def _agreed(x: across.Agreement) -> str:
     return f"{'–' if x.kappa is None else f'{x.kappa:.2f}'} ({x.agree}/{x.n})"
 
 
+def _shares(counts: Sequence[tuple[str, int]]) -> str:
+    """``True 23 (58%), False 17 (42%)``: exact counts, with shares that sum to 100 (``whole_percents``)."""
+    return ", ".join(f"{label} {n} ({pct}%)" for (label, n), pct in
+                     zip(counts, whole_percents([n for _, n in counts]), strict=True))
+
+
 def _agreement(study: Study) -> Drawn:
     """Per cell, pairwise Cohen's kappa beside the raw agreement, and each model's labels' prevalence."""
     parts = []
@@ -488,15 +496,15 @@ def _agreement(study: Study) -> Drawn:
             table.label[:, :AGREEMENT_MODELS])
         k = across.agreement(shown)
         names = shown.models
-        body = [[a, *(_agreed(k[(a, b)]) for b in names),
-                 ", ".join(f"{label} {share:.0%}" for label, share in across.prevalence(table, a, study.labels))]
+        body = [[a, *(_agreed(k[(a, b)]) for b in names), _shares(across.prevalence(table, a, study.labels))]
                 for a in names]
         parts.append(f"### Agreement: {cell[0]}, {cell[1]}\n\n" + markdown_table(["Model", *names, "Labels"], body)
                      + (f"\nThe first {AGREEMENT_MODELS} of {len(table.models)} models, in the study's order.\n"
                         if shown is not table else ""))
     note = ("\nEach cell: Cohen's kappa between two models' labels (UNPARSED is a label), then the raw agreement "
             "(items given the same label / items both answered without a backend error); – where chance "
-            "agreement is total. Labels: each model's labels and the share of its items each takes. Kappa is "
+            "agreement is total. Labels: each model's labels, the items each takes and their share (whole "
+            "percents from the exact counts by largest remainder, so a row sums to 100%). Kappa is "
             "near 0 when one model gives nearly one label, however often the two agree: read it beside the raw "
             "agreement and the labels' prevalence.\n")
     return Drawn(("\n".join(parts) + note) if parts else "Agreement needs two models on a condition.\n")
@@ -589,8 +597,12 @@ def findings(study: Study, drawn: Sequence[Drawn]) -> list[str]:
 def sections_of(study: Study) -> list[Section]:
     """The study report's sections, findings first."""
     drawn = [s.draw(study) for s in SECTIONS]
-    return [Section("study-findings", "Findings", "\n".join(f"- {f}" for f in findings(study, drawn)) + "\n"),
-            *(Section(s.anchor, s.title, d.text, d.figures, d.html) for s, d in zip(SECTIONS, drawn, strict=True))]
+    here = [study.directory]  # what the study directory holds is named relative to it; no other path of this machine
+
+    return [Section("study-findings", "Findings",
+                    portable("\n".join(f"- {f}" for f in findings(study, drawn)) + "\n", here)),
+            *(Section(s.anchor, s.title, portable(d.text, here), d.figures, portable(d.html, here))
+              for s, d in zip(SECTIONS, drawn, strict=True))]
 
 
 def sections(out: Path, *, seed: int = 0) -> tuple[list[Section], Study]:

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, field_validator, model_validator
 
-from lingdiag.config import RunConfig, load_config_yaml, redact_url_secrets
+from lingdiag.config import RunConfig, axis_values, load_config_yaml, redact_url_secrets
 from lingdiag.errors import ConfigError, one_line
 
 MAX_STUDY_BYTES = 1_000_000
@@ -141,9 +141,16 @@ class ModelEntry(BaseModel):
     def _size(cls, value: Any) -> Any:
         return None if value is None else parse_size(value)
 
+    @field_validator("n_params", mode="before")
+    @classmethod
+    def _n_params(cls, value: Any) -> Any:
+        if isinstance(value, bool):  # YAML's yes/true would be read as one parameter
+            raise ValueError(f"n_params is a number of parameters; {str(value).lower()} is not")
+        return value
+
     @field_validator("n_params")
     @classmethod
-    def _n_params(cls, value: float | None) -> float | None:
+    def _n_params_size(cls, value: float | None) -> float | None:
         return None if value is None else checked_size(value)
 
     @model_validator(mode="after")
@@ -154,7 +161,43 @@ class ModelEntry(BaseModel):
             raise ValueError("a model given only by checkpoints needs a name")
         if self.size is not None and self.n_params is not None:
             raise ValueError("give size or n_params, not both")
+        self._one_training_axis()
         return self
+
+    def _one_training_axis(self) -> None:
+        """A model's checkpoints are ordered along one axis: each gives a step, or none does and each gives
+        tokens. A curve ordered by two (steps here, tokens there) is in no order at all, and its findings
+        ("not stable after step 500") would name checkpoints out of place.
+        """
+        axis = self.training_axis
+        if axis is None:
+            return
+        stepless = [k for k, c in enumerate(self.checkpoints) if c.step is None]
+        if axis == "step" and stepless:
+            stepped = next(k for k, c in enumerate(self.checkpoints) if c.step is not None)
+            raise ValueError(f"checkpoints[{stepless[0]}] gives tokens but no step, and checkpoints[{stepped}] a step: "
+                             "a model's checkpoints are ordered by one axis; give each a step, or none a step")
+        at: dict[float, int] = {}
+        for k, c in enumerate(self.checkpoints):
+            place = c.step if axis == "step" else c.tokens
+            assert place is not None
+            if place in at:
+                raise ValueError(f"checkpoints[{at[place]}] and checkpoints[{k}] are both at {axis} {place:g}")
+            at[place] = k
+        both = sorted((c.step, c.tokens) for c in self.checkpoints if c.step is not None and c.tokens is not None)
+        for (s1, t1), (s2, t2) in zip(both, both[1:], strict=False):
+            if t2 < t1:
+                raise ValueError(f"step {s2} gives fewer tokens ({t2:g}) than step {s1} ({t1:g}); "
+                                 "training order is one order")
+
+    @property
+    def training_axis(self) -> Literal["step", "tokens"] | None:
+        """What orders this model's checkpoints: ``step`` where any gives one (then all must), else
+        ``tokens``; None without checkpoints.
+        """
+        if not self.checkpoints:
+            return None
+        return "step" if any(c.step is not None for c in self.checkpoints) else "tokens"
 
     @property
     def label(self) -> str:
@@ -182,7 +225,8 @@ class SuiteEntry(BaseModel):
     """The suite's name in the study (default: the suite and the dataset's file name)."""
     dataset: str = "builtin"
     axes: dict[str, list[str]] = Field(default_factory=dict)
-    """Axis values, e.g. ``{strategy: zero-shot}`` or ``{strategy: [zero-shot, cot]}``."""
+    """Axis values, e.g. ``{strategy: zero-shot}``, ``{strategy: [zero-shot, cot]}`` or ``{temperature: [0, 0.7]}``
+    (numbers as their digits: each axis reads its own values)."""
     options: dict[str, Any] = Field(default_factory=dict)
     limit: int | None = Field(default=None, ge=1)
     """Items per condition (default: the study's ``limit``)."""
@@ -197,9 +241,7 @@ class SuiteEntry(BaseModel):
     @field_validator("axes", mode="before")
     @classmethod
     def _axis_lists(cls, value: Any) -> Any:
-        if isinstance(value, dict):
-            return {k: [v] if isinstance(v, str) else v for k, v in value.items()}
-        return value
+        return axis_values(value)
 
     @model_validator(mode="after")
     def _languages(self) -> SuiteEntry:
@@ -256,9 +298,18 @@ class Comparison(BaseModel):
 
     @model_validator(mode="after")
     def _apart(self) -> Comparison:
+        for side, names in (("a", self.a), ("b", self.b)):
+            twice = sorted({n for n in names if names.count(n) > 1})
+            if twice:
+                raise ValueError(f"{twice[0]!r} is listed twice in {side}: a comparison is a set of pairs")
         if set(self.a) & set(self.b):
             raise ValueError(f"{sorted(set(self.a) & set(self.b))[0]!r} is on both sides of the comparison")
         return self
+
+    @property
+    def pairs(self) -> list[tuple[str, str]]:
+        """Every (A, B) of the comparison: each model of ``a`` against each of ``b``."""
+        return [(a, b) for a in self.a for b in self.b]
 
     @property
     def title(self) -> str:
@@ -294,11 +345,20 @@ class StudyFile(BaseModel):
     @model_validator(mode="after")
     def _compared_models_exist(self) -> StudyFile:
         names = {label for m in self.models for label in m.labels}
+        # A comparison is a set of unordered pairs: a pair named twice (or reversed) would be two rows of one
+        # test, and every Holm-corrected p of the table would count it twice.
+        seen: dict[frozenset[str], tuple[int, str, str]] = {}
         for k, c in enumerate(self.compare):
             unknown = [n for n in (*c.a, *c.b) if n not in names]
             if unknown:
                 raise ValueError(f"compare[{k}]: {unknown[0]!r} is not a model of the study (its models: "
                                  f"{', '.join(sorted(names))})")
+            for a, b in c.pairs:
+                first = seen.setdefault(frozenset((a, b)), (k, a, b))
+                if first[0] != k:
+                    again = "again" if first[1:] == (a, b) else f"reversed ([{first[1]}, {first[2]}])"
+                    raise ValueError(f"compare[{k}]: [{a}, {b}] is compared {again} in compare[{first[0]}]; "
+                                     "each pair of models is compared once")
         return self
 
     def resolve(self, path: str) -> str:

@@ -23,6 +23,9 @@ files the study names now); ``failed``: its last attempt failed and ``study run`
 ``gave up``: failed more than ``retries`` times; ``unreadable``: its files are not as a run writes them;
 ``planned``: nothing there yet (a deleted run directory too)."""
 
+FINAL = ("gave up", "unreadable")
+"""States no ``study run`` works on: they have no ETA (the grid leaves it empty)."""
+
 
 @dataclass(frozen=True, slots=True)
 class GridRow:
@@ -38,7 +41,8 @@ class GridRow:
     items_done: int
     items_total: int
     eta_seconds: float | None
-    """Items left × the study's seconds per item so far; None before any item was timed."""
+    """Items left × the study's seconds per item so far; None before any item was timed, and for a run no
+    ``study run`` works on (:data:`FINAL`)."""
 
 
 def _status(entry: RunEntry, state: RunState, retries: int) -> tuple[str, str | None]:
@@ -78,16 +82,17 @@ def grid(out: Path, state: StudyState | None = None) -> list[GridRow]:
         run = now[e.key]
         status, why = _status(e, run, state.retries)
         done = run.recorded if run.phase is not Phase.ABSENT else 0
-        left = max(e.state.items_total - done, 0)
+        # A stale run is run again whole; one given up or unreadable is run no more: it has no time left.
+        left = e.state.items_total if status == "stale" else max(e.state.items_total - done, 0)
+        eta = None if per_item is None or status in FINAL else round(left * per_item, 1)
         rows.append(GridRow(e.key, e.model.label, e.suite, e.language, status, e.state.attempts, why, done,
-                            e.state.items_total, None if per_item is None else round(left * per_item, 1)))
+                            e.state.items_total, eta))
     return rows
 
 
 def summary(rows: Sequence[GridRow]) -> dict[str, Any]:
     """Runs per state, items left and the study's ETA."""
-    # gave up or unreadable: nothing left that a study run would do
-    etas = [r.eta_seconds for r in rows if r.status not in ("done", "unchecked", "gave up", "unreadable")]
+    etas = [r.eta_seconds for r in rows if r.status not in ("done", "unchecked", *FINAL)]
     return {"runs": len(rows), **{s: sum(r.status == s for r in rows) for s in STATES},
             "items_left": sum(max(r.items_total - r.items_done, 0) for r in rows),
             "eta_seconds": None if any(e is None for e in etas) else round(sum(e for e in etas if e), 1)}

@@ -9,6 +9,7 @@ import json
 import re
 import threading
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from lingdiag.report.sections import fragments
 from lingdiag.report.tables import tables
 from lingdiag.rundir import META, Phase, run_state
 from lingdiag.rundir.directory import held_locks
+from lingdiag.study.status import GridRow
 from lingdiag.view import catalog, difficulty, index, pages, studypages
 from lingdiag.view.catalog import Catalog, Group, Run
 from lingdiag.view.compared import Pairs, compared
@@ -64,7 +66,7 @@ class Viewer:
     def __init__(self, roots: Sequence[Path]) -> None:
         self.roots = [Path(r) for r in roots]
         self.index = index.Index()
-        self.summaries = Summaries()
+        self.summaries = Summaries(self.index)
         self._reports: dict[Path, tuple[Any, str]] = {}
         self._lock = threading.Lock()
         self.drawing = threading.Lock()
@@ -126,6 +128,7 @@ class Viewer:
         if cached and cached[0] == key:
             return cached[1]
         try:
+            self.summaries.readable(run.path)  # the bound of every read, before the report parses the records
             loaded = [load_run(run.path)]
             parts, note = fragments(Page(loaded, tables(loaded), static=False)), ""
         except LingdiagError as e:
@@ -259,7 +262,7 @@ def _study_report(v: Viewer, q: dict[str, str]) -> str:
             cached = v._reports.get(study.out)
         if cached and cached[0] == key:
             return cached[1]
-        loaded = load(study.out, read=lambda path, _: v.summaries.of(path), vocab=v.summaries.vocab)
+        loaded = load(study.out, read=lambda path, _: v.summaries.of(study.served(path)), vocab=v.summaries.vocab)
         html = studypages.study_report_page(study, [s.fragment() for s in sections_of(loaded)])
         with v._lock:
             v._reports[study.out] = (key, html)
@@ -270,18 +273,34 @@ def _study_item(v: Viewer, q: dict[str, str]) -> str:
     study = v.study(q.get("id", ""))
     item = q.get("item", "").strip()
     rows = _across(v, study, item) if item else []
-    return studypages.study_item_page(study, item, rows, item_curves(rows))
+    states = {r.key: r.status for r in study.grid()}
+    return studypages.study_item_page(study, item, rows, item_curves(rows, study.entries, states))
 
 
 def _runs(v: Viewer, q: dict[str, str]) -> str:
     cat = v.catalog()
+    # A study's runs as the study names, orders and counts them (its grid, as `study status` and its report):
+    # by their study names, in the study's order (steps numerically), items answered of planned, its states.
+    studied: dict[str, GridRow] = {}
+    for group in cat.groups.values():
+        study = _study_or_none(group, cat)
+        if study is not None:
+            studied |= {study.ids[r.key]: r for r in study.grid() if r.key in study.ids}
+    order = {run_id: k for k, run_id in enumerate(studied)}
+    first = {g: min((order.get(i, len(order)) for i in ids), default=len(order))
+             for g, ids in ((g.id, g.runs) for g in cat.groups.values())}
+    runs = sorted(cat.runs.values(), key=lambda r: (first.get(r.group or "", len(order)), order.get(r.id, 0)))
     rows = []
     held = held_locks()  # read once for every run of the page
-    for run in cat.runs.values():
+    for run in runs:
         try:
-            rows.append(v.row(run, held))
+            row = v.row(run, held)
         except LingdiagError as e:
-            rows.append(pages.RunRow(run.id, run.group, "?", "?", [], 0, None, f"unreadable: {e}"))
+            row = pages.RunRow(run.id, run.group, "?", "?", [], 0, None, f"unreadable: {e}")
+        if (grid_row := studied.get(run.id)) is not None:
+            row = replace(row, suite=grid_row.suite, model=grid_row.model, done=grid_row.items_done,
+                          planned=grid_row.items_total, state=grid_row.status, why=grid_row.reason)
+        rows.append(row)
     return pages.runs_page(rows, {g.id: (_shown(g, cat), g.study, len(g.runs)) for g in cat.groups.values()})
 
 

@@ -77,6 +77,26 @@ class Index:
             return new
 
 
+def bounded(offsets: Offsets) -> Offsets:
+    """``offsets`` once no line of its file, complete or still being written, is longer than one record may be
+    (``LINE_BYTES``): the bound every page and the background summary read under, not only the items page's.
+
+    Raises:
+        Refused: the first line over it, named with its size.
+    """
+    sizes = np.diff(offsets.starts)
+    if len(sizes) and int(sizes.max()) > LINE_BYTES.value:
+        k = int(np.argmax(sizes > LINE_BYTES.value))
+        raise Refused(f"{offsets.path}, line {k + 1}: {int(sizes[k])} bytes; {LINE_BYTES.how_to_raise()}")
+    try:
+        tail = offsets.path.stat().st_size - offsets.end if offsets.inode else 0
+    except OSError:
+        tail = 0
+    if tail > LINE_BYTES.value:
+        raise Refused(f"{offsets.path}, line {len(offsets) + 1}: {tail} bytes; {LINE_BYTES.how_to_raise()}")
+    return offsets
+
+
 def _parse(path: Path, number: int, raw: bytes) -> ItemRecord:
     try:
         record = ItemRecord.from_json(raw.decode("utf-8", errors="replace"))

@@ -14,8 +14,8 @@ from __future__ import annotations
 import json
 import os
 import threading
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -32,6 +32,9 @@ from lingdiag.view import index
 from lingdiag.view.catalog import Catalog, Group
 from lingdiag.view.files import ITEMS_BYTES, inside
 from lingdiag.view.scores import scores
+
+OUTSIDE = "not a run inside the served directory (a symlink leading out, or no run there); not read"
+"""Why a planned run of a study is not read by the viewer though something is at its place."""
 
 Version = tuple[tuple[int, int, int], ...]
 """(inode, size, mtime) of a run's ``meta.json`` and ``items.jsonl``: a summary is current while they are."""
@@ -54,7 +57,10 @@ class Summaries:
     for all, so an item has one code in every run (a study's item page looks it up in each).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, lines: index.Index | None = None) -> None:
+        self.lines = lines or index.Index()
+        """The offsets of the runs' records, by which every record is checked within its bound before a run
+        is summarised (:func:`lingdiag.view.index.bounded`)."""
         self.vocab = Vocabularies()
         self._known: dict[Path, tuple[Version, RunSummary]] = {}
         self._lock = threading.Lock()  # one summariser at a time: the vocabulary grows as runs are read
@@ -68,9 +74,7 @@ class Summaries:
         Raises:
             RunError: the run cannot be read (its files checked as the viewer's: inside the run, bounded).
         """
-        inside(run, "meta.json")
-        if (run / "items.jsonl").exists():
-            inside(run, "items.jsonl", ITEMS_BYTES)
+        self.readable(run)
         with self._read:
             self._read.wait_for(lambda: run not in self._pending)
         with self._lock:
@@ -81,6 +85,18 @@ class Summaries:
             summary = summarize(run, self.vocab)
             self._known[run] = (now, summary)
             return summary
+
+    def readable(self, run: Path) -> None:
+        """Check ``run``'s files as the viewer reads every file: inside the run, regular, and each within its
+        bound (``meta.json``, ``items.jsonl``, and each record of it).
+
+        Raises:
+            RunError: the first that is not.
+        """
+        inside(run, "meta.json")
+        if (run / "items.jsonl").exists():
+            inside(run, "items.jsonl", ITEMS_BYTES)
+            index.bounded(self.lines.of(run))
 
     def current(self, run: Path) -> RunSummary | None:
         """``run``'s summary if one is kept for its files as they are now (never reads)."""
@@ -96,9 +112,7 @@ class Summaries:
             readable = []
             for run in runs:
                 try:
-                    inside(run, "meta.json")
-                    if (run / "items.jsonl").exists():
-                        inside(run, "items.jsonl", ITEMS_BYTES)
+                    self.readable(run)
                     readable.append(run)
                 except LingdiagError:
                     continue
@@ -152,9 +166,28 @@ class StudyGroup:
         return list({e.model.label: e.model for e in self.entries}.values())
 
     def grid(self) -> list[GridRow]:
-        """The grid of runs (``lingdiag study status``'s), in the study's order."""
+        """The grid of runs (``lingdiag study status``'s), in the study's order; a run directory that is there but
+        not among the served runs (a symlink leading out of the served directory) is unreadable here, as every
+        page of the viewer leaves it out.
+        """
         rows = {r.key: r for r in grid(self.out, self.state)}
-        return [rows[e.key] for e in self.entries]
+        out = []
+        for e in self.entries:
+            row = rows[e.key]
+            if e.key not in self.ids and os.path.lexists(e.directory(self.out)):
+                row = replace(row, status="unreadable", reason=OUTSIDE, items_done=0, eta_seconds=None)
+            out.append(row)
+        return out
+
+    def served(self, run: Path) -> Path:
+        """``run`` (a directory of this study's runs) where it is one of the served runs.
+
+        Raises:
+            RunError: it is not (a symlink out of the served directory, or not found as a run).
+        """
+        if run not in {self.out / RUNS / key for key in self.ids}:
+            raise RunError(f"{run.relative_to(self.out) if run.is_relative_to(self.out) else run.name}: {OUTSIDE}")
+        return run
 
 
 def study_of(group: Group, cat: Catalog) -> StudyGroup:
@@ -227,19 +260,40 @@ class ItemPoint:
     correct: bool | None
     margin: float | None
     """Signed by the grade (:attr:`lingdiag.view.scores.Scores.signed`)."""
+    axis: str = "step"
+    """What ``x`` counts: ``step``, or ``tokens`` for a model whose checkpoints give no step."""
+    missing: str | None = None
+    """Why the checkpoint has no record of the item (its run not measured: gave up, planned...); None where it
+    has one. The curve marks it, as the study report's curves do, instead of joining its neighbours."""
 
 
-def item_curves(rows: Sequence[ItemRow]) -> dict[tuple[str, str, str], list[ItemPoint]]:
-    """(model, suite, condition) → the item at each checkpoint of the model, in training order."""
+def _place(m: StudyModel) -> float:
+    """Where the checkpoint sits on its model's one training axis (step, or tokens where none gives a step)."""
+    return float(m.step) if m.step is not None else float(m.tokens or 0.0)
+
+
+def _axis(m: StudyModel) -> str:
+    return "step" if m.step is not None else "tokens"
+
+
+def item_curves(rows: Sequence[ItemRow], planned: Sequence[RunEntry] = (),
+                states: Mapping[str, str] | None = None) -> dict[tuple[str, str, str], list[ItemPoint]]:
+    """(model, suite, condition) → the item at each checkpoint of the model, in training order; each checkpoint
+    ``planned`` for the model and suite without a record of the item is there too, marked with why
+    (``states``: run key → its state in the grid).
+    """
     out: dict[tuple[str, str, str], list[ItemPoint]] = {}
     for r in rows:
         m = r.entry.model
         if m.base is None:
             continue
-        x = float(m.step) if m.step is not None else float(m.tokens or 0.0)
         correct = None if r.record.error is not None else r.record.correct
         out.setdefault((m.base, r.entry.suite, r.record.condition), []).append(
-            ItemPoint(m.label, x, correct, scores(r.record).signed))
-    for points in out.values():
+            ItemPoint(m.label, _place(m), correct, scores(r.record).signed, _axis(m)))
+    for (base, suite, _), points in out.items():
+        have = {p.checkpoint for p in points}
+        points += [ItemPoint(e.model.label, _place(e.model), None, None, _axis(e.model),
+                             f"not measured ({(states or {}).get(e.key, 'no record')})")
+                   for e in planned if e.model.base == base and e.suite == suite and e.model.label not in have]
         points.sort(key=lambda p: p.x)
     return out

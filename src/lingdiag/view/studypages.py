@@ -81,14 +81,17 @@ def study_page(study: StudyGroup, rows: Sequence[GridRow], note: str = "") -> st
              _section("study-models", "Models (by family, size and step)", models),
              _section("study-not-done", "Not done",
                       f"<ul>{not_done}</ul>" if not_done else "<p>Every run is done.</p>"),
-             _section("study-compare", "Chosen comparisons", _comparisons(study)),
+             _section("study-compare", "Chosen comparisons", _comparisons(study, rows)),
              _section("study-item", "One item across the study", form)]
     return page(f"study {name}", parts, refresh=5 if any(r.status == "running" for r in rows) else None)
 
 
-def _comparisons(study: StudyGroup) -> str:
-    """A compare page per chosen pair and suite both ran (A first: A − B, as ``lingdiag compare A B``)."""
+def _comparisons(study: StudyGroup, rows: Sequence[GridRow]) -> str:
+    """A compare page per chosen pair and suite both ran (A first: A − B, as ``lingdiag compare A B``); a pair
+    with a side not done (given up, failed, stale...) is named with that side's state instead of linked.
+    """
     by = {(e.model.label, e.suite): e.key for e in study.state.runs}
+    status = {r.key: r.status for r in rows}
     suites = list(dict.fromkeys(e.suite for e in study.state.runs))
     links = []
     for c in study.state.compare:
@@ -96,11 +99,17 @@ def _comparisons(study: StudyGroup) -> str:
             for right in c.b:
                 for suite in suites:
                     ka, kb = by.get((left, suite)), by.get((right, suite))
-                    if ka in study.ids and kb in study.ids:
-                        assert ka is not None and kb is not None
-                        where = href("/compare", a=study.ids[ka], b=study.ids[kb])
-                        links.append(f'<li>{name_html(c.name)}: <a href="{where}">{name_html(left)} (A) vs '
-                                     f"{name_html(right)} (B) on {name_html(suite)}</a></li>")
+                    if ka is None or kb is None:
+                        continue
+                    pair = f"{name_html(left)} (A) vs {name_html(right)} (B) on {name_html(suite)}"
+                    waiting = [(n, status.get(k, "planned")) for n, k in ((left, ka), (right, kb))
+                               if status.get(k) != "done" or k not in study.ids]
+                    if waiting:
+                        links.append(f"<li>{name_html(c.name)}: {pair}: not compared ("
+                                     + ", ".join(f"{name_html(n)} {escape(s)}" for n, s in waiting) + ")</li>")
+                        continue
+                    where = href("/compare", a=study.ids[ka], b=study.ids[kb])
+                    links.append(f'<li>{name_html(c.name)}: <a href="{where}">{pair}</a></li>')
     if not study.state.compare:
         return "<p>The study file names no comparison (<code>compare: [[A, B]]</code>).</p>"
     return f"<ul>{''.join(links)}</ul>" if links else "<p>No chosen pair has runs of one suite on disk yet.</p>"
@@ -154,9 +163,10 @@ def curve_svg(points: Sequence[ItemPoint], width: int = 520, height: int = 180) 
     """One item's learning curve: its margin at each checkpoint (or right/wrong where no margin was
     recorded), the decision boundary dashed; green right, red wrong, grey not graded.
     """
-    margins = [p.margin for p in points]
+    measured = [p for p in points if p.missing is None]  # a curve has one at least: it is drawn from records
+    margins = [p.margin for p in measured]
     use_margin = all(m is not None for m in margins)
-    ys = [float(m) if use_margin and m is not None else (1.0 if p.correct else 0.0) for p, m in zip(points, margins,
+    ys = [float(m) if use_margin and m is not None else (1.0 if p.correct else 0.0) for p, m in zip(measured, margins,
                                                                                                       strict=True)]
     lo, hi = (min([*ys, 0.0]), max([*ys, 0.0])) if use_margin else (0.0, 1.0)
     hi = hi if hi > lo else lo + 1.0
@@ -169,24 +179,37 @@ def curve_svg(points: Sequence[ItemPoint], width: int = 520, height: int = 180) 
     def sy(y: float) -> float:
         return height - pad + (2 * pad - height) * (y - lo) / (hi - lo)
 
-    line = " ".join(f"{sx(p.x):.1f},{sy(y):.1f}" for p, y in zip(points, ys, strict=True))
+    # The line breaks at a checkpoint not measured, which is marked where it would sit (hollow, on the boundary).
+    at = dict(zip([id(p) for p in measured], ys, strict=True))
+    runs: list[list[str]] = [[]]
+    for p in points:
+        if p.missing is None:
+            runs[-1].append(f"{sx(p.x):.1f},{sy(at[id(p)]):.1f}")
+        elif runs[-1]:
+            runs.append([])
     colour = {True: "#282", False: "#b22", None: "#999"}
-    dots = "".join(f'<circle cx="{sx(p.x):.1f}" cy="{sy(y):.1f}" r="4" fill="{colour[p.correct]}">'
-                   f"<title>{escape(p.checkpoint)}: {escape(_point_text(p))}</title></circle>"
-                   for p, y in zip(points, ys, strict=True))
+    base = sy(0.0)
+    dots = "".join((f'<circle cx="{sx(p.x):.1f}" cy="{sy(at[id(p)]):.1f}" r="4" fill="{colour[p.correct]}">'
+                    if p.missing is None else
+                    f'<circle class="missing" cx="{sx(p.x):.1f}" cy="{base:.1f}" r="4" fill="none" stroke="#999">')
+                   + f"<title>{escape(p.checkpoint)}: {escape(_point_text(p))}</title></circle>" for p in points)
     boundary = (f'<line x1="{pad}" x2="{width - pad}" y1="{sy(0.0):.1f}" y2="{sy(0.0):.1f}" stroke="#777" '
                 'stroke-dasharray="4 3"/>' if use_margin else "")
     what = ("margin: the chosen text's log-prob over the next, + when right, − when wrong" if use_margin
             else "right (1) or wrong (0)")
-    labels = (f'<text x="{pad}" y="{height - 8}" font-size="11">step {x0:g}</text>'
-              f'<text x="{width - pad}" y="{height - 8}" font-size="11" text-anchor="end">step {x1:g}</text>'
+    axis = escape(points[0].axis)
+    labels = (f'<text x="{pad}" y="{height - 8}" font-size="11">{axis} {x0:g}</text>'
+              f'<text x="{width - pad}" y="{height - 8}" font-size="11" text-anchor="end">{axis} {x1:g}</text>'
               f'<text x="4" y="14" font-size="11">{escape(what)}</text>')
     return (f'<svg class="item-curve" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
             f'role="img" aria-label="{escape(what)} at each checkpoint">{boundary}'
-            f'<polyline points="{line}" fill="none" stroke="#446"/>{dots}{labels}</svg>')
+            + "".join(f'<polyline points="{" ".join(r)}" fill="none" stroke="#446"/>' for r in runs if r)
+            + f"{dots}{labels}</svg>")
 
 
 def _point_text(p: ItemPoint) -> str:
+    if p.missing is not None:
+        return p.missing
     state = "right" if p.correct else "wrong" if p.correct is False else "not graded"
     return state + ("" if p.margin is None else f", margin {p.margin:+.3f}")
 
@@ -195,7 +218,7 @@ def curves_html(curves: Mapping[tuple[str, str, str], Sequence[ItemPoint]]) -> s
     """Each (model, suite, condition)'s curve of this item, with its values as a table."""
     out = []
     for (model, suite, condition), points in curves.items():
-        table = table_html(["Checkpoint", "Step", "Outcome", "Margin"],
+        table = table_html(["Checkpoint", points[0].axis.capitalize(), "Outcome", "Margin"],
                            [[p.checkpoint, f"{p.x:g}", _point_text(p).split(",")[0],
                              "" if p.margin is None else f"{p.margin:+.3f}"] for p in points])
         out.append(f'<div class="curve" data-model="{escape(model)}"><h3>{escape(f"{model}: {suite}, {condition}")}'

@@ -88,7 +88,8 @@ class OpenAIOptions(BaseModel):
     max_backoff: float = Field(default=60.0, ge=0, json_schema_extra=TRANSPORT_MARK)
     """Cap on a retry wait, including a server's ``Retry-After``."""
     seed: int | None = 0
-    """Sent with every request where servers take one; None leaves it out."""
+    """Sent with every request where servers take one (a sampled request sends its own); None leaves it
+    out. A run passes its ``--seed`` here unless ``--model-option seed=`` says otherwise."""
     logprobs: bool = True
     """Ask for generated-token log-probs (some reasoning models refuse them)."""
     structured_output: Literal["json_schema", "gbnf", "none"] = "json_schema"
@@ -356,13 +357,12 @@ class OpenAIBackend:
 
     # -- request bodies -------------------------------------------------------------------
     def _body(self, fields: dict[str, Any]) -> dict[str, Any]:
-        body = {"model": self.model, "temperature": 0, **fields}
+        # A request's own seed (a sampled one's) is the one sent; ``seed`` (the run's) is every other's.
+        body = {"model": self.model, "temperature": 0, "seed": self.options.seed, **fields}
         if not self.hosted:
             # llama.cpp servers apply a repetition penalty of 1.1 by default, which makes
             # temperature 0 not greedy; other servers ignore the field or already use 1.0.
             body["repeat_penalty"] = 1.0
-        if self.options.seed is not None:
-            body["seed"] = self.options.seed
         body.update(self.options.extra_body)
         return {k: v for k, v in body.items() if v is not None}
 

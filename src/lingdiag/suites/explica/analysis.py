@@ -25,6 +25,7 @@ from lingdiag.analysis.compare import METHODS
 from lingdiag.analysis.competence import CompetenceJoin, answered, by_condition, pair, run_records
 from lingdiag.io.markdown import fmt, markdown_table
 from lingdiag.metrics.correlation import SPEARMAN_BOOTSTRAP, spearman_ci
+from lingdiag.metrics.stats import percent
 from lingdiag.records import ItemRecord, ResultRow
 from lingdiag.suites.explica.metrics import spearman
 
@@ -117,7 +118,8 @@ def to_markdown(joined: Sequence[CompetencePerformance]) -> str:
     header = ["Model", "Condition", "n", "APS", "Acc", "Both right", "Knows, not says", "Says, not knows",
               "Neither", "Same label", "APS − Acc [95% CI]", "McNemar p", RHO_HEADER]
     rows = [[j.model, j.condition, j.n, j.aps, j.accuracy, j.both,
-             f"{j.knows_not_says} ({j.knows_not_says / j.n:.0%})", f"{j.says_not_knows} ({j.says_not_knows / j.n:.0%})",
+             f"{j.knows_not_says} ({percent(j.knows_not_says, j.n)})",
+             f"{j.says_not_knows} ({percent(j.says_not_knows, j.n)})",
              j.neither, j.agreement, f"{j.aps - j.accuracy:+.2f} [{j.ci95[0]:+.2f}, {j.ci95[1]:+.2f}]",
              f"{j.p:.3g}", _rho(j)] for j in joined]
     return ("### ExpliCa: competence (perplexity) vs performance (prompting), per item (§5.2, Table 12)\n\n"
