@@ -478,9 +478,9 @@ def plan_only(tokenizer_dir: str | None, size: study_scale.Scale, n_items: int, 
                         packed=tokens["loglik"], choose_padded=True)
         chosen = workplan.choose(shape, view, budget, attention=placement.packed_attention, pass_tokens=pass_tokens)
         groups = workplan.shared(view, budget)
-        plans = {"default": workplan.tree(view, budget, groups), "chosen": chosen,
-                 "packed_dense_to_budget": workplan.packed_plan(view, budget, budget.tokens, share=True,
-                                                                attention="dense", tree_groups=groups)}
+        plans = {"default": workplan.tree(view, replace(budget, packed=None), groups), "chosen": chosen,
+                 "packed_dense_to_budget": workplan.packed_plan(view, budget, share=True, attention="dense",
+                                                                tree_groups=groups)}
         out = {name: plan.figures(shape, useful) for name, plan in plans.items()}
         return {k: out["chosen"][k] for k in ("planned_flops", "useful_flops", "planned_over_useful")} | out
 

@@ -9,7 +9,7 @@ with logits at every position; both give the same argmax, and log-probs equal wi
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from lingdiag.errors import BackendError
@@ -192,10 +192,9 @@ class Scorer:
             # no window can cut a sequence (as for the tree, whose rows start at other positions).
             fits = not (window and 2 * longest > window)
             if fits and (budget.prefix_reuse or budget.packed) and self._check_head(head):
-                cap = self.choose(scored, budget) if budget.packed else None
-                if cap is not None or budget.prefix_reuse:
-                    totals, wrong = (self.packed(scored, replace(budget, packed=cap), head) if cap is not None
-                                     else self.tree(scored, budget, head))
+                run = self.choose(scored, budget).budget if budget.packed else budget
+                if run.packed or run.prefix_reuse:  # else the work model chose the plain path
+                    totals, wrong = (self.packed(scored, run, head) if run.packed else self.tree(scored, run, head))
                     # One copy off the device (float64 to Python floats is exact).
                     sums, misses = totals.tolist(), wrong.tolist()
                     return [LogLikelihood(logprob=sums[i], n_tokens=s.scored, is_greedy=misses[i] == 0)
@@ -204,9 +203,9 @@ class Scorer:
             head.release()  # 268 MB for Gemma-3's vocabulary: not kept between calls
         return self.plain(split, budget)
 
-    def choose(self, scored: list[Scored], budget: Budget) -> int | None:
-        """The tokens per packed pass the work model chooses (``workplan.choose``), or None where it chooses
-        the padded plan (only with ``budget.choose_padded``); the choice and its work counted in ``usage``.
+    def choose(self, scored: list[Scored], budget: Budget) -> workplan.Plan:
+        """The plan of least work (``workplan.choose``): packed at the tokens per pass it chooses, or, with
+        ``budget.choose_padded``, padded where that does less; the choice and its work counted in ``usage``.
         """
         shape = Shape.of(self.lm.model.config)
         placement = self.placement
@@ -215,7 +214,7 @@ class Scorer:
                                pass_tokens=placement.call_tokens or workplan.WEIGHT_READ_TOKENS)
         self.usage[f"plan_{plan.kind}"] += 1
         self.usage.update(planned_flops=plan.flops(shape), useful_flops=workplan.useful_flops(shape, scored))
-        return plan.cap if plan.kind.startswith("packed") else None
+        return plan
 
     def _check_head(self, head: LMHead) -> bool:
         if self._head_matches is None:

@@ -27,7 +27,7 @@ nor a card.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from lingdiag.models.hf.batching import (
@@ -136,8 +136,9 @@ class Plan:
     """``tree``, ``plain``, ``packed``, ``packed-tree`` or ``generate``, with ``/dense`` for a packed
     pass under a dense mask."""
     passes: tuple[Pass, ...]
-    cap: int | None = None
-    """Tokens per packed pass, or the padded-token budget of a padded batch."""
+    budget: Budget
+    """What the plan was made for, and what ``Scorer`` runs it with: ``packed``, the tokens per packed
+    pass (None: padded); ``call_tokens``, the padded tails' passes (``batching.length_chunks``)."""
 
     def flops(self, shape: Shape) -> int:
         """Every FLOP the device computes for this plan: body, LM head and attention."""
@@ -150,7 +151,8 @@ class Plan:
         tokens = sum(p.tokens for p in self.passes)
         padded = sum(p.padded for p in self.passes)
         attention = sum(p.pairs for p in self.passes) * shape.pair_flops
-        return {"plan": self.kind, "cap": self.cap, "passes": len(self.passes),
+        return {"plan": self.kind, "pass_tokens": self.budget.packed or self.budget.tokens,
+                "call_tokens": self.budget.call_tokens, "passes": len(self.passes),
                 "forward_tokens": tokens, "padded_tokens": padded,
                 "padding_share": round(1 - tokens / padded, 4) if padded else 0.0,
                 "head_positions": sum(p.head for p in self.passes),
@@ -237,7 +239,7 @@ def tree(requests: Sequence[Request], budget: Budget, tree_groups: tuple[int, li
             passes.append(Pass(rows=len(part), width=w2, tokens=sum(len(seqs[i]) - end for end, i in part),
                                head=sum(max(0, len(seqs[i]) - max(end, requests[i].first)) for end, i in part),
                                pairs=len(part) * w2 * (root + width + w2)))
-    return Plan("tree", tuple(passes), budget.tokens)
+    return Plan("tree", tuple(passes), budget)
 
 
 def plain(requests: Sequence[Request], budget: Budget) -> Plan:
@@ -250,7 +252,7 @@ def plain(requests: Sequence[Request], budget: Budget) -> Plan:
         passes.append(Pass(rows=rows, width=width, tokens=sum(lengths[i] for i in batch), head=rows * width,
                            pairs=rows * width * width,
                            syncs=MASK_CHECK_SYNCS + PLAIN_SYNCS_PER_ROW * rows))
-    return Plan("plain", tuple(passes), budget.tokens)
+    return Plan("plain", tuple(passes), budget)
 
 
 def tiles(queries: Sequence[tuple[int, int, Sequence[tuple[int, int]]]], block: int = BLOCK) -> int:
@@ -279,10 +281,11 @@ def tiles(queries: Sequence[tuple[int, int, Sequence[tuple[int, int]]]], block: 
     return len(kept)
 
 
-def packed_plan(requests: Sequence[Request], budget: Budget, cap: int, *, share: bool,
+def packed_plan(requests: Sequence[Request], budget: Budget, *, share: bool,
                 attention: PackedAttention = "blocks", tree_groups: tuple[int, list[Group]] | None = None) -> Plan:
     """``Scorer.packed``'s passes: each tree level (or, without ``share``, each request) laid end to end in
-    one row of at most about ``cap`` tokens, attention dense or block-sparse (``tree_groups``: see ``tree``).
+    one row of at most about ``budget.packed`` tokens, attention dense or block-sparse (``tree_groups``: see
+    ``tree``).
     """
     seqs = [list(r.seq) for r in requests]
     root, groups = ((tree_groups or shared(requests, budget)) if share
@@ -298,7 +301,7 @@ def packed_plan(requests: Sequence[Request], budget: Budget, cap: int, *, share:
         head = _span_positions([(r.first, root) for r in requests])
         passes.append(Pass(rows=1, width=root, tokens=root, head=head,
                            pairs=pairs(root, root, [(0, root, [(0, root)])])))
-    for batch in fill_packs(groups, seqs, root, cap):
+    for batch in fill_packs(groups, seqs, root, budget.packed or budget.tokens):
         grouped = [g for g in batch if g.end > root]
         if not grouped:
             continue
@@ -326,7 +329,7 @@ def packed_plan(requests: Sequence[Request], budget: Budget, cap: int, *, share:
                            head=sum(max(0, len(seqs[i]) - max(end, requests[i].first)) for _, end, i in tails),
                            pairs=pairs(t_tokens, base + t_tokens, t_segments)))
     kind = ("packed-tree" if share else "packed") + ("/dense" if attention == "dense" else "")
-    return Plan(kind, tuple(passes), cap)
+    return Plan(kind, tuple(passes), budget)
 
 
 def generation(prompts: Sequence[int], new_tokens: int, budget: Budget) -> Plan:
@@ -342,7 +345,7 @@ def generation(prompts: Sequence[int], new_tokens: int, budget: Budget) -> Plan:
                            pairs=rows * width * width, syncs=DECODE_SYNCS_PER_STEP))
         passes.extend(Pass(rows=rows, width=1, tokens=rows, head=rows, pairs=rows * (width + step),
                            syncs=DECODE_SYNCS_PER_STEP) for step in range(1, new_tokens))
-    return Plan("generate", tuple(passes), budget.tokens)
+    return Plan("generate", tuple(passes), budget)
 
 
 PACK_CAPS = (1024, 2048, 4096, 8192, 16384, 32768)
@@ -357,18 +360,27 @@ measured: ``placement.CALL_TOKENS``."""
 
 
 def candidates(requests: Sequence[Request], budget: Budget, *, padded: bool, packed: bool,
-               attention: PackedAttention = "blocks") -> list[Plan]:
-    """The plans a call may run: with ``padded`` the padded tree (the plain path without ``prefix_reuse``);
-    with ``packed`` the packed plans at each cap of ``PACK_CAPS`` below ``budget.tokens``, and at it.
+               attention: PackedAttention = "blocks", pass_tokens: int = WEIGHT_READ_TOKENS) -> list[Plan]:
+    """The plans a call may run.
+
+    With ``padded``: the padded tree (the plain path without ``prefix_reuse``) as ``budget`` says, and where
+    it runs each tree level in one pass (``call_tokens`` None, a card's default), the tree whose tails are
+    bucketed by length at ``pass_tokens`` a pass. With ``packed``: the packed plans at each cap of
+    ``PACK_CAPS`` below ``budget.tokens``, and at it.
     """
     out = []
     groups = shared(requests, budget) if budget.prefix_reuse else None  # once for every candidate
-    if padded:
-        out.append(tree(requests, budget, groups) if budget.prefix_reuse else plain(requests, budget))
+    padded_budget = replace(budget, packed=None)
+    if padded and not budget.prefix_reuse:
+        out.append(plain(requests, padded_budget))
+    elif padded:
+        out.append(tree(requests, padded_budget, groups))
+        if budget.call_tokens is None:
+            out.append(tree(requests, replace(padded_budget, call_tokens=pass_tokens), groups))
     if packed:
         caps = [c for c in PACK_CAPS if c < budget.tokens] + [budget.tokens]
-        out += [packed_plan(requests, budget, cap, share=budget.prefix_reuse, attention=attention, tree_groups=groups)
-                for cap in caps]
+        out += [packed_plan(requests, replace(budget, packed=cap), share=budget.prefix_reuse, attention=attention,
+                            tree_groups=groups) for cap in caps]
     return out
 
 
@@ -380,4 +392,5 @@ def choose(shape: Shape, requests: Sequence[Request], budget: Budget, *, padded:
     def cost(plan: Plan) -> int:
         return plan.flops(shape) + len(plan.passes) * pass_tokens * shape.body_flops
 
-    return min(candidates(requests, budget, padded=padded, packed=packed, attention=attention), key=cost)
+    return min(candidates(requests, budget, padded=padded, packed=packed, attention=attention,
+                          pass_tokens=pass_tokens), key=cost)
