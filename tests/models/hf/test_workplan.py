@@ -12,6 +12,7 @@ from __future__ import annotations
 import traceback
 from collections import Counter
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,14 +20,15 @@ import torch
 from helpers import smollm2_dir
 from torch.utils._python_dispatch import TorchDispatchMode
 
+import lingdiag
 from lingdiag.models.hf import HFBackend, HFOptions, workplan
 from lingdiag.models.hf.batching import Budget
 from lingdiag.models.hf.placement import resolve
 from lingdiag.models.hf.score import Scored
 from lingdiag.records import LoglikelihoodRequest
 
-EIGHT_B = {"hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
-           "intermediate_size": 14336, "vocab_size": 49152}
+EIGHT_B: dict[str, Any] = {"hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32,
+                           "num_key_value_heads": 8, "intermediate_size": 14336, "vocab_size": 49152}
 
 
 def test_the_flops_per_position_are_the_parameters_of_the_layers() -> None:
@@ -141,6 +143,7 @@ def tiny(vocab: int) -> Any:
                                         tie_word_embeddings=False)).eval()
 
 
+OURS = str(Path(lingdiag.__file__).parent)
 SYNCS = {"aten._local_scalar_dense.default", "aten.nonzero.default", "aten.is_nonzero.default"}
 """Operators that make the host wait for a CUDA device (a value read back, a data-dependent shape)."""
 
@@ -149,15 +152,18 @@ class Waits(TorchDispatchMode):
     """Counts the operators of ``SYNCS``, and those called from lingdiag's own code."""
 
     def __init__(self) -> None:
+        import transformers
+
         super().__init__()
+        self.frames = (OURS, str(Path(transformers.__file__).parent))
         self.all = 0
         self.ours: Counter[str] = Counter()
 
     def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
         if str(func) in SYNCS:
             self.all += 1
-            frames = [f for f in traceback.extract_stack() if "/lingdiag/" in f.filename or "transformers" in f.filename]
-            if frames and "/lingdiag/" in frames[-1].filename:
+            frames = [f for f in traceback.extract_stack() if f.filename.startswith(self.frames)]
+            if frames and frames[-1].filename.startswith(OURS):
                 self.ours[f"{frames[-1].filename.rsplit('/', 1)[-1]}:{frames[-1].name}"] += 1
         return func(*args, **(kwargs or {}))
 
