@@ -41,7 +41,7 @@ import json
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import asdict, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -211,7 +211,7 @@ def lm_eval_available() -> bool:
     return find_spec("lm_eval") is not None
 
 
-def lm_eval_loglik(model: Any, tokenizer: Any, requests: Sequence[LoglikelihoodRequest], batch: int,
+def lm_eval_loglik(model: Any, tokenizer: Any, requests: Sequence[LoglikelihoodRequest], batch: int | str,
                    repeats: int) -> tuple[list[LogLikelihood], float]:
     """lm-eval's ``HFLM`` on the in-memory ``model``: its answers (one token each: it reports no count) and seconds."""
     from lm_eval.api.instance import Instance
@@ -223,20 +223,25 @@ def lm_eval_loglik(model: Any, tokenizer: Any, requests: Sequence[LoglikelihoodR
     return [LogLikelihood(logprob=float(lp), n_tokens=1, is_greedy=bool(g)) for lp, g in answers], seconds
 
 
-def lm_eval_generate(model: Any, tokenizer: Any, prompts: Sequence[str], max_new: int, repeats: int) -> float:
-    """Seconds of lm-eval's ``generate_until`` (greedy, ``max_new`` tokens, batch 64) on ``prompts``."""
+def lm_eval_generate(model: Any, tokenizer: Any, prompts: Sequence[str], max_new: int, repeats: int,
+                     batch: int | str = 64) -> float:
+    """Seconds of lm-eval's ``generate_until`` (greedy, ``max_new`` tokens, at ``batch``) on ``prompts``."""
     from lm_eval.api.instance import Instance
     from lm_eval.models.huggingface import HFLM
 
-    lm = HFLM(pretrained=model, tokenizer=tokenizer, batch_size=64)
+    lm = HFLM(pretrained=model, tokenizer=tokenizer, batch_size=batch)
     kwargs = {"until": [], "max_gen_toks": max_new, "do_sample": False}
     instances = [Instance("generate_until", {}, (p, dict(kwargs)), i) for i, p in enumerate(prompts)]
     return best_of(lambda: lm.generate_until(instances, disable_tqdm=True), repeats)[1]
 
 
 def check(cpu_smoke: bool, n_items: int, peak_tflops: float | None, out: Path,
-          tokenizer_dir: str | None = None, study: study_scale.Scale | None = None) -> dict[str, Any]:
-    """Every check this machine can run, each guarded; figures by name, written after each check."""
+          tokenizer_dir: str | None = None, study: study_scale.Scale | None = None,
+          lease: bool = False) -> dict[str, Any]:
+    """Every check this machine can run, each guarded; figures by name, written after each check. With
+    ``lease``, the card's check of issue 63 instead (``--lease``): the measured peak and bandwidth first,
+    then every workload beside ``HFLM`` at its best batch (``study_scale.lease_checks``), then the float32
+    truth."""
     # A GPU machine with no package index has no weights package: the tokenizer files travel alone.
     tokenizer_dir = tokenizer_dir or str(ensure_converted("smollm2-135m")[0])
     from transformers import AutoTokenizer
@@ -248,6 +253,11 @@ def check(cpu_smoke: bool, n_items: int, peak_tflops: float | None, out: Path,
     figures = Figures(out, device=torch.cuda.get_device_name() if cuda else "cpu", torch=torch.__version__)
     device = "cuda" if cuda else "cpu"
     shape, dtype = (EIGHT_B, torch.bfloat16) if cuda else (TINY, torch.float32)
+    if lease:  # first, on a card nothing else has touched yet
+        figures.guard("peak", lambda: {"peak_tflops": round(study_scale.matmul_peak(
+            device, dtype, 8192 if cuda else 256, 10 if cuda else 1), 4)})
+        figures.guard("bandwidth", lambda: {"bandwidth_gb_s": round(study_scale.copy_bandwidth(
+            device, 4 << 30 if cuda else 64 << 20, 10 if cuda else 1) / 1e9, 1)})
     placement = resolve(device=device, packed_linears=False)
     repeats = 3 if cuda else 1
 
@@ -380,6 +390,20 @@ def check(cpu_smoke: bool, n_items: int, peak_tflops: float | None, out: Path,
                 out[f"lm_eval_bf16_vs_fp32_{work}"] = {k: v for k, v in lm.items() if "fragile" not in k}
         return out
 
+    if lease:
+        size = study or (study_scale.LEASE if cuda else study_scale.SMOKE)
+        figures.data["study_scale"] = asdict(size)
+        weights = sum(p.numel() * p.element_size() for p in model.parameters())
+        theirs = {"loglik": lambda rs, b: lm_eval_loglik(model, tokenizer, rs, b, 0)[1],
+                  "generate": lambda ps, n, b: lm_eval_generate(model, tokenizer, ps, n, 0, batch=b)}
+        peak = figures.data.get("peak_tflops") or peak_tflops or 1.0
+        bound = weights / (figures.data.get("bandwidth_gb_s", 1.0) * 1e9)
+        for name, run in study_scale.lease_checks(tree, backend(model, packing=True), backend(model, kv_cache="static"),
+                                                  plan_workloads(size, n_items, tree), 2 * n_params, peak, bound,
+                                                  theirs if lm_eval_available() else None).items():
+            figures.guard(name, run)
+        figures.guard("float32_truth", against_float32)
+        return figures.data
     for name, run in (("tree_vs_plain", tree_vs_plain), ("packing", packing), ("batching", batching),
                       ("constrained", constrained),
                       ("back_off", back_off), ("plain_loop", against_plain_loop), ("lm_eval", against_lm_eval),
@@ -430,6 +454,73 @@ def tiny_on_devices(tokenizer_dir: str, vocab: int, scored: list[LoglikelihoodRe
     return out
 
 
+H200_BYTES = 143_771 << 20
+"""The H200's memory (143,771 MiB, as ``nvidia-smi`` gave it on 2026-11-28): the card ``--plan-only`` plans for."""
+
+
+def plan_workloads(size: study_scale.Scale, n_items: int, backend: HFBackend,
+                   ) -> dict[str, list[LoglikelihoodRequest] | list[GenerationRequest]]:
+    """The scored and generated workloads of the card's check, by name, as ``--lease`` runs them."""
+    scored, generated = workload(n_items)
+    return {"study_blimp": study_scale.blimp_pairs(size.pairs), "study_choices": study_scale.prompt_choices(size.items),
+            "study_long_generation": study_scale.long_prompts(size.prompts, size.new_tokens),
+            "nli": nli_requests(backend, generated), "sentences": scored}
+
+
+def plan_only(tokenizer_dir: str | None, size: study_scale.Scale, n_items: int, card_bytes: int,
+              out: Path) -> dict[str, Any]:
+    """The work each workload plans at the 8B shape on a card of ``card_bytes`` (no card, no weights: the
+    tokenizer and ``workplan``): the padded plan of today's default, the plan the work model chooses, and
+    packing to the memory budget under a dense mask (what ran on the H200 on 2026-11-28), each with
+    ``planned_flops``, ``useful_flops`` and ``planned_over_useful``; the chosen plan's at the top of each."""
+    from transformers import LlamaConfig
+
+    from lingdiag.models.hf import workplan
+    from lingdiag.models.hf.batching import Budget
+    from lingdiag.models.hf.checkpoint import Checkpoint
+    from lingdiag.models.hf.placement import Machine
+    from lingdiag.models.hf.score import scoring_view
+    from lingdiag.models.hf.tokens import split_requests
+
+    tokenizer_dir = tokenizer_dir or str(ensure_converted("smollm2-135m")[0])
+    placement = resolve(device="cuda", machine=Machine(cpus=16, cuda_devices=1, cuda_bf16=True))
+    backend = HFBackend(Checkpoint(tokenizer_dir, name="random-llama"), HFOptions(), placement)  # loads no weights
+    vocab = len(backend.tokenizer)
+    config = LlamaConfig(vocab_size=vocab, tie_word_embeddings=False, **EIGHT_B)
+    shape = workplan.Shape.of(config)
+    weights = 2 * (shape.weights + vocab * shape.hidden)  # bf16, the input embeddings too
+    free = card_bytes - weights
+    tokens = {kind: placement.sized(kind, free, config, 2, vocab) for kind in ("loglik", "generate")}
+    figures = Figures(out, device=f"plan only: 8B shape on {card_bytes >> 20} MiB", shape=asdict(shape),
+                      budget_tokens=tokens, study_scale=asdict(size))
+    pass_tokens = placement.call_tokens or workplan.WEIGHT_READ_TOKENS
+
+    def scored_plans(requests: list[LoglikelihoodRequest]) -> dict[str, Any]:
+        view = scoring_view(split_requests(backend.loaded, requests))
+        useful = workplan.useful_flops(shape, view)
+        budget = Budget(tokens["loglik"], placement.max_batch, True, call_tokens=placement.call_tokens,
+                        packed=tokens["loglik"], choose_padded=True)
+        chosen = workplan.choose(shape, view, budget, attention=placement.packed_attention, pass_tokens=pass_tokens)
+        groups = workplan.shared(view, budget)
+        plans = {"default": workplan.tree(view, replace(budget, packed=None), groups), "chosen": chosen,
+                 "packed_dense_to_budget": workplan.packed_plan(view, budget, share=True, attention="dense",
+                                                                tree_groups=groups)}
+        out = {name: plan.figures(shape, useful) for name, plan in plans.items()}
+        return {k: out["chosen"][k] for k in ("planned_flops", "useful_flops", "planned_over_useful")} | out
+
+    def generated_plans(requests: list[GenerationRequest]) -> dict[str, Any]:
+        prompts = [len(backend.loaded.encode_prompt(r)) for r in requests]
+        new = requests[0].max_new_tokens
+        plan = workplan.generation(prompts, new, Budget(tokens["generate"], placement.max_batch, True))
+        out = plan.figures(shape, workplan.useful_generation_flops(shape, prompts, new))
+        return {k: out[k] for k in ("planned_flops", "useful_flops", "planned_over_useful")} | {"chosen": out}
+
+    for name, requests in plan_workloads(size, n_items, backend).items():
+        run = generated_plans if name == "study_long_generation" else scored_plans
+        figures.guard(name, lambda run=run, name=name, requests=requests: {name: run(requests)})  # type: ignore[misc]
+    return figures.data
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Run the checks and write their figures."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -442,11 +533,24 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--study", type=int, nargs=4, metavar=("PAIRS", "ITEMS", "PROMPTS", "NEW_TOKENS"),
                         help="the study-scale workloads' sizes (default 67000 10000 256 2048 on a GPU): "
                              "smaller ones fit a short lease")
+    parser.add_argument("--lease", action="store_true",
+                        help="the card's check of issue 63 in one command of under 8 minutes: the measured peak, "
+                             "every workload beside HFLM at its best batch, the float32 truth "
+                             "(with --cpu-smoke: the same on the tiny model on the CPU)")
+    parser.add_argument("--plan-only", action="store_true",
+                        help="no card, no weights: the work each workload plans at the 8B shape (workplan)")
+    parser.add_argument("--card-mib", type=int, default=H200_BYTES >> 20,
+                        help="--plan-only: the card's memory in MiB (default an H200's)")
     args = parser.parse_args(argv)
+    size = study_scale.Scale(*args.study) if args.study else None
+    if args.plan_only:
+        print(json.dumps(plan_only(args.tokenizer, size or study_scale.STUDY, args.items or 200, args.card_mib << 20,
+                                   args.out), indent=2))
+        return
     if not args.cpu_smoke and not torch.cuda.is_available():
         sys.exit("bench/gpu.py: no CUDA device here (run with --cpu-smoke for the CPU parts)")
     figures = check(args.cpu_smoke, args.items or (6 if args.cpu_smoke else 200), args.peak_tflops, args.out,
-                    args.tokenizer, study_scale.Scale(*args.study) if args.study else None)
+                    args.tokenizer, size, lease=args.lease)
     print(json.dumps(figures, indent=2))
 
 

@@ -19,6 +19,7 @@ import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -131,3 +132,125 @@ def checks(backend: HFBackend, size: Scale, n_params: int, peak: float | None,
     return {"study_blimp": lambda: scored("blimp", blimp_pairs(size.pairs)),
             "study_choices": lambda: scored("choices", prompt_choices(size.items)),
             "study_long_generation": generation}
+
+
+LEASE = Scale(pairs=4000, items=600, prompts=64, new_tokens=256)
+"""``bench/gpu.py --lease``'s sizes: every workload, with ``HFLM`` at three batch sizes beside it, in under
+8 minutes on an H200 (the 2026-11-28 lease timed 4,000 pairs at 5.8-12 s a run, 600 items at 10-15 s and
+64 × 256 tokens at 10-24 s)."""
+
+HFLM_BATCHES: tuple[int | str, ...] = (64, 256, "auto")
+"""The batch sizes ``HFLM`` is timed at; its best is the one compared (issue 63)."""
+
+
+def matmul_peak(device: str, dtype: Any, n: int, repeats: int) -> float:
+    """TFLOP/s of an ``n``³ matrix product in ``dtype`` on ``device``, best of ``repeats`` after a warm-up."""
+    import torch
+
+    a, b = (torch.randn(n, n, device=device, dtype=dtype) for _ in range(2))
+    best = float("inf")
+    for k in range(repeats + 1):
+        if device != "cpu":
+            torch.cuda.synchronize()
+        start = time.perf_counter()
+        a @ b
+        if device != "cpu":
+            torch.cuda.synchronize()
+        if k:  # the first is the warm-up
+            best = min(best, time.perf_counter() - start)
+    return 2 * n ** 3 / best / 1e12
+
+
+def copy_bandwidth(device: str, nbytes: int, repeats: int) -> float:
+    """Bytes/s a copy of ``nbytes`` on ``device`` reads and writes, best of ``repeats`` after a warm-up."""
+    import torch
+
+    src = torch.empty(nbytes, dtype=torch.uint8, device=device)
+    dst = torch.empty_like(src)
+    best = float("inf")
+    for k in range(repeats + 1):
+        if device != "cpu":
+            torch.cuda.synchronize()
+        start = time.perf_counter()
+        dst.copy_(src)
+        if device != "cpu":
+            torch.cuda.synchronize()
+        if k:
+            best = min(best, time.perf_counter() - start)
+    return 2 * nbytes / best
+
+
+def decode_steps(backend: HFBackend, prompts: list[GenerationRequest]) -> int:
+    """Decoding steps of ``prompts`` in the work model's batches (``workplan.generation``: each answer runs
+    to its budget)."""
+    from lingdiag.models.hf import workplan
+    from lingdiag.models.hf.batching import Budget
+
+    lengths = [len(backend.loaded.encode_prompt(p)) for p in prompts]
+    budget = Budget(backend.placement.tokens("generate", lambda: backend.model), backend.placement.max_batch, True)
+    return sum(p.width == 1 for p in workplan.generation(lengths, prompts[0].max_new_tokens, budget).passes)
+
+
+def lease_checks(padded: HFBackend, packed: HFBackend, static: HFBackend, workloads: dict[str, list[Any]],
+                 flops_per_token: int, peak: float, step_bound: float,
+                 theirs: dict[str, Callable[..., float]] | None) -> dict[str, Callable[[], dict[str, Any]]]:
+    """One guarded check per workload of ``--lease``: lingdiag padded (the default) and packed (the work
+    model's passes), each timed once after a warm-up on a few requests, forward tokens/s as a share of the
+    measured ``peak`` TFLOP/s (``flops_per_token``: 2 × the parameters), the work model's plan; beside
+    ``HFLM`` (always padded) at each of ``HFLM_BATCHES`` and its best. Generation: the dynamic and static
+    caches, seconds per decoding step against ``step_bound`` (the weights read once at the measured bandwidth).
+    """
+
+    def share(tokens: int, seconds: float) -> float:
+        return round(flops_per_token * tokens / seconds / (peak * 1e12), 4)
+
+    def beside(out: dict[str, Any], run: Callable[[int | str], float]) -> dict[str, Any]:
+        hflm = {str(b): round(run(b), 3) for b in HFLM_BATCHES}
+        best = min(hflm, key=lambda b: hflm[b])
+        out["hflm_padded_seconds"] = hflm
+        out["hflm_best_batch"] = best
+        for side in ("padded", "packed", "static", "dynamic"):
+            if f"{side}_seconds" in out:
+                out[f"{side}_over_hflm_best"] = round(hflm[best] / out[f"{side}_seconds"], 2)
+        return out
+
+    def scored(name: str, requests: list[LoglikelihoodRequest]) -> dict[str, Any]:
+        out: dict[str, Any] = {"requests": len(requests)}
+        answers = {}
+        for side, backend in (("padded", padded), ("packed", packed)):
+            backend.loglikelihood(requests[:8])
+            before = backend.usage()
+            start = time.perf_counter()
+            answers[side] = backend.loglikelihood(requests)
+            seconds = time.perf_counter() - start
+            work = {k: v - before.get(k, 0) for k, v in backend.usage().items()}
+            out |= {f"{side}_seconds": round(seconds, 3), f"{side}_forward_tokens": work["forward_tokens"],
+                    f"{side}_share_of_peak": share(work["forward_tokens"], seconds),
+                    f"{side}_padding_share": round(1 - work["forward_tokens"] / max(work["padded_tokens"], 1), 4)}
+            out |= {f"{side}_{k}": v for k, v in work.items() if k.startswith("plan_") and v}
+        out["packed_max_gap_per_token"] = round(max(abs(a.logprob - b.logprob) / max(a.n_tokens, 1)
+                                                    for a, b in zip(answers["padded"], answers["packed"],
+                                                                    strict=True)), 5)
+        return {name: beside(out, lambda b: theirs["loglik"](requests, b)) if theirs else out}
+
+    def generation(prompts: list[GenerationRequest]) -> dict[str, Any]:
+        out: dict[str, Any] = {"prompts": len(prompts), "new_tokens": prompts[0].max_new_tokens,
+                               "step_bound_seconds": round(step_bound, 5)}
+        texts = {}
+        for side, backend in (("dynamic", padded), ("static", static)):
+            before = backend.usage()["forward_tokens"]
+            start = time.perf_counter()
+            answers = backend.generate(prompts)
+            seconds = time.perf_counter() - start
+            texts[side] = [g.text for g in answers]
+            tokens = backend.usage()["forward_tokens"] - before
+            steps = decode_steps(backend, prompts)
+            out |= {f"{side}_seconds": round(seconds, 3), f"{side}_share_of_peak": share(tokens, seconds),
+                    f"{side}_step_over_bound": round(seconds / steps / step_bound, 2)}
+        out["static_equals_dynamic"] = texts["static"] == texts["dynamic"]
+        raw = [p.prompt or "" for p in prompts]
+        return {"study_long_generation": beside(out, lambda b: theirs["generate"](raw, prompts[0].max_new_tokens, b))
+                if theirs else out}
+
+    return {name: partial(generation, requests) if name == "study_long_generation" else partial(scored, name, requests)
+            for name, requests in workloads.items()}

@@ -88,3 +88,53 @@ def test_gpu_profile_runs_on_the_cpu(tmp_path: Path) -> None:
     assert figures["packed"]["forward_tokens"] == figures["tree"]["forward_tokens"]  # packing drops padding only
     assert "scaled_dot_product_attention" in figures["torch_profile_cpu"] or "aten::" in figures["torch_profile_cpu"]
     assert figures["study_long_generation"]["static_equals_dynamic"] is True
+
+
+@pytest.mark.slow  # the SmolLM2 tokenizer's directory comes from converting the embedded model
+def test_plan_only_keeps_every_workload_within_its_target(tmp_path: Path) -> None:
+    """Issue 63: ``--plan-only`` (no card, no weights) plans each workload at the 8B shape on an H200's memory;
+    the plan the work model chooses computes at most 1.15× each request's own work on every study workload.
+    Smaller than the study (the planning is Python), the same shapes: the ratio is per token."""
+    sys.path.insert(0, str(REPO / "bench"))
+    try:
+        import study_scale
+        from gpu import H200_BYTES, plan_only
+    finally:
+        sys.path.remove(str(REPO / "bench"))
+    out = tmp_path / "plan.json"
+    figures = plan_only(None, study_scale.Scale(pairs=1500, items=200, prompts=16, new_tokens=256), 40, H200_BYTES,
+                        out)
+    assert json.loads(out.read_text()) == figures and "errors" not in figures
+    for name in ("study_blimp", "study_choices", "study_long_generation", "nli", "sentences"):
+        work = figures[name]
+        assert work["planned_over_useful"] == round(work["planned_flops"] / work["useful_flops"], 4)
+        assert work["planned_over_useful"] <= 1.15, name
+    for name in ("study_blimp", "study_choices", "nli", "sentences"):
+        plans = figures[name]
+        # The choice is never more work than today's padded default, and a pass packed to the card's memory
+        # under a dense mask (the H200's 0.35×) is the most of all.
+        assert plans["chosen"]["planned_flops"] <= plans["default"]["planned_flops"]
+        assert plans["chosen"]["syncs"] <= plans["default"]["syncs"]
+    assert figures["study_blimp"]["packed_dense_to_budget"]["planned_over_useful"] > 1.5
+    assert figures["budget_tokens"]["loglik"] > 100_000  # sized from the card's memory, as on the card
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1200)
+def test_the_cards_check_runs_dry_on_the_cpu(tmp_path: Path) -> None:
+    """``--lease --cpu-smoke``: the card's one command on the tiny model, up to the CUDA calls; the peak and the
+    bandwidth measured first, every workload timed padded and packed (the same log-probs), the float32 truth."""
+    out = tmp_path / "lease.json"
+    subprocess.run([sys.executable, str(REPO / "bench" / "gpu.py"), "--lease", "--cpu-smoke", "--items", "2",
+                    "--study", "2", "2", "1", "8", "--out", str(out)], check=True, capture_output=True, timeout=900)
+    figures = json.loads(out.read_text())
+    assert "errors" not in figures, figures.get("errors")
+    assert list(figures["check_seconds"])[:2] == ["peak", "bandwidth"]
+    assert figures["peak_tflops"] > 0 and figures["bandwidth_gb_s"] > 0
+    for name in ("study_blimp", "study_choices", "nli", "sentences"):
+        work = figures[name]
+        assert work["packed_max_gap_per_token"] < 1e-4 and work["packed_padding_share"] == 0
+        assert work["padded_share_of_peak"] > 0 and any(k.startswith("packed_plan_") for k in work)
+    generation = figures["study_long_generation"]
+    assert generation["static_equals_dynamic"] is True and generation["dynamic_step_over_bound"] > 0
+    assert figures["bf16_vs_fp32_nli_fixed"]["decisions"] == 2 * 2

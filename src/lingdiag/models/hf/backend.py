@@ -79,7 +79,7 @@ class HFBackend:
         # time in attention under the dense mask (``HFOptions.packing``).
         self.packing = options.packing
         if self.packing:
-            self._identity["packing"] = "on"
+            self._identity["packing"] = "auto" if self.packing == "auto" else "on"
         if options.kv_cache != "dynamic":
             self._identity["kv_cache"] = options.kv_cache
         self._float32: HFBackend | None = None
@@ -126,7 +126,8 @@ class HFBackend:
             memory torch allocated at once on the GPUs since the process started (summed over devices).
         """
         work = {k: self._usage[k] for k in ("forward_tokens", "padded_tokens", "head_positions", "refilled_rows")}
-        work |= {k: v for k, v in self._usage.items() if k.startswith("rendered_") or k == "rescored_requests"}
+        work |= {k: v for k, v in self._usage.items()
+                 if k.startswith(("rendered_", "plan_")) or k in ("rescored_requests", "planned_flops", "useful_flops")}
         if self.placement.kind == "cuda" and self._lm.is_loaded:
             import torch
 
@@ -214,7 +215,8 @@ class HFBackend:
         tokens = placement.tokens("loglik", lambda: self._lm.model)
         return self._scorer.loglikelihood(requests, Budget(tokens, placement.max_batch, self.options.prefix_reuse,
                                                            call_tokens=placement.call_tokens,
-                                                           packed=tokens if self.packing else None))
+                                                           packed=tokens if self.packing else None,
+                                                           choose_padded=self.packing == "auto"))
 
 
 def _identity(name: str, checkpoint: Checkpoint, options: HFOptions, placement: Placement,

@@ -118,7 +118,11 @@ class Budget:
     runs each tree level of a batch as one pass, however much padding that takes."""
     packed: int | None = None
     """Scoring only: run each tree level packed into one row of at most about this many tokens
-    (``fill_packs``; no padding, no row limit); None: left-padded rows within ``tokens`` and ``max_batch``."""
+    (``fill_packs``; no padding, no row limit); None: left-padded rows within ``tokens`` and ``max_batch``.
+    The work model (``workplan.choose``) picks the tokens per pass, up to this."""
+    choose_padded: bool = False
+    """Scoring only, with ``packed``: the work model may choose the padded plan instead, where it does
+    less work (``packing=auto``)."""
 
 
 def token_budget_batches(lengths: Sequence[int], budget: int, max_batch: int = 64) -> list[list[int]]:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from lingdiag.models.hf.batching import token_budget_batches
-from lingdiag.models.hf.load import LoadedModel, on_device
+from lingdiag.models.hf.load import LoadedModel, on_device, staged
 from lingdiag.models.progress import tick
 
 if TYPE_CHECKING:
@@ -91,18 +91,19 @@ class Forward:
         width = max(len(s) for s in segments)
         pad = self.lm.tokenizer.pad_token_id
         device = self.lm.input_device
-        ids = torch.tensor([[pad] * (width - len(s)) + list(s) for s in segments], device=device)
-        seg_mask = torch.tensor([[0] * (width - len(s)) + [1] * len(s) for s in segments], device=device)
+        ids = staged([[pad] * (width - len(s)) + list(s) for s in segments], device)
+        seg_mask = staged([[0] * (width - len(s)) + [1] * len(s) for s in segments], device)
         if base is None:
             start = torch.zeros(len(segments), dtype=torch.long, device=device)
             mask, cache = seg_mask, DynamicCache(config=self.lm.model.config)
         else:
-            idx = torch.tensor(list(parents), dtype=torch.long, device=device)
+            idx = staged([int(p) for p in parents], device)
             start = base.length.index_select(0, idx)
             mask = torch.cat([base.mask.index_select(0, idx), seg_mask], dim=1)
             cache = self.expand_cache(base.cache, idx) if keep else RowView(base.cache, idx)
         positions = (start[:, None] + seg_mask.cumsum(1) - 1).clamp(min=0)
-        self.usage.update(forward_tokens=int(seg_mask.sum()), padded_tokens=ids.numel())
+        # Counted on the host: reading the mask's sum back would wait for the device.
+        self.usage.update(forward_tokens=sum(len(s) for s in segments), padded_tokens=ids.numel())
         with torch.inference_mode():
             out = self.lm.model.base_model(input_ids=ids, attention_mask=mask, position_ids=positions,
                                            cache=cache, use_cache=True)
@@ -114,7 +115,9 @@ class Forward:
         """Run segments packed into one row, each continuing a segment of ``base``: no padding.
 
         A token reads its parent segment's tokens (and theirs, up the tree) and the tokens before
-        it in its own segment, through a boolean 4D mask; its position id counts from its parent's
+        it in its own segment, through a boolean 4D mask, or where the placement says
+        (``packed_attention="blocks"``, CUDA) a block-sparse one (``attention.document_mask``) whose
+        kernel skips the tiles no token reads; its position id counts from its parent's
         end, so each segment computes what it would in a row of its own. ``base`` is not modified
         (the new cache concatenates onto its tensors).
 
@@ -137,28 +140,35 @@ class Forward:
             offsets.append(offsets[-1] + n)
         old = 0 if base is None else len(base.end)
         starts = [0] * len(segments) if base is None else [base.end[p] for p in parents]
-        ids = torch.tensor([[t for s in segments for t in s]], device=device)
-        mine = torch.arange(old, old + len(segments), device=device).repeat_interleave(
-            torch.tensor(lengths, device=device))
-        positions = torch.tensor([[b + j for b, n in zip(starts, lengths, strict=True) for j in range(n)]],
-                                 device=device)
+        # Built on the host and staged: nothing in a packed pass waits for the device.
+        ids = staged([[t for s in segments for t in s]], device)
+        mine = staged([old + k for k, n in enumerate(lengths) for _ in range(n)], device)
+        positions = staged([[b + j for b, n in zip(starts, lengths, strict=True) for j in range(n)]], device)
         ancestors = torch.zeros(old + len(segments), old + len(segments), dtype=torch.bool, device=device)
-        own = (mine[:, None] == mine[None, :]).tril_()
         if base is None:
-            mask, cache, segment = own, DynamicCache(config=self.lm.model.config), mine
+            cache, segment = DynamicCache(config=self.lm.model.config), mine
         else:
-            par = torch.tensor(list(parents), dtype=torch.long, device=device)
+            par = staged([int(p) for p in parents], device)
             ancestors[:old, :old] = base.ancestors
             ancestors[old:, :old] = base.ancestors.index_select(0, par)
             ancestors[torch.arange(old, old + len(segments), device=device), par] = True
-            mask = torch.cat([ancestors[mine][:, base.segment], own], dim=1)
             cache = DynamicCache(ddp_cache_data=[(layer.keys, layer.values) for layer in base.cache.layers],
                                  config=self.lm.model.config)
             segment = torch.cat([base.segment, mine])
         self.usage.update(forward_tokens=ids.numel(), padded_tokens=ids.numel())
+        cached = 0 if base is None else len(base.segment)
         with torch.inference_mode():
-            out = self.lm.model.base_model(input_ids=ids, attention_mask=mask[None, None], position_ids=positions,
-                                           cache=cache, use_cache=True)
+            if self.placement.packed_attention == "blocks":
+                from lingdiag.models.hf.attention import block_sparse, document_mask
+
+                with block_sparse(self.lm.model):
+                    out = self.lm.model.base_model(input_ids=ids, position_ids=positions, cache=cache, use_cache=True,
+                                                   attention_mask=document_mask(mine, segment, ancestors, cached))
+            else:
+                own = (mine[:, None] == mine[None, :]).tril_()
+                mask = own if base is None else torch.cat([ancestors[mine][:, base.segment], own], dim=1)
+                out = self.lm.model.base_model(input_ids=ids, attention_mask=mask[None, None],
+                                               position_ids=positions, cache=cache, use_cache=True)
         ends = ([] if base is None else base.end) + [b + n for b, n in zip(starts, lengths, strict=True)]
         return Packed(out.cache, segment, ancestors, ends), out.last_hidden_state, offsets
 
@@ -185,7 +195,8 @@ def full_logits(lm: LoadedModel, usage: Counter[str], seqs: Sequence[list[int]],
         mask = torch.tensor([[1] * len(seqs[i]) + [0] * (width - len(seqs[i])) for i in rows], device=device)
         with torch.inference_mode():
             logits = lm.model(input_ids=ids, attention_mask=mask).logits
-        usage.update(forward_tokens=int(mask.sum()), padded_tokens=ids.numel(), head_positions=ids.numel())
+        usage.update(forward_tokens=sum(len(seqs[i]) for i in rows), padded_tokens=ids.numel(),
+                     head_positions=ids.numel())
         use(rows, logits)
         tick(requests=len(rows))
 

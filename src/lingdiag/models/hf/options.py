@@ -74,14 +74,18 @@ class HFOptions(BaseModel):
     decisions are float32's; the records say which (``decision.rescored``), meta.json names it
     (``precision``). Nothing to do in float32."""
 
-    packing: bool = False
+    packing: bool | Literal["auto"] = False
     """Score log-likelihoods in packed passes: each level of the prefix tree one row of documents end to
-    end under a document mask, with no padding (``lingdiag.models.hf.score.Scorer.packed``). Equal to the
-    padded passes within 1e-5 relative in float32 but not to the last bit, so named in the backend identity
-    when on. Off by default on every device: a pass is packed up to the batch budget, which on a card is
-    sized from its free memory (427,046 tokens for an 8B model on an H200), and its dense mask makes
-    attention quadratic in the pass's length; there attention took 63% of the kernel time and BLiMP-sized
-    pairs ran at 0.35× lm-eval's speed (``bench/README.md``, "Measured on an H200")."""
+    end under a document mask, with no padding (``lingdiag.models.hf.score.Scorer.packed``), block-sparse
+    on CUDA (``Placement.packed_attention``). The tokens per pass are chosen by the work model
+    (``lingdiag.models.hf.workplan.choose``: least FLOPs plus a fixed cost per pass), up to the batch
+    budget; ``auto`` lets it choose the padded passes instead where they do less work. Equal to the padded
+    passes within 1e-5 relative in float32 but not to the last bit, so named in the backend identity
+    (``on``, ``auto``), and each call's choice counted in ``usage`` (``plan_*``, ``planned_flops``,
+    ``useful_flops``). Off by default on every device until a card measures it faster: packed to the
+    card's memory under a dense mask (427,046 tokens for an 8B model on an H200), attention took 63% of
+    the kernel time and BLiMP-sized pairs ran at 0.35× lm-eval's speed (``bench/README.md``, "Measured on
+    an H200"); the block-sparse, capped passes have not met a card yet."""
 
     calibrate: bool = False
     """In bfloat16/float16: measure the per-token noise bound behind ``fragile`` for this model, dtype and

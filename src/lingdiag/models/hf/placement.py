@@ -57,6 +57,9 @@ there is none."""
 
 Kind = Literal["cpu", "cuda"]
 
+PackedAttention = Literal["dense", "blocks"]
+"""How a packed pass's attention is computed (``Placement.packed_attention``)."""
+
 GEN_BATCH_TOKENS = 4096
 """Default budget of a generation batch on the CPU, prompt plus new tokens per row: it bounds
 the key/value cache (rows × tokens); larger batches decode more rows per step. Measured on
@@ -135,6 +138,11 @@ class Placement:
     """What one more forward pass is worth in padded tokens when scoring (``CALL_TOKENS`` on the
     CPU); None, on CUDA: one pass per tree level, since a GPU pads rows almost for free while each
     pass launches every layer's kernels again (unmeasured there: no GPU was at hand)."""
+    packed_attention: PackedAttention = "dense"
+    """How a packed scoring pass attends (``packing``): ``dense``, a 4D boolean mask (the CPU: SDPA's CPU
+    kernel, and FlexAttention there is an eager reference that computes every tile anyway), or ``blocks``,
+    a block-sparse document mask under compiled FlexAttention that skips the tiles no token reads
+    (CUDA: a pass then costs about the sum of its segments' squares, not the square of the pass)."""
     max_memory: tuple[tuple[str, str], ...] = ()
     """With ``device_map="auto"``: memory caps per device (``("0", "70GiB")``, ``("cpu", "200GiB")``);
     the layers that do not fit the GPUs are offloaded to the CPU. Empty: accelerate's defaults."""
@@ -168,9 +176,19 @@ class Placement:
         device = execution_device(head)  # an offloaded head computes where accelerate's hook brings it
         if device.type != "cuda":
             return cpu_budget
-        cost = memory.token_cost(loaded.config, head.weight.element_size())
-        reserve = 3 * self.head_chunk * head.weight.shape[0] * 4 if kind == "loglik" else 0
-        return memory.budget_tokens(memory.free_bytes(device), cost, kind, reserve)
+        return self.sized(kind, memory.free_bytes(device), loaded.config, head.weight.element_size(),
+                          head.weight.shape[0])
+
+    def sized(self, kind: BatchKind, free: int, config: Any, element_size: int, vocab: int) -> int:
+        """The padded-token budget of a ``kind`` batch on a card with ``free`` bytes, for a model of
+        ``config`` in ``element_size``-byte weights whose head has ``vocab`` rows (``tokens`` on CUDA;
+        ``bench/gpu.py --plan-only`` for a card that is not here). The tree keeps room for a head chunk's logits.
+        """
+        from lingdiag.models.hf import memory
+
+        cost = memory.token_cost(config, element_size)
+        reserve = 3 * self.head_chunk * vocab * 4 if kind == "loglik" else 0
+        return memory.budget_tokens(free, cost, kind, reserve)
 
     @property
     def cpu_levers(self) -> bool:
@@ -290,6 +308,7 @@ def resolve(*, device: str = "cpu", dtype: DtypeOption = "auto", threads: int | 
     return Placement(kind=kind, device_map=device_map, dtype=dtype, threads=threads or machine.cpus,
                      packed_linears=packed_linears and cpu, batch_tokens=batch_tokens, max_batch=max_batch,
                      head_chunk=HEAD_CHUNK if cpu else GPU_HEAD_CHUNK, call_tokens=CALL_TOKENS if cpu else None,
+                     packed_attention="dense" if cpu else "blocks",
                      max_memory=tuple(sorted((max_memory or {}).items())) if device_map == "auto" else ())
 
 def offloaded(module: Any) -> bool:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from lingdiag.errors import BackendError
+from lingdiag.models.hf import workplan
 from lingdiag.models.hf.batching import (
     Budget,
     Group,
@@ -23,9 +24,10 @@ from lingdiag.models.hf.batching import (
     plan_groups,
 )
 from lingdiag.models.hf.forward import Forward, Packed, full_logits
-from lingdiag.models.hf.load import LoadedModel
+from lingdiag.models.hf.load import LoadedModel, on_device, staged
 from lingdiag.models.hf.placement import offloaded
 from lingdiag.models.hf.tokens import Split, TokenScorer, split_requests
+from lingdiag.models.hf.workplan import Shape
 from lingdiag.models.progress import tick
 from lingdiag.records import LogLikelihood, LoglikelihoodRequest
 
@@ -54,6 +56,11 @@ class Scored:
     """``targets[t]`` is the token predicted at position ``t`` (the input shifted by one)."""
     first: int
     """First scored position: the continuation starts at ``first + 1``."""
+
+
+def scoring_view(split: Sequence[Split]) -> list[Scored]:
+    """The scoring view of tokenized requests (what ``workplan`` plans and ``Scorer`` runs)."""
+    return [Scored(seq=(s.ctx + s.cont)[:-1], targets=(s.ctx + s.cont)[1:], first=s.first) for s in split]
 
 
 class LMHead:
@@ -176,7 +183,7 @@ class Scorer:
         """Summed log-probs of requests with at least one scored token: the shared-prefix tree, else plain."""
         if not split:
             return []
-        scored = [Scored(seq=(s.ctx + s.cont)[:-1], targets=(s.ctx + s.cont)[1:], first=s.first) for s in split]
+        scored = scoring_view(split)
         window = self.lm.window
         longest = max(len(s.seq) for s in scored)
         head = LMHead(self.lm)
@@ -185,15 +192,29 @@ class Scorer:
             # no window can cut a sequence (as for the tree, whose rows start at other positions).
             fits = not (window and 2 * longest > window)
             if fits and (budget.prefix_reuse or budget.packed) and self._check_head(head):
-                totals, wrong = (self.packed(scored, budget, head) if budget.packed
-                                 else self.tree(scored, budget, head))
-                # One copy off the device (float64 to Python floats is exact).
-                sums, misses = totals.tolist(), wrong.tolist()
-                return [LogLikelihood(logprob=sums[i], n_tokens=s.scored, is_greedy=misses[i] == 0)
-                        for i, s in enumerate(split)]
+                run = self.choose(scored, budget).budget if budget.packed else budget
+                if run.packed or run.prefix_reuse:  # else the work model chose the plain path
+                    totals, wrong = (self.packed(scored, run, head) if run.packed else self.tree(scored, run, head))
+                    # One copy off the device (float64 to Python floats is exact).
+                    sums, misses = totals.tolist(), wrong.tolist()
+                    return [LogLikelihood(logprob=sums[i], n_tokens=s.scored, is_greedy=misses[i] == 0)
+                            for i, s in enumerate(split)]
         finally:
             head.release()  # 268 MB for Gemma-3's vocabulary: not kept between calls
         return self.plain(split, budget)
+
+    def choose(self, scored: list[Scored], budget: Budget) -> workplan.Plan:
+        """The plan of least work (``workplan.choose``): packed at the tokens per pass it chooses, or, with
+        ``budget.choose_padded``, padded where that does less; the choice and its work counted in ``usage``.
+        """
+        shape = Shape.of(self.lm.model.config)
+        placement = self.placement
+        plan = workplan.choose(shape, scored, budget, padded=budget.choose_padded,
+                               attention=placement.packed_attention,
+                               pass_tokens=placement.call_tokens or workplan.WEIGHT_READ_TOKENS)
+        self.usage[f"plan_{plan.kind}"] += 1
+        self.usage.update(planned_flops=plan.flops(shape), useful_flops=workplan.useful_flops(shape, scored))
+        return plan
 
     def _check_head(self, head: LMHead) -> bool:
         if self._head_matches is None:
@@ -351,38 +372,43 @@ class Scorer:
         import torch
 
         unique: dict[tuple[int, int], int] = {}
-        pair_pos: list[int] = []
-        pair_target: list[int] = []
-        pair_request: list[int] = []
+        pairs: list[tuple[int, int, int]] = []  # (head position, target, request)
         for row, col, start, end, i in spans:
             s = scored[i]
             for t in range(max(start, s.first), end):
-                key = (row, col + t - start)
-                pair_pos.append(unique.setdefault(key, len(unique)))
-                pair_target.append(s.targets[t])
-                pair_request.append(i)
+                pairs.append((unique.setdefault((row, col + t - start), len(unique)), s.targets[t], i))
         if not unique:
             return []
         keys = list(unique)
         self.usage["head_positions"] += len(keys)
-        rows = torch.tensor([r for r, _ in keys], device=hidden.device)
-        picked = hidden[rows, torch.tensor([c for _, c in keys], device=hidden.device)]
-        device = self.lm.output_device
-        pos, target, request = (torch.tensor(x, device=device) for x in (pair_pos, pair_target, pair_request))
         chunk = head.chunk
+        # Each head chunk's pairs, chosen here on the host (in pair order, as a mask's nonzero would give
+        # them): choosing them on the device reads a data-dependent size back, a wait for every chunk.
+        chunks: list[list[tuple[int, int, int]]] = [[] for _ in range(0, len(keys), chunk)]
+        for pos, target, i in pairs:
+            chunks[pos // chunk].append((pos % chunk, target, i))
+        ordered = [p for c in chunks for p in c]
+        # Every index of this level in one staged copy: rows and columns of the picked states, then
+        # per pair its position in its chunk, its target and its request.
+        index = staged([r for r, _ in keys] + [c for _, c in keys] + [x for p in ordered for x in p], hidden.device)
+        n = len(keys)
+        picked = hidden[index[:n], index[n:2 * n]]
+        per_pair = on_device(index[2 * n:].view(-1, 3), self.lm.output_device)
         out: list[Contribution] = []
+        done = 0
         with torch.inference_mode():
-            for lo in range(0, len(keys), chunk):
+            for k, lo in enumerate(range(0, n, chunk)):
                 logits = head(picked[lo:lo + chunk])
-                sel = ((pos >= lo) & (pos < lo + chunk)).nonzero().squeeze(1)
-                local, tgt = pos[sel] - lo, target[sel]
+                sel = per_pair[done:done + len(chunks[k])]
+                done += len(chunks[k])
+                local, tgt = sel[:, 0], sel[:, 1]
                 # One pass for max and argmax, then exp in place: the logits buffer is the
                 # largest tensor here, and logsumexp plus argmax would read it and allocate
                 # its size several times.
                 best, argmax = logits.max(dim=-1)
                 target_logit = logits[local, tgt]
                 lse = best + logits.sub_(best[:, None]).exp_().sum(dim=-1).log_()
-                out.append((request[sel], (target_logit - lse[local]).double(), (argmax[local] != tgt).long()))
+                out.append((sel[:, 2], (target_logit - lse[local]).double(), (argmax[local] != tgt).long()))
         return out
 
 
