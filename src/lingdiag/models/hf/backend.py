@@ -136,10 +136,8 @@ class HFBackend:
 
     @property
     def capabilities(self) -> Capabilities:
-        """Generation and log-likelihood; constrained decoding is added by the constraint module."""
-        from lingdiag.models.hf import constraints
-
-        return Capabilities(generate=True, loglikelihood=True, constrained=constraints.available())
+        """See :func:`capabilities`."""
+        return capabilities()
 
     @property
     def loaded(self) -> LoadedModel:
@@ -215,6 +213,17 @@ class HFBackend:
         return self._scorer.loglikelihood(requests, Budget(tokens, placement.max_batch, self.options.prefix_reuse,
                                                            call_tokens=placement.call_tokens,
                                                            packed=tokens if self.packing else None))
+
+
+def capabilities() -> Capabilities:
+    """What the transformers backend serves, whatever the model: generation (greedy or sampled at a
+    temperature, top-p and top-k), log-likelihoods and thinking settings; constrained decoding where
+    xgrammar is installed. Declared without loading anything (``Loader.capabilities``).
+    """
+    from lingdiag.models.hf import constraints
+
+    return Capabilities(generate=True, loglikelihood=True, constrained=constraints.available(), sampling=True,
+                        thinking=True)
 
 
 def _identity(name: str, checkpoint: Checkpoint, options: HFOptions, placement: Placement,
