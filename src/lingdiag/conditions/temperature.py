@@ -108,4 +108,7 @@ class TemperatureAxis(Plain):
 
 
 register_part(AXIS, dict[str, TemperaturePart])
-register_axis(AXIS, order=50)(TemperatureAxis.of)
+register_axis(AXIS, order=50, flags={AXIS: f"T[,T...], each from 0 to {MAX_TEMPERATURE:g}: every generated condition "
+                                     "once per sampling temperature (0: greedy), seeded by --seed; on backends "
+                                     "that sample (embedded, hf:, gguf:, openai:; top_p and top_k are "
+                                     "--model-option)"})(TemperatureAxis.of)

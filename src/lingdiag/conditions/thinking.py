@@ -104,4 +104,5 @@ class ThinkingAxis(Plain):
                 if isinstance(c.strategy, ThinkingStrategy) and c.name not in ran.declined} or None
 
 
-register_axis('thinking', order=10)(ThinkingAxis.of)
+register_axis('thinking', order=10, flags={AXIS: "off,on,budget:N,effort:low|medium|high: every condition once "
+                                            "per thinking setting (docs/reasoning.md)"})(ThinkingAxis.of)

@@ -1,7 +1,9 @@
 """Hugging Face transformers backend: hub ids, local directories and GGUF files, on the CPU or CUDA.
 
 Where it runs (device, dtype, threads, budgets, CPU levers) is one ``Placement``, resolved
-once from the options. Greedy, batched: batches are formed by a token budget over
+once from the options. Greedy unless a request asks for a sample (``GenerationRequest.sampling``:
+drawn at its temperature within the ``top_k`` and ``top_p`` options, seeded per request; ``decode``).
+Batched: batches are formed by a token budget over
 length-sorted requests (short requests travel in large batches, long ones in small), and
 answers are returned in request order.
 
@@ -86,7 +88,7 @@ class HFBackend:
         self._calibration: Calibration | None = None
         self._usage: Counter[str] = Counter()
         forward = Forward(self._lm, self._usage)
-        self._decoder = Decoder(forward)
+        self._decoder = Decoder(forward, options.top_p, options.top_k)
         self._scorer = Scorer(forward)
 
     @classmethod
@@ -173,7 +175,7 @@ class HFBackend:
         self._lm.thinking_switch(thinking)
 
     def generate(self, requests: Sequence[GenerationRequest]) -> list[Generation]:
-        """Greedy generation, batched by a token budget; see ``Backend.generate``."""
+        """Greedy or sampled generation, batched by a token budget; see ``Backend.generate``."""
         placement = self.placement
         tokens = placement.tokens("generate", lambda: self._lm.model)
         return self._decoder.generate(requests, Budget(tokens, placement.max_batch, self.options.prefix_reuse,
@@ -237,6 +239,10 @@ def _identity(name: str, checkpoint: Checkpoint, options: HFOptions, placement: 
         identity["revision"] = checkpoint.revision.commit
     if options.system_turn != "plain":
         identity["system_turn"] = options.system_turn
+    if options.top_p != 1:  # how samples are drawn: only where set, so identities written before stay as they were
+        identity["top_p"] = f"{options.top_p:g}"
+    if options.top_k:
+        identity["top_k"] = str(options.top_k)
     identity |= placement.identity  # dtype and device, each only where not float32 and the CPU
     if adapter is not None:
         identity |= adapter.identity.recorded()
