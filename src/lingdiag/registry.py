@@ -26,8 +26,14 @@ _BUILTIN_MODULES = (
     "lingdiag.suites.minimal_pairs",
     "lingdiag.suites.syntaxgym",
     "lingdiag.suitefile",
-    "lingdiag.conditions.registry",  # every axis module: their meta.json parts (rundir.parts.PARTS)
+    "lingdiag.conditions.registry",
 )
+_HOMES: dict[str, dict[str, str]] = {
+    "meta.json part": {"temperature": "lingdiag.conditions.temperature"},
+}
+"""Registry kind → name → the built-in module that registers it, imported alone when the name is first
+asked for: reading a run that holds an axis's ``meta.json`` part imports that axis's module, not every
+suite and provider (``load_plugins``). A third party's plug-ins are found through their entry points."""
 _loaded = False
 
 
@@ -54,6 +60,7 @@ class Registry(Generic[T]):
         self.kind = kind
         self._factories: dict[str, T] = {}
         self._resolvers: list[Callable[[str], T | None]] = []
+        self._homes = _HOMES.get(kind, {})
 
     def add_resolver(self, resolve: Callable[[str], T | None]) -> None:
         """Also answer names no factory is registered under: ``resolve(name)`` returns the
@@ -70,18 +77,30 @@ class Registry(Generic[T]):
 
         return add
 
-    def get(self, name: str) -> T:
-        """Look up ``name``; raises ``UnknownNameError`` listing valid names."""
-        load_plugins()
+    def find(self, name: str) -> T | None:
+        """``name``'s factory, or None: registered already, else by its built-in home module (imported
+        alone), else by any plug-in (``load_plugins``), else by a resolver.
+        """
+        if name not in self._factories and name in self._homes:
+            import_module(self._homes[name])
+        if name not in self._factories:
+            load_plugins()
         if name in self._factories:
             return self._factories[name]
         for resolve in self._resolvers:
             found = resolve(name)
             if found is not None:
                 return found
-        raise UnknownNameError(self.kind, name, self._factories)
+        return None
+
+    def get(self, name: str) -> T:
+        """Look up ``name``; raises ``UnknownNameError`` listing valid names."""
+        found = self.find(name)
+        if found is None:
+            raise UnknownNameError(self.kind, name, self.names())
+        return found
 
     def names(self) -> list[str]:
         """All registered names, sorted."""
         load_plugins()
-        return sorted(self._factories)
+        return sorted({*self._factories, *self._homes})

@@ -92,3 +92,31 @@ def test_a_bad_temperature_is_one_line(value: str, tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=f"--temperature '{value}': expected a number from 0 to 5"):
         evaluate(RunConfig(suite="imperfective", model="mock", axes={"temperature": [value]}, limit=4),
                  MockBackend(_answer), tmp_path / "r")
+
+
+def test_reading_a_run_with_the_part_imports_only_the_axis_module(run: Path) -> None:
+    """The part's own module, not every suite and provider (79 of lingdiag's modules before)."""
+    import subprocess
+    import sys
+
+    from helpers import SRC
+
+    code = ("import sys, json; from pathlib import Path; from lingdiag.rundir import RunStore; "
+            "before = set(sys.modules); meta = RunStore(Path(sys.argv[1])).read_meta(); "
+            "print(json.dumps([sorted(set(sys.modules) - before), sorted(meta.parts)]))")
+    out = subprocess.run([sys.executable, "-c", code, str(run)], capture_output=True, text=True, check=True,
+                         env={"PYTHONPATH": SRC, "PATH": "/usr/bin:/bin"})
+    imported, parts = json.loads(out.stdout)
+    assert parts == ["temperature"]
+    assert [m for m in imported if m.startswith("lingdiag")] == ["lingdiag.conditions.temperature"], imported
+
+
+def test_the_help_of_a_run_names_the_axes_of_every_suite(tmp_path: Path) -> None:
+    from helpers import lingdiag
+
+    out = lingdiag(tmp_path, "run", "imperfective", "--help", env={"COLUMNS": "200"})
+    assert out.returncode == 0, out.stderr
+    text = " ".join(out.stdout.split())
+    assert "Axes of imperfective" in text and "Axes of every suite" in text
+    assert "--temperature T[,T...]" in text and "sampling temperature" in text
+    assert "--thinking off,on,budget:N" in text

@@ -44,21 +44,26 @@ def _parse_extra(args: list[str]) -> dict[str, list[str]]:
 
 def axes_help(argv: Sequence[str]) -> None:
     """``lingdiag run SUITE --help`` (a suite file or a built-in suite): the suite's axes, their
-    values and defaults below the options, since typer's help is written before the suite is read.
-    A suite that cannot be read leaves the help as it is (the run itself will say why).
+    values and defaults, and the axes every suite takes (``--thinking``, ``--temperature``) with their
+    meaning, below the options, since typer's help is written before the suite is read. A suite that
+    cannot be read shows the axes of every suite only (the run itself will say why).
     """
     if "run" not in argv or not {"--help", "-h"} & set(argv):
         return
+    from lingdiag.conditions.registry import flags
+
     name = next((a for a in argv[argv.index("run") + 1:] if not a.startswith("-")), None)
-    if name is None:
-        return
     try:
-        suite = SUITES.get(name)
+        suite = SUITES.get(name) if name is not None else None
     except LingdiagError:
-        return
-    lines = [f"Axes of {markup_safe(suite.name)} (values; * runs by default):"]
-    lines += [f"--{markup_safe(a.name)} " + ",".join(markup_safe(v) + "*" * (v in a.default) for v in a.values)
-              + (f": {markup_safe(a.help)}" if a.help else "") for a in suite.axes]
+        suite = None
+    lines = []
+    if suite is not None:
+        lines += [f"Axes of {markup_safe(suite.name)} (values; * runs by default):"]
+        lines += [f"--{markup_safe(a.name)} " + ",".join(markup_safe(v) + "*" * (v in a.default) for v in a.values)
+                  + (f": {markup_safe(a.help)}" if a.help else "") for a in suite.axes]
+    lines += ["Axes of every suite (none by default):"]
+    lines += [f"--{markup_safe(flag)} {markup_safe(meaning)}" for flag, meaning in flags().items()]
     for info in app.registered_commands:
         if info.callback is run:
             info.epilog = "\n\n".join(lines)  # rich's help joins single line breaks

@@ -10,7 +10,7 @@ from lingdiag.records import Item, Request
 from lingdiag.suite import Condition
 
 if TYPE_CHECKING:  # a type only: analyses import the axes' names without importing models
-    from lingdiag.models.base import Backend
+    from lingdiag.models.base import Backend, Capabilities
     from lingdiag.rundir import RunMeta
 
 NotScored = Mapping[str, Mapping[str, Sequence[str]]]
@@ -63,8 +63,16 @@ class Expander(Protocol):
         """
         ...
 
+    def require(self, capabilities: Capabilities, backend: str) -> None:
+        """Refuse a backend (named ``backend``) whose declared ``capabilities`` lack what this axis asks of
+        it (a ``ConfigError``): called when the run or study is planned, before any model loads.
+        """
+        ...
+
     def check(self, backend: Backend) -> None:
-        """Refuse ``backend`` before any condition is scored (a ``ConfigError``)."""
+        """Refuse the loaded ``backend`` before any condition is scored (a ``ConfigError``): what only the
+        model itself can say (its chat template's thinking switch, another model's replayed thinking).
+        """
         ...
 
     def sources(self) -> dict[str, str]:
@@ -94,6 +102,9 @@ class Plain:
     def select(self, condition: Condition, items: Sequence[Item]) -> tuple[list[Item], dict[str, list[str]] | None]:
         """Every item, none of them its choice."""
         return list(items), None
+
+    def require(self, capabilities: Capabilities, backend: str) -> None:
+        """Nothing asked of any backend."""
 
     def check(self, backend: Backend) -> None:
         """Every backend."""

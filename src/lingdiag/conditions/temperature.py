@@ -30,7 +30,7 @@ from lingdiag.rundir.parts import Number, Part, register_part
 from lingdiag.suite import Condition, Strategy
 
 if TYPE_CHECKING:
-    from lingdiag.models.base import Backend
+    from lingdiag.models.base import Backend, Capabilities
 
 AXIS = "temperature"
 MAX_TEMPERATURE = 5.0
@@ -104,11 +104,15 @@ class TemperatureAxis(Plain):
                           SampledStrategy(c.strategy, Sampling(t, self.seed) if t > 0 else None), c.items)
                 for c in conditions for t in self.temperatures] if self.temperatures else list(conditions)
 
+    def require(self, capabilities: Capabilities, backend: str) -> None:
+        """Refuse a backend that would answer greedily where a sample was asked for (when planned)."""
+        if any(t > 0 for t in self.temperatures) and not capabilities.sampling:
+            raise ConfigError(f"--{AXIS}: backend {backend} cannot sample; run temperature 0 only, or a "
+                              "backend that samples (embedded, hf:, gguf:, openai:)")
+
     def check(self, backend: Backend) -> None:
-        """Refuse a backend that would answer greedily where a sample was asked for."""
-        if any(t > 0 for t in self.temperatures) and not backend.capabilities.sampling:
-            raise ConfigError(f"--{AXIS}: backend {backend.identity.get('backend')} cannot sample; "
-                              "run temperature 0 only, or a backend that samples (openai:, mock)")
+        """:meth:`require` of the loaded ``backend`` (a run given its backend is planned with it)."""
+        self.require(backend.capabilities, str(backend.identity.get("backend")))
 
     def recorded(self, ran: Ran) -> dict[str, Any] | None:
         """Condition → its temperature and seed, for the conditions sent to the backend."""
@@ -117,4 +121,7 @@ class TemperatureAxis(Plain):
 
 
 register_part(AXIS, dict[str, TemperaturePart])
-register_axis(AXIS, order=50)(TemperatureAxis.of)
+register_axis(AXIS, order=50, flags={AXIS: f"T[,T...], each from 0 to {MAX_TEMPERATURE:g}: every generated condition "
+                                     "once per sampling temperature (0: greedy), seeded by --seed; on backends "
+                                     "that sample (embedded, hf:, gguf:, openai:; top_p and top_k are "
+                                     "--model-option)"})(TemperatureAxis.of)

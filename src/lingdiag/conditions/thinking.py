@@ -22,7 +22,7 @@ from lingdiag.suite import Condition, Strategy
 from lingdiag.thinking import DEFAULT_TAGS, ChecksThinking, Thinking, ThinkTags
 
 if TYPE_CHECKING:
-    from lingdiag.models.base import Backend
+    from lingdiag.models.base import Backend, Capabilities
 
 AXIS = "thinking"
 
@@ -83,8 +83,17 @@ class ThinkingAxis(Plain):
         return [Condition(f"{c.name}/{slug(s)}", {**c.axes, AXIS: s.name}, ThinkingStrategy(c.strategy, s), c.items)
                 for c in conditions for s in self.chosen]
 
+    def require(self, capabilities: Capabilities, backend: str) -> None:
+        """Refuse a backend that would ignore the settings (every setting would answer alike), when planned."""
+        if self.chosen and not capabilities.thinking:
+            raise ConfigError(f"--{AXIS}: backend {backend} takes no thinking setting; run without --{AXIS}, "
+                              "or on a backend that thinks (embedded, hf:, gguf:, openai:)")
+
     def check(self, backend: Backend) -> None:
-        """Refuse a setting the model has no switch for before the first setting is scored."""
+        """:meth:`require` of the loaded ``backend``, then a setting the model has no switch for refused
+        before the first setting is scored.
+        """
+        self.require(backend.capabilities, str(backend.identity.get("backend")))
         if isinstance(backend, ChecksThinking):
             for s in self.chosen:
                 backend.check_thinking(s)
@@ -95,4 +104,5 @@ class ThinkingAxis(Plain):
                 if isinstance(c.strategy, ThinkingStrategy) and c.name not in ran.declined} or None
 
 
-register_axis('thinking', order=10)(ThinkingAxis.of)
+register_axis('thinking', order=10, flags={AXIS: "off,on,budget:N,effort:low|medium|high: every condition once "
+                                            "per thinking setting (docs/reasoning.md)"})(ThinkingAxis.of)

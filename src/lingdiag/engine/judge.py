@@ -13,12 +13,11 @@ answer's choices (``lingdiag.suite.AnswerChoices``) and answer with one generati
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from lingdiag.config import RunConfig, redact_url_secrets
-from lingdiag.model_spec import ModelSpec
 from lingdiag.models.base import Backend, dispatch
 from lingdiag.models.cache import cached
 from lingdiag.parse.judge import JudgePolicy, question, reply_choice
@@ -79,11 +78,21 @@ def _answer(r: ItemRecord) -> str | None:
     return r.outputs[0].text
 
 
-def judge_of(config: RunConfig) -> Judge | None:
-    """The judge ``config.reader`` names, its model loaded and its answers cached (None: the rules alone)."""
+def judge_config(config: RunConfig) -> RunConfig | None:
+    """The judge model of ``config.reader`` as a configuration of its own (its spec, default provider
+    options), which the run's one door checks at plan time and loads (``engine.run.check_model`` and
+    ``load_model``); None: the rules alone.
+    """
     if config.reader is None or config.reader == "rules":
         return None
-    from lingdiag.models.providers import load_backend
+    return RunConfig(suite=config.suite, model=JudgePolicy.parse(config.reader).spec)
 
-    policy = JudgePolicy.parse(config.reader)
-    return Judge(policy, cached(load_backend(ModelSpec.parse(policy.spec), {})))
+
+def judge_of(config: RunConfig, load: Callable[[RunConfig], Backend]) -> Judge | None:
+    """The judge ``config.reader`` names, its model loaded by ``load`` (the run's door) and its answers
+    cached (None: the rules alone).
+    """
+    judging = judge_config(config)
+    if judging is None or config.reader is None:
+        return None
+    return Judge(JudgePolicy.parse(config.reader), cached(load(judging)))

@@ -16,12 +16,12 @@ from lingdiag.conditions.registry import expanders
 from lingdiag.conditions.thinking import think_tags
 from lingdiag.config import RunConfig, redact_url_secrets, transport_of
 from lingdiag.engine.finish import Ending, finish
-from lingdiag.engine.judge import Judge, judge_of
+from lingdiag.engine.judge import Judge, judge_config, judge_of
 from lingdiag.errors import CapabilityError, ConfigError, RunError
 from lingdiag.io.content import content_id, text_id
 from lingdiag.io.paths import path_safe
 from lingdiag.metrics import fragile
-from lingdiag.models.base import Backend, Precision, ReportsUsage, dispatch
+from lingdiag.models.base import Backend, Capabilities, Precision, ReportsUsage, dispatch
 from lingdiag.models.cache import cached
 from lingdiag.models.environment import lock_status
 from lingdiag.parse.thinking import separate
@@ -269,6 +269,13 @@ class Plan:
         return Inputs(config.recorded(), self.sources(), suite["content"] if suite else "",
                       suite["sha256"] if suite else "")
 
+    def require(self, capabilities: Capabilities, backend: str) -> None:
+        """Refuse a backend (named ``backend``) whose declared ``capabilities`` lack what an axis of the run
+        asks (``--temperature`` of one that cannot sample): one line, before any model loads.
+        """
+        for e in self.expanders:
+            e.require(capabilities, backend)
+
     def note(self) -> str:
         """The table's opening lines from the expanders (the items they did not score)."""
         return "".join(e.note(self.not_scored) for e in self.expanders)
@@ -364,7 +371,7 @@ def evaluate(
     _check_out(out)
     for e in p.expanders:  # before the run directory exists: e.g. another model's thinking is no replay
         e.check(backend)
-    judge = judge_of(config)  # a judge model that cannot load fails here, before the run directory exists
+    judge = judge_of(config, load_model)  # a judge model that cannot load fails here, before the run directory exists
     store = RunStore(out)
     created = not store.root.exists()
     try:
@@ -472,8 +479,9 @@ def _evaluate(config: RunConfig, backend: Backend, store: RunStore, progress: Pr
 def load_model(config: RunConfig) -> Backend:
     """The model of ``config`` with its provider options (not cached); a shard's own server if it has one.
 
-    ``--batch-tokens``, ``--trust-remote-code`` and ``--model-option`` all reach the provider
-    through ``RunConfig.provider_options``, validated by its option model.
+    The one door every model comes through: a run's, a study's, a judge's (``judge_config``), an
+    adapter's training base. ``--batch-tokens``, ``--trust-remote-code`` and ``--model-option`` all reach
+    the provider through ``RunConfig.provider_options``, validated by its option model.
     """
     from lingdiag.models.providers import load_backend
 
@@ -493,16 +501,41 @@ def _provider_options(config: RunConfig) -> dict[str, Any]:
     return options
 
 
-def check_model(config: RunConfig) -> None:
-    """Check the model of ``config`` as :func:`load_model` would load it, without loading a weight:
-    its spec, its provider and every provider option (a study checks its whole plan so).
+def check_model(config: RunConfig) -> Capabilities:
+    """Check the model of ``config`` as :func:`load_model` would load it, without loading a weight: its
+    spec, its provider, every provider option, and what the provider checks (a local model that is not
+    there, a device this machine lacks, a hub revision not in the offline cache).
+
+    Returns:
+        What its backend will serve, as its provider declares it.
 
     Raises:
-        ConfigError: one line naming the spec or the option and the valid ones.
+        LingdiagError: one line naming the spec or the option and the valid ones.
     """
-    from lingdiag.models.providers import checked
+    from lingdiag.models.providers import capabilities
 
-    checked(config.model_spec(), _provider_options(config))
+    return capabilities(config.model_spec(), _provider_options(config))
+
+
+def check_run(config: RunConfig, planned: Plan, check: Callable[[RunConfig], Capabilities | None] = check_model) \
+        -> None:
+    """Everything a run of ``config`` would refuse once its models load, refused before any loads: its
+    model (:func:`check_model`), what the axes ask of it (``Plan.require``) and the judge model of
+    ``--reader judge:SPEC``, which must generate.
+
+    Args:
+        config: The run configuration.
+        planned: ``plan(config)``.
+        check: How a model is checked (a study's stand-ins declare nothing: None).
+    """
+    declared = check(config)
+    if declared is not None:
+        planned.require(declared, config.model_spec().provider)
+    judging = judge_config(config)
+    if judging is not None:
+        judge = check(judging)
+        if judge is not None and not judge.generate:
+            raise ConfigError(f"--reader {redact_url_secrets(config.reader or '')}: the judge model cannot generate")
 
 
 def _check_axes(store: RunStore, conditions: Sequence[Condition]) -> None:
@@ -559,6 +592,8 @@ def run(
     """
     p = planned or plan(config)  # options, data and the output place are checked before a model loads
     _check_out(out or default_out(config))
+    if backend is None:  # a given backend is checked by ``evaluate``, as loaded
+        check_run(config, p)
     model = backend or load_model(config)
     if cache:
         model = cached(model)

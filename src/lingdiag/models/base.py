@@ -8,7 +8,7 @@ capabilities before sending anything, so an API backend never fakes a tokenizer.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -32,14 +32,24 @@ def cut_at_stop(text: str, stop: Sequence[str]) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Capabilities:
-    """What a backend can serve."""
+    """What a backend can serve, declared by its provider from the spec and the options alone (no weight
+    loaded: ``Loader.capabilities``), so that a run or a study asking what it cannot do is refused when
+    it is planned.
+    """
 
     generate: bool = True
     loglikelihood: bool = True
+    """Prompt log-probs (``LoglikelihoodRequest``)."""
     constrained: bool = False
     """Whether ``GenerationRequest.constraint`` is enforced (not merely ignored)."""
     sampling: bool = False
     """Whether ``GenerationRequest.sampling`` is honoured (else greedy would pass for a sample)."""
+    thinking: bool = False
+    """Whether ``GenerationRequest.thinking`` is honoured (else every setting would answer alike)."""
+
+    def lacking(self, needs: Iterable[str]) -> list[str]:
+        """The capabilities of ``needs`` (field names: ``sampling``, ``thinking``...) this backend lacks, in order."""
+        return [n for n in dict.fromkeys(needs) if not getattr(self, n)]
 
 
 @runtime_checkable
@@ -127,9 +137,12 @@ class Loader:
     """A pydantic model with ``extra="forbid"``."""
     load: Callable[[ModelSpec, Any], Backend]
     """``load(spec, options)`` with ``options`` an instance of ``options``, passed on whole."""
+    capabilities: Callable[[ModelSpec, Any], Capabilities]
+    """What a backend of ``(spec, options)`` can serve, without loading it: what its ``capabilities`` will say."""
     check: Callable[[ModelSpec, Any], None] | None = None
-    """What can be refused without loading a weight (a local model that is not there), as ``load``
-    would refuse it: a study checks every model of its plan so before any loads."""
+    """What can be refused without loading a weight (a local model that is not there, a device this
+    machine lacks, a hub revision not in the offline cache), as ``load`` would refuse it: a study checks
+    every model of its plan so before any loads."""
 
 
 def dispatch(backend: Backend, requests: Sequence[Request]) -> list[Response]:

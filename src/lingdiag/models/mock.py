@@ -31,9 +31,10 @@ class MockBackend:
 
     @property
     def capabilities(self) -> Capabilities:
-        """Whatever functions were given."""
-        return Capabilities(generate=self.generate_fn is not None, loglikelihood=self.loglik_fn is not None,
-                            constrained=False, sampling=self.generate_fn is not None)
+        """Whatever functions were given (a generation function sees the whole request: its sampling and thinking)."""
+        gen = self.generate_fn is not None
+        return Capabilities(generate=gen, loglikelihood=self.loglik_fn is not None, constrained=False, sampling=gen,
+                            thinking=gen)
 
     def generate(self, requests: Sequence[GenerationRequest]) -> list[Generation]:
         """``generate_fn`` of each request."""

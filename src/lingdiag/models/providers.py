@@ -17,7 +17,7 @@ from pydantic import BaseModel
 from lingdiag.config import validate_options
 from lingdiag.errors import UnknownNameError
 from lingdiag.model_spec import ModelSpec
-from lingdiag.models.base import Backend, Loader
+from lingdiag.models.base import Backend, Capabilities, Loader
 from lingdiag.models.embedded import EMBEDDED
 from lingdiag.registry import Registry
 
@@ -76,6 +76,14 @@ def checked(spec: ModelSpec | str, options: Mapping[str, Any] | None = None) -> 
     if loader.check is not None:
         loader.check(spec, validated)
     return spec, loader, validated
+
+
+def capabilities(spec: ModelSpec | str, options: Mapping[str, Any] | None = None) -> Capabilities:
+    """What the backend of ``spec`` with ``options`` will serve, checked as :func:`checked` checks it and
+    declared by its provider without loading a weight.
+    """
+    spec, loader, validated = checked(spec, options)
+    return loader.capabilities(spec, validated)
 
 
 def load_backend(spec: ModelSpec | str, options: Mapping[str, Any] | None = None) -> Backend:

@@ -325,7 +325,7 @@ class RunMeta:
         if isinstance(version, int) and not isinstance(version, bool) and version > SCHEMA_VERSION:
             raise RunError(f"{path}, field 'schema_version': {version} is newer than this lingdiag reads "
                            f"({SCHEMA_VERSION}); read the run with the lingdiag that wrote it, or upgrade")
-        unknown = sorted(k for k in set(meta) - set(MetaFile.model_fields) if k not in PARTS.names())
+        unknown = sorted(k for k in set(meta) - set(MetaFile.model_fields) if PARTS.find(k) is None)
         if unknown:
             known = [*MetaFile.model_fields, *PARTS.names()]
             raise RunError(f"{path}: unknown key {unknown[0]!r} (known: {', '.join(known)})")

@@ -24,10 +24,10 @@ from pathlib import Path
 
 from lingdiag.cluster.submit import EXECUTORS, Resources, ShardTask
 from lingdiag.config import RunConfig
-from lingdiag.engine.run import Plan, Progress, check_model, load_model, plan, run
+from lingdiag.engine.run import Plan, Progress, check_model, check_run, load_model, plan, run
 from lingdiag.errors import LingdiagError, located
 from lingdiag.io.atomic import make_dir
-from lingdiag.models.base import Backend
+from lingdiag.models.base import Backend, Capabilities
 from lingdiag.models.cache import cached
 from lingdiag.rundir import Inputs, Phase, RunState, RunStore, run_state
 from lingdiag.rundir.study import RunEntry, StudyState, read_state, write_state
@@ -58,25 +58,32 @@ class Models:
 
     load: Callable[[RunConfig], Backend] = load_model
     """A run's model, loaded (not cached)."""
-    check: Callable[[RunConfig], None] = check_model
-    """A run's model spec and options checked without loading a weight."""
+    check: Callable[[RunConfig], Capabilities | None] = check_model
+    """A run's model spec and options checked without loading a weight, and what its backend will serve
+    (None: nothing declared, as for test stand-ins)."""
 
 
 def check_plan(runs: Sequence[PlannedRun], models: Models = Models()) -> dict[str, Plan]:
-    """Plan each run (suite, data, axes and options validated) and check each model (spec, provider and
-    provider options) before any model loads.
+    """Plan each run (suite, data, axes and options validated) and check everything it would refuse once
+    its models load (``engine.run.check_run``: each model's spec, provider options, device and offline
+    availability, what the axes ask of its backend, the judge model) before any model loads.
 
     Raises:
         LingdiagError: one line naming the run, where the study file sets it and what is wrong.
     """
     plans = {}
-    checked: set[str] = set()
+    checked: dict[str, Capabilities | None] = {}
+
+    def check(config: RunConfig) -> Capabilities | None:  # each model once, however many runs it has
+        model = config.model_key()
+        if model not in checked:
+            checked[model] = models.check(config)
+        return checked[model]
+
     for r in runs:
         try:
             plans[r.key] = plan(r.config)
-            if r.config.model_key() not in checked:
-                models.check(r.config)
-                checked.add(r.config.model_key())
+            check_run(r.config, plans[r.key], check)
         except LingdiagError as e:
             raise located(e, f"run {r.key} ({r.origin})") from None
     return plans
@@ -144,6 +151,8 @@ class _Session:
     planned: Planned
     out: Path
     say: Say
+    plans: dict[str, Plan] = field(default_factory=dict)
+    """Run key → its plan, built once when the study was checked and handed to the run (not planned again)."""
     counted: dict[str, float] = field(default_factory=dict)
     """Run key → the moment up to which its seconds are in ``study.json``."""
 
@@ -206,7 +215,7 @@ def _here(session: _Session, load: Callable[[RunConfig], Backend],
             session.say(f"run {entry.key}")
             try:
                 run(session.configs[entry.key], entry.directory(session.out), backend=backend, cache=False,
-                    progress=session.progress(entry, progress(entry)))
+                    progress=session.progress(entry, progress(entry)), planned=session.plans.get(entry.key))
             except Exception as e:  # noqa: BLE001 - one run's failure is recorded; the study goes on
                 error = reason(e)
             session.ended(entry, error)
@@ -266,7 +275,7 @@ def run_study(study: StudyFile, out: Path, *, models: Models = Models(),
         for entry in state.runs:
             entry.state.items_total = len(plans[entry.key].order())
         session = _Session(state, {r.key: r.config for r in runs},
-                           {r.key: plans[r.key].inputs(r.config) for r in runs}, out, say)
+                           {r.key: plans[r.key].inputs(r.config) for r in runs}, out, say, plans)
         if study.where.executor == "here":
             _here(session, models.load, progress)
         else:

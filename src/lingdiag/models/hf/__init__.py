@@ -23,10 +23,11 @@ from pathlib import Path
 from lingdiag.errors import ConfigError
 from lingdiag.io.paths import cache_dir, sha256_weights
 from lingdiag.model_spec import ModelSpec
-from lingdiag.models.base import Backend, Loader
+from lingdiag.models.base import Backend, Capabilities, Loader
 from lingdiag.models.embedded import convert_gguf, ensure_converted
-from lingdiag.models.hf.backend import HFBackend
-from lingdiag.models.hf.checkpoint import Checkpoint, resolve_revision
+from lingdiag.models.hf.backend import HFBackend, capabilities
+from lingdiag.models.hf.checkpoint import Checkpoint, cached_revision, resolve_revision
+from lingdiag.models.hf.hub import hub_kwargs
 from lingdiag.models.hf.load import local
 from lingdiag.models.hf.options import HFOptions
 
@@ -53,16 +54,45 @@ def load_hf(spec: ModelSpec, options: HFOptions) -> Backend:
     return HFBackend(Checkpoint(spec.name, weights_hash=digest, revision=revision), options)
 
 
+def _declared(spec: ModelSpec, options: HFOptions) -> Capabilities:
+    """What an ``HFBackend`` of these options serves (every model alike: nothing is loaded to say it)."""
+    return capabilities()
+
+
+def _check_placement(options: HFOptions) -> None:
+    """A device this machine does not have (``device=cuda`` on a CPU node), a dtype the device cannot
+    run: refused as the backend would refuse it when built (``placement.resolve``), before any load.
+    """
+    options.placement()
+
+
+def check_embedded(spec: ModelSpec, options: HFOptions) -> None:
+    """An embedded model's device and dtype, checked before anything loads."""
+    _check_placement(options)
+
+
 def check_hf(spec: ModelSpec, options: HFOptions) -> None:
-    """A local model directory that is not there, refused before anything loads."""
+    """A local model directory that is not there, a device this machine lacks, and offline
+    (``HF_HUB_OFFLINE=1``) a hub revision the local cache does not hold: refused before anything loads.
+    """
     if local(spec.name) and not Path(spec.name).expanduser().is_dir():
         raise ConfigError(f"no such model directory: {spec.name}")
+    if not local(spec.name):
+        from huggingface_hub import constants
+
+        if constants.is_offline_mode():  # online, the hub is asked when the model loads
+            if spec.revision:
+                cached_revision(spec.name, spec.revision)
+            else:
+                hub_kwargs(spec.name)
+    _check_placement(options)
 
 
 def check_gguf(spec: ModelSpec, options: HFOptions) -> None:
-    """A GGUF file that is not there, refused before anything loads."""
+    """A GGUF file that is not there, or a device this machine lacks, refused before anything loads."""
     if not Path(spec.name).expanduser().is_file():
         raise ConfigError(f"gguf:{spec.name}: no such file")
+    _check_placement(options)
 
 
 def load_gguf(spec: ModelSpec, options: HFOptions) -> Backend:
@@ -77,6 +107,6 @@ def load_gguf(spec: ModelSpec, options: HFOptions) -> Backend:
     return HFBackend(Checkpoint(str(target), name=path.name, weights_hash=digest), options)
 
 
-EMBEDDED_LOADER = Loader(HFOptions, load_embedded)
-HF_LOADER = Loader(HFOptions, load_hf, check_hf)
-GGUF_LOADER = Loader(HFOptions, load_gguf, check_gguf)
+EMBEDDED_LOADER = Loader(HFOptions, load_embedded, _declared, check_embedded)
+HF_LOADER = Loader(HFOptions, load_hf, _declared, check_hf)
+GGUF_LOADER = Loader(HFOptions, load_gguf, _declared, check_gguf)

@@ -1,7 +1,9 @@
 """Hugging Face transformers backend: hub ids, local directories and GGUF files, on the CPU or CUDA.
 
 Where it runs (device, dtype, threads, budgets, CPU levers) is one ``Placement``, resolved
-once from the options. Greedy, batched: batches are formed by a token budget over
+once from the options. Greedy unless a request asks for a sample (``GenerationRequest.sampling``:
+drawn at its temperature within the ``top_k`` and ``top_p`` options, seeded per request; ``decode``).
+Batched: batches are formed by a token budget over
 length-sorted requests (short requests travel in large batches, long ones in small), and
 answers are returned in request order.
 
@@ -86,7 +88,7 @@ class HFBackend:
         self._calibration: Calibration | None = None
         self._usage: Counter[str] = Counter()
         forward = Forward(self._lm, self._usage)
-        self._decoder = Decoder(forward)
+        self._decoder = Decoder(forward, options.top_p, options.top_k)
         self._scorer = Scorer(forward)
 
     @classmethod
@@ -137,10 +139,8 @@ class HFBackend:
 
     @property
     def capabilities(self) -> Capabilities:
-        """Generation and log-likelihood; constrained decoding is added by the constraint module."""
-        from lingdiag.models.hf import constraints
-
-        return Capabilities(generate=True, loglikelihood=True, constrained=constraints.available())
+        """See :func:`capabilities`."""
+        return capabilities()
 
     @property
     def loaded(self) -> LoadedModel:
@@ -176,7 +176,7 @@ class HFBackend:
         self._lm.thinking_switch(thinking)
 
     def generate(self, requests: Sequence[GenerationRequest]) -> list[Generation]:
-        """Greedy generation, batched by a token budget; see ``Backend.generate``."""
+        """Greedy or sampled generation, batched by a token budget; see ``Backend.generate``."""
         placement = self.placement
         tokens = placement.tokens("generate", lambda: self._lm.model)
         return self._decoder.generate(requests, Budget(tokens, placement.max_batch, self.options.prefix_reuse,
@@ -219,6 +219,17 @@ class HFBackend:
                                                            choose_padded=self.packing == "auto"))
 
 
+def capabilities() -> Capabilities:
+    """What the transformers backend serves, whatever the model: generation (greedy or sampled at a
+    temperature, top-p and top-k), log-likelihoods and thinking settings; constrained decoding where
+    xgrammar is installed. Declared without loading anything (``Loader.capabilities``).
+    """
+    from lingdiag.models.hf import constraints
+
+    return Capabilities(generate=True, loglikelihood=True, constrained=constraints.available(), sampling=True,
+                        thinking=True)
+
+
 def _identity(name: str, checkpoint: Checkpoint, options: HFOptions, placement: Placement,
               adapter: Adapter | None) -> dict[str, str]:
     """The backend identity (``meta.json``'s model part and the cache key's): each part beyond
@@ -230,6 +241,10 @@ def _identity(name: str, checkpoint: Checkpoint, options: HFOptions, placement: 
         identity["revision"] = checkpoint.revision.commit
     if options.system_turn != "plain":
         identity["system_turn"] = options.system_turn
+    if options.top_p != 1:  # how samples are drawn: only where set, so identities written before stay as they were
+        identity["top_p"] = f"{options.top_p:g}"
+    if options.top_k:
+        identity["top_k"] = str(options.top_k)
     identity |= placement.identity  # dtype and device, each only where not float32 and the CPU
     if adapter is not None:
         identity |= adapter.identity.recorded()

@@ -1,5 +1,11 @@
-"""Greedy (or, under a constraint, seeded sampled) decoding: batches by a token budget, finished rows
-dropped and their places refilled, a shared prompt run once.
+"""Greedy or seeded sampled decoding: batches by a token budget, finished rows dropped and their places
+refilled, a shared prompt run once.
+
+A request with ``sampling`` (the temperature axis), or a constraint with a ``sample_seed``, draws each
+token instead of taking the best (:class:`Draw`): at its temperature, within the backend's top-k and
+top-p, from a generator of its own seeded by the seed and its prompt, on the CPU. A row's tokens so do
+not depend on the rows beside it, and the same seed gives the same tokens on the same device and dtype,
+on the dynamic cache and the static one alike.
 
 Generation requests of one call run their common prompt prefix (system prompt, few-shot
 block) at batch size 1, and every row of every batch reads that one copy of its keys and
@@ -27,7 +33,7 @@ from lingdiag.models.hf.batching import Budget, common_prefix_all, token_budget_
 from lingdiag.models.hf.forward import Forward, Rows
 from lingdiag.models.hf.load import on_device
 from lingdiag.models.progress import tick
-from lingdiag.records import Constraint, Generation, GenerationRequest
+from lingdiag.records import Constraint, Generation, GenerationRequest, Sampling
 
 if TYPE_CHECKING:
     import torch
@@ -69,7 +75,9 @@ class _Batch:
     logprobs: list[list[float]]
     """Per request row: log-prob of each generated token."""
     generators: list[Any] = field(default_factory=list)
-    """Per request row: the random generator of a sampled constraint (empty: greedy)."""
+    """Per request row: its random generator, where the call samples (empty: greedy)."""
+    draw: Draw | None = None
+    """How a sampled call draws its tokens (None: greedy)."""
 
     skip: int = 0
     """Leading mask slots held by a shared prompt prefix (``kv.PrefixedCache``; 0 without one)."""
@@ -162,7 +170,8 @@ class _SlotBatch(_Batch):
         device = first.attn.device
         return cls(inputs=first.inputs[:, -1:], attn=first.attn.new_zeros(rows, slots),
                    positions=first.positions[:, -1:], cache=cache, live=list(first.live), done=first.done,
-                   tokens=first.tokens, logprobs=first.logprobs, generators=first.generators, skip=first.skip,
+                   tokens=first.tokens, logprobs=first.logprobs, generators=first.generators, draw=first.draw,
+                   skip=first.skip,
                    counts=torch.zeros(rows, dtype=torch.long, device=device))
 
     def place(self, rows: list[int], new: _Batch, picks: list[int], new_picks: list[int]) -> list[int]:
@@ -239,12 +248,60 @@ def _generator(seed: int, prompt: list[int]) -> Any:
     return torch.Generator(device="cpu").manual_seed(int.from_bytes(digest[:8], "big") >> 1)
 
 
-class Decoder:
-    """Greedy generation on a ``LoadedModel``."""
+@dataclass(frozen=True, slots=True)
+class Draw:
+    """How a sampled call draws each token: at ``temperature``, among the ``top_k`` likeliest tokens (0:
+    all), then the fewest whose probabilities reach ``top_p`` (1: all), with each row's generator seeded by
+    ``seed`` and its prompt. The order (temperature, top-k, top-p) is transformers' own.
+    """
 
-    def __init__(self, forward: Forward) -> None:
-        """Decode with ``forward``'s model (loaded on the first request), counting into its usage."""
+    seed: int
+    temperature: float = 1.0
+    top_p: float = 1.0
+    top_k: int = 0
+
+    @classmethod
+    def of(cls, constraint: Constraint | None, sampling: Sampling | None, top_p: float, top_k: int) -> Draw | None:
+        """How a call of requests with ``constraint`` and ``sampling`` draws (None: greedy). A sampled
+        constraint draws at temperature 1 among its valid tokens, unfiltered, as it always did.
+        """
+        if sampling is not None and sampling.temperature > 0:
+            return cls(sampling.seed, sampling.temperature, top_p, top_k)
+        if constraint is not None and constraint.sample_seed is not None:
+            return cls(constraint.sample_seed)
+        return None
+
+    def generators(self, prompts: Sequence[list[int]]) -> list[Any]:
+        """One generator per prompt (request row)."""
+        return [_generator(self.seed, p) for p in prompts]
+
+    def weights(self, logp: torch.Tensor) -> torch.Tensor:
+        """``[rows, vocab]`` weights to draw from, given the rows' log-probs: tempered, cut to the top-k and
+        the top-p, unnormalised (``torch.multinomial`` normalises).
+        """
+        import torch
+
+        w = (logp if self.temperature == 1 else torch.log_softmax(logp / self.temperature, dim=-1)).exp()
+        if 0 < self.top_k < w.shape[-1]:
+            kth = torch.topk(w, self.top_k, dim=-1).values[:, -1:]
+            w = w.masked_fill(w < kth, 0)
+        if self.top_p < 1:
+            ranked, order = torch.sort(w, dim=-1, descending=True, stable=True)
+            before = ranked.cumsum(-1) - ranked  # the mass of the likelier tokens: past top_p, the token goes
+            drop = before >= self.top_p * ranked.sum(-1, keepdim=True)
+            w = w.masked_fill(torch.zeros_like(drop).scatter(-1, order, drop), 0)
+        return w
+
+
+class Decoder:
+    """Greedy or sampled generation on a ``LoadedModel``."""
+
+    def __init__(self, forward: Forward, top_p: float = 1.0, top_k: int = 0) -> None:
+        """Decode with ``forward``'s model (loaded on the first request), counting into its usage; sampled
+        requests draw within ``top_k`` and ``top_p`` (the backend's options).
+        """
         self.forward, self.lm, self.usage = forward, forward.lm, forward.usage
+        self.top_p, self.top_k = top_p, top_k
 
     def generate(self, requests: Sequence[GenerationRequest], budget: Budget) -> list[Generation]:
         """Greedy generation, batched by ``budget``; see ``Backend.generate``. Requests that ask the
@@ -285,13 +342,13 @@ class Decoder:
             firsts.append((ids, rendering))
             texts.append(text)
         traces: list[Generation | None] = [None] * len(requests)
-        groups: dict[tuple[int, str], list[int]] = defaultdict(list)
+        groups: dict[tuple[int, str, Sampling | None], list[int]] = defaultdict(list)
         for i, r in enumerate(requests):
             assert r.thinking is not None
-            groups[(r.thinking.budget, r.thinking.tags.close)].append(i)
-        for (cap, close), idx in groups.items():
-            for i, g in zip(idx, self.decode_group([firsts[i][0] for i in idx], cap, (close,), None, budget),
-                            strict=True):
+            groups[(r.thinking.budget, r.thinking.tags.close, r.sampling)].append(i)
+        for (cap, close, sampling), idx in groups.items():
+            for i, g in zip(idx, self.decode_group([firsts[i][0] for i in idx], cap, (close,), None, budget,
+                                                   sampling), strict=True):
                 traces[i] = g
         out: list[Generation | None] = [None] * len(requests)
         seconds: dict[tuple[Any, ...], list[tuple[int, list[int]]]] = defaultdict(list)
@@ -307,10 +364,10 @@ class Decoder:
                 continue
             closing = ("\n" if cut else "") + r.thinking.tags.close + "\n\n"
             ids = firsts[i][0] + list(tokenizer(trace.text + closing, add_special_tokens=False)["input_ids"])
-            seconds[(r.max_new_tokens, r.stop, r.constraint)].append((i, ids))
+            seconds[(r.max_new_tokens, r.stop, r.constraint, r.sampling)].append((i, ids))
             out[i] = replace(base, rendered_prompt=texts[i] + trace.text + closing)
-        for (max_new, stop, constraint), rows in seconds.items():
-            answers = self.decode_group([ids for _, ids in rows], max_new, stop, constraint, budget)
+        for (max_new, stop, constraint, sampling), rows in seconds.items():
+            answers = self.decode_group([ids for _, ids in rows], max_new, stop, constraint, budget, sampling)
             for (i, _), g in zip(rows, answers, strict=True):
                 first = out[i]
                 assert first is not None
@@ -318,14 +375,14 @@ class Decoder:
         return [g for g in out if g is not None]
 
     def answer(self, requests: Sequence[GenerationRequest], budget: Budget) -> list[Generation]:
-        """Greedy generation of the answers themselves (no thinking phase), batched by ``budget``."""
+        """Generation of the answers themselves (no thinking phase), batched by ``budget``."""
         out: list[Generation | None] = [None] * len(requests)
         groups: dict[tuple[Any, ...], list[int]] = defaultdict(list)
         for i, r in enumerate(requests):
-            groups[(r.max_new_tokens, r.stop, r.constraint)].append(i)
+            groups[(r.max_new_tokens, r.stop, r.constraint, r.sampling)].append(i)
         encoded, renderings = self.encode(requests)
-        for (max_new, stop, constraint), idx in groups.items():
-            answers = self.decode_group([encoded[i] for i in idx], max_new, stop, constraint, budget)
+        for (max_new, stop, constraint, sampling), idx in groups.items():
+            answers = self.decode_group([encoded[i] for i in idx], max_new, stop, constraint, budget, sampling)
             for i, g in zip(idx, answers, strict=True):
                 # A thinking setting's record (here `off`) shows the prompt its template rendered.
                 shown = self.lm.render(requests[i]) if requests[i].thinking is not None else None
@@ -333,8 +390,8 @@ class Decoder:
         return [g for g in out if g is not None]
 
     def decode_group(self, prompts: list[list[int]], max_new: int, stop: tuple[str, ...], constraint: Constraint | None,
-                     budget: Budget) -> list[Generation]:
-        """The answers to prompts that share ``max_new``, ``stop`` and ``constraint``, in order.
+                     budget: Budget, sampling: Sampling | None = None) -> list[Generation]:
+        """The answers to prompts that share ``max_new``, ``stop``, ``constraint`` and ``sampling``, in order.
 
         A fixed batch that runs out of device memory is split and its halves retried; a pool
         restarts with batches half as large (its rows cannot be split once merged).
@@ -349,16 +406,22 @@ class Decoder:
             self._check_slots(max(len(p) for p in prompts), max_new)
         shared = self.shared_prompt(prompts, max_new) if budget.prefix_reuse else None
         device = self.lm.input_device
+        draw = Draw.of(constraint, sampling, self.top_p, self.top_k)
         if budget.continuous and constraint is None and not self.lm.window:
-            pool = self.decode_slots if budget.static else self.decode_pool
-            return shrink_on_oom(lambda tokens: pool(prompts, max_new, stop, shared, replace(budget, tokens=tokens)),
+            if budget.static:
+                return shrink_on_oom(lambda tokens: self.decode_slots(prompts, max_new, stop, shared,
+                                                                      replace(budget, tokens=tokens), draw=draw),
+                                     budget.tokens, min(lengths), device)
+            return shrink_on_oom(lambda tokens: self.decode_pool(prompts, max_new, stop, shared,
+                                                                 replace(budget, tokens=tokens), draw),
                                  budget.tokens, min(lengths), device)
         answers: list[Generation | None] = [None] * len(prompts)
 
         def run(batch: Sequence[int]) -> None:
             mine = [prompts[b] for b in batch]
-            for b, g in zip(batch, self.decode_slots(mine, max_new, stop, shared, budget, constraint) if budget.static
-                            else self.decode_batch(mine, max_new, stop, constraint, shared), strict=True):
+            for b, g in zip(batch, self.decode_slots(mine, max_new, stop, shared, budget, constraint, draw)
+                            if budget.static else self.decode_batch(mine, max_new, stop, constraint, shared, draw),
+                            strict=True):
                 answers[b] = g
 
         for batch in token_budget_batches(lengths, budget.tokens, budget.max_batch):
@@ -414,8 +477,8 @@ class Decoder:
         return prefix, rows
 
     def decode_pool(self, prompts: list[list[int]], max_new: int, stop: tuple[str, ...],
-                    shared: SharedPrompt | None, budget: Budget) -> list[Generation]:
-        """Greedy decoding with continuous batching: finished rows leave, waiting rows join.
+                    shared: SharedPrompt | None, budget: Budget, draw: Draw | None = None) -> list[Generation]:
+        """Decoding with continuous batching (greedy, or as ``draw`` says): finished rows leave, waiting rows join.
 
         Requests join longest first while ``rows × longest (prompt + max_new) ≤ budget.tokens``
         (the rule of ``token_budget_batches``, so the first batch is the same). Once an eighth
@@ -431,6 +494,7 @@ class Decoder:
         waiting = deque(sorted(range(len(prompts)), key=lambda i: -length[i]))
         done, tokens = [False] * len(prompts), [[] for _ in prompts]  # type: list[bool], list[list[int]]
         logprobs: list[list[float]] = [[] for _ in prompts]
+        generators = draw.generators(prompts) if draw else []  # by request row: every batch of the pool reads them
         batch: _Batch | None = None
         picks: list[int] = []
         with torch.inference_mode():
@@ -453,6 +517,7 @@ class Decoder:
                     joining.append(waiting.popleft())
                 if joining:
                     new = self._start([prompts[r] for r in joining], joining, shared, done, tokens, logprobs)
+                    new.generators, new.draw = generators, draw
                     new_picks = self._step(new, [], eos_ids, stop, max_new)
                     if batch is None:
                         batch, picks = new, new_picks
@@ -468,7 +533,8 @@ class Decoder:
         return [self._result(prompt, tokens[r], logprobs[r], eos_ids, stop) for r, prompt in enumerate(prompts)]
 
     def decode_slots(self, prompts: list[list[int]], max_new: int, stop: tuple[str, ...], shared: SharedPrompt | None,
-                     budget: Budget, constraint: Constraint | None = None) -> list[Generation]:
+                     budget: Budget, constraint: Constraint | None = None,
+                     draw: Draw | None = None) -> list[Generation]:
         """Decoding in fixed rows and slots (``kv.SlotCache``, ``kv_cache=static``): the same answers as
         ``decode_pool`` (without a constraint) or ``decode_batch`` (with one), with fixed shapes.
 
@@ -495,8 +561,8 @@ class Decoder:
         with torch.inference_mode():
             first_rows = [waiting.popleft() for _ in range(rows)]
             first = self._start([prompts[r] for r in first_rows], first_rows, shared, done, tokens, logprobs)
-            if constraint is not None and constraint.sample_seed is not None:
-                first.generators = [_generator(constraint.sample_seed, p) for p in prompts]
+            if draw is not None:  # by request row, for the rows that join later too
+                first.generators, first.draw = draw.generators(prompts), draw
             picks = self._step(first, processors, eos_ids, stop, max_new)
             batch = _SlotBatch.of(first, slots)
             picks = batch.place(list(range(rows)), first, [], picks)
@@ -508,6 +574,7 @@ class Decoder:
                 if refill and waiting and len(free) >= max(1, rows // 8):
                     joining = [waiting.popleft() for _ in free[:len(waiting)]]
                     new = self._start([prompts[r] for r in joining], joining, shared, done, tokens, logprobs)
+                    new.generators, new.draw = batch.generators, batch.draw
                     picks = batch.place(free[:len(joining)], new, picks, self._step(new, [], eos_ids, stop, max_new))
                     self.usage["refilled_rows"] += len(joining)
                     continue
@@ -522,8 +589,9 @@ class Decoder:
         return [self._result(prompt, tokens[r], logprobs[r], eos_ids, stop) for r, prompt in enumerate(prompts)]
 
     def decode_batch(self, prompts: list[list[int]], max_new: int, stop: tuple[str, ...],
-                     constraint: Constraint | None, shared: SharedPrompt | None) -> list[Generation]:
-        """Greedy decoding of one batch, dropping finished rows as it goes.
+                     constraint: Constraint | None, shared: SharedPrompt | None,
+                     draw: Draw | None = None) -> list[Generation]:
+        """Decoding of one batch (greedy, or as ``draw`` says), dropping finished rows as it goes.
 
         transformers' ``generate`` keeps a finished row in the batch until the longest one
         ends; answers of diagnostic prompts range from one word to hundreds of tokens, so
@@ -539,8 +607,8 @@ class Decoder:
         batch = self._start(prompts, list(range(n)), shared, [False] * n, [[] for _ in prompts],
                             [[] for _ in prompts])
         processors = self._constraint_processors(constraint, len(prompts))
-        if constraint is not None and constraint.sample_seed is not None:
-            batch.generators = [_generator(constraint.sample_seed, p) for p in prompts]
+        if draw is not None:
+            batch.generators, batch.draw = draw.generators(prompts), draw
         # A sliding-window cache rebuilt from its rows would forget how many tokens it has seen.
         window = self.lm.window
         evict = not processors and not (window and batch.attn.shape[1] + max_new > window)
@@ -596,8 +664,9 @@ class Decoder:
 
     def _step(self, batch: _Batch, processors: list[Any], eos_ids: set[int], stop: tuple[str, ...],
               max_new: int) -> list[int]:
-        """One forward pass: each live row's greedy pick (padding for finished rows), recorded;
-        a row is done at EOS, a stop string or ``max_new`` tokens.
+        """One forward pass: each live row's pick (the best token, or drawn as ``batch.draw`` says; padding
+        for finished rows), recorded with its log-prob under the model's (constrained) distribution; a row
+        is done at EOS, a stop string or ``max_new`` tokens.
         """
         import torch
 
@@ -607,10 +676,11 @@ class Decoder:
         self.usage["head_positions"] += len(batch.live)
         for proc in processors:
             scores = proc(batch.inputs[:, -1:], scores)
-        if batch.generators:
+        if batch.draw is not None:
             logp = torch.log_softmax(scores, dim=-1)
+            weights = batch.draw.weights(logp).cpu()
             # Drawn on the CPU (the generators' device): one vocabulary row per live row.
-            chosen = torch.stack([torch.multinomial(logp[b].exp().cpu(), 1, generator=batch.generators[r])
+            chosen = torch.stack([torch.multinomial(weights[b], 1, generator=batch.generators[r])
                                   for b, r in enumerate(batch.live)]).squeeze(1)
             lps = logp.gather(1, chosen.to(logp.device)[:, None]).squeeze(1).tolist()
             picks: list[int] = chosen.tolist()

@@ -63,6 +63,13 @@ class HFOptions(BaseModel):
     can change decisions: it is named in the model's name (``smollm2-135m-bfloat16``), the backend
     identity (so meta.json and cache keys) and every table. ``make bench`` measures its price."""
 
+    top_p: float = Field(default=1.0, gt=0, le=1)
+    """Sampled generation (the temperature axis) draws among the fewest likeliest tokens whose probabilities
+    reach ``top_p`` (1: every token). Named in the backend identity (so meta.json and cache keys) when not 1."""
+    top_k: int = Field(default=0, ge=0)
+    """Sampled generation draws among the ``top_k`` likeliest tokens (0: every token), before ``top_p``.
+    Named in the backend identity when set."""
+
     adapter: str | None = None
     """A steering vector or LoRA adapter applied to the model: ``steer:FILE@ALPHA`` or ``lora:DIR``
     (``--model BASE+steer:…`` says the same; ``lingdiag.models.hf.adapters``). Named in the

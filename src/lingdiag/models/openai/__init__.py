@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from lingdiag.errors import MissingDependency
 from lingdiag.model_spec import ModelSpec
-from lingdiag.models.base import Backend, Loader
-from lingdiag.models.openai.backend import OpenAIBackend, OpenAIOptions
+from lingdiag.models.base import Backend, Capabilities, Loader
+from lingdiag.models.openai.backend import OpenAIBackend, OpenAIOptions, capabilities
 
 __all__ = ["LOADER", "OpenAIBackend", "OpenAIOptions", "load"]
 
@@ -24,4 +24,9 @@ def load(spec: ModelSpec, options: OpenAIOptions) -> Backend:
     return OpenAIBackend(spec.name, spec.url, options)
 
 
-LOADER = Loader(OpenAIOptions, load)
+def declared(spec: ModelSpec, options: OpenAIOptions) -> Capabilities:
+    """What ``load(spec, options)`` will serve, without a request."""
+    return capabilities(spec.name, spec.url, options)
+
+
+LOADER = Loader(OpenAIOptions, load, declared)

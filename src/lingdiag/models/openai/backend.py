@@ -114,6 +114,24 @@ class OpenAIOptions(BaseModel):
     """Merged into every request body; a null value removes a field (e.g. ``{"temperature": null}``)."""
 
 
+def has_completions(model: str, base_url: str, options: OpenAIOptions) -> bool:
+    """Whether the server has ``/completions`` (raw prompts, log-likelihoods): as the option says, else
+    every server but OpenAI's own, where only its completion models have it.
+    """
+    if options.completions is not None:
+        return options.completions
+    return urlsplit(base_url).hostname != "api.openai.com" or model.startswith(OPENAI_COMPLETION_MODELS)
+
+
+def capabilities(model: str, base_url: str, options: OpenAIOptions) -> Capabilities:
+    """What an OpenAI-compatible backend serves, declared without a request: generation, sampled by the
+    server (seeded) and with thinking settings; log-likelihoods where ``/completions`` exists (their
+    prompt log-probs are checked at first use); constraints unless ``structured_output=none``.
+    """
+    return Capabilities(generate=True, loglikelihood=has_completions(model, base_url, options),
+                        constrained=options.structured_output != "none", sampling=True, thinking=True)
+
+
 def _redactor(secret: str | None, patterns: bool = True) -> Callable[[str], str]:
     """A function removing ``secret`` and (with ``patterns``) anything shaped like an API key or bearer token."""
 
@@ -316,8 +334,7 @@ class OpenAIBackend:
                              max_retries=opts.max_retries, backoff=opts.backoff, max_backoff=opts.max_backoff)
         self.client: ApiClient = ApiClient(base_url, {"Authorization": f"Bearer {key}"} if key else {},
                                            concurrency=opts.concurrency, policy=policy, redact=self._redact)
-        self.completions = opts.completions if opts.completions is not None else (
-            not self.hosted or model.startswith(OPENAI_COMPLETION_MODELS))
+        self.completions = has_completions(model, base_url, opts)
         self.max_tokens_field = opts.max_tokens_field or ("max_completion_tokens" if self.hosted else "max_tokens")
         self._violations = 0
         self._verdicts: dict[EchoForm, str] = {} if opts.verify_prompt_logprobs else {"raw": "", "chat": ""}
@@ -343,9 +360,8 @@ class OpenAIBackend:
 
     @property
     def capabilities(self) -> Capabilities:
-        """Generation always; log-likelihoods where ``/completions`` exists (checked at first use)."""
-        return Capabilities(generate=True, loglikelihood=self.completions,
-                            constrained=self.options.structured_output != "none", sampling=True)
+        """See :func:`capabilities`."""
+        return capabilities(self.model, self.base_url, self.options)
 
     def usage(self) -> dict[str, int]:
         """Counters since the backend was built: requests, retries (by reason), errors, tokens, and
