@@ -74,6 +74,18 @@ def import_inspect(
         print(plain(str(root)))
 
 
+@import_app.command("eee")
+def import_eee(
+    records: Annotated[list[Path], typer.Argument(help="Every Eval Ever aggregate records (.json); the instance file "
+                                                       "each names is read beside it.")],
+    out: Out,
+) -> None:
+    """Every Eval Ever's shared records → one lingdiag run per model and evaluation."""
+    runs = (run for f in records for run in eee.read(f))
+    for root in import_all(runs, out):
+        print(plain(str(root)))
+
+
 @app.command(rich_help_panel=RESULTS)
 def reread(
     runs: Annotated[list[Path], typer.Argument(help="Run directories imported from lm-eval or inspect.")],

@@ -31,6 +31,7 @@ from lingdiag.io.limits import read_regular, regular_lines
 from lingdiag.io.paths import sha256_file
 from lingdiag.records import REQUEST_SEPARATOR, UNPARSED, ItemRecord, TextOutput, as_text, dumps
 from lingdiag.rundir import read_run
+from lingdiag.rundir.state import Phase
 from lingdiag.suites.harness import HARNESS
 
 SCHEMA_VERSION = "0.2.0"
@@ -118,8 +119,8 @@ def export(run_dirs: Sequence[Path], out: Path) -> list[Path]:
     names: set[str] = set()
     for run_dir in run_dirs:
         run = read_run(run_dir)
-        if run.meta.finished is None:
-            raise RunError(f"{run_dir}: the run has not finished; export a finished run")
+        if run.state.phase is not Phase.FINISHED:
+            raise RunError(f"{run_dir}: the run is {run.state.phase.value}, not finished; export a finished run")
         model = run.meta.model
         suite = run.meta.suite
         name = safe_part(f"{model}__{suite}__{Path(run_dir).resolve().name}")

@@ -20,6 +20,7 @@ import json
 import math
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -275,31 +276,9 @@ def read(results_file: Path, choices: Sequence[str] | None = None) -> list[Harne
             raise DatasetError(f"task {task!r} has samples but no configuration", path=results_file,
                                field=f"configs.{task}")
         output_type = str(config.get("output_type", ""))
-        by_filter: dict[str, list[ItemRecord]] = {}
-        seen: dict[tuple[str, int], int] = {}
         listed = _doc_choices(config)
-        task_choices = listed or (list(choices) if choices else None)
-        for n, s in _samples(path):
-            key = (s.filter, s.doc_id)
-            if key in seen:
-                raise DatasetError(f"doc_id {s.doc_id} (filter {s.filter!r}) repeats line {seen[key]}", path=path,
-                                   line=n, field="doc_id")
-            seen[key] = n
-            if s.target is None or s.target == "":
-                raise DatasetError("the sample has no target", path=path, line=n, field="target")
-            if output_type in CHOICE_TYPES:
-                record = _choice_record(task, s, path, n)
-            elif output_type == GENERATE:
-                if not task_choices:
-                    raise DatasetError(f"the choices of generate_until task {task!r} cannot be recovered (its "
-                                       "configuration has no doc_to_choice list); give them with --choices",
-                                       path=path, line=n, field="doc_to_choice")
-                record = _generate_record(task, s, task_choices, path, n)
-            else:
-                raise DatasetError(f"output_type {output_type!r} cannot be imported (multiple_choice, "
-                                   "loglikelihood or generate_until)", path=results_file,
-                                   field=f"configs.{task}.output_type")
-            by_filter.setdefault(s.filter, []).append(record)
+        by_filter = _task_records(task, path, output_type, listed or (list(choices) if choices else None),
+                                  results_file)
         sha = sha256_file(path)
         for flt, records in by_filter.items():
             name = task if len(by_filter) == 1 else f"{task}/{flt}"
@@ -315,7 +294,35 @@ def read(results_file: Path, choices: Sequence[str] | None = None) -> list[Harne
     return runs
 
 
-def _renamed(r: ItemRecord, name: str, flt: str) -> ItemRecord:
-    from dataclasses import replace
+def _task_records(task: str, path: Path, output_type: str, choices: Sequence[str] | None,
+                  results_file: Path) -> dict[str, list[ItemRecord]]:
+    """One task's samples file as records, by filter (one doc per filter once)."""
+    by_filter: dict[str, list[ItemRecord]] = {}
+    seen: dict[tuple[str, int], int] = {}
+    for n, s in _samples(path):
+        key = (s.filter, s.doc_id)
+        if key in seen:
+            raise DatasetError(f"doc_id {s.doc_id} (filter {s.filter!r}) repeats line {seen[key]}", path=path,
+                               line=n, field="doc_id")
+        seen[key] = n
+        if s.target is None or s.target == "":
+            raise DatasetError("the sample has no target", path=path, line=n, field="target")
+        if output_type in CHOICE_TYPES:
+            record = _choice_record(task, s, path, n)
+        elif output_type == GENERATE:
+            if not choices:
+                raise DatasetError(f"the choices of generate_until task {task!r} cannot be recovered (its "
+                                   "configuration has no doc_to_choice list); give them with --choices",
+                                   path=path, line=n, field="doc_to_choice")
+            record = _generate_record(task, s, choices, path, n)
+        else:
+            raise DatasetError(f"output_type {output_type!r} cannot be imported (multiple_choice, "
+                               "loglikelihood or generate_until)", path=results_file,
+                               field=f"configs.{task}.output_type")
+        by_filter.setdefault(s.filter, []).append(record)
+    return by_filter
 
+
+def _renamed(r: ItemRecord, name: str, flt: str) -> ItemRecord:
+    """``r`` under the condition of one filter of its task (a task logged under several filters)."""
     return replace(r, condition=name, axes={**r.axes, "filter": flt})

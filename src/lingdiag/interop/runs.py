@@ -14,7 +14,7 @@ import re
 import shutil
 import sys
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -42,14 +42,11 @@ class HarnessRun:
     samples_sha256: str
     harness: Mapping[str, Any]
     """``meta.json``'s ``imported.harness`` part (``rundir.parts.HarnessSource``)."""
-    name: str = ""
-    """The run directory's name under ``--out`` (default: ``<model>/<task>``)."""
-    extra: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def where(self) -> str:
         """The run's directory under ``--out``: the model and the task, each a safe path part."""
-        return self.name or f"{safe_part(self.model)}/{safe_part(self.task)}"
+        return f"{safe_part(self.model)}/{safe_part(self.task)}"
 
 
 def safe_part(text: str) -> str:

@@ -136,7 +136,7 @@ class RuleOfImport(Part):
 class HarnessSource(Part):
     """``imported.harness``: the harness log a run was imported from (``lingdiag.interop``)."""
 
-    name: Literal["lm-eval", "inspect"]
+    name: Literal["lm-eval", "inspect", "every-eval-ever"]
     version: str
     """The harness's version as its log records it."""
     task: str
