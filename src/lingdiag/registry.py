@@ -25,6 +25,7 @@ _BUILTIN_MODULES = (
     "lingdiag.suites.cxnli",
     "lingdiag.suites.minimal_pairs",
     "lingdiag.suites.syntaxgym",
+    "lingdiag.suites.harness",
     "lingdiag.suitefile",
     "lingdiag.conditions.registry",
 )

@@ -31,6 +31,7 @@ from lingdiag.cli import (  # noqa: F401  (registers the commands)
     human,
     info,
     inspect,
+    interop,
     items,
     report,
     run,

@@ -21,6 +21,8 @@ app.add_typer(cache_app, name="cache", rich_help_panel=SETUP)
 reproduce_app = typer.Typer(no_args_is_help=True, help="Re-score a paper's published outputs beside its tables.")
 app.add_typer(score_app, name="score", rich_help_panel=RESULTS)
 app.add_typer(reproduce_app, name="reproduce", rich_help_panel=RESULTS)
+import_app = typer.Typer(no_args_is_help=True, help="Other harnesses' logs (lm-eval, inspect) → run directories.")
+app.add_typer(import_app, name="import", rich_help_panel=DATA)
 err = Console(stderr=True)
 out = Console()
 

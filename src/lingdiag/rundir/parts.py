@@ -138,6 +138,34 @@ class RuleOfImport(Part):
     missing: str
 
 
+class HarnessSource(Part):
+    """``imported.harness``: the harness log a run was imported from (``lingdiag.interop``)."""
+
+    name: Literal["lm-eval", "inspect", "every-eval-ever"]
+    version: str
+    """The harness's version as its log records it."""
+    task: str
+    task_hash: str | None = None
+    """The harness's hash of the task's configuration (lm-eval's ``task_hashes``), where it logs one."""
+    log: str
+    """The file of aggregate results (lm-eval's ``results_*.json``; inspect's log itself)."""
+    log_sha256: str
+    model: str
+    model_args: Any = None
+    """The model's arguments as the harness logged them (lm-eval: the ``model_args`` string)."""
+    generate_config: Any = None
+    """Decoding as the harness logged it (lm-eval: the task's ``generation_kwargs``; inspect: the
+    eval's ``model_generate_config``)."""
+    output_type: str
+    """lm-eval's ``output_type`` (``multiple_choice``, ``generate_until``...) or ``generate`` (inspect)."""
+    filter: str | None = None
+    """lm-eval's filter whose answers these are (``none``, or a ``filter_list`` entry's name)."""
+    choices_from: str
+    """Where the choices came from (the log's requests, the task's ``doc_to_choice``, the samples, ``--choices``)."""
+    reported: dict[str, Number | None]
+    """The harness's own aggregate metrics for this task (``acc``, ``exact_match``, a scorer's ``accuracy``)."""
+
+
 class ImportedPart(Part):
     """``imported``: the file answers were imported from and how (``lingdiag score … --out``)."""
 
@@ -151,6 +179,8 @@ class ImportedPart(Part):
     lower_is_better: bool | None = None
     rule: RuleOfImport | None = None
     rules: str | None = None
+    harness: HarnessSource | None = None
+    """Another harness's log (``lingdiag import lm-eval|inspect``): the program, the task, the model."""
 
 
 class FinishedPart(Part):
