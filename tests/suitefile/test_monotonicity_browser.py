@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from lingdiag import RunConfig, run
 from lingdiag.cli import app
-from lingdiag.metrics.interpretable import not_interpretable
+from lingdiag.cli.compare import not_interpretable
 from lingdiag.reading import load_runs
 from lingdiag.report.html import write_html
 from lingdiag.report.tables import tables

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from lingdiag.errors import ConfigError, MissingDependency
 from lingdiag.metrics.permutation import PERMUTATION, PERMUTATIONS, SignFlip, sign_flip
 from lingdiag.metrics.stats import BOOTSTRAP_SAMPLES, holm_rows, paired_difference_ci
-from lingdiag.reading import RunSummary, suite_of
+from lingdiag.reading import RunSummary, records_of, suite_of
 from lingdiag.records import ItemRecord
 from lingdiag.rundir import RunStore
 from lingdiag.suite import Suite
@@ -168,7 +168,7 @@ def _by_condition(run: Path) -> dict[str, list[ItemRecord]]:
     store = RunStore(run)
     store.read_meta()  # a clear error if this is not a run directory
     out: dict[str, list[ItemRecord]] = defaultdict(list)
-    for r in store.load_records():
+    for r in records_of(run):
         if r.error is None:
             out[r.condition].append(r)
     return out

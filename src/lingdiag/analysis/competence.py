@@ -28,8 +28,8 @@ from lingdiag.io.markdown import markdown_table
 from lingdiag.metrics.interpretable import degenerate_reason
 from lingdiag.metrics.stats import percent
 from lingdiag.prompts.loglik import LOGLIK, NORMALISATION, SCORING
+from lingdiag.reading import records_of
 from lingdiag.records import ItemRecord, ResultRow
-from lingdiag.rundir import RunStore
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,7 +124,7 @@ def run_records(rows: Sequence[ResultRow], wanted: Callable[[Sequence[ResultRow]
     for run in dict.fromkeys(r.run for r in rows if r.run):
         mine = [r for r in rows if r.run == run]
         if wanted(mine):  # otherwise no need to read the run's records
-            yield mine[0].model, RunStore(Path(run)).load_records()
+            yield mine[0].model, records_of(Path(run))
 
 
 def _base(axes: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from lingdiag.errors import ConfigError
 from lingdiag.metrics.core import reasoning_tokens
+from lingdiag.reading import records_of
 from lingdiag.records import UNFINISHED, UNPARSED, record_text
 from lingdiag.rundir import RunStore
 
@@ -57,7 +58,7 @@ def load(*runs: str | Path | list[str | Path] | tuple[str | Path, ...]) -> pd.Da
         store = RunStore(path)
         meta = store.read_meta()
         head = {"run": str(path), "suite": meta.suite, "dataset": meta.dataset, "model": meta.model}
-        for r in store.load_records():
+        for r in records_of(path):
             rows.append({**head, "condition": r.condition, **{f"axis.{k}": v for k, v in r.axes.items()},
                          "item_id": r.item_id,
                          **{f"tag.{k}": v for k, v in r.tags.items() if not isinstance(v, dict | list)},

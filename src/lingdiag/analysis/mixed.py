@@ -22,6 +22,7 @@ from typing import Any
 
 from lingdiag.errors import ConfigError, MissingDependency
 from lingdiag.metrics.interpretable import reasons
+from lingdiag.reading import records_of
 from lingdiag.records import ItemRecord
 from lingdiag.rundir import RunStore
 
@@ -144,5 +145,5 @@ def load(runs: Sequence[Path]) -> dict[str, list[ItemRecord]]:
     for run in runs:
         store = RunStore(run)
         name = store.read_meta().model
-        out[f"{name} · {Path(run).name}" if name in out else name] = store.load_records()
+        out[f"{name} · {Path(run).name}" if name in out else name] = records_of(run)
     return out

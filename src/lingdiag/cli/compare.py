@@ -26,8 +26,7 @@ from lingdiag.cli.options import RESULTS, Json, Partial, Seed
 from lingdiag.errors import ConfigError
 from lingdiag.io.markdown import markdown_table
 from lingdiag.io.terminal import plain, plain_lines
-from lingdiag.metrics.interpretable import not_interpretable
-from lingdiag.reading import load_runs
+from lingdiag.reading import Vocabularies, load_runs, summarize
 from lingdiag.reading.door import FINAL, PARTIAL, Accepted, accepted, marks_note
 from lingdiag.records import dumps
 
@@ -136,6 +135,11 @@ def _print_comparison(runs: list[Path], between: tuple[str, str] | None, let_in:
     print("; ".join(f"{k}: {v}" for k, v in METHODS.items()) + f"; seed {seed}")
 
 
+
+
+def not_interpretable(run: Path) -> dict[str, str]:
+    """Condition → why it is not interpretable, as the run's summary says (the report's rule)."""
+    return summarize(run, Vocabularies()).not_interpretable
 
 
 def flagged(sides: dict[str, dict[str, str]]) -> dict[str, str]:

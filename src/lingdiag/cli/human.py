@@ -14,9 +14,9 @@ from lingdiag.cli.options import Dataset, Json, Limit, out_option, seed_option
 from lingdiag.errors import ConfigError
 from lingdiag.human import STUDIES, Study, build_study, compare, export, gold_rule, import_study, read_responses
 from lingdiag.io.terminal import markup_safe
+from lingdiag.reading import records_of
 from lingdiag.records import dumps
 from lingdiag.registry import load_plugins
-from lingdiag.rundir import RunStore
 from lingdiag.suite import SUITES, ItemView, Suite, spread
 
 
@@ -120,7 +120,7 @@ def human_compare(
     st = Study.read(manifest)
     if len(st.kind.scales) != 1:
         raise ConfigError(f"compare needs a one-scale study; {st.study!r} has {len(st.kind.scales)}")
-    records = RunStore(run_dir).load_records()
+    records = records_of(run_dir)
     found = compare(records, st, read_responses(responses, st), gold_rule(gold, max_below, mean_below, label),
                     score_key, lower_is_better)
     if as_json:

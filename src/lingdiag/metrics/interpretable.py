@@ -13,12 +13,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from lingdiag.metrics.stats import percent
 from lingdiag.records import UNPARSED, ItemRecord
-from lingdiag.rundir import RunStore
 
 DEGENERATE_SHARE = 0.5
 """A condition with at least this share of unparsed or failed answers is not interpretable."""
@@ -57,11 +55,6 @@ def reasons(records: Sequence[ItemRecord]) -> dict[str, str]:
     for r in records:
         by[r.condition].append(r)
     return {c: reason for c, rs in by.items() if (reason := degenerate_reason(rs)) is not None}
-
-
-def not_interpretable(run: Path) -> dict[str, str]:
-    """:func:`reasons` of one run directory."""
-    return reasons(RunStore(run).load_records())
 
 
 def note(flags: Mapping[str, str]) -> str:

@@ -6,8 +6,8 @@ together, ``suite_of``), ``summary`` (``RunSummary``, ``summarize``: a run strea
 and its records as columns of codes, for studies and the viewer over millions of records).
 """
 
-from lingdiag.reading.run import LoadedRun, distinct, load_run, load_runs, suite_key, suite_of
+from lingdiag.reading.run import LoadedRun, distinct, load_run, load_runs, records_of, suite_key, suite_of
 from lingdiag.reading.summary import Columns, RunSummary, Vocabularies, summarize
 
-__all__ = ["Columns", "LoadedRun", "RunSummary", "Vocabularies", "distinct", "load_run", "load_runs", "summarize",
-           "suite_key", "suite_of"]
+__all__ = ["Columns", "LoadedRun", "RunSummary", "Vocabularies", "distinct", "load_run", "load_runs", "records_of",
+           "summarize", "suite_key", "suite_of"]

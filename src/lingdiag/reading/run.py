@@ -131,6 +131,15 @@ def check_labels(suite: Suite, records: Sequence[ItemRecord], items: Path, befor
                            f"{suite.name} label ({', '.join(suite.labels)} or {UNPARSED})")
 
 
+def records_of(run_dir: Path) -> list[ItemRecord]:
+    """A run's records, for a reader of numbers that needs more of them than its summary holds (the paired
+    permutation of a suite's rates, a competence join). The one way to ``items.jsonl`` outside the run
+    directory's own code and the writers of runs (a test holds every other module to it); whether the run
+    counts is the caller's door's to decide first (``reading.door.accepted``).
+    """
+    return RunStore(run_dir).load_records()
+
+
 def rows_of(run: Opened, run_dir: Path, by_condition: Mapping[str, Sequence[ItemRecord]]) -> list[ResultRow]:
     """One row per condition, its metrics recomputed from its records with the run's suite."""
     return [ResultRow(run.model, c, dict(rs[0].axes), run.suite.condition_metrics(rs), str(run_dir),

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from lingdiag.io.markdown import markdown_table
+from lingdiag.reading import records_of
 from lingdiag.records import FailedOutput, ItemRecord, TextOutput, unparsed_reason
-from lingdiag.rundir import RunStore
 
 EXAMPLE_CHARS = 160
 """Longest example shown; model output is untrusted and may be long."""
@@ -39,7 +39,7 @@ def parse_rules(run_dir: Path, examples: int = 3) -> dict[str, dict[str, dict[st
     count then name, examples the first ``examples`` answers in record order.
     """
     found: dict[str, dict[str, dict[str, Any]]] = {}
-    for r in RunStore(run_dir).load_records():
+    for r in records_of(run_dir):
         reason = unparsed_reason(r)
         rule = ("(failed)" if r.error else f"unparsed: {reason}" if reason is not None and reason != "not named"
                 else str(r.detail.get("rule", "(not recorded)")))
