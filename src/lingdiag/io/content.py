@@ -14,7 +14,7 @@ an added or removed row, or a file added to a dataset folder does. The read form
 - anything else, or a file of those suffixes that does not parse: its bytes.
 
 An identity is ``content:`` and 64 hex digits; a bare 64-hex value is the SHA-256 of the bytes, as
-runs written before this identity existed (and pinned official files) record it.
+runs written before this identity existed record it (and compare it still).
 """
 
 from __future__ import annotations

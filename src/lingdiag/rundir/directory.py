@@ -20,9 +20,10 @@ from typing import Any, Protocol
 from lingdiag.config import transport_of
 from lingdiag.errors import RunError
 from lingdiag.io.atomic import SURROGATES, is_temporary, make_dir, write_atomic
+from lingdiag.io.content import text_id
 from lingdiag.io.limits import regular_lines
 from lingdiag.records import ItemRecord, dumps
-from lingdiag.rundir.inputs import Inputs, drift
+from lingdiag.rundir.inputs import Inputs, drift, recorded_path
 from lingdiag.rundir.meta import META, ModelIdentity, RunMeta
 from lingdiag.rundir.parts import SUITE_COPY, SuiteSource
 
@@ -269,7 +270,10 @@ def write_imported(root: Path, *, suite: str, model: str, dataset: str, records:
     write_atomic(store.items_path, "".join(r.to_json() + "\n" for r in records))
     if source is not None:
         store.write_text(SUITE_COPY, source.text)
+    # The suite file as a run records it (``rundir.inputs``): where it lies, resolved now, and what was read of it.
+    suite_file = None if source is None else {
+        "path": recorded_path(source.path, store.root), "sha256": source.sha256,
+        "content": text_id(source.text.encode("utf-8"), Path(source.path).suffix)}
     store.write_meta(RunMeta(config={"suite": source.path if source else suite, "model": model, "dataset": dataset},
                              identity=ModelIdentity({"model": model, "backend": "imported"}),
-                             suite_file={"path": source.path, "sha256": source.sha256} if source else None,
-                             imported=dict(provenance)))
+                             suite_file=suite_file, imported=dict(provenance), origin=str(store.root.resolve())))
