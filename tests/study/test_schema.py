@@ -145,6 +145,13 @@ def test_sizes_and_training_order_are_checked(tmp_path: Path, models: str, field
     assert "\n" not in str(e.value) and field in str(e.value) and words in str(e.value), str(e.value)
 
 
+def test_checkpoints_by_tokens_are_named_apart(tmp_path: Path) -> None:
+    study = load_study(_write(tmp_path, "models: [{name: m, checkpoints: [{spec: b, tokens: 1234567}, "
+                                        "{spec: a, tokens: 1234568}, {spec: c, tokens: 2e9}]}]\n"
+                                        "suites: [{suite: imperfective}]\n"))
+    assert study.models[0].labels == ["m@1234567tok", "m@1234568tok", "m@2e+09tok"]
+
+
 def test_checkpoints_by_tokens_alone_are_one_axis(tmp_path: Path) -> None:
     study = load_study(_write(tmp_path, "models: [{name: m, checkpoints: [{spec: b, tokens: 9e9}, "
                                         "{spec: a, tokens: 5}]}]\nsuites: [{suite: imperfective}]\n"))

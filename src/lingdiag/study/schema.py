@@ -112,7 +112,11 @@ class Checkpoint(BaseModel):
 
     def label(self, model: str) -> str:
         """The checkpoint's name in the study: ``MODEL@stepN`` (or ``MODEL@Ntok``)."""
-        return f"{model}@step{self.step}" if self.step is not None else f"{model}@{self.tokens:g}tok"
+        if self.step is not None:
+            return f"{model}@step{self.step}"
+        assert self.tokens is not None
+        t, short = self.tokens, f"{self.tokens:g}"  # every digit where the short form would name two alike
+        return f"{model}@{short if float(short) == t else str(int(t)) if t.is_integer() else repr(t)}tok"
 
 
 class ModelEntry(BaseModel):
