@@ -62,6 +62,17 @@ def test_exports_validate_and_an_exported_import_keeps_its_accuracy(tmp_path: Pa
     assert line["input"]["choices"] == ["True", "False", "Neither"]
 
 
+def test_a_run_lingdiag_made_is_not_reread_and_two_runs_of_one_name_are_not_exported(tmp_path: Path) -> None:
+    from lingdiag.interop.reread import reread
+
+    with pytest.raises(RunError, match="not a run imported from lm-eval or inspect"):
+        reread(OWN)
+    shutil.copytree(OWN, tmp_path / "a" / "plain")
+    shutil.copytree(OWN, tmp_path / "b" / "plain")
+    with pytest.raises(RunError, match="another run given exports as"):
+        eee.export([tmp_path / "a" / "plain", tmp_path / "b" / "plain"], tmp_path / "out")
+
+
 def test_an_unfinished_run_is_not_exported(tmp_path: Path) -> None:
     stopped = tmp_path / "stopped"
     shutil.copytree(FIXTURES / "rundir-6472672" / "stopped", stopped)
