@@ -6,6 +6,7 @@ STAMP := .venv/.lingdiag-installed
 # resolved by `make lock` (pip-tools). pip install -c keeps `pip install lingdiag` on ranges.
 LOCK := src/lingdiag/constraints.txt
 LOCKED := -c $(LOCK) --build-constraint $(LOCK)
+COMMA := ,
 EXTRAS := hf,models,constrained,openai,plots,stats,audit,human,items,cluster,datasets,adapt,view,dev
 # Options for pip-compile, shared by both locks: pip and setuptools pinned too; extras stripped,
 # since a constraints file cannot name them; no machine-specific index lines.
@@ -65,7 +66,7 @@ bench-gpu: $(STAMP)
 # Re-resolve both locks to the newest versions pyproject.toml's ranges allow; a moved lock is its
 # own commit, with a full `make test` on it.
 lock: $(STAMP)
-	.venv/bin/pip-compile $(COMPILE) --upgrade --all-extras -o $(LOCK) pyproject.toml lock.in
+	.venv/bin/pip-compile $(COMPILE) --upgrade $(foreach e,$(subst $(COMMA), ,$(EXTRAS)),--extra $(e)) -o $(LOCK) pyproject.toml lock.in
 	.venv/bin/pip-compile $(COMPILE) --upgrade -o bench/constraints-lm-eval.txt bench/lm-eval.in
 
 # An early warning, not a gate: the test suite in a second venv without the lock (the newest
