@@ -111,11 +111,11 @@ def test_plan_only_keeps_every_workload_within_its_target(tmp_path: Path) -> Non
         assert work["planned_over_useful"] <= 1.15, name
     for name in ("study_blimp", "study_choices", "nli", "sentences"):
         plans = figures[name]
-        # The choice is never more work than today's padded default, and a pass packed to the card's memory
-        # under a dense mask (the H200's 0.35×) is the most of all.
+        # The choice is never more work than today's padded default, nor than a pass packed to the card's
+        # memory under a dense mask (the H200's 0.35×: 8.66× the useful work at the study's 67,000 pairs).
         assert plans["chosen"]["planned_flops"] <= plans["default"]["planned_flops"]
+        assert plans["chosen"]["planned_flops"] <= plans["packed_dense_to_budget"]["planned_flops"]
         assert plans["chosen"]["syncs"] <= plans["default"]["syncs"]
-    assert figures["study_blimp"]["packed_dense_to_budget"]["planned_over_useful"] > 1.5
     assert figures["budget_tokens"]["loglik"] > 100_000  # sized from the card's memory, as on the card
 
 

@@ -9,10 +9,11 @@ its commit), ``load`` (lazy model loading), ``hub`` (whether a hub id can be had
 loading: offline, one line at once), ``placement`` (device, dtype and threads, resolved once),
 ``memory`` (batch budgets, out-of-memory back-off), ``batching`` (batches and shared prefixes, no
 torch), ``forward`` and ``kv`` (shared-prefix forward passes and key/value caches), ``score`` and
-``tokens`` (log-likelihood scoring, packed or padded), ``calibrate`` (the measured noise bound of a
-reduced dtype), ``decode`` (generation), ``constraints`` (constrained decoding via xgrammar),
-``linear`` (oneDNN-packed linear layers), ``adapters`` (steering vectors and LoRA), ``chat`` (chat
-templates of outside tokenizers rendered in the bounded sandbox).
+``tokens`` (log-likelihood scoring, packed or padded), ``workplan`` (the work a scoring plan costs, and
+the plan of least work), ``attention`` (block-sparse attention for packed passes), ``calibrate``
+(the measured noise bound of a reduced dtype), ``decode`` (generation), ``constraints`` (constrained
+decoding via xgrammar), ``linear`` (oneDNN-packed linear layers), ``adapters`` (steering vectors and
+LoRA), ``chat`` (chat templates of outside tokenizers rendered in the bounded sandbox).
 """
 
 from __future__ import annotations

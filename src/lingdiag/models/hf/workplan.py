@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from itertools import accumulate
 from typing import Any, Protocol
 
 from lingdiag.models.hf.batching import (
@@ -306,7 +307,7 @@ def packed_plan(requests: Sequence[Request], budget: Budget, *, share: bool,
         if not grouped:
             continue
         lengths = [g.end - root for g in grouped]
-        offsets = [sum(lengths[:k]) for k in range(len(lengths))]
+        offsets = list(accumulate(lengths, initial=0))[:-1]
         tokens = sum(lengths)
         segments = [(o, o + n, ([(0, root)] if root else []) + [(root + o, root + o + n)])
                     for o, n in zip(offsets, lengths, strict=True)]
@@ -318,9 +319,7 @@ def packed_plan(requests: Sequence[Request], budget: Budget, *, share: bool,
             continue
         base = root + tokens
         t_lengths = [len(seqs[i]) - end for _, end, i in tails]
-        t_offsets = [0]
-        for n in t_lengths[:-1]:
-            t_offsets.append(t_offsets[-1] + n)
+        t_offsets = list(accumulate(t_lengths, initial=0))[:-1]
         t_tokens = sum(t_lengths)
         t_segments = [(o, o + n, ([(0, root)] if root else []) + [(root + offsets[k], root + offsets[k] + lengths[k]),
                                                                    (base + o, base + o + n)])
