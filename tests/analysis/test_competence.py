@@ -67,8 +67,12 @@ def test_competence_command_prints_the_table_and_refuses_runs_without_loglik(tmp
     write_imported(tmp_path / "run", suite="imperfective", model="m", dataset="builtin", records=records(),
                    provenance={"file": "answers.csv", "sha256": ""})
     cmd = [sys.executable, "-m", "lingdiag", "competence"]
+    refused = subprocess.run([*cmd, str(tmp_path / "run")], capture_output=True, text=True)  # an item failed
+    assert refused.returncode == 2 and ": failed: " in refused.stderr and "--partial" in refused.stderr
+    cmd.append("--partial")
     shown = subprocess.run([*cmd, str(tmp_path / "run")], capture_output=True, text=True, check=True).stdout
     assert "| m | zero-shot | total | 10 | 0.60 | 0.40 | 2 | 4 (40%) | 2 (20%) | 2 |" in shown
+    assert "**Not final**" in shown and "items failed" in shown
     (row,) = json.loads(subprocess.run([*cmd, str(tmp_path / "run"), "--json"], capture_output=True, text=True,
                                        check=True).stdout)
     assert (row["suite"], row["knows_not_says"], row["says_not_knows"]) == ("imperfective", 4, 2)

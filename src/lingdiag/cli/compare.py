@@ -50,16 +50,11 @@ def competence(
                           "(run ImperfectiveNLI or CxNLI with --scoring generate,loglik, ExpliCa with "
                           "--task ...,perplexity)")
     if as_json:
-        print(dumps([{"suite": s, **asdict(j)} for s, js in by_suite.items() for j in js] + _marks(let_in),
-                    indent=2, sort_keys=True))
+        print(dumps([{"suite": s, **asdict(j)} for s, js in by_suite.items() for j in js], indent=2, sort_keys=True))
         return
     print(plain_lines(marks_note(let_in) + "\n".join(competence_join.to_markdown(js, s)
                                                       for s, js in by_suite.items() if js)))
 
-
-def _marks(runs: list[Accepted]) -> list[dict[str, str]]:
-    """The runs read whose numbers are not final, for ``--json`` (``--partial``)."""
-    return [{"not_final": str(r.path), "why": r.mark} for r in runs if r.mark]
 
 
 @app.command(rich_help_panel=RESULTS)
