@@ -129,9 +129,9 @@ def test_the_embedded_model_samples_and_a_second_run_repeats_it_byte_for_byte(tm
     from helpers import lingdiag
 
     def run(out: str) -> Path:
-        done = lingdiag(tmp_path, "run", "imperfective", "--model", "smollm2-135m", "--temperature", "0,0.7",
-                        "--limit", "3", "--seed", "5", "-o", "max_new_tokens=8", "--no-cache", "--out", out,
-                        inherit=True, timeout=1200)
+        done = lingdiag(tmp_path, "run", "imperfective", "--model", "smollm2-135m", "--strategy", "dap",
+                        "--temperature", "0,0.7", "--limit", "3", "--seed", "5", "-o", "max_new_tokens=8", "--no-cache",
+                        "--out", out, inherit=True, timeout=1200)
         assert done.returncode == 0, done.stderr
         return tmp_path / out
 
@@ -142,4 +142,5 @@ def test_the_embedded_model_samples_and_a_second_run_repeats_it_byte_for_byte(tm
     texts: dict[str, list[str]] = {}
     for r in RunStore(first).load_records():
         texts.setdefault(r.axes["temperature"], []).extend(o.text for o in r.outputs if isinstance(o, TextOutput))
-    assert len(texts["0.7"]) == 3 and texts["0.7"] != texts["0"]  # a sample, not the greedy answers
+    # A sample, not the greedy answers (measured: greedy False, False, False; sampled False, False., True).
+    assert len(texts["0.7"]) == len(texts["0"]) == 3 and texts["0.7"] != texts["0"]
