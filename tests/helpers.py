@@ -118,7 +118,7 @@ class Thinker:
     request, that label)`` gives.
     """
 
-    capabilities = Capabilities(generate=True, loglikelihood=False)
+    capabilities = Capabilities(generate=True, loglikelihood=False, thinking=True)
 
     def __init__(self, backend: str, think: Callable[[int, GenerationRequest, str], Generation]) -> None:
         self.identity = {"backend": backend, "model": "thinker", "weights_sha256": ""}

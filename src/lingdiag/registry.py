@@ -79,12 +79,12 @@ class Registry(Generic[T]):
         return add
 
     def find(self, name: str) -> T | None:
-        """``name``'s factory, or None: registered already, else by its built-in home module (imported
-        alone), else by any plug-in (``load_plugins``), else by a resolver.
+        """``name``'s factory, or None: a name with a built-in home module is found by importing that module
+        alone; any other after every plug-in is loaded (``load_plugins``), else by a resolver.
         """
-        if name not in self._factories and name in self._homes:
+        if name in self._homes:
             import_module(self._homes[name])
-        if name not in self._factories:
+        else:
             load_plugins()
         if name in self._factories:
             return self._factories[name]

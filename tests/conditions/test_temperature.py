@@ -16,7 +16,7 @@ from lingdiag.errors import ConfigError
 from lingdiag.models.base import Capabilities
 from lingdiag.models.mock import MockBackend
 from lingdiag.reading import load_runs
-from lingdiag.records import GenerationRequest
+from lingdiag.records import GenerationRequest, TextOutput
 from lingdiag.report.html import render_html
 from lingdiag.report.tables import tables
 from lingdiag.rundir import RunStore
@@ -120,3 +120,27 @@ def test_the_help_of_a_run_names_the_axes_of_every_suite(tmp_path: Path) -> None
     assert "Axes of imperfective" in text and "Axes of every suite" in text
     assert "--temperature T[,T...]" in text and "sampling temperature" in text
     assert "--thinking off,on,budget:N" in text
+
+
+@pytest.mark.slow
+def test_the_embedded_model_samples_and_a_second_run_repeats_it_byte_for_byte(tmp_path: Path) -> None:
+    """``lingdiag run imperfective --model smollm2-135m --temperature 0,0.7``: the sampled condition is not
+    the greedy one, the sampling is recorded, and a second run (no response cache) writes the same bytes."""
+    from helpers import lingdiag
+
+    def run(out: str) -> Path:
+        done = lingdiag(tmp_path, "run", "imperfective", "--model", "smollm2-135m", "--strategy", "dap",
+                        "--temperature", "0,0.7", "--limit", "3", "--seed", "5", "-o", "max_new_tokens=8", "--no-cache",
+                        "--out", out, inherit=True, timeout=1200)
+        assert done.returncode == 0, done.stderr
+        return tmp_path / out
+
+    first, second = run("a"), run("b")
+    assert (first / "items.jsonl").read_bytes() == (second / "items.jsonl").read_bytes()
+    meta = json.loads((first / "meta.json").read_text())
+    assert meta["model"]["backend"] == "hf" and {v["temperature"] for v in meta["temperature"].values()} == {0, 0.7}
+    texts: dict[str, list[str]] = {}
+    for r in RunStore(first).load_records():
+        texts.setdefault(r.axes["temperature"], []).extend(o.text for o in r.outputs if isinstance(o, TextOutput))
+    # A sample, not the greedy answers (measured: greedy False, False, False; sampled False, False., True).
+    assert len(texts["0.7"]) == len(texts["0"]) == 3 and texts["0.7"] != texts["0"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
@@ -14,13 +14,16 @@ from rich.text import Text
 from lingdiag.adapt.data import BUILDERS, SPLIT_FILE, split_file, write_split
 from lingdiag.adapt.examples import ContrastPair, chat_examples, contrast_pairs
 from lingdiag.adapt.training import BUILDER, TrainingPlan, TrainingSet, prepare
-from lingdiag.cli.app import app, err, out
+from lingdiag.cli.app import app, err, key_values, out
 from lingdiag.cli.options import TREAT, Limit, Model, Seed, comma_list, out_option, seed_option
 from lingdiag.errors import ConfigError, DatasetError
 from lingdiag.io.tabular import read_jsonl
 from lingdiag.io.terminal import plain, progress_line
 from lingdiag.records import ChatMessage, GenerationRequest
 from lingdiag.suite import spread
+
+if TYPE_CHECKING:
+    from lingdiag.models.hf import HFBackend
 
 adapt_app = typer.Typer(no_args_is_help=True,
                         help="Adapt a model (steering vectors, LoRA) on guarded generated data.")
@@ -34,6 +37,39 @@ LemmaOpt = Annotated[str | None, typer.Option("--lemma-field",
                                               help="Item tag holding the lemma (default: the builder's).")]
 SeedOpt = Annotated[int, seed_option("Seeds the lemma split, the builder and training.")]
 StrategyOpt = Annotated[str, typer.Option(help="The suite's prompt strategy the examples are rendered with.")]
+ModelOptionOpt = Annotated[list[str] | None, typer.Option("--model-option", help="Provider option key=value of the "
+                                                          "base model (repeatable), e.g. device=cuda, as in "
+                                                          "`lingdiag run`.")]
+
+
+class Base:
+    """The base model an adapter is made on, through the run's one door (``engine.run``): its spec and
+    provider options checked before any training data is built, then loaded with those options.
+    """
+
+    def __init__(self, suite: str, model: str, options: list[str] | None, what: str) -> None:
+        """Check ``model`` with ``options`` (``--model-option``) as a run of ``suite`` would (one line)."""
+        from lingdiag.config import RunConfig
+        from lingdiag.engine.run import check_model
+        from lingdiag.model_spec import ModelSpec
+
+        spec = ModelSpec.parse(model)
+        if spec.adapter:
+            raise ConfigError(f"--model {model}: {what} the base model, not an adapted one")
+        if spec.provider not in ("embedded", "hf", "gguf"):
+            raise ConfigError(f"--model {model}: adapting needs the transformers backend")
+        self.config = RunConfig(suite=suite, model=model, model_options=key_values(options or []))
+        check_model(self.config)
+
+    def load(self) -> HFBackend:
+        """The model, loaded with its options (``engine.run.load_model``)."""
+        from lingdiag.engine.run import load_model
+        from lingdiag.models.hf import HFBackend
+
+        backend = load_model(self.config)
+        if not isinstance(backend, HFBackend):
+            raise ConfigError(f"--model {self.config.model}: adapting needs the transformers backend")
+        return backend
 
 
 def eta_progress(label: str) -> Callable[[int, int], None]:
@@ -107,15 +143,12 @@ def steer(
     lemma_field: LemmaOpt = None,
     limit: Limit = None,
     seed: SeedOpt = 0,
+    model_option: ModelOptionOpt = None,
 ) -> None:
     """Compute steering vectors (mean activation difference, correct − biased) per layer."""
     from lingdiag.adapt.steer import save_vectors, steering_vectors
-    from lingdiag.model_spec import ModelSpec
-    from lingdiag.models.hf import HFBackend
-    from lingdiag.models.providers import load_backend
 
-    if ModelSpec.parse(model).adapter:
-        raise ConfigError(f"--model {model}: steer from the base model, not an adapted one")
+    base = Base(suite, model, model_option, "steer from")
     if pairs == BUILDER:
         builder = BUILDERS.get(suite)()
         if builder.biased is None:
@@ -126,9 +159,7 @@ def steer(
     else:
         contrast, source = read_pairs(Path(pairs)), pairs
     contrast = spread(contrast, limit)
-    backend = load_backend(model)
-    if not isinstance(backend, HFBackend):
-        raise ConfigError(f"--model {model}: steering needs the transformers backend")
+    backend = base.load()
     vectors = steering_vectors(backend, contrast, _layers(layers), eta_progress("pairs"))
     save_vectors(out_file, vectors, {"model": backend.name, "weights_sha256": backend.identity["weights_sha256"],
                                      "pairs": str(len(contrast)), "source": source})
@@ -156,21 +187,16 @@ def lora(
     held_out: HeldOpt = 0.5,
     lemma_field: LemmaOpt = None,
     seed: SeedOpt = 0,
+    model_option: ModelOptionOpt = None,
 ) -> None:
     """Train a LoRA adapter on guarded chat examples (gold label as the answer; loss on it only)."""
     from lingdiag.adapt.lora import LoraPlan, train
     from lingdiag.io.atomic import make_dir
-    from lingdiag.model_spec import ModelSpec
-    from lingdiag.models.hf import HFBackend
-    from lingdiag.models.providers import load_backend
 
-    if ModelSpec.parse(model).adapter:
-        raise ConfigError(f"--model {model}: train on the base model, not an adapted one")
+    base = Base(suite, model, model_option, "train on")
     training = guarded(TrainingPlan(suite, train_data, eval_dataset, held_out, lemma_field, seed))
     examples = chat_examples(suite, training.items, strategy, seed)
-    backend = load_backend(model)
-    if not isinstance(backend, HFBackend):
-        raise ConfigError(f"--model {model}: LoRA needs the transformers backend")
+    backend = base.load()
     make_dir(out_dir)
     plan = LoraPlan(steps, rank, 2 * rank, tuple(t for t in targets.split(",") if t), learning_rate, batch_size,
                     seed, checkpoint_every)

@@ -17,7 +17,7 @@ from lingdiag.io.paths import sha256_file
 from lingdiag.metrics.core import summary
 from lingdiag.models.base import Backend, dispatch
 from lingdiag.models.cache import cached
-from lingdiag.models.providers import load_backend
+from lingdiag.models.providers import checked, load_backend
 from lingdiag.records import (
     Item,
     LogLikelihood,
@@ -189,6 +189,8 @@ def select_prompt_cmd(
     bad = [t for t in tasks if t not in PROMPT_TASKS]
     if bad:
         raise ConfigError(f"unknown task(s) {', '.join(bad)}; valid: {', '.join(PROMPT_TASKS)}")
+    for spec in model:  # every model checked before the first loads, as a run's or a study's
+        checked(spec)
     items = spread(load(dataset or SUITE.default_dataset).items, limit)
     per_model = {}
     for spec in model:
