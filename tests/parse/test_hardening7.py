@@ -77,3 +77,17 @@ READ = [
 @pytest.mark.parametrize(("text", "expect"), READ)
 def test_read(text: str, expect: str) -> None:
     assert label(text) == expect
+
+
+STRUCTURE = [
+    ('{"result": {"label": "False"}}', "False"),  # a label key nested at any depth
+    ('```json\n{"analysis": {"reasoning": "he was building it", "verdict": "Unknown"}}\n```', "Unknown"),
+    ('{"a": {"label": "True"}, "b": {"label": "False"}}', UNPARSED),  # two nested labels: several answers
+    ("<verdict>False</verdict>", "False"), ("<final>True</final>", "True"),  # other answer tags
+    ("<Antwort>wahr</Antwort>", "True"), ("<verdict>True</verdict> is wrong.", UNPARSED),
+]
+
+
+@pytest.mark.parametrize(("text", "expect"), STRUCTURE)
+def test_labels_in_structure(text: str, expect: str) -> None:
+    assert parse_label(text, LABELS, aliases=ALIASES["de"], lang=language("de"))[0] == expect

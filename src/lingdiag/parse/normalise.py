@@ -26,8 +26,12 @@ _SPECIAL = re.compile(r"<\|[^|>\n]{0,40}\|>|</?s>|<end_of_turn>|<start_of_turn>|
 _HTML = re.compile(r"</?(?:b|strong|em|i|u|p|span|div|code|mark)\s*>", re.I)
 _BREAK = re.compile(r"<br\s*/?>", re.I)
 _BOXED = re.compile(r"\\(?:boxed|fbox)\s*\{([^{}\n]{1,80})\}")
-_ANSWER_TAG = re.compile(r"<(answer|final_answer|label)>\s*([^<>\n]{1,80}?)\s*</\1>", re.I)
-_TAG = re.compile(r"</?(?:answer|final_answer|label)>", re.I)
+ANSWER_TAGS = ("answer", "final_answer", "final", "label", "verdict", "result", "prediction", "output", "choice",
+               "conclusion", "antwort", "urteil", "réponse", "reponse", "respuesta", "答案", "答え", "回答")
+"""Tags whose short content is the answer (``<verdict>False</verdict>``), in the built-in languages too."""
+_TAG_NAMES = "|".join(ANSWER_TAGS)
+_ANSWER_TAG = re.compile(rf"<({_TAG_NAMES})>\s*([^<>\n]{{1,80}}?)\s*</\1>", re.I)
+_TAG = re.compile(rf"</?(?:{_TAG_NAMES})>", re.I)
 _LATEX_TEXT = re.compile(r"\\(?:text|textbf|textit|mathrm|mathbf|mathit|texttt)\s*\{([^{}\n]{0,80})\}")
 _MATH = re.compile(r"\$\$?|\\[()\[\]]")
 _QUOTES = str.maketrans({"“": '"', "”": '"', "„": '"', "«": '"', "»": '"', "‘": "'", "’": "'", "‚": "'",
