@@ -53,6 +53,9 @@ _CONTRACTIONS = (
     (re.compile(r"\b(i|you|we|they|he|she|it)'ll\b", re.I), r"\1 will"),
     (re.compile(r"\b(you|we|they)'re\b", re.I), r"\1 are"),
 )
+# A check mark after an answer confirms it (True ✅): it goes; an arrow emoji is an arrow (➡️ False).
+_CHECKS = re.compile("[\u2705\u2714\u2611\u2713]\ufe0f?")
+_ARROWS = re.compile("[\u27a1\u2b95\u21d2]\ufe0f?")
 _SPACES = re.compile(r"[ \t\f\v\u00a0\u3000]+")
 _TRIM = " \t:：=-–—>*#.。"
 
@@ -71,6 +74,7 @@ def normalise(text: str, cues: Sequence[str] = ()) -> str:
     text = _BOXED.sub(lambda m: "\nFinal answer: " + m.group(1).strip(), text)
     text = _TAG.sub("\n", _ANSWER_TAG.sub(lambda m: "\nFinal answer: " + m.group(2), text))
     text = _MATH.sub(" ", text).translate(_QUOTES)
+    text = _ARROWS.sub("→", _CHECKS.sub(" ", text))
     text = _QUOTE_BLOCK.sub("", _HEADING.sub("", text))
     if "*" in text or "_" in text or "~" in text:
         text = _EMPHASIS.sub("", text)
