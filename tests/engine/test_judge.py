@@ -57,6 +57,12 @@ def judge(body: Any) -> str:
     return next(reply for text, _, reply in ANSWERS.values() if text == answer.group(1))
 
 
+def agreeing(body: Any) -> str | None:
+    """A judge that reads the answers the rules read as they did (its gate passes), else as scripted."""
+    reply = judge(body)
+    return "False" if reply == "**True**" else reply
+
+
 def spec(url: str) -> str:
     return f"openai:judge-model@{url}"
 
@@ -66,10 +72,11 @@ def records(out: Path) -> dict[str, Any]:
 
 
 def test_judge_reads_what_the_rules_left_unparsed(fake_api: Any, tmp_path: Path) -> None:
-    fake_api.content = judge
+    fake_api.content = agreeing
     config = RunConfig(suite="toy-judged", model="mock", reader=f"judge:{spec(fake_api.url)}")
     result = evaluate(config, MockBackend(model), tmp_path / "r")
-    assert len(fake_api.paths) == 2  # only the two answers the rules refused went to the judge
+    # The two answers the rules read (its gate: it agrees on both), then the two they refused.
+    assert len(fake_api.paths) == 4
     got = records(tmp_path / "r")
     assert got["i1"].label == "False" and got["i1"].correct is True and got["i1"].detail[JUDGED] is True
     assert got["i1"].detail["unparsed"] == "hedged"  # the rules' reason stays beside the judge's label
@@ -81,6 +88,7 @@ def test_judge_reads_what_the_rules_left_unparsed(fake_api: Any, tmp_path: Path)
     assert f"c: {spec(fake_api.url)} read 2, 1 labels judged" in result.table
     meta = json.loads((tmp_path / "r" / "meta.json").read_text())
     assert meta["config"]["reader"] == f"judge:{spec(fake_api.url)}"
+    assert meta["judge_gate"] == {"sample": 2, "agreeing": 2, "agreement": 1.0, "threshold": 0.9, "used": True}
     assert label_text(got["i1"]) == f"False (judged by {spec(fake_api.url)})"
     assert label_text(got["i2"]) == "unparsed: doubted"
     # The viewer's item page and the report's item browser show the mark.
@@ -112,7 +120,8 @@ def test_judge_all_measures_agreement_and_keeps_the_rules_labels(fake_api: Any, 
 
 
 def test_a_failed_judge_request_fails_the_item_for_a_resume(fake_api: Any, tmp_path: Path) -> None:
-    fake_api.content = None  # the server answers with no text: the judge's reply fails
+    # The server reads the answers the rules read (its gate passes), and answers the others with no text.
+    fake_api.content = lambda body: agreeing(body) if judge(body) in ("True", "**True**") else None
     config = RunConfig(suite="toy-judged", model="mock", reader=f"judge:{spec(fake_api.url)}",
                        model_options={})
     out = tmp_path / "r"
@@ -120,13 +129,13 @@ def test_a_failed_judge_request_fails_the_item_for_a_resume(fake_api: Any, tmp_p
     failed = {k: r.error for k, r in records(out).items() if r.error}
     assert set(failed) == {"i1", "i2"} and all(e.startswith(f"judge {spec(fake_api.url)}: ") for e in failed.values())
     assert result.metrics["c"]["n_errors"] == 2
-    fake_api.content = judge
+    fake_api.content = agreeing
     result = evaluate(config, MockBackend(model), out)  # resumed: the two items read again
     assert result.metrics["c"]["n_errors"] == 0 and records(out)["i1"].label == "False"
 
 
 def test_a_judged_run_is_deterministic_and_the_cli_takes_the_reader(fake_api: Any, tmp_path: Path) -> None:
-    fake_api.content = judge
+    fake_api.content = agreeing
     config = RunConfig(suite="toy-judged", model="mock", reader=f"judge:{spec(fake_api.url)}")
     evaluate(config, MockBackend(model), tmp_path / "a")
     evaluate(config, MockBackend(model), tmp_path / "b")
@@ -166,3 +175,47 @@ def test_a_real_model_judges(tmp_path: Path) -> None:
                for r in got.values())
     assert (got["i0"].label, got["i3"].label) == ("True", "False")  # the rules' labels, whatever the judge read
     assert agreement(list(got.values())) is not None and "**Read by a judge model**" in result.table
+
+
+def test_a_judge_that_disagrees_with_the_rules_is_refused_and_the_run_goes_on(
+        fake_api: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    fake_api.content = judge  # reads i3's False as True: 1 of the 2 answers the rules read
+    config = RunConfig(suite="toy-judged", model="mock", reader=f"judge:{spec(fake_api.url)}")
+    result = evaluate(config, MockBackend(model), tmp_path / "r")
+    assert len(fake_api.paths) == 2  # the gate's sample only: none of its labels is asked for
+    got = records(tmp_path / "r")
+    assert got["i1"].label == UNPARSED and JUDGED not in got["i1"].detail and JUDGE not in got["i1"].detail
+    assert result.metrics["c"]["n_unparsed"] == 2
+    meta = json.loads((tmp_path / "r" / "meta.json").read_text())
+    assert meta["judge_gate"] == {"sample": 2, "agreeing": 1, "agreement": 0.5, "threshold": 0.9, "used": False}
+    line = [x for x in capsys.readouterr().err.splitlines() if "refused" in x]
+    assert line == [f"warning: judge {spec(fake_api.url)} refused: it read 1 of 2 answers the rules read as they "
+                    "did (50%, below 90%); the run goes on with the rules alone"]
+
+
+def test_empty_and_cut_off_answers_are_never_sent(fake_api: Any, tmp_path: Path) -> None:
+    sent: list[str] = []
+
+    def server(body: Any) -> str:
+        sent.append(body["messages"][-1]["content"])
+        return "NONE"
+
+    fake_api.content = server
+    answers = {"i0": "", "i1": "   ", "i2": "<think>True is", "i3": "Maybe False."}
+    config = RunConfig(suite="toy-judged", model="mock", reader=f"judge-all:{spec(fake_api.url)}")
+    evaluate(config, MockBackend(lambda req: answers[req.messages[-1].content]), tmp_path / "r")
+    assert len(sent) == 1 and "Maybe False." in sent[0]
+
+
+@pytest.mark.slow
+def test_the_embedded_smollm2_as_judge_gives_no_wrong_label(tmp_path: Path) -> None:
+    """SmolLM2-135M echoes its question and ends in a label: its gate refuses it (or, should it ever
+    agree with the rules, no label it gives is wrong); either way the gate is in meta.json.
+    """
+    config = RunConfig(suite="toy-judged", model="mock", reader="judge:smollm2-135m")
+    evaluate(config, MockBackend(model), tmp_path / "r")
+    gate = json.loads((tmp_path / "r" / "meta.json").read_text())["judge_gate"]
+    assert gate["sample"] == 2 and gate["threshold"] == 0.9
+    judged = [r for r in records(tmp_path / "r").values() if r.detail.get(JUDGED)]
+    assert gate["used"] or not judged
+    assert all(r.label == r.gold for r in judged)

@@ -55,7 +55,7 @@ def test_no_label_the_answer_did_not_give() -> None:
 def test_plain_answers_are_read() -> None:
     plain = [(a, got) for a, got in zip(ANSWERS, READ, strict=True) if a["plain"]]
     lost = [a["text"] for a, got in plain if got != a["expect"]]
-    assert len(plain) - len(lost) >= 0.95 * len(plain), lost
+    assert len(plain) - len(lost) >= 0.97 * len(plain), lost
 
 
 def figures() -> str:

@@ -77,3 +77,33 @@ READ = [
 @pytest.mark.parametrize(("text", "expect"), READ)
 def test_read(text: str, expect: str) -> None:
     assert label(text) == expect
+
+
+STRUCTURE = [
+    ('{"result": {"label": "False"}}', "False"),  # a label key nested at any depth
+    ('```json\n{"analysis": {"reasoning": "he was building it", "verdict": "Unknown"}}\n```', "Unknown"),
+    ('{"a": {"label": "True"}, "b": {"label": "False"}}', UNPARSED),  # two nested labels: several answers
+    ("<verdict>False</verdict>", "False"), ("<final>True</final>", "True"),  # other answer tags
+    ("<Antwort>wahr</Antwort>", "True"), ("<verdict>True</verdict> is wrong.", UNPARSED),
+]
+
+
+@pytest.mark.parametrize(("text", "expect"), STRUCTURE)
+def test_labels_in_structure(text: str, expect: str) -> None:
+    assert parse_label(text, LABELS, aliases=ALIASES["de"], lang=language("de"))[0] == expect
+
+
+AROUND = [
+    ("The premise says he was building it.\n→ Unknown", "en", "Unknown"),  # an arrow as an answer cue
+    ("➡️ False", "en", "False"), ("Answer: True ✅", "en", "True"),  # a check mark confirms
+    ("Answer: True ❌", "en", UNPARSED),
+    ("True, so maybe.", "en", UNPARSED), ("True, I guess.", "en", UNPARSED),  # a short clause hedging it
+    ("True, because he might not have finished it.", "en", "True"),  # a reason's hedge is the reason's
+    ("Also ist die Antwort falsch.", "de", "False"),  # German "also" is "so" in a German answer
+    ("Wahr, also vielleicht.", "de", UNPARSED),
+]
+
+
+@pytest.mark.parametrize(("text", "code", "expect"), AROUND)
+def test_what_stands_around_a_label(text: str, code: str, expect: str) -> None:
+    assert label(text, code) == expect

@@ -28,11 +28,16 @@ def test_question_lists_the_choices_and_fences_the_answer() -> None:
 
 @pytest.mark.parametrize(("reply", "choices", "key"), [
     ("B", {"A": "then", "B": "so"}, "B"), ("**B**", {"A": "then", "B": "so"}, "B"),
-    ("The answer is A.", {"A": "then", "B": "so"}, "A"), ("NONE", {"A": "then", "B": "so"}, UNPARSED),
+    ("The answer is A.", {"A": "then", "B": "so"}, UNPARSED), ("NONE", {"A": "then", "B": "so"}, UNPARSED),
+    ("b.", {"A": "then", "B": "so"}, "B"), ("`True`", {"True": "True", "False": "False"}, "True"),
+    # a choice at the end of an echoed prompt (SmolLM2's replies as judge) is no reading
+    ("Which one choice does this answer commit to? Reply with exactly one of: True, False, Unknown",
+     {"True": "True", "False": "False", "Unknown": "Unknown"}, UNPARSED),
+    ("- True\n- False\n- Unknown\nUnknown", {"True": "True", "False": "False", "Unknown": "Unknown"}, UNPARSED),
     ("A or B", {"A": "then", "B": "so"}, UNPARSED), ("", {"A": "then"}, UNPARSED),
     ("False", {"True": "True", "False": "False"}, "False"),
     ("maybe True", {"True": "True", "False": "False"}, UNPARSED),
     ("contradiction", {"entailment": "entailment", "contradiction": "contradiction"}, "contradiction"),
 ])
-def test_reply_is_read_by_the_rules(reply: str, choices: dict[str, str], key: str) -> None:
+def test_a_reply_is_exactly_one_choice(reply: str, choices: dict[str, str], key: str) -> None:
     assert reply_choice(reply, choices) == key

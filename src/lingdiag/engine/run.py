@@ -398,11 +398,14 @@ class _Session:
     reached: list[Condition] = field(default_factory=list)
     requests: dict[str, Sequence[Request]] = field(default_factory=dict)
     declined: set[str] = field(default_factory=set)
+    judge: Judge | None = None
 
     def meta(self, usage: dict[str, int] | None = None) -> RunMeta:
-        """``meta.json`` as of now: each expander records its own part."""
+        """``meta.json`` as of now: each expander records its own part; a judge its gate, once decided."""
         ran = Ran(self.reached, self.requests, self.declined, self.plan.not_scored, self.backend)
         parts = {e.part: e.recorded(ran) for e in self.plan.expanders}
+        if self.judge is not None and self.judge.gate.decided:
+            parts["judge_gate"] = self.judge.gate.recorded()
         return self.first.replaced(timings=dict(self.timings), skipped=dict(self.skipped), usage=usage, **parts)
 
     def reach(self, condition: Condition, rendered: Mapping[str, Sequence[Request]]) -> str | None:
@@ -451,7 +454,10 @@ def _begin(config: RunConfig, backend: Backend, store: RunStore, p: Plan) -> tup
 def _evaluate(config: RunConfig, backend: Backend, store: RunStore, progress: Progress | None, p: Plan,
               judge: Judge | None) -> RunResult:
     """``evaluate`` in a locked run directory."""
+    if judge is not None and store.meta_path.is_file():  # a resumed run keeps its judge's gate
+        judge.gate.resume(store.read_meta().parts.get("judge_gate"))
     session, done = _begin(config, backend, store, p)
+    session.judge = judge
     recording = Recording(think_tags(config), precision(backend), config.per_token, judge)
     usage_before = backend.usage() if isinstance(backend, ReportsUsage) else {}
     for condition in p.conditions:

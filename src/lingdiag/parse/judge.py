@@ -14,8 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from lingdiag.parse.reader import read
-from lingdiag.parse.scan import Vocabulary
+from lingdiag.parse.normalise import normalise
 from lingdiag.records import UNPARSED, ChatMessage, GenerationRequest
 
 Mode = Literal["judge", "judge-all"]
@@ -79,11 +78,14 @@ def question(answer: str, choices: Mapping[str, str]) -> GenerationRequest:
                              max_new_tokens=MAX_NEW_TOKENS)
 
 
+_WRAPPING = " \t\n*_`\"'.:!()[]"
+
+
 def reply_choice(reply: str, choices: Mapping[str, str]) -> str:
-    """The choice the judge's ``reply`` names (a key of ``choices``), or ``UNPARSED``: read by the
-    rules themselves, so a judge that hedges or lists two is no reading either.
+    """The choice the judge's ``reply`` is (a key of ``choices``), or ``UNPARSED``: the whole reply,
+    emphasis, quotes and a full stop aside, must be exactly one choice (any case). A reply that
+    says more (an echo of the question ending in a choice, ``The answer is A``, ``maybe True``) or
+    ``NONE`` is no reading.
     """
-    letters = {k: v for k, v in choices.items() if len(k) == 1 and k.isalpha()}
-    vocab = Vocabulary.of_options({k: "" for k in choices}) if letters == choices else Vocabulary.of_labels(
-        tuple(choices))
-    return read(reply, vocab).label if reply.strip() else UNPARSED
+    body = " ".join(normalise(reply).split()).strip(_WRAPPING).lower()
+    return next((k for k in choices if k.lower() == body), UNPARSED)

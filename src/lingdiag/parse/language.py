@@ -201,7 +201,7 @@ LANGUAGES: Mapping[str, AnswerLanguage] = {lang.code: lang for lang in (
         cues=("antwort", "label", "urteil", "lösung", "ergebnis", "endgültige antwort", "schlussfolgerung", "fazit",
               "option", "auswahl", "buchstabe", "ich wähle", "ich würde sagen", "ich sage", "ich denke", "ich glaube",
               "ich entscheide mich für",
-              "daher", "somit",
+              "daher", "somit", "also",
               "folglich", "insgesamt"),
         copulas=("ist", "lautet", "wäre", "sind"),
         negations=("nicht", "kein", "keine", "keinen", "keiner", "nie", "niemals", "nein", "weder", "statt",
@@ -382,10 +382,31 @@ def suite_language(code: str, words: Mapping[str, Sequence[str]]) -> AnswerLangu
     return AnswerLanguage(code, **given)
 
 
+_TAKING_BACK = frozenset({"negations", "questions", "hedges", "conditions", "contrasts", "retractions", "doubts",
+                          "judgements"})
+
+
+def _clashes(kind: str, own: set[str]) -> bool:
+    """Whether another language's word of ``kind`` contradicts the jobs ``own`` the answer's language
+    gives it: one of them takes an answer back and the other does not.
+    """
+    return bool(own) and kind not in own and (kind in _TAKING_BACK) != bool(own & _TAKING_BACK)
+
+
 @lru_cache(maxsize=256)
 def reading_words(lang: AnswerLanguage) -> AnswerLanguage:
-    """The words an answer in ``lang`` is read with: its own and every built-in language's."""
-    merged = {f.name: tuple(dict.fromkeys(w.lower() for other in (lang, *LANGUAGES.values())
-                                          for w in getattr(other, f.name)))
-              for f in fields(AnswerLanguage) if f.name != "code"}
+    """The words an answer in ``lang`` is read with: its own and every built-in language's; where one
+    of its own words takes an answer back in one language and not in the other, the answer's
+    language decides (German ``also``, "so", is a cue in a German answer, English's hedge in an
+    English one).
+    """
+    kinds = [f.name for f in fields(AnswerLanguage) if f.name != "code"]
+    own: dict[str, set[str]] = {}
+    for kind in kinds:
+        for w in getattr(lang, kind):
+            own.setdefault(w.lower(), set()).add(kind)
+    merged = {kind: tuple(dict.fromkeys(w.lower() for other in (lang, *LANGUAGES.values())
+                                        for w in getattr(other, kind)
+                                        if other is lang or not _clashes(kind, own.get(w.lower(), set()))))
+              for kind in kinds}
     return AnswerLanguage(lang.code, **merged)

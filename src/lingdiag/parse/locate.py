@@ -31,7 +31,7 @@ from lingdiag.parse.language import PUNCTUATION
 from lingdiag.parse.scan import CLAUSE_END, MARKS, UNSPACED, Scan, Token, Vocabulary, affirms
 
 _GAP = re.compile(r"[\s:,=\-–—>→\"'(\[" + re.escape("".join(p.clause for p in PUNCTUATION)) + "]*")
-_AROUND = " \t\"'()[]{}.,;:!?¡¿-–—*<>「」『』【】" + MARKS
+_AROUND = " \t\"'()[]{}.,;:!?¡¿-–—*<>「」『』【】→" + MARKS
 _FILLER_WORDS = 2
 _CLOSERS = ")]}\"'」』】"
 _CUE_REACH = 48

@@ -26,8 +26,12 @@ _SPECIAL = re.compile(r"<\|[^|>\n]{0,40}\|>|</?s>|<end_of_turn>|<start_of_turn>|
 _HTML = re.compile(r"</?(?:b|strong|em|i|u|p|span|div|code|mark)\s*>", re.I)
 _BREAK = re.compile(r"<br\s*/?>", re.I)
 _BOXED = re.compile(r"\\(?:boxed|fbox)\s*\{([^{}\n]{1,80})\}")
-_ANSWER_TAG = re.compile(r"<(answer|final_answer|label)>\s*([^<>\n]{1,80}?)\s*</\1>", re.I)
-_TAG = re.compile(r"</?(?:answer|final_answer|label)>", re.I)
+ANSWER_TAGS = ("answer", "final_answer", "final", "label", "verdict", "result", "prediction", "output", "choice",
+               "conclusion", "antwort", "urteil", "réponse", "reponse", "respuesta", "答案", "答え", "回答")
+"""Tags whose short content is the answer (``<verdict>False</verdict>``), in the built-in languages too."""
+_TAG_NAMES = "|".join(ANSWER_TAGS)
+_ANSWER_TAG = re.compile(rf"<({_TAG_NAMES})>\s*([^<>\n]{{1,80}}?)\s*</\1>", re.I)
+_TAG = re.compile(rf"</?(?:{_TAG_NAMES})>", re.I)
 _LATEX_TEXT = re.compile(r"\\(?:text|textbf|textit|mathrm|mathbf|mathit|texttt)\s*\{([^{}\n]{0,80})\}")
 _MATH = re.compile(r"\$\$?|\\[()\[\]]")
 _QUOTES = str.maketrans({"“": '"', "”": '"', "„": '"', "«": '"', "»": '"', "‘": "'", "’": "'", "‚": "'",
@@ -49,6 +53,9 @@ _CONTRACTIONS = (
     (re.compile(r"\b(i|you|we|they|he|she|it)'ll\b", re.I), r"\1 will"),
     (re.compile(r"\b(you|we|they)'re\b", re.I), r"\1 are"),
 )
+# A check mark after an answer confirms it (True ✅): it goes; an arrow emoji is an arrow (➡️ False).
+_CHECKS = re.compile("[\u2705\u2714\u2611\u2713]\ufe0f?")
+_ARROWS = re.compile("[\u27a1\u2b95\u21d2]\ufe0f?")
 _SPACES = re.compile(r"[ \t\f\v\u00a0\u3000]+")
 _TRIM = " \t:：=-–—>*#.。"
 
@@ -67,6 +74,7 @@ def normalise(text: str, cues: Sequence[str] = ()) -> str:
     text = _BOXED.sub(lambda m: "\nFinal answer: " + m.group(1).strip(), text)
     text = _TAG.sub("\n", _ANSWER_TAG.sub(lambda m: "\nFinal answer: " + m.group(2), text))
     text = _MATH.sub(" ", text).translate(_QUOTES)
+    text = _ARROWS.sub("→", _CHECKS.sub(" ", text))
     text = _QUOTE_BLOCK.sub("", _HEADING.sub("", text))
     if "*" in text or "_" in text or "~" in text:
         text = _EMPHASIS.sub("", text)

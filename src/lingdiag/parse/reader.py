@@ -159,14 +159,42 @@ def json_answer(text: str, key: str) -> tuple[str, bool]:
     if found is None:
         return text, False
     obj, start, end = found
-    value = obj.get(key)
-    if isinstance(value, (str, int)) and not isinstance(value, bool):
-        lines = f"Final answer: {value}"
+    values = _nested(obj, key)
+    if values:  # several different nested labels are several answers, refused as such
+        lines = "\n".join(f"Final answer: {v}" for v in values)
         used = True
     else:
         lines = "\n".join(f"{k}: {v}" for k, v in obj.items() if isinstance(v, (str, int)) and not isinstance(v, bool))
         used = False
     return f"{text[:start]}\n{lines}\n{text[end:]}", used
+
+
+JSON_KEYS = ("label", "answer", "final_answer", "verdict", "prediction", "result", "choice", "output")
+"""Keys that hold the label in a nested JSON answer (``{"result": {"label": "False"}}``), besides the
+suite's own key, which is looked for first."""
+
+
+def _nested(obj: dict[str, Any], key: str) -> list[str]:
+    """The plain values of ``key`` in ``obj``; else, at any depth, of ``key`` or one of ``JSON_KEYS``
+    (breadth first: the shallowest level holding one wins), each once; empty if none.
+    """
+    level: list[dict[str, Any]] = [obj]
+    depth = 0
+    while level and depth < _DEPTH:
+        for keys in ((key,), JSON_KEYS):
+            found = [str(d[k]) for d in level for k in keys
+                     if isinstance(d.get(k), (str, int)) and not isinstance(d.get(k), bool)]
+            if found:
+                return list(dict.fromkeys(found))
+            if depth == 0:
+                break  # at the top, the suite's own key only (other keys are written as lines)
+        level = [v for d in level for v in d.values() if isinstance(v, dict)]
+        depth += 1
+    return []
+
+
+_DEPTH = 16
+"""Levels of a nested JSON answer searched for its label."""
 
 
 def extract_json(text: str) -> dict[str, Any] | None:

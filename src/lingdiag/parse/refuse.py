@@ -134,7 +134,16 @@ def _opening(s: Scan, end: int) -> str | None:
         pos = nxt_start.end() if nxt_start else end
         while pos < len(s.text) and s.text[pos] in " \t\"'":
             pos += 1
-        first = next((t for t in s.after(pos)), None)
+        hedged = _short_hedge(s, pos)
+        if hedged is not None:
+            return hedged
+        following = s.after(pos)
+        first = next(following, None)
+        while first is not None and first.of("cues") and first.label is None:  # "Wahr, also vielleicht"
+            nxt = next(following, None)
+            if nxt is None or s.text[first.end:nxt.start].strip():
+                break
+            pos, first = nxt.start, nxt
         if first is None or first.start != pos or first.label is not None:
             return None
         reason = next((r for k, r in _OPENERS if first.of(k)), None)
@@ -149,6 +158,21 @@ def _opening(s: Scan, end: int) -> str | None:
             end = clause_end  # a strike ("not False"): the clause after it still speaks of the answer
             continue
         return None if len(after.split()) > _SHORT else reason
+
+
+def _short_hedge(s: Scan, pos: int) -> str | None:
+    """A short clause at ``pos`` (no label, no reason opening it) hedging, questioning or judging
+    what came before anywhere in it (``True, so maybe.``, ``True, I guess.``).
+    """
+    if pos >= len(s.text):
+        return None
+    _, clause_end = s.clause(pos)
+    label = s.mention_at_or_after(pos)
+    first = next(s.iter_within(pos, clause_end), None)
+    if len(s.text[pos:clause_end].split()) > _SHORT or (label is not None and label.start < clause_end) \
+            or (first is not None and first.of("reasons")):
+        return None
+    return _in(s, pos, clause_end, _OPENERS[1:])
 
 
 def _local(s: Scan, m: Token, start: int) -> str | None:

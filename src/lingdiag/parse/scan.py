@@ -427,5 +427,7 @@ def _says_of_letter(text: str, end: int, vocab: Vocabulary, table: Mapping[str, 
     option = _form(dict(vocab.options).get(letter, ""))
     if option and text[m.start(1):m.start(1) + len(option) + 1].lower().startswith(option):
         return True
-    kinds = table.get(m.group(1).lower())
+    word = m.group(1).lower()
+    # An elided word counts by its elision too: "A n'est pas…" says something of A.
+    kinds = table.get(word) or (table.get(_form(word[:word.index("'") + 1])) if "'" in word else None)
     return isinstance(kinds, frozenset) and any(k in kinds for k in _OF_LETTER)
