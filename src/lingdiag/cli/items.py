@@ -65,7 +65,7 @@ def fit_cmd(
     for c in built.fit.cells:
         flagged = sum(bool(f) for f in c.item_flags(built.fit.kind, built.fit.policy))
         print(plain(f"{c.suite} / {c.condition}: {len(c.models)} models, {len(c.item_ids)} items "
-                    f"({int(c.fitted.sum())} fitted), {flagged} flagged beyond chance; {built.fit.why}"
+                    f"({int(c.fitted.sum())} fitted), {flagged} flagged; {built.fit.why}"
                     f"{'' if c.converged else ', NOT converged'}"))
     print(plain(f"wrote {', '.join(p.name for p in built.written)} in {out}"))
 

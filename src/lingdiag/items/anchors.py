@@ -145,6 +145,8 @@ def load_anchors(path: Path) -> AnchorSet:
     Raises:
         RunError: not an anchors file, or damaged (one line naming the file and what is wrong).
     """
+    if Path(path).is_dir():
+        raise RunError(f"{path}: a directory; expected the anchors file `lingdiag items anchors --out FILE` writes")
     try:
         data = json.loads(read_regular(path, MAX_ANCHOR_BYTES).decode("utf-8"))
         if not isinstance(data, dict) or data.get("format") != ANCHORS_FORMAT:
