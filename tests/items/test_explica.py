@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -51,29 +52,34 @@ def perplexity_runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[P
     yield runs
 
 
-def test_the_fit_flags_items_with_reasons(perplexity_runs):
-    f = fit_runs(perplexity_runs, "2pl")
+def test_the_fit_says_its_flags_are_not_beyond_chance(perplexity_runs):
+    f = fit_runs(perplexity_runs)
     (c,) = f.cells
-    assert (c.suite, c.condition, len(c.models)) == ("explica", "perplexity", 8)
+    assert (c.suite, c.condition, len(c.models), f.kind) == ("explica", "perplexity", 8, "1pl")
     assert len(c.item_ids) == 848  # the related ordered pairs; unrelated ones have no gold
-    flags = c.item_flags(f.kind, f.policy)
-    reasons = {x.split(" ")[0] for fl in flags for x in fl}
-    assert {"negative", "near-zero", "every", "humans"} <= reasons
+    # Measured: 129 items whose answers fall as ability rises, about 165 expected by chance (docs/items.md).
+    line = next(n for n in f.notes if "negative discrimination" in n)
+    assert "expected by chance with 8 models: no evidence beyond chance" in line, line
+    assert not any(x.startswith("negative") for fl in c.item_flags(f.kind, f.policy) for x in fl)
     # The gold is the humans' preferred connective: they never disagree, but some tie.
     verdicts = {h.verdict for h in c.human.values()}
     assert verdicts == {"agrees", "ties"} and len(c.human) == 848
-    assert any("8 models" in n for n in f.notes)
+    assert all(c.texts[i].text and c.texts[i].gold for i in c.item_ids)
 
 
-def test_difficulties_agree_with_girth(perplexity_runs):
+def test_difficulties_and_slope_agree_with_girth(perplexity_runs):
     girth = pytest.importorskip("girth", reason="girth (the dev extra) is the independent implementation")
     (m,) = read_matrices(perplexity_runs).cells
     x = m.responses
     right = (x == 1).sum(0)
     informative = (right > 0) & (right < 8)  # girth's MML needs both outcomes per item
-    ours = irt.fit(x, "1pl").difficulty[informative]
-    theirs = girth.rasch_mml(x[:, informative].T.astype(int))["Difficulty"]
-    assert spearmanr(ours, theirs)[0] >= 0.95
+    est = irt.fit(x, "1pl")
+    with warnings.catch_warnings():  # girth's own log(0) on its way to the optimum
+        warnings.simplefilter("ignore", RuntimeWarning)
+        theirs = girth.onepl_mml(x[:, informative].T.astype(int))
+    assert spearmanr(est.difficulty[informative], theirs["Difficulty"])[0] >= 0.95  # measured 0.987
+    # girth's shared slope (0.675, measured) within ours ± 1.96 SE (0.675 ± 0.35)
+    assert abs(float(theirs["Discrimination"]) - est.slope[0]) < irt.Z95 * est.slope_se[0]
 
 
 def test_anchors_beat_random_items_leaving_each_model_out(perplexity_runs):

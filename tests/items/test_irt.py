@@ -64,3 +64,42 @@ def test_deterministic():
     a, b = irt.fit(x, "2pl"), irt.fit(x, "2pl")
     assert np.array_equal(a.slope, b.slope) and np.array_equal(a.ability, b.ability)
     assert not a.slope.flags.writeable
+
+
+@pytest.mark.parametrize(("models", "kind"), [(8, "1pl"), (30, "2pl"), (100, "2pl")])
+def test_estimates_do_not_move_as_the_quadrature_points_double(models, kind):
+    # 300 items: each model's posterior is narrow (SD about 0.15), which a 31-point Gauss–Hermite rule missed.
+    x, _, _, _ = simulated(models, 300 if models < 100 else 120, seed=11)
+    coarse = irt.fit(x, kind)
+    fine = irt.fit(x, kind, irt.Priors(nodes=2 * coarse.nodes - 1))
+    assert coarse.quadrature_change < irt.DEFAULT_PRIORS.quadrature_tol and coarse.converged
+    for name in ("slope", "intercept", "ability"):
+        assert np.max(np.abs(getattr(coarse, name) - getattr(fine, name))) < 1e-3, name
+
+
+def test_the_1pl_slope_error_is_the_spread_of_the_models_not_of_the_items():
+    # The shared slope is the scale of the abilities: with 8 models its error is about a / √(2·8), however
+    # many items there are (the prior counted once, not once per item: that gave a tenth of it).
+    errors, slopes = [], []
+    for seed in range(20):
+        x, _, _, _ = simulated(8, 100, seed=seed, slopes=np.ones(100))
+        est = irt.fit(x, "1pl")
+        errors.append(est.slope_se[0])
+        slopes.append(est.slope[0])
+    spread = np.std(slopes)  # the slope's real spread over panels (the truth is 1)
+    assert 0.7 < np.mean(errors) / spread < 1.4, (np.mean(errors), spread)
+    assert np.mean(np.abs(np.array(slopes) - 1) < irt.Z95 * np.array(errors)) > 0.85
+
+
+def test_2pl_errors_agree_with_a_parametric_bootstrap():
+    # 100 models × 40 items with known parameters: the stated errors against the spread of the estimates over
+    # answers drawn again from the same parameters.
+    rng = np.random.default_rng(3)
+    theta, a, b = rng.normal(size=100), rng.lognormal(0, 0.3, 40), rng.normal(size=40)
+    p = 1 / (1 + np.exp(-(a * (theta[:, None] - b))))
+    fits = [irt.fit((rng.random(p.shape) < p).astype(np.int8), "2pl") for _ in range(12)]
+    spread = np.std([f.slope for f in fits], axis=0)
+    stated = np.mean([f.slope_se for f in fits], axis=0)
+    assert 0.75 < np.median(stated / spread) < 1.35, np.median(stated / spread)
+    spread_c = np.std([f.intercept for f in fits], axis=0)
+    assert 0.75 < np.median(np.mean([f.intercept_se for f in fits], axis=0) / spread_c) < 1.35

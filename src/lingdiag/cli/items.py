@@ -26,11 +26,13 @@ app.add_typer(items_app, name="items", rich_help_panel=RESULTS)
 ModelKind = Literal["1pl", "2pl"]
 
 
-def _kind(value: str) -> Kind:
+def _kind(value: str) -> Kind | None:
     from lingdiag.items.irt import KINDS
 
+    if value == "auto":
+        return None
     if value not in KINDS:
-        raise ConfigError(f"--irt {value!r}: expected 1pl or 2pl")
+        raise ConfigError(f"--irt {value!r}: expected auto, 1pl or 2pl")
     return value
 
 
@@ -42,8 +44,9 @@ def _say(line: str) -> None:
 def fit_cmd(
     dirs: Annotated[list[Path], typer.Argument(help="Run or study directories.")],
     out: Annotated[Path, out_option("Directory for fit.json, fit.npz, items.csv, models.csv (and .parquet).")],
-    irt: Annotated[str, typer.Option("--irt", help="The item model: 1pl or 2pl (--model is a model spec "
-                                                   "everywhere else).")] = "2pl",
+    irt: Annotated[str, typer.Option("--irt", help="The item model: auto (the 1PL below 30 models, the 2PL from "
+                                                   "there), 1pl or 2pl (--model is a model spec everywhere "
+                                                   "else).")] = "auto",
     human: Annotated[Path | None, typer.Option(help="Mean human ratings per item: a CSV with id and mean_<label> "
                                                     "columns (as `lingdiag human import` writes).")] = None,
 ) -> None:
@@ -53,6 +56,8 @@ def fit_cmd(
     from lingdiag.items.build import fit_and_write
 
     built = fit_and_write(dirs, out, _kind(irt), human)
+    for line in built.fit.warnings:
+        _say(f"warning: {line}")
     for line in (*built.fit.left_out, *built.fit.notes):
         _say(f"note: {line}")
     if built.parquet:
@@ -60,7 +65,7 @@ def fit_cmd(
     for c in built.fit.cells:
         flagged = sum(bool(f) for f in c.item_flags(built.fit.kind, built.fit.policy))
         print(plain(f"{c.suite} / {c.condition}: {len(c.models)} models, {len(c.item_ids)} items "
-                    f"({int(c.fitted.sum())} fitted), {flagged} flagged; {built.fit.kind.upper()}"
+                    f"({int(c.fitted.sum())} fitted), {flagged} flagged; {built.fit.why}"
                     f"{'' if c.converged else ', NOT converged'}"))
     print(plain(f"wrote {', '.join(p.name for p in built.written)} in {out}"))
 
@@ -71,7 +76,7 @@ def anchors_cmd(
     k: Annotated[int, typer.Option("--k", help="Anchors per suite and condition.")] = 100,
     out: Annotated[Path, out_option("The anchors file (JSON) to write.")] = Path("anchors.json"),
     irt: Annotated[str, typer.Option("--irt", help="The item model when fitting here: 1pl (default: from "
-                                                    "every answer it predicts the accuracy) or 2pl.")] = "1pl",
+                                                    "every answer it predicts the accuracy), 2pl or auto.")] = "1pl",
     seed: Annotated[int, seed_option("Seeds the k-means of the anchors.")] = 0,
     validate: Annotated[bool, typer.Option(help="Measure the estimate's error by leaving models out.")] = True,
 ) -> None:
@@ -106,25 +111,25 @@ def estimate_cmd(
 ) -> None:
     """The run's accuracy over every item of each anchored condition, from its answers to the anchors alone."""
     from lingdiag.items.anchors import estimate_run, load_anchors
+    from lingdiag.items.chance import finite
     from lingdiag.reading import load_run
 
+    chosen = load_anchors(anchors)  # an anchors file that is not one is refused before the run is read
     loaded = load_run(run)
-    found = estimate_run(load_anchors(anchors), loaded, condition)
+    found = estimate_run(chosen, loaded, condition)
     state = loaded.state.line if loaded.state else None
     cells = [{"suite": c.suite, "condition": c.condition, "estimate": round(e.estimate, 6),
               "interval": [round(e.low, 6), round(e.high, 6)], "anchors_answered": e.anchors_answered,
               "anchors": len(c.anchors.index), "items": e.items, "method": c.method,
-              "measured_error": c.measured_error,
-              "model_sd": round(e.model_sd, 6)} for c, e in found]
+              "measured_error": c.measured_error, "ability": finite(round(e.ability, 6)),
+              "model_sd": finite(round(e.model_sd, 6)), "interval_basis": e.basis} for c, e in found]
     if as_json:
         one = {"estimate": cells[0]["estimate"], "interval": cells[0]["interval"]} if len(cells) == 1 else {}
-        print(json.dumps({**one, "cells": cells, "run_state": state}, ensure_ascii=False, indent=1))
+        print(json.dumps({**one, "cells": cells, "run_state": state}, ensure_ascii=False, indent=1, allow_nan=False))
         return
     if state:
         _say(f"note: {state}")
     for c, e in found:
-        why = ("random items' sampling error" if c.method == "random" else "the item model's spread"
-               + ("" if c.measured_error is None else
-                  f" and the error measured by leaving models out ({c.measured_error:.3f})"))
         print(plain(f"{c.suite} / {c.condition}: accuracy {e.estimate:.3f}, 95% interval [{e.low:.3f}, {e.high:.3f}] "
-                    f"({why}); from {e.anchors_answered} of {len(c.anchors.index)} anchors, over {e.items} items"))
+                    f"({e.basis}); from {e.anchors_answered} of {len(c.anchors.index)} anchors, over {e.items} "
+                    "items"))

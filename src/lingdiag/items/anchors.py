@@ -7,6 +7,7 @@ estimate`` and by ``run``/``study`` ``--items`` (:func:`read_item_ids`). The met
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +19,7 @@ from lingdiag.errors import ConfigError, RunError
 from lingdiag.io.atomic import write_atomic
 from lingdiag.io.limits import Limit, read_regular
 from lingdiag.items.fitted import CellFit, ItemFit
-from lingdiag.items.irt import Array, Estimates, Kind
+from lingdiag.items.irt import KINDS, Array, Estimates, Kind
 from lingdiag.items.matrix import ResponseMatrix
 from lingdiag.items.selection import Chosen, Estimate, NoEstimate, at_random, choose, estimate, sample_estimate
 from lingdiag.items.validate import HeldOut, leave_one_out, random_rms, rms
@@ -123,8 +124,8 @@ def save_anchors(a: AnchorSet, path: Path) -> None:
     """Write the anchors file atomically (JSON)."""
     cells = [{"suite": c.suite, "condition": c.condition, "kind": c.kind, "models": list(c.models),
               "anchors": c.anchor_ids, "weights": [round(float(w), 8) for w in c.anchors.weight],
-              "measured_error": c.measured_error, "unmeasured": c.unmeasured, "method": c.method,
-              "irt_error": c.irt_error,
+              "measured_error": _finite(c.measured_error), "unmeasured": c.unmeasured, "method": c.method,
+              "irt_error": _finite(c.irt_error),
               "validation": [{"model": h.model, "accuracy": h.accuracy, "estimate": h.estimate, "low": h.low,
                               "high": h.high, "random_se": h.random_se} for h in c.validation],
               "item_ids": list(c.item_ids), "slope": [float(x) for x in c.slope],
@@ -134,12 +135,18 @@ def save_anchors(a: AnchorSet, path: Path) -> None:
     write_atomic(path, json.dumps(data, ensure_ascii=False, allow_nan=False) + "\n")
 
 
+def _finite(x: float | None) -> float | None:
+    return x if x is not None and math.isfinite(x) else None
+
+
 def load_anchors(path: Path) -> AnchorSet:
     """The anchors file at ``path``.
 
     Raises:
         RunError: not an anchors file, or damaged (one line naming the file and what is wrong).
     """
+    if Path(path).is_dir():
+        raise RunError(f"{path}: a directory; expected the anchors file `lingdiag items anchors --out FILE` writes")
     try:
         data = json.loads(read_regular(path, MAX_ANCHOR_BYTES).decode("utf-8"))
         if not isinstance(data, dict) or data.get("format") != ANCHORS_FORMAT:
@@ -147,7 +154,10 @@ def load_anchors(path: Path) -> AnchorSet:
         if data.get("version") != ANCHORS_VERSION:
             raise RunError(f"{path}, field 'version': {data.get('version')!r}; this lingdiag reads {ANCHORS_VERSION}")
         cells = []
+        if not isinstance(data.get("cells"), list):
+            raise RunError(f"{path}, field 'cells': expected a list of cells")
         for n, c in enumerate(data["cells"]):
+            _check_cell(c, path, n)
             ids = tuple(str(i) for i in c["item_ids"])
             slope, intercept = np.asarray(c["slope"], float), np.asarray(c["intercept"], float)
             position = {i: k for k, i in enumerate(ids)}
@@ -168,8 +178,43 @@ def load_anchors(path: Path) -> AnchorSet:
         return AnchorSet(int(data["k"]), int(data["seed"]), str(data["method"]), tuple(cells))
     except RunError:
         raise
-    except (ValueError, KeyError, TypeError, UnicodeDecodeError) as e:
+    except (ValueError, KeyError, TypeError, UnicodeDecodeError, OSError) as e:
         raise RunError(f"{path}: not a readable anchors file ({type(e).__name__}: {str(e)[:120]})") from None
+
+
+def _numbers(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(v, int | float) and not isinstance(v, bool) for v in value)
+
+
+def _check_cell(c: Any, path: Path, n: int) -> None:
+    """One cell of an anchors file against its schema (one line naming the file, cell and field).
+
+    Raises:
+        RunError: a field of the wrong type, an unknown item model or method, a weight that is not a finite
+            number ≥ 0, weights not summing to 1, an error that is not a finite number ≥ 0.
+    """
+    where = f"{path}, cells[{n}]"
+    if not isinstance(c, dict):
+        raise RunError(f"{where}: expected an object")
+    for name in ("suite", "condition"):
+        if not isinstance(c.get(name), str):
+            raise RunError(f"{where}, field {name!r}: expected a string")
+    if c.get("kind") not in KINDS:
+        raise RunError(f"{where}, field 'kind': {c.get('kind')!r}; expected {' or '.join(KINDS)}")
+    for name in ("item_ids", "anchors", "models"):
+        if not isinstance(c.get(name), list) or not all(isinstance(v, str) for v in c[name]):
+            raise RunError(f"{where}, field {name!r}: expected a list of strings")
+    for name in ("weights", "slope", "intercept"):
+        values = c.get(name)
+        if not isinstance(values, list) or not _numbers(values) or not all(math.isfinite(v) for v in values):
+            raise RunError(f"{where}, field {name!r}: expected a list of finite numbers")
+    weights = c["weights"]
+    if any(w < 0 for w in weights) or (weights and abs(sum(weights) - 1) > 1e-6):
+        raise RunError(f"{where}, field 'weights': expected numbers ≥ 0 summing to 1 (they sum to {sum(weights):g})")
+    for name in ("measured_error", "irt_error"):
+        v = c.get(name)
+        if v is not None and (not isinstance(v, int | float) or isinstance(v, bool) or not math.isfinite(v) or v < 0):
+            raise RunError(f"{where}, field {name!r}: {v!r}; expected a finite number ≥ 0 or null")
 
 
 def read_item_ids(path: Path, suites: Sequence[str] = ()) -> list[str]:

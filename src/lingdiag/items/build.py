@@ -12,6 +12,7 @@ from lingdiag.items.flags import DEFAULT_POLICY, FlagPolicy
 from lingdiag.items.irt import DEFAULT_PRIORS, Kind, Priors
 from lingdiag.items.matrix import read_matrices
 from lingdiag.items.tables import write_tables
+from lingdiag.items.text import item_texts
 
 
 @dataclass(frozen=True)
@@ -24,30 +25,33 @@ class Built:
     """Why no Parquet was written (None: it was)."""
 
 
-def fit_runs(paths: Sequence[Path], kind: Kind = "2pl", priors: Priors = DEFAULT_PRIORS,
+def fit_runs(paths: Sequence[Path], kind: Kind | None = None, priors: Priors = DEFAULT_PRIORS,
              policy: FlagPolicy = DEFAULT_POLICY, human_file: Path | None = None) -> ItemFit:
     """Fit every cell of the runs under ``paths`` (run or study directories).
 
     Args:
         paths: Run or study directories.
-        kind: ``1pl`` or ``2pl``.
+        kind: ``1pl`` or ``2pl``; None: chosen by the number of models (``fitted.choose_kind``).
         priors: The fit's priors and settings.
         policy: The flags' bounds.
         human_file: Mean human ratings per item (``id``, ``mean_<label>``), for every suite.
 
     Raises:
-        LingdiagError: nothing to read, a bad human file, or no cell that can be fitted (one line).
+        LingdiagError: nothing to read, a bad human file, runs over two versions of one dataset, or no cell
+            that can be fitted (one line).
     """
     read = read_matrices(paths)
+    texts = item_texts(read.runs)
     ratings, notes = humans.from_records(read.runs)
     if human_file is not None:
         given = humans.from_file(human_file)
         ratings.update({(m.suite, i): v for m in read.cells for i, v in given.items()})
-    gold = {(run.suite_title, r.item_id): r.gold for run in read.runs for r in run.records if r.gold is not None}
-    return fit_cells(read.cells, kind, priors, policy, ratings, gold, [*read.left_out, *notes])
+    gold = {key: t.gold for key, t in texts.items() if t.gold is not None}
+    return fit_cells(read.cells, kind, priors, policy, ratings, gold, [*read.left_out, *notes], texts)
 
 
-def fit_and_write(paths: Sequence[Path], out: Path, kind: Kind = "2pl", human_file: Path | None = None) -> Built:
+def fit_and_write(paths: Sequence[Path], out: Path, kind: Kind | None = None, human_file: Path | None = None,
+                  ) -> Built:
     """:func:`fit_runs`, then ``OUT/fit.json``, ``OUT/fit.npz``, ``OUT/items.csv``, ``OUT/models.csv`` (and Parquet)."""
     f = fit_runs(paths, kind, human_file=human_file)
     written = save(f, out)

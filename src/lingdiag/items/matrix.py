@@ -66,11 +66,15 @@ class ResponseMatrix:
                               tuple(self.runs[k] for k in keep) if self.runs else ())
 
     def fingerprint(self) -> str:
-        """SHA-256 of everything the fit reads: names, items and answers."""
+        """SHA-256 of everything the fit reads: names, items and answers, in no particular order (a study
+        orders its models by family and size, ``items fit`` by its plan: the same answers either way).
+        """
+        rows, columns = np.argsort(self.models, kind="stable"), np.argsort(self.item_ids, kind="stable")
         h = hashlib.sha256()
-        for part in (self.suite, self.condition, *self.models, "\0", *self.item_ids):
+        for part in (self.suite, self.condition, *(self.models[k] for k in rows), "\0",
+                     *(self.item_ids[k] for k in columns)):
             h.update(part.encode("utf-8", "surrogatepass") + b"\0")
-        h.update(np.ascontiguousarray(self.responses).tobytes())
+        h.update(np.ascontiguousarray(self.responses[np.ix_(rows, columns)]).tobytes())
         return h.hexdigest()
 
 
@@ -153,6 +157,17 @@ def matrices(runs: Iterable[LoadedRun]) -> list[ResponseMatrix]:
         out.append(ResponseMatrix(suite, condition, models, tuple(items), x,
                                   tuple(where[(suite, condition)][m] for m in models)))
     return out
+
+
+def from_outcomes(suite: str, condition: str, models: Sequence[str], item_ids: Sequence[str],
+                  outcome: NDArray[np.int8], runs: Sequence[str] = ()) -> ResponseMatrix:
+    """A cell's matrix from an items × models table of outcomes (1 right, 0 wrong, −1 not graded: a
+    study's summaries), one byte per answer; items no model answered with gold are left out, as
+    :func:`matrices` leaves them.
+    """
+    keep = np.flatnonzero((outcome != MISSING).any(1))
+    return ResponseMatrix(suite, condition, tuple(models), tuple(item_ids[int(k)] for k in keep),
+                          np.ascontiguousarray(outcome[keep].T, dtype=np.int8), tuple(runs))
 
 
 def read_matrices(paths: Sequence[Path]) -> Matrices:

@@ -23,8 +23,9 @@ from lingdiag.io.markdown import markdown_table
 from lingdiag.items.fitted import FIT_JSON, CellFit, ItemFit, fit_cells, load
 from lingdiag.items.human import from_records
 from lingdiag.items.irt import Z95
-from lingdiag.items.matrix import matrices
+from lingdiag.items.matrix import ResponseMatrix
 from lingdiag.items.tables import flagged_first, identified
+from lingdiag.items.text import item_texts
 from lingdiag.reading import LoadedRun
 from lingdiag.rundir.study import place_of
 
@@ -34,9 +35,13 @@ VIEWER = "http://127.0.0.1:8765"
 """``lingdiag view STUDY`` at its default address: where the static report's item links point."""
 SHOWN = 200
 """Flagged items listed in the section (the rest are in ``items.csv``)."""
+TEXT_SHOWN = 160
+"""Characters of an item's text in the section (``items.csv`` holds more)."""
+SCALE = ("Abilities and difficulties are on the scale the fit sets (θ ~ N(0, 1) over these models): their zero and "
+         "unit are this panel's, not comparable across studies.")
 
 
-def _saved(study: Path, runs: Sequence[LoadedRun]) -> ItemFit | None:
+def _saved(study: Path, cells: Sequence[ResponseMatrix]) -> ItemFit | None:
     """The fit saved in the study, if every cell it holds is the one the runs give now."""
     if not (study / SAVED / FIT_JSON).is_file():
         return None
@@ -44,22 +49,30 @@ def _saved(study: Path, runs: Sequence[LoadedRun]) -> ItemFit | None:
         f = load(study / SAVED)
     except LingdiagError:
         return None
-    now = {m.key: m.fingerprint() for m in matrices(runs)}
+    now = {m.key: m.fingerprint() for m in cells}
     return f if f.cells and all(now.get(c.key) == c.fingerprint for c in f.cells) else None
 
 
-def study_fit(study: Path, runs: Sequence[LoadedRun]) -> tuple[ItemFit | None, str]:
-    """The study's fit (saved, or made now) and one line saying which, or why there is none."""
-    saved = _saved(study, runs)
+def study_fit(study: Path, cells: Sequence[ResponseMatrix], details: Sequence[LoadedRun]) -> tuple[ItemFit | None, str]:
+    """The study's fit (saved, or made now) and one line saying which, or why there is none.
+
+    Args:
+        study: The study directory.
+        cells: Its matrices (one byte per answer).
+        details: Runs read whole for the items' text, gold and human ratings (one per suite is enough).
+    """
+    saved = _saved(study, cells)
     if saved is not None:
-        return saved, f"The fit saved in {SAVED}/ ({saved.kind.upper()}), made from the answers the study holds now."
-    ratings, _ = from_records(runs)
-    gold = {(r.suite_title, x.item_id): x.gold for r in runs for x in r.records if x.gold is not None}
+        return saved, f"The fit saved in {SAVED}/ ({saved.why or saved.kind.upper()}), made from the answers the " \
+                      "study holds now."
     try:
-        f = fit_cells(matrices(runs), "2pl", human=ratings, gold=gold)
+        ratings, _ = from_records(details)
+        texts = item_texts(details)
+        gold = {key: t.gold for key, t in texts.items() if t.gold is not None}
+        f = fit_cells(cells, None, human=ratings, gold=gold, texts=texts)
     except LingdiagError as e:
         return None, f"No item model: {e}"
-    return f, (f"Fitted for this report (2PL); save a fit with `lingdiag items fit {study.name} --out "
+    return f, (f"Fitted for this report ({f.why}); save a fit with `lingdiag items fit {study.name} --out "
                f"{study.name}/{SAVED}` to reuse it (and to show it in `lingdiag view`).")
 
 
@@ -90,13 +103,18 @@ def _rows(study: Path, f: ItemFit, c: CellFit, links: bool) -> tuple[list[list[s
         rid = _viewer_id(study, run)
         hrefs.append(f"{VIEWER if links else ''}/items?" + urlencode({"id": rid, "condition": c.condition,
                                                                       "text": c.item_ids[j]}) if rid else "")
-        rows.append([c.item_ids[j], f"{int(right.sum())}/{int(graded.sum())}",
-                     _interval(float(b[j]), float(c.difficulty_se[j])), _interval(float(a[j]), float(c.slope_se[j])),
-                     "; ".join(flagged[j])])
+        shown = c.texts.get(c.item_ids[j])
+        text = shown.text if shown else ""
+        rows.append([c.item_ids[j], text if len(text) <= TEXT_SHOWN else text[:TEXT_SHOWN - 1] + "…",
+                     (shown.gold or "") if shown else "", f"{int(right.sum())}/{int(graded.sum())}",
+                     _interval(float(b[j]), float(c.difficulty_se[j])) or "–",
+                     _interval(float(a[j]), float(c.slope_se[j])) or "–", "; ".join(flagged[j])])
     return rows, hrefs, len(order)
 
 
-HEADER = ["Item", "Right / graded", "Difficulty [95% CI]", "Discrimination [95% CI]", "Flags"]
+HEADER = ["Item", "Text", "Gold", "Right / graded", "Difficulty [95% CI]", "Discrimination [95% CI]", "Flags"]
+EMPTY = ("–: not identified (every model right or wrong, or a discrimination within ±0.25, where −c/a runs off); "
+         "text and gold are empty where the runs' records carry none.")
 
 
 @dataclass(frozen=True)
@@ -109,28 +127,37 @@ class ItemsSection:
     html: str
 
 
-def study_section(study: Path, runs: Sequence[LoadedRun], *, static: bool = True) -> ItemsSection:
-    """The "Items" section of the study report in ``study`` over its done ``runs``."""
-    f, how = study_fit(Path(study), runs)
+def study_section(study: Path, cells: Sequence[ResponseMatrix], details: Sequence[LoadedRun], *,
+                  static: bool = True) -> ItemsSection:
+    """The "Items" section of the study report in ``study`` over its ``cells`` (``details``: runs read
+    whole for the items' text, gold and human ratings).
+    """
+    f, how = study_fit(Path(study), cells, details)
     if f is None:
         return ItemsSection("study-irt", "Items", how + "\n", f"<p>{escape(how)}</p>")
     text, html = [how, ""], [f"<p>{escape(how)}</p>"]
-    html.append(f"<p>{escape(f.priors.describe())}. Links open the item in `lingdiag view {study.name}`"
-                + (f" at {VIEWER}" if static else "") + ".</p>")
+    html.append(f"<p>{escape(f.priors.describe())}. {escape(SCALE)} Links open the item in `lingdiag view "
+                f"{study.name}`" + (f" at {VIEWER}" if static else "") + ".</p>")
+    text.append(f"{f.priors.describe()}. {SCALE}")
+    for line in f.warnings:
+        text.append(f"- **Warning**: {line}")
+        html.append(f'<p class="note"><strong>Warning</strong>: {escape(line)}</p>')
     for line in (*f.notes, *f.left_out):
         text.append(f"- {line}")
         html.append(f'<p class="note">{escape(line)}</p>')
     for c in f.cells:
         rows, hrefs, n = _rows(Path(study), f, c, static)
         title = f"{c.suite}, {c.condition}: {n} of {len(c.item_ids)} items flagged ({len(c.models)} models)"
-        text += ["", f"### {title}", "", markdown_table(HEADER, rows) if rows else "No item flagged.\n"]
+        text += ["", f"### {title}", "", markdown_table(HEADER, rows) + f"\n{EMPTY}\n" if rows else
+                 "No item flagged.\n"]
         body = "".join("<tr>" + "".join(
             f"<td>{escape(v)}</td>" if k or not href else f'<td><a href="{escape(href)}">{escape(v)}</a></td>'
             for k, v in enumerate(row)) + "</tr>" for row, href in zip(rows, hrefs, strict=True))
         head = "".join(f"<th>{escape(h)}</th>" for h in HEADER)
         more = f"<p>{n - SHOWN} more flagged items in items.csv.</p>" if n > SHOWN else ""
         html.append(f"<h3>{escape(title)}</h3>" + (f'<table class="irt-flagged"><thead><tr>{head}</tr></thead>'
-                                                   f"<tbody>{body}</tbody></table>{more}" if rows else
+                                                   f"<tbody>{body}</tbody></table><p>{escape(EMPTY)}</p>{more}"
+                                                   if rows else
                                                    "<p>No item flagged.</p>"))
         abilities = [[m, _interval(float(c.ability[k]), float(c.ability_se[k])), int(c.answered[k])]
                      for k, m in enumerate(c.models)]

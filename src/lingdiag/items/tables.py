@@ -3,7 +3,11 @@ model of each cell), each also as Parquet where pyarrow is installed (the ``item
 
 A number that is not identified is an empty cell, never a guess: an item answered by fewer than two
 models, an item every model passes or fails (its difficulty would be the prior's), and every
-difficulty of an item whose discrimination is near zero (``−c / a`` runs off to infinity).
+difficulty of an item whose discrimination is near zero (``−c / a`` runs off to infinity). The
+chance columns (``separation``, its ``_p`` and ``_q``, ``misfit_q``) are empty where the item was not
+tested (the same items). ``text`` and ``gold`` are empty where the runs' records carry none (a run
+imported without its dataset's fields). ``irt`` names the item model, and its warning where there is
+one (a 2PL on fewer than 30 models).
 """
 
 from __future__ import annotations
@@ -21,9 +25,10 @@ from lingdiag.io.tabular import write_csv
 from lingdiag.items.fitted import CellFit, ItemFit
 from lingdiag.items.irt import Z95, Array
 
-ITEM_COLUMNS = ("suite", "condition", "item_id", "n_models", "n_right", "difficulty", "difficulty_low",
-                "difficulty_high", "discrimination", "discrimination_low", "discrimination_high", "infit", "outfit",
-                "flags", "human_agreement", "human_margin", "human_preferred", "irt")
+ITEM_COLUMNS = ("suite", "condition", "item_id", "text", "gold", "n_models", "n_right", "difficulty",
+                "difficulty_low", "difficulty_high", "discrimination", "discrimination_low", "discrimination_high",
+                "infit", "outfit", "separation", "separation_p", "separation_q", "misfit_q", "flags",
+                "human_agreement", "human_margin", "human_preferred", "irt")
 MODEL_COLUMNS = ("suite", "condition", "model", "ability", "ability_low", "ability_high", "items_answered",
                  "accuracy", "irt")
 
@@ -41,10 +46,17 @@ def identified(c: CellFit, f: ItemFit) -> tuple[Array, Array]:
     return b, a
 
 
+def irt_name(f: ItemFit) -> str:
+    """The item model as the tables name it, with its warning where there is one."""
+    return f.kind + (f" (warning: {f.warnings[0]})" if f.warnings else "")
+
+
 def item_rows(f: ItemFit) -> list[dict[str, Any]]:
     """One row per item of every cell (numbers not identified are None)."""
     rows = []
+    name = irt_name(f)
     for c in f.cells:
+        ch = c.chance
         n, right = c.n_models, c.n_right
         b, b_se, a, a_se = c.difficulty, c.difficulty_se, c.slope, c.slope_se
         shown_b_all, shown_a_all = identified(c, f)
@@ -53,8 +65,10 @@ def item_rows(f: ItemFit) -> list[dict[str, Any]]:
             informative = bool(np.isfinite(shown_a_all[j]))
             shown_b = bool(np.isfinite(shown_b_all[j]))
             human = c.human.get(item)
+            shown = c.texts.get(item)
             rows.append({
-                "suite": c.suite, "condition": c.condition, "item_id": item, "n_models": int(n[j]),
+                "suite": c.suite, "condition": c.condition, "item_id": item,
+                "text": shown.text if shown else None, "gold": shown.gold if shown else None, "n_models": int(n[j]),
                 "n_right": int(right[j]),
                 "difficulty": _num(b[j]) if shown_b else None,
                 "difficulty_low": _num(b[j] - Z95 * b_se[j]) if shown_b else None,
@@ -64,17 +78,20 @@ def item_rows(f: ItemFit) -> list[dict[str, Any]]:
                 "discrimination_high": _num(a[j] + Z95 * a_se[j]) if informative else None,
                 "infit": _num(c.infit[j]) if informative else None,
                 "outfit": _num(c.outfit[j]) if informative else None,
+                "separation": _num(ch.separation[j]), "separation_p": _num(ch.reversed.p[j]),
+                "separation_q": _num(ch.reversed.q[j]), "misfit_q": _num(ch.misfit.q[j]),
                 "flags": "; ".join(flagged[j]),
                 "human_agreement": human.verdict if human else None,
                 "human_margin": _num(human.margin) if human else None,
                 "human_preferred": human.preferred if human else None,
-                "irt": f.kind})
+                "irt": name})
     return rows
 
 
 def model_rows(f: ItemFit) -> list[dict[str, Any]]:
     """One row per model of every cell."""
     rows = []
+    name = irt_name(f)
     for c in f.cells:
         answered = c.answered
         right = (c.responses == 1).sum(1)
@@ -83,7 +100,7 @@ def model_rows(f: ItemFit) -> list[dict[str, Any]]:
             rows.append({"suite": c.suite, "condition": c.condition, "model": model, "ability": _num(th),
                          "ability_low": _num(th - Z95 * se), "ability_high": _num(th + Z95 * se),
                          "items_answered": int(answered[k]),
-                         "accuracy": _num(right[k] / answered[k]) if answered[k] else None, "irt": f.kind})
+                         "accuracy": _num(right[k] / answered[k]) if answered[k] else None, "irt": name})
     return rows
 
 
@@ -116,9 +133,9 @@ def write_tables(f: ItemFit, out: Path) -> tuple[list[Path], str | None]:
 
 
 def flagged_first(c: CellFit, f: ItemFit) -> Sequence[int]:
-    """The cell's item positions, flagged items first (negative discrimination, then the lowest
-    discrimination), the rest in the cell's order.
+    """The cell's item positions, flagged items first (the lowest separation first), the rest in the
+    cell's order.
     """
     flagged = c.item_flags(f.kind, f.policy)
-    a = np.where(np.isfinite(c.slope), c.slope, np.inf)
-    return sorted(range(len(c.item_ids)), key=lambda j: (not flagged[j], float(a[j]) if flagged[j] else 0.0, j))
+    r = np.where(np.isfinite(c.chance.separation), c.chance.separation, np.inf)
+    return sorted(range(len(c.item_ids)), key=lambda j: (not flagged[j], float(r[j]) if flagged[j] else 0.0, j))

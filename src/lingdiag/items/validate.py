@@ -65,7 +65,7 @@ def leave_one_out(m: ResponseMatrix, k: int, kind: irt.Kind = "2pl", priors: irt
     for held in range(len(m.models)) if models is None else models:
         rest = m.without(held)
         graded = rest.observed.any(0)
-        fitted = irt.fit(np.ascontiguousarray(rest.responses[:, graded]), kind, priors)
+        fitted = irt.fit(np.ascontiguousarray(rest.responses[:, graded]), kind, priors, errors=False)
         items = np.flatnonzero(graded)
         chosen = choose(fitted, k, seed) if method == "irt" else at_random(len(items), k, seed + held)
         row = m.responses[held]

@@ -465,12 +465,17 @@ def _irt(study: Study) -> Drawn:
         text = (f"No item model here: the study holds {records} records; fit it with `lingdiag items fit "
                 f"{study.directory.name} --out {study.directory.name}/items`. {ITEM_FIT_RECORDS.how_to_raise()}.")
         return Drawn(text + "\n")
-    from lingdiag.items.matrix import answers_of  # scipy: not at `lingdiag`'s start
+    from lingdiag.items.matrix import answers_of, from_outcomes  # scipy: not at `lingdiag`'s start
     from lingdiag.items.section import study_section
 
-    measured = {s.entry.key for s in study.runs}  # in the study's plan order, as `lingdiag items fit` reads them
-    done = study_section(study.directory, [answers_of(e.directory(study.directory)) for e in study.state.runs
-                                           if e.key in measured])
+    # The fit reads the summaries' outcomes (one byte per answer); one run per suite is read whole for the
+    # items' text, gold and human ratings.
+    where = {s.label: str(s.entry.directory(study.directory)) for s in study.runs}
+    cells = [from_outcomes(cell[0], cell[1], t.models, [study.items[int(k)] for k in t.items], t.outcome,
+                           [where[m] for m in t.models]) for cell, t in study.tables.items()]
+    first = {s.entry.suite: s for s in reversed(study.runs)}
+    done = study_section(study.directory, cells, [answers_of(s.entry.directory(study.directory))
+                                                  for s in first.values()])
     return Drawn(done.text, html=done.html)
 
 
