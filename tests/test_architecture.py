@@ -203,3 +203,32 @@ def test_no_function_is_over_60_lines() -> None:
             if lines > MAX_LINES:
                 long[f"{path.relative_to(SRC)}:{name}"] = lines
     assert long == {}, long
+
+
+RECORD_READERS = {
+    "rundir": "the run directory's own code (RunStore, read_run, its state and summary)",
+    "reading": "the one door to read runs for numbers (summaries, load_run, records_of)",
+    "engine": "the writers of a run: resume, finish and an import's end",
+    "cluster/merge.py": "shards merged into one run (a writer)",
+    "conditions/after_thinking.py": "a finished run's thinking replayed as the input of a new run",
+    "interop": "other harnesses' runs imported (writers) and re-read answer by answer",
+}
+"""Where ``items.jsonl`` (``RunStore.load_records``/``records``, ``read_run``) or ``summary.npz`` may be read;
+everything else asks ``lingdiag.reading``, so that whether a run counts is decided once."""
+
+
+def test_runs_are_read_for_numbers_through_one_door() -> None:
+    root = Path(__file__).parents[1] / "src" / "lingdiag"
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        where = path.relative_to(root).as_posix()
+        if any(where == k or where.startswith(k + "/") for k in RECORD_READERS):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            name = (node.func.attr if isinstance(node.func, ast.Attribute) else
+                    node.func.id if isinstance(node.func, ast.Name) else "") if isinstance(node, ast.Call) else ""
+            if name in ("load_records", "read_run", "read_summary") or (
+                    name == "records" and isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and "store" in ast.unparse(node.func.value).lower()):
+                found.append(f"{where}:{node.lineno}: {name}")
+    assert found == []

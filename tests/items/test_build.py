@@ -131,8 +131,10 @@ def test_unfinished_and_foreign_directories(runs, tmp_path):
     meta["planned"] = 999  # a run still going (or killed): not finished
     del meta["imported"]
     (dirs[0] / "meta.json").write_text(json.dumps(meta))
-    code, out, err = fit(*map(str, dirs), "--out", str(tmp_path / "fit"))
-    assert code == 0 and "11 models" in out and f"{dirs[0]}: left out: run not finished" in err
+    code, out, err = fit(*map(str, dirs), "--out", str(tmp_path / "fit"))  # a run named on its own: the door's rule
+    assert code == 2 and f"{dirs[0]}: stopped: run not finished" in err and err.count("\n") == 1
+    code, out, err = fit(*map(str, dirs), "--out", str(tmp_path / "fit"), "--partial")
+    assert code == 0 and "12 models" in out and f"{dirs[0]}: read though not final (--partial)" in err
     code, _, err = fit(str(tmp_path), "--out", str(tmp_path / "fit2"))
     assert code == 2 and "not a run directory" in err and err.count("\n") == 1
 

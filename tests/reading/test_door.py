@@ -93,3 +93,12 @@ def test_imperfective_analyze_with_partial_marks_the_run(runs: dict[str, Path]) 
     result = runner.invoke(app, ["imperfective", "analyze", str(runs["failed"]), "--partial"])
     assert result.exit_code == 0, result.output
     assert f"Not final** ({runs['failed']}): 1 of 6 items failed" in result.output
+
+
+def test_items_fit_refuses_a_named_stopped_run_and_partial_notes_it(runs: dict[str, Path], tmp_path: Path) -> None:
+    from lingdiag.items.matrix import read_matrices
+
+    with pytest.raises(RunError, match=r"stopped: run not finished \(stopped\): 2 of 6 items"):
+        read_matrices([runs["finished"], runs["stopped"]])
+    read = read_matrices([runs["finished"], runs["stopped"]], PARTIAL)
+    assert any("read though not final" in line and str(runs["stopped"]) in line for line in read.left_out)

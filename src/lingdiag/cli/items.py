@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 import typer
 
 from lingdiag.cli.app import app, err
-from lingdiag.cli.options import RESULTS, json_option, out_option, seed_option
+from lingdiag.cli.options import RESULTS, Partial, json_option, out_option, seed_option
 from lingdiag.errors import ConfigError
 from lingdiag.io.terminal import plain
 
@@ -49,13 +49,15 @@ def fit_cmd(
                                                    "else).")] = "auto",
     human: Annotated[Path | None, typer.Option(help="Mean human ratings per item: a CSV with id and mean_<label> "
                                                     "columns (as `lingdiag human import` writes).")] = None,
+    partial: Partial = False,
 ) -> None:
     """Fit an item response model per suite and condition: each item's difficulty and discrimination with
     95% intervals, item fit, flags with reasons and human agreement; each model's ability.
     """
     from lingdiag.items.build import fit_and_write
+    from lingdiag.reading.door import FINAL, PARTIAL
 
-    built = fit_and_write(dirs, out, _kind(irt), human)
+    built = fit_and_write(dirs, out, _kind(irt), human, PARTIAL if partial else FINAL)
     for line in built.fit.warnings:
         _say(f"warning: {line}")
     for line in (*built.fit.left_out, *built.fit.notes):

@@ -13,6 +13,7 @@ from lingdiag.items.irt import DEFAULT_PRIORS, Kind, Priors
 from lingdiag.items.matrix import read_matrices
 from lingdiag.items.tables import write_tables
 from lingdiag.items.text import item_texts
+from lingdiag.reading.door import FINAL, Acceptance
 
 
 @dataclass(frozen=True)
@@ -26,7 +27,8 @@ class Built:
 
 
 def fit_runs(paths: Sequence[Path], kind: Kind | None = None, priors: Priors = DEFAULT_PRIORS,
-             policy: FlagPolicy = DEFAULT_POLICY, human_file: Path | None = None) -> ItemFit:
+             policy: FlagPolicy = DEFAULT_POLICY, human_file: Path | None = None,
+             acceptance: Acceptance = FINAL) -> ItemFit:
     """Fit every cell of the runs under ``paths`` (run or study directories).
 
     Args:
@@ -35,12 +37,13 @@ def fit_runs(paths: Sequence[Path], kind: Kind | None = None, priors: Priors = D
         priors: The fit's priors and settings.
         policy: The flags' bounds.
         human_file: Mean human ratings per item (``id``, ``mean_<label>``), for every suite.
+        acceptance: Which runs named on their own are read (``lingdiag.reading.door``; final by default).
 
     Raises:
         LingdiagError: nothing to read, a bad human file, runs over two versions of one dataset, or no cell
             that can be fitted (one line).
     """
-    read = read_matrices(paths)
+    read = read_matrices(paths, acceptance)
     texts = item_texts(read.runs)
     ratings, notes = humans.from_records(read.runs)
     if human_file is not None:
@@ -51,9 +54,9 @@ def fit_runs(paths: Sequence[Path], kind: Kind | None = None, priors: Priors = D
 
 
 def fit_and_write(paths: Sequence[Path], out: Path, kind: Kind | None = None, human_file: Path | None = None,
-                  ) -> Built:
+                  acceptance: Acceptance = FINAL) -> Built:
     """:func:`fit_runs`, then ``OUT/fit.json``, ``OUT/fit.npz``, ``OUT/items.csv``, ``OUT/models.csv`` (and Parquet)."""
-    f = fit_runs(paths, kind, human_file=human_file)
+    f = fit_runs(paths, kind, human_file=human_file, acceptance=acceptance)
     written = save(f, out)
     tables, parquet = write_tables(f, out)
     return Built(f, written + tables, parquet)

@@ -19,9 +19,11 @@ import numpy as np
 from numpy.typing import NDArray
 
 from lingdiag.errors import LingdiagError, RunError
-from lingdiag.reading import LoadedRun, distinct, suite_of
-from lingdiag.rundir import META, read_run, run_state
-from lingdiag.rundir.study import STUDY_JSON, place_of, read_state
+from lingdiag.reading import LoadedRun, distinct, records_of
+from lingdiag.reading.door import FINAL, PARTIAL_FLAG, Acceptance, accepted
+from lingdiag.reading.run import opened
+from lingdiag.rundir import META, run_state
+from lingdiag.rundir.study import STUDY_JSON, read_state
 
 MISSING = -1
 """A cell of the matrix with no graded answer (no gold, a backend error, or not run)."""
@@ -92,11 +94,10 @@ def answers_of(run_dir: Path) -> LoadedRun:
     """A run read for its answers: records, suite and names as ``load_run`` gives them, without the
     metrics ``load_run`` recomputes per condition (a quarter of the time, and a matrix needs none).
     """
-    read = read_run(run_dir)
-    place = place_of(Path(run_dir))
-    return LoadedRun(Path(run_dir), suite_of(read.meta, run_dir), place.entry.model.label if place else read.meta.model,
-                     read.meta, [], read.item_ids, list(read.records), read.state, place,
-                     place.entry.suite if place else "")
+    run = opened(run_dir)
+    records = records_of(run_dir)
+    return LoadedRun(Path(run_dir), run.suite, run.model, run.meta, [], frozenset(r.item_id for r in records),
+                     records, run.state, run.place, run.place.entry.suite if run.place else "")
 
 
 def run_dirs(paths: Sequence[Path]) -> list[Path]:
@@ -170,15 +171,27 @@ def from_outcomes(suite: str, condition: str, models: Sequence[str], item_ids: S
                           np.ascontiguousarray(outcome[keep].T, dtype=np.int8), tuple(runs))
 
 
-def read_matrices(paths: Sequence[Path]) -> Matrices:
+def read_matrices(paths: Sequence[Path], acceptance: Acceptance = FINAL) -> Matrices:
     """The matrices of the runs under ``paths`` (run or study directories).
 
+    A run named on its own passes the door's ``acceptance`` (``lingdiag.reading.door``: by default one whose
+    numbers are not final is refused, naming it and its state; ``PARTIAL`` reads it and names it in the notes).
+    A study's runs that are not finished and current are left out, each named, as the study report leaves them.
+
     Raises:
-        RunError: no usable run (each left out with its reason), or a path that is no run or study.
+        RunError: a named run the rule refuses, no usable run (each left out with its reason), or a path that is
+            no run or study.
     """
+    named = {Path(p).resolve() for p in paths if not (Path(p) / STUDY_JSON).is_file()}
     loaded: list[LoadedRun] = []
     left: list[str] = []
     for d in run_dirs(paths):
+        if d.resolve() in named:
+            (let_in,) = accepted([d], acceptance)
+            loaded.append(answers_of(d))
+            if let_in.mark:
+                left.append(f"{d}: read though not final ({PARTIAL_FLAG}): {let_in.mark}")
+            continue
         run, why = _usable(d)
         if run is not None:
             loaded.append(run)

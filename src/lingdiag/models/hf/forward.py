@@ -7,6 +7,7 @@ imported inside the functions, on the first forward pass.
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -135,9 +136,7 @@ class Forward:
 
         device = self.lm.input_device
         lengths = [len(s) for s in segments]
-        offsets = [0]
-        for n in lengths[:-1]:
-            offsets.append(offsets[-1] + n)
+        offsets = [0, *itertools.accumulate(lengths[:-1])]
         old = 0 if base is None else len(base.end)
         starts = [0] * len(segments) if base is None else [base.end[p] for p in parents]
         # Built on the host and staged: nothing in a packed pass waits for the device.
