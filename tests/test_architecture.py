@@ -230,5 +230,5 @@ def test_runs_are_read_for_numbers_through_one_door() -> None:
             if name in ("load_records", "read_run", "read_summary") or (
                     name == "records" and isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
                     and "store" in ast.unparse(node.func.value).lower()):
-                found.append(f"{where}:{node.lineno}: {name}")
+                found.append(f"{where}:{getattr(node, 'lineno', 0)}: {name}")
     assert found == []

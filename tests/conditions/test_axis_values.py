@@ -30,7 +30,8 @@ def test_a_study_names_temperatures_as_numbers(tmp_path: Path) -> None:
     entry = load_study(tmp_path / "s.yaml").suites[0]
     assert entry.axes == {"temperature": ["0", "0.7", "1.5"]}
     # The same selection as the command line's --temperature 0,0.7,0.001.
-    assert RunConfig(suite="imperfective", model="mock", axes={"temperature": [0, 0.7, 1e-3]}).axes == \
+    numbers: dict[str, list[Any]] = {"temperature": [0, 0.7, 1e-3]}  # as YAML or Python hand them over
+    assert RunConfig(suite="imperfective", model="mock", axes=numbers).axes == \
         RunConfig(suite="imperfective", model="mock", axes={"temperature": ["0", "0.7", "0.001"]}).axes
 
 

@@ -13,11 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import SRC
+from helpers import SRC, fixture_runs
 
 from lingdiag.errors import RunError
 from lingdiag.io.limits import RUN_FILE_BYTES, read_regular, regular_lines
-from tests.helpers import fixture_runs
 
 ADDRESS_SPACE = 2_000_000 * 1024
 """``ulimit -v 2000000`` (kilobytes), as on a shared login node."""

@@ -82,7 +82,7 @@ def test_the_1pl_slope_error_is_the_spread_of_the_models_not_of_the_items():
     # many items there are (the prior counted once, not once per item: that gave a tenth of it).
     errors, slopes = [], []
     for seed in range(20):
-        x, _, _, _ = simulated(8, 100, seed=seed, slopes=np.ones(100))
+        x, _, _, _ = simulated(8, 100, seed=seed, slopes=[1.0] * 100)
         est = irt.fit(x, "1pl")
         errors.append(est.slope_se[0])
         slopes.append(est.slope[0])

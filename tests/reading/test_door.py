@@ -9,6 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from helpers import fixture_runs, lingdiag
 from typer.testing import CliRunner
 
 from lingdiag.cli import app, mount_suites
@@ -17,7 +18,6 @@ from lingdiag.engine.run import evaluate
 from lingdiag.errors import RunError
 from lingdiag.models.mock import MockBackend
 from lingdiag.reading.door import FINAL, PARTIAL, accepted
-from tests.helpers import fixture_runs, lingdiag
 
 runner = CliRunner()
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import fixture_runs
 
 from lingdiag.config import RunConfig
 from lingdiag.engine.run import evaluate
@@ -20,7 +21,6 @@ from lingdiag.reading import Vocabularies, load_run, summarize
 from lingdiag.reading.summary import NONE, NOT_GRADED, RIGHT, WRONG
 from lingdiag.records import UNPARSED
 from lingdiag.rundir import RunStore
-from tests.helpers import fixture_runs
 
 FIXTURES = fixture_runs("rundir-3789a70")
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import fixture_runs
 
 from lingdiag.config import RunConfig
 from lingdiag.engine.run import evaluate
@@ -22,7 +23,6 @@ from lingdiag.models.mock import MockBackend
 from lingdiag.reading import Vocabularies, load_run, summarize
 from lingdiag.rundir import run_state
 from lingdiag.rundir.summary import SUMMARY
-from tests.helpers import fixture_runs
 
 _OPENED: list[str] = []
 _COUNTING: list[bool] = []

@@ -7,13 +7,13 @@ import shutil
 from pathlib import Path
 
 import pytest
+from helpers import fixture_runs
 
 from lingdiag.reading import load_run, load_runs
 from lingdiag.records import ScoreOutput, TextOutput
 from lingdiag.rundir import Phase, RunStore, read_run
 from lingdiag.rundir.parts import ImportedPart, LockPart, PrecisionPart, ShardPart, ThinkingPart
 from lingdiag.study.status import grid
-from tests.helpers import fixture_runs
 
 FIXTURES = fixture_runs("rundir-3789a70")
 RUNS = sorted(p.name for p in FIXTURES.iterdir() if p.is_dir())

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from helpers import lingdiag
+from helpers import fixture_runs, lingdiag
 
 from lingdiag.config import RunConfig
 from lingdiag.engine.run import evaluate
@@ -25,7 +25,6 @@ from lingdiag.records import GenerationRequest
 from lingdiag.report.scaling import config_family, points
 from lingdiag.report.tables import tables
 from lingdiag.rundir import ModelIdentity, RunStore, read_run
-from tests.helpers import fixture_runs
 
 PLAIN = fixture_runs("rundir-3789a70") / "plain"
 SUITE_FILE = PLAIN.parent / "suite-file"

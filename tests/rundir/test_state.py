@@ -14,13 +14,12 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import SRC
+from helpers import SRC, fixture_runs
 
 from lingdiag.config import RunConfig
 from lingdiag.engine.run import evaluate, plan
 from lingdiag.models.mock import MockBackend
 from lingdiag.rundir import Inputs, Phase, RunStore, lock_held, run_state
-from tests.helpers import fixture_runs
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "suites"
 FIXTURES = fixture_runs("rundir-3789a70")

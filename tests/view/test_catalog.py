@@ -5,12 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from helpers import fixture_runs
 
 from lingdiag.config import RunConfig
 from lingdiag.engine.run import evaluate
 from lingdiag.models.mock import MockBackend
 from lingdiag.view.catalog import catalog
-from tests.helpers import fixture_runs
 
 
 @pytest.fixture(scope="module")
