@@ -150,7 +150,7 @@ def test_no_credential_of_the_judges_url_is_kept(fake_api: Any, tmp_path: Path) 
     fake_api.content = judge
     secret = f"judge:openai:judge-model@{fake_api.url}?api_key=s3cret"
     evaluate(RunConfig(suite="toy-judged", model="mock", reader=secret), MockBackend(model), tmp_path / "r")
-    assert not [p for p in (tmp_path / "r").iterdir() if "s3cret" in p.read_text(encoding="utf-8")]
+    assert not [p for p in (tmp_path / "r").iterdir() if b"s3cret" in p.read_bytes()]
 
 
 def test_reader_is_validated_before_anything_runs() -> None:

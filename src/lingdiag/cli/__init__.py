@@ -6,13 +6,13 @@ command (``Suite.score_cli``) as ``lingdiag score <suite>``, its reproduction
 (``Suite.reproduce_cli``) as ``lingdiag reproduce <suite>``. Nothing in the library imports
 this package.
 
-Modules, one per command or group: ``app`` (the typer app and its groups), ``options`` (the
-options every command shares), ``run``, ``progress`` (what ``run`` says while it works),
-``cluster`` (``merge``, ``submit``), ``compare``
-(``compare``, ``competence``, ``mixed``), ``data`` (``data fetch|stats|build|audit``),
-``audit_view``, ``human``, ``cache``, ``score``, ``suite_file`` (``suite check|score``),
-``report``, ``inspect``, ``info`` (``list``, ``models``), ``env``, ``adapt``, ``study``
-(``study run|status|report``), ``view``, ``items`` (``items fit|anchors|estimate``).
+Modules, one per command or group: ``app`` (the typer app and its groups), ``options`` (the options every
+command shares), ``run``, ``progress`` (what ``run`` says while it works), ``cluster`` (``merge``,
+``submit``), ``compare`` (``compare``, ``competence``, ``mixed``), ``data`` (``data
+fetch|stats|build|audit``), ``audit_view``, ``human``, ``cache``, ``score``, ``suite_file`` (``suite
+check|score``), ``report``, ``inspect``, ``info`` (``list``, ``models``), ``env``, ``adapt``, ``study``
+(``study run|status|report``), ``view``, ``items`` (``items fit|anchors|estimate``), ``interop`` (``import
+lm-eval|inspect|eee``, ``reread``, ``export``).
 """
 
 from __future__ import annotations

@@ -7,6 +7,7 @@ commits, by rule), ``refuse`` (what takes it back, by reason); ``language`` (the
 language, built in or declared). On top: ``labels`` (free text or JSON → a label of the suite's
 vocabulary), ``choice`` (the option letter of a multiple-choice answer), ``judge`` (the question a
 judge model is asked and how its reply is read), ``rating`` (a numeric rating), ``thinking`` (a
-reasoning model's trace split from its answer). Parsers see the answer text only, never a model's
+reasoning model's trace split from its answer), ``revise`` (an answer that revises itself read from its
+last revision). Parsers see the answer text only, never a model's
 thinking.
 """

@@ -3,7 +3,9 @@ suite that scores its records.
 
 Modules: ``run`` (``LoadedRun``, ``load_run``, ``load_runs`` with names distinct over the runs read
 together, ``suite_of``), ``summary`` (``RunSummary``, ``summarize``: a run streamed once into its rows
-and its records as columns of codes, for studies and the viewer over millions of records).
+and its records as columns of codes, for studies and the viewer over millions of records, from the run's
+``summary.npz`` while it is current), ``door`` (``accepted``: the one rule deciding whether a run's numbers
+are read, ``FINAL`` or ``PARTIAL``).
 """
 
 from lingdiag.reading.run import LoadedRun, distinct, load_run, load_runs, records_of, suite_key, suite_of

@@ -30,12 +30,12 @@ class Acceptance:
     """Which runs a reader prints numbers over."""
 
     name: str
-    partial: bool
+    reads_all: bool
     """Runs not finished, not current or with failed items are read (and marked); else refused."""
 
 
-FINAL = Acceptance("final", partial=False)
-PARTIAL = Acceptance("partial", partial=True)
+FINAL = Acceptance("final", reads_all=False)
+PARTIAL = Acceptance("partial", reads_all=True)
 PARTIAL_FLAG = "--partial"
 """The option that asks for :data:`PARTIAL`, named in every refusal."""
 
@@ -76,7 +76,7 @@ def accepted(dirs: Sequence[Path], acceptance: Acceptance = FINAL) -> list[Accep
             refused.append(state.problem or f"{path}: not a run directory")
             continue
         why = mark(state)
-        if why is not None and not acceptance.partial and not state.complete:
+        if why is not None and not acceptance.reads_all and not state.complete:
             refused.append(f"{path}: {state.status}: {why}; its numbers are not final (pass {PARTIAL_FLAG} to read "
                            "it, marked in every table)")
             continue

@@ -6,6 +6,8 @@
 - ``loaded``: ``RunDir`` and ``read_run``, a run read back without the suite registry.
 - ``inputs``: what a run was computed from and what of it changed (``Inputs``, ``drift``).
 - ``state``: ``RunState`` and ``run_state``, the one answer to finished, current, how far and running.
+- ``summary``: ``summary.npz``, a finished run's records as columns and its metrics, keyed by the digest
+  of ``items.jsonl`` (``StoredSummary``, ``records_digest``).
 - ``study``: ``study.json`` (``StudyState``, ``RunEntry``) and a run's place in its study (``place_of``).
 
 It imports no suite, report or model code (a contract in ``pyproject.toml``); metrics recomputed

@@ -59,7 +59,7 @@ def staged(data: Sequence[Any], device: torch.device) -> torch.Tensor:
     """
     import torch
 
-    host = torch.tensor(data)
+    host = torch.tensor(data, device="cpu")
     if device.type != "cuda":
         return host if host.device == device else host.to(device)
     return host.pin_memory().to(device, non_blocking=True)
