@@ -39,11 +39,26 @@ holds one forward pass's shapes. Read once, at the process's first oneDNN call; 
 user set is kept."""
 
 
-def onednn_available() -> bool:
-    """Whether this torch build can run linear layers on packed oneDNN weights."""
-    ops = torch.ops.mkldnn
-    built = torch.backends.mkldnn.is_available()  # type: ignore[no-untyped-call]
-    return bool(built) and hasattr(ops, "_reorder_linear_weight") and hasattr(ops, "_linear_pointwise")
+def onednn_available(compute: torch.dtype = torch.float32) -> bool:
+    """Whether this torch build, on this CPU, can run linear layers on oneDNN weights packed in ``compute``.
+
+    oneDNN packs bfloat16 only on a CPU with bfloat16 instructions (AVX-512 BW/VL/DQ or AVX-NE-CONVERT);
+    elsewhere (an AVX2 CPU) its reorder raises, so one tiny weight is packed here first, once per dtype.
+    """
+    if compute not in _PACKS:
+        ops = torch.ops.mkldnn
+        built = torch.backends.mkldnn.is_available()  # type: ignore[no-untyped-call]
+        usable = bool(built) and hasattr(ops, "_reorder_linear_weight") and hasattr(ops, "_linear_pointwise")
+        if usable:
+            try:
+                ops._reorder_linear_weight(torch.zeros(16, 16, dtype=compute, device="cpu"), None)
+            except RuntimeError:  # "bf16 path needs the cpu support avx_ne_convert or avx512bw, ..."
+                usable = False
+        _PACKS[compute] = usable
+    return _PACKS[compute]
+
+
+_PACKS: dict[torch.dtype, bool] = {}
 
 
 class PackedLinear(torch.nn.Module):
@@ -185,7 +200,7 @@ def pack_linears(model: torch.nn.Module, compute: torch.dtype, probe: list[int])
     Returns:
         Whether the layers were replaced.
     """
-    if not onednn_available():
+    if not onednn_available(compute):
         return False
     for variable in ("LRU_CACHE_CAPACITY", "ONEDNN_PRIMITIVE_CACHE_CAPACITY"):
         os.environ.setdefault(variable, PRIMITIVE_CACHE)

@@ -194,8 +194,9 @@ class LoadedModel:
                 compute = torch.float32 if dtype == "float32" else torch.bfloat16
                 probe = self.tokenizer("The cat sat on the mat because it was tired.", add_special_tokens=False)
                 if not pack_linears(model, compute, list(probe["input_ids"])) and dtype == "bfloat16-mixed":
-                    raise BackendError(f"--dtype bfloat16-mixed needs oneDNN linear layers, which {self.path!r} "
-                                       "or this torch build cannot use: choose float32 or bfloat16")
+                    raise BackendError(f"--dtype bfloat16-mixed needs oneDNN linear layers in bfloat16, which "
+                                       f"{self.path!r}, this torch build or this CPU (bfloat16 packing needs "
+                                       "AVX-512 BW/VL/DQ or AVX-NE-CONVERT) cannot use: choose float32 or bfloat16")
             elif dtype == "bfloat16-mixed":
                 raise BackendError("--dtype bfloat16-mixed needs packed_linears=true")
             self._model = model
