@@ -447,7 +447,7 @@ def test_runner_skips_loglikelihood_condition_with_reason(server: str, tmp_path:
     assert meta["usage"]["requests"] == 4 and meta["usage"]["cache_misses"] == 2
     assert meta["usage"]["completion_tokens"] > 0
     for f in (tmp_path / "run").iterdir():
-        assert "sk-local-secret" not in f.read_text()
+        assert b"sk-local-secret" not in f.read_bytes()
 
 
 # -- constrained generation through structured output ---------------------------------------
