@@ -140,7 +140,7 @@ def test_a_run_that_cannot_take_its_summary_is_summarised_once_in_memory(run: Pa
     assert len(opened) == 1 and _rows(first) == _rows(second)
 
 
-@pytest.mark.parametrize("fixture", ["rundir-3789a70", "rundir-6472672"])
+@pytest.mark.parametrize("fixture", ["rundir-3789a70", "rundir-6472672", "rundir-87d9da2"])
 def test_runs_written_before_summaries_are_summarised_on_first_read_to_the_same_numbers(fixture: str,
                                                                                        tmp_path: Path) -> None:
     root = Path(shutil.copytree(fixture_runs(fixture), tmp_path / fixture))

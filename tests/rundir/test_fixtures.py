@@ -1,5 +1,6 @@
-"""Run directories written at 3789a70 (schema 1) and at 6472672 (before the ``finished`` part) read
-through today's typed schema and run state, and ``meta.json`` read and written back byte-identically."""
+"""Run directories written at 3789a70 (schema 1), at 6472672 (before the ``finished`` part) and at 87d9da2
+(before ``summary.npz``) read through today's typed schema and run state, and ``meta.json`` read and written
+back byte-identically."""
 
 from __future__ import annotations
 
@@ -17,8 +18,9 @@ from lingdiag.study.status import grid
 
 FIXTURES = fixture_runs("rundir-3789a70")
 RUNS = sorted(p.name for p in FIXTURES.iterdir() if p.is_dir())
-LATER = fixture_runs("rundir-6472672")
 LATER_RUNS = ["merged", "plain", "stopped", "study/runs/a/nli", "study/runs/b/nli", "suite-file"]
+STOPPED = {"6472672": 2, "87d9da2": 4}
+"""Each later fixture set's stopped run: how many of its 6 planned items the killed session recorded."""
 
 
 def test_every_kind_of_run_is_kept_as_a_fixture() -> None:
@@ -74,30 +76,36 @@ def test_a_3789a70_run_loads_with_its_metrics(name: str) -> None:
     assert loaded.rows and all("n" in row.metrics for row in loaded.rows)
 
 
-def test_every_kind_of_6472672_run_is_kept() -> None:
-    found = sorted(p.parent.relative_to(LATER).as_posix() for p in LATER.rglob("meta.json"))
-    assert found == LATER_RUNS
+@pytest.mark.parametrize("commit", STOPPED)
+def test_every_kind_of_later_run_is_kept(commit: str) -> None:
+    later = fixture_runs(f"rundir-{commit}")
+    assert sorted(p.parent.relative_to(later).as_posix() for p in later.rglob("meta.json")) == LATER_RUNS
 
 
+@pytest.mark.parametrize("commit", STOPPED)
 @pytest.mark.parametrize("name", LATER_RUNS)
-def test_a_6472672_run_reads_with_its_state_and_writes_back_byte_identical(name: str, tmp_path: Path) -> None:
-    run = shutil.copytree(LATER / name, tmp_path / "run")
+def test_a_later_run_reads_with_its_state_and_writes_back_byte_identical(commit: str, name: str,
+                                                                         tmp_path: Path) -> None:
+    run = shutil.copytree(fixture_runs(f"rundir-{commit}") / name, tmp_path / "run")
     before = (run / "meta.json").read_bytes()
     read = read_run(run)
     if name == "stopped":  # a killed session: planned, recorded, no end
-        assert (read.state.phase, read.state.planned, read.state.recorded) == (Phase.STOPPED, 6, 2)
-        assert read.state.line == "run not finished (stopped): 2 of 6 items"
+        recorded = STOPPED[commit]
+        assert (read.state.phase, read.state.planned, read.state.recorded) == (Phase.STOPPED, 6, recorded)
+        assert read.state.line == f"run not finished (stopped): {recorded} of 6 items"
     else:
         gone = read.state.unchecked  # the suite-file run's suite file is gone: shown as unchecked
         assert read.state.complete and (read.state.line is None) == (not gone) == (name != "suite-file")
-        assert read.state.planned == len(read.records) and read.meta.finished is None
+        assert read.state.planned == len(read.records)
+        assert (read.meta.finished is None) == (commit == "6472672")  # finish writes its part since
     RunStore(run).write_meta(read.meta)
     assert (run / "meta.json").read_bytes() == before
     assert "".join(r.to_json() + "\n" for r in read.records).encode() == (run / "items.jsonl").read_bytes()
     assert load_run(run).rows
 
 
-def test_a_6472672_study_reads_as_done_under_its_study_names(tmp_path: Path) -> None:
-    study = shutil.copytree(LATER / "study", tmp_path / "study")
+@pytest.mark.parametrize("commit", STOPPED)
+def test_a_later_study_reads_as_done_under_its_study_names(commit: str, tmp_path: Path) -> None:
+    study = shutil.copytree(fixture_runs(f"rundir-{commit}") / "study", tmp_path / "study")
     assert [(r.key, r.status, r.items_done) for r in grid(study)] == [("a/nli", "done", 4), ("b/nli", "done", 4)]
     assert [r.model for r in load_runs([study / "runs" / "a" / "nli", study / "runs" / "b" / "nli"])] == ["a", "b"]
