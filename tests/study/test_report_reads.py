@@ -95,3 +95,21 @@ def test_each_runs_accuracy_on_a_cell_is_counted_once_per_report(study: Path, tm
     assert built == [4]
     text = (tmp_path / "tables" / "study.md").read_text(encoding="utf-8")
     assert "### t: nli, dap" in text and "| t@step2 | 2 |" in text  # the curves drawn from those counts
+
+
+def test_a_section_is_one_registered_module_drawn_in_its_order(study: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The built-in sections in their documented order; one more registered at order 35 is drawn between the
+    learning curves and the chosen comparisons, its findings said first."""
+    from lingdiag.study import sections as study_sections
+    from lingdiag.study.sections import STUDY_SECTIONS, Drawn, StudySection, ordered
+
+    assert [s.anchor for s in ordered()] == [
+        "study-grid", "study-accuracy", "study-curves", "study-compare", "study-adjacent", "study-mixed",
+        "study-items", "study-irt", "study-agreement", "study-competence", "study-failed"]
+    probe = StudySection("study-probe", "Probe", 35, lambda s: Drawn(f"{len(s.runs)} runs\n", found=["Probed."]))
+    monkeypatch.setitem(STUDY_SECTIONS._factories, probe.anchor, probe)  # gone again after the test
+    assert study_sections.register(probe) is probe
+    found, _ = sections(study)
+    anchors = [s.anchor for s in found]
+    assert anchors.index("study-probe") == anchors.index("study-curves") + 1 == anchors.index("study-compare") - 1
+    assert found[anchors.index("study-probe")].text == "4 runs\n" and "- Probed." in found[0].text
