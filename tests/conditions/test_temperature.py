@@ -21,8 +21,9 @@ from lingdiag.report.html import render_html
 from lingdiag.report.tables import tables
 from lingdiag.rundir import RunStore
 from lingdiag.study.execute import run_study
-from lingdiag.study.report import SECTIONS, load
+from lingdiag.study.loaded import load
 from lingdiag.study.schema import StudyFile
+from lingdiag.study.sections import ordered
 from lingdiag.view.app import Viewer
 
 SWEEP = {"strategy": ["zero-shot"], "temperature": ["0", "0.7"]}
@@ -67,7 +68,7 @@ def test_a_study_sweeps_it_and_reports_it(tmp_path: Path) -> None:
                                       "suites": [{"suite": "imperfective", "axes": SWEEP, "limit": 4, "name": "nli"}]})
     run_study(study, tmp_path / "out", models=stand_in(lambda config: MockBackend(_answer, name=config.model)))
     done = load(tmp_path / "out")
-    text = next(s for s in SECTIONS if s.anchor == "study-accuracy").draw(done).text
+    text = next(s for s in ordered() if s.anchor == "study-accuracy").draw(done).text
     assert "| nli | zero-shot/temperature-0 | a |" in text and "| nli | zero-shot/temperature-0.7 | a |" in text
 
 

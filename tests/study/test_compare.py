@@ -83,7 +83,8 @@ def test_the_mixed_model_above_its_bound_is_fitted_on_a_named_item_sample(study:
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     import pandas as pd
 
-    from lingdiag.study.report import load, mixed_frame
+    from lingdiag.study.loaded import load
+    from lingdiag.study.sections.mixed import mixed_frame
 
     loaded = load(study / "out")
     whole, note = mixed_frame(loaded.runs)

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from lingdiag.cli import app
 from lingdiag.errors import RunError
 from lingdiag.study.execute import SUPERSEDED, run_study
-from lingdiag.study.report import load
+from lingdiag.study.loaded import load
 from lingdiag.study.schema import load_study
 from lingdiag.study.status import grid
 

@@ -15,8 +15,10 @@ from helpers import chromium_path, stand_in, study_backend
 from lingdiag.models.mock import MockBackend
 from lingdiag.rundir import RunStore
 from lingdiag.study.execute import run_study
-from lingdiag.study.report import curve_figures, load, sections, unmeasured, write_report
+from lingdiag.study.loaded import load
+from lingdiag.study.report import sections, write_report
 from lingdiag.study.schema import StudyFile
+from lingdiag.study.sections.curves import curve_figures
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "suites"
 HOSTILE = "<img src=x onerror=alert(1)>|x"
@@ -191,13 +193,13 @@ def test_the_curve_figure_breaks_at_a_missing_checkpoint_and_names_it(tmp_path: 
 
     _checkpoint_study(tmp_path, {500: "guess-500", 1000: "broken-1000", 4000: "knows-4000"}, monkeypatch)
     study = load(tmp_path / "out")
-    (figure,) = curve_figures(study.runs, unmeasured(study.state, study.grid, study.runs))
+    (figure,) = curve_figures(study.curves)
     assert figure.caption.endswith("Not measured (dotted, the line broken there): tiny@step1000 (not measured "
                                    "(gave up)).")
 
 
 def test_a_sentence_names_ten_runs_and_counts_the_rest() -> None:
-    from lingdiag.study.report import some
+    from lingdiag.study.sections import some
 
     assert some([f"m@step{k}" for k in range(12)]) == ", ".join(f"m@step{k}" for k in range(10)) + " and 2 more"
     assert some(["a", "b"]) == "a, b"

@@ -6,14 +6,21 @@ only)."""
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+import numpy as np
 import pytest
 from helpers import stand_in, study_backend
 
+from lingdiag.study import across
 from lingdiag.study.execute import run_study
 from lingdiag.study.report import sections, write_report
 from lingdiag.study.schema import StudyFile
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "suites"
 _OPENED: list[str] = []
@@ -43,7 +50,8 @@ def study(tmp_path_factory: pytest.TempPathFactory) -> Path:
     tmp = tmp_path_factory.mktemp("reads")
     spec = StudyFile.model_validate({
         "name": "reads", "base": tmp, "seed": 3,
-        "models": [{"spec": "a", "family": "F", "size": "135M"}, {"spec": "b", "family": "F", "size": "360M"}],
+        "models": [{"spec": "a", "family": "F", "size": "135M"}, {"spec": "b", "family": "F", "size": "360M"},
+                   {"name": "t", "family": "T", "checkpoints": [{"spec": f"t{k}", "step": k} for k in (1, 2)]}],
         "suites": [{"suite": "imperfective", "dataset": str(EXAMPLES / "imperfective-nli-sample.json"),
                     "axes": {"strategy": ["zero-shot", "dap"]}, "name": "nli"}]})
     with pytest.MonkeyPatch.context() as mp:
@@ -62,3 +70,46 @@ def test_the_html_page_opens_each_runs_records_once(study: Path, tmp_path: Path)
     opened = _opens(lambda: write_report(study, tmp_path / "study.html", tmp_path / "tables"))
     runs = sorted(str(p) for p in study.rglob("items.jsonl"))
     assert sorted(set(opened)) == runs and len(opened) == len(runs) + 1  # each once for its browser; one for text
+
+
+def test_each_runs_accuracy_on_a_cell_is_counted_once_per_report(study: Path, tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The accuracy table and the learning curves (their tables and their figure) read one count per run
+    and condition; the cells across models are built once for every section that reads them."""
+    counted: list[int] = []
+    built: list[int] = []
+    accuracy, cells = across.accuracy, across.cells
+
+    def counting(outcome: NDArray[np.int8]) -> across.Accuracy:
+        counted.append(len(outcome))
+        return accuracy(outcome)
+
+    def building(runs: Sequence[across.StudyRun]) -> dict[across.Cell, across.CellTable]:
+        built.append(len(runs))
+        return cells(runs)
+
+    monkeypatch.setattr(across, "accuracy", counting)
+    monkeypatch.setattr(across, "cells", building)
+    write_report(study, tmp_path / "study.html", tmp_path / "tables")
+    assert len(counted) == 4 * 2  # four runs (a, b, t@step1, t@step2) × two conditions; no language
+    assert built == [4]
+    text = (tmp_path / "tables" / "study.md").read_text(encoding="utf-8")
+    assert "### t: nli, dap" in text and "| t@step2 | 2 |" in text  # the curves drawn from those counts
+
+
+def test_a_section_is_one_registered_module_drawn_in_its_order(study: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The built-in sections in their documented order; one more registered at order 35 is drawn between the
+    learning curves and the chosen comparisons, its findings said first."""
+    from lingdiag.study import sections as study_sections
+    from lingdiag.study.sections import STUDY_SECTIONS, Drawn, StudySection, ordered
+
+    assert [s.anchor for s in ordered()] == [
+        "study-grid", "study-accuracy", "study-curves", "study-compare", "study-adjacent", "study-mixed",
+        "study-items", "study-irt", "study-agreement", "study-competence", "study-failed"]
+    probe = StudySection("study-probe", "Probe", 35, lambda s: Drawn(f"{len(s.runs)} runs\n", found=["Probed."]))
+    monkeypatch.setitem(STUDY_SECTIONS._factories, probe.anchor, probe)  # gone again after the test
+    assert study_sections.register(probe) is probe
+    found, _ = sections(study)
+    anchors = [s.anchor for s in found]
+    assert anchors.index("study-probe") == anchors.index("study-curves") + 1 == anchors.index("study-compare") - 1
+    assert found[anchors.index("study-probe")].text == "4 runs\n" and "- Probed." in found[0].text

@@ -22,8 +22,9 @@ from lingdiag.report.tables import tables
 from lingdiag.rundir import RunStore
 from lingdiag.rundir.study import read_state
 from lingdiag.study.execute import SUPERSEDED, run_study
-from lingdiag.study.report import failures_text, load
+from lingdiag.study.loaded import load
 from lingdiag.study.schema import StudyFile
+from lingdiag.study.sections.failures import failures_text
 from lingdiag.study.status import grid, summary
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "suites"

@@ -86,12 +86,14 @@ def finish(store: RunStore, suite: Suite, ending: Ending, meta: RunMeta) -> tupl
         The metrics per condition and the table.
     """
     records = store.finalize(ending.order)
+    scored: dict[str, dict[str, Any]] = {}  # the suite's metrics, counted once: metrics.json's and the summary's
     metrics: dict[str, Any] = {}
     for name, _ in ending.conditions:
         rs = [r for r in records if r.condition == name]
         if rs:
+            scored[name] = suite.condition_metrics(rs)
             # Fragile counts exist only where records carry decisions (reduced-precision runs).
-            metrics[name] = suite.condition_metrics(rs) | fragile.counts([r.decision for r in rs])
+            metrics[name] = scored[name] | fragile.counts([r.decision for r in rs])
     end = finished_part(store, records)
     table = suite.tables([ResultRow(ending.model, name, dict(axes), metrics[name], str(store.root), ending.dataset)
                          for name, axes in ending.conditions if name in metrics])
@@ -110,7 +112,8 @@ def finish(store: RunStore, suite: Suite, ending: Ending, meta: RunMeta) -> tupl
     store.write_text("table.md", table)
     # What every reader of the run's numbers reads (lingdiag.reading), keyed by the records' digest; a
     # directory that cannot take it gets it on its first read.
-    write_summary(store, stored_summary(records, suite, end["sha256"], Stamp.of(store.items_path)))
+    write_summary(store, stored_summary(records, suite, end["sha256"], Stamp.of(store.items_path),
+                                        scored))
     # Last, and with ``finished``: a run killed before this line is not finished (rundir.state).
     store.write_meta(meta.replaced(planned=None, finished=end))
     return metrics, table

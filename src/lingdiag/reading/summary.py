@@ -22,7 +22,7 @@ import hashlib
 import json
 import math
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -195,8 +195,12 @@ class _Scored:
         self.flags: dict[str, str] = {}
         self.axes: dict[str, dict[str, str]] = {}
 
-    def score(self, condition: str, records: Sequence[ItemRecord]) -> None:
-        self.metrics[condition] = dict(self.suite.condition_metrics(records))
+    def score(self, condition: str, records: Sequence[ItemRecord],
+              metrics: Mapping[str, Any] | None = None) -> None:
+        """Keep ``condition``'s metrics (``metrics`` where its caller computed them from these records), axes
+        and flag.
+        """
+        self.metrics[condition] = dict(self.suite.condition_metrics(records) if metrics is None else metrics)
         self.axes[condition] = dict(records[0].axes)
         if (why := degenerate_reason(records)) is not None:
             self.flags[condition] = why
@@ -236,10 +240,11 @@ def _scanned(run: Opened, run_dir: Path, stored: StoredSummary) -> Scanned:
                    dict(stored.flags), {k: dict(v) for k, v in stored.axes.items()})
 
 
-def stored_summary(records: Iterable[ItemRecord], suite: Suite, records_sha256: str,
-                   stamp: Stamp | None) -> StoredSummary:
+def stored_summary(records: Iterable[ItemRecord], suite: Suite, records_sha256: str, stamp: Stamp | None,
+                   metrics: Mapping[str, Mapping[str, Any]]) -> StoredSummary:
     """The summary of a run whose ``items.jsonl`` (SHA-256 ``records_sha256``) holds ``records``, in line
-    order and canonical (each condition's records together): what ``finish`` writes.
+    order and canonical (each condition's records together): what ``finish`` writes, with the
+    ``suite.condition_metrics`` of each condition it already computed (``metrics``), not counted again.
     """
     names = Vocabularies()
     builder, scored = _Builder(names), _Scored(suite)
@@ -247,7 +252,7 @@ def stored_summary(records: Iterable[ItemRecord], suite: Suite, records_sha256: 
         for condition, rs in _by_condition(records):
             for r in rs:
                 builder.add(r)
-            scored.score(condition, rs)
+            scored.score(condition, rs, metrics[condition])
     return _stored(builder.columns(), names, scored, records_sha256, stamp)
 
 

@@ -9,6 +9,9 @@
   left and an ETA.
 - ``across``: analyses over models from the runs' summaries (cells as items × models tables, items across
   models, agreement, learning curves, paired tests of chosen pairs and adjacent sizes and checkpoints).
-- ``report``: the study report, its sections a list (``SECTIONS``), as HTML through the run report's page,
+- ``loaded``: the study as its report reads it (``Study``: the done runs' summaries and what every section
+  reads of them, each computed once).
+- ``sections``: the study report's sections, one module each, registered in ``STUDY_SECTIONS`` in order.
+- ``report``: the study report (its findings, then its sections) as HTML through the run report's page,
   Markdown and LaTeX tables, or findings on the terminal.
 """

@@ -112,6 +112,15 @@ def accuracy(outcome: NDArray[np.int8]) -> Accuracy:
     return Accuracy(int((outcome == RIGHT).sum()), int((outcome != NOT_GRADED).sum()))
 
 
+def run_accuracies(run: StudyRun) -> dict[str, Accuracy]:
+    """Condition → ``run``'s accuracy on it, in the order its records first name them: what the report's
+    accuracy table and learning curves print, counted once per study (``lingdiag.study.loaded.Study``).
+    """
+    c = run.summary.columns
+    return {run.summary.vocab.conditions.names[code]: accuracy(c.outcome[c.of(code)])
+            for code in dict.fromkeys(c.condition.tolist())}
+
+
 @dataclass(frozen=True, eq=False)
 class CellTable:
     """One cell across the models that ran it: items × models, in study order."""
@@ -128,10 +137,6 @@ class CellTable:
     def column(self, model: str) -> int:
         """The column of ``model``."""
         return self.models.index(model)
-
-    def accuracy(self, model: str) -> Accuracy:
-        """``model``'s accuracy on this cell."""
-        return accuracy(self.outcome[:, self.column(model)])
 
 
 def cells(runs: Sequence[StudyRun]) -> dict[Cell, CellTable]:
@@ -303,21 +308,17 @@ class CurvePoint:
         return self.missing is None and self.accuracy.ci95[0] > self.chance
 
 
-def learning_curves(runs: Sequence[StudyRun], missing: Sequence[Missing] = ()) -> dict[tuple[str, Cell],
-                                                                                       list[CurvePoint]]:
+def learning_curves(runs: Sequence[StudyRun], accuracies: Mapping[str, Mapping[str, Accuracy]],
+                    missing: Sequence[Missing] = ()) -> dict[tuple[str, Cell], list[CurvePoint]]:
     """(model, cell) → every checkpoint planned for it, in training order (``training_order``): measured
-    ones with their accuracy, the others with why not (``CurvePoint.missing``). A cell is a condition
-    some checkpoint of the model measured on the suite.
+    ones with their accuracy (``accuracies``: run key → :func:`run_accuracies`), the others with why not
+    (``CurvePoint.missing``). A cell is a condition some checkpoint of the model measured on the suite.
     """
-    by_run: dict[str, dict[str, Accuracy]] = {}
     conditions: dict[tuple[str, str], list[str]] = defaultdict(list)
     for s in runs:
         if s.entry.model.base is None:
             continue
-        c = s.summary.columns
-        measured = {s.summary.vocab.conditions.names[code]: accuracy(c.outcome[c.of(code)])
-                    for code in dict.fromkeys(c.condition.tolist())}
-        by_run[s.entry.key] = measured
+        measured = accuracies[s.entry.key]
         place = (s.entry.model.base, s.entry.suite)
         conditions[place] += [name for name in measured if name not in conditions[place]]
     out: dict[tuple[str, Cell], list[CurvePoint]] = {}
@@ -327,7 +328,7 @@ def learning_curves(runs: Sequence[StudyRun], missing: Sequence[Missing] = ()) -
         for condition in names:
             points = []
             for s in mine:
-                a = by_run[s.entry.key].get(condition)
+                a = accuracies[s.entry.key].get(condition)
                 why = "condition not run" if a is None else "no item graded" if a.n == 0 else None
                 points.append(CurvePoint(base, s.label, s.entry.model.step, s.entry.model.tokens, a or Accuracy(0, 0),
                                          s.chance, why))
@@ -473,11 +474,12 @@ def neighbours(runs: Sequence[StudyRun], missing: Sequence[Missing] = ()) -> tup
     return out, unreached
 
 
-def adjacent(runs: Sequence[StudyRun], missing: Sequence[Missing] = (), tables: Mapping[Cell, CellTable] | None = None,
-             *, seed: int = 0) -> tuple[list[Paired], list[str]]:
-    """McNemar between neighbours (:func:`neighbours`) on every cell of their suite both measured, with
-    both Holm families; and what could not be tested, with why (planned models not measured among them).
+def adjacent(runs: Sequence[StudyRun], missing: Sequence[Missing], tables: Mapping[Cell, CellTable], *,
+             seed: int = 0) -> tuple[list[Paired], list[str]]:
+    """McNemar between neighbours (:func:`neighbours`) on every cell of their suite both measured (``tables``:
+    :func:`cells` of the runs), with both Holm families; and what could not be tested, with why (planned
+    models not measured among them).
     """
     pairs, unreached = neighbours(runs, missing)
-    tests, skipped = paired_tests(tables if tables is not None else cells(runs), pairs, seed=seed)
+    tests, skipped = paired_tests(tables, pairs, seed=seed)
     return tests, unreached + skipped

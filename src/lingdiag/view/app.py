@@ -253,7 +253,8 @@ def _group(v: Viewer, q: dict[str, str]) -> str:
 
 def _study_report(v: Viewer, q: dict[str, str]) -> str:
     """The study report's sections, drawn again only when a run or ``study.json`` changed."""
-    from lingdiag.study.report import load, sections_of
+    from lingdiag.study.loaded import load
+    from lingdiag.study.report import sections_of
 
     study = v.study(q.get("id", ""))
     with v.drawing:

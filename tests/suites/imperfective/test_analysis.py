@@ -17,6 +17,7 @@ from lingdiag.engine.run import evaluate
 from lingdiag.errors import ConfigError, MissingDependency
 from lingdiag.figures import ModelColours
 from lingdiag.models.mock import MockBackend
+from lingdiag.reading.door import accepted
 from lingdiag.records import GenerationRequest, ResultRow
 from lingdiag.suites.imperfective.analysis import (
     analyze,
@@ -226,9 +227,10 @@ def scripted(skill: float, step: int) -> Callable[[GenerationRequest], str]:
     return answer
 
 
-@pytest.fixture
-def runs(tmp_path: Path) -> list[Path]:
-    """Three scripted "models" × four strategies, one run directory each."""
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    """Three scripted "models" × four strategies, one run directory each (read, never changed, by the tests)."""
+    tmp_path = tmp_path_factory.mktemp("runs")
     out = []
     models = (("small", 0.3, 135_000_000), ("medium", 0.6, 1_500_000_000), ("large", 0.9, 7_000_000_000))
     for name, skill, size in models:
@@ -241,7 +243,7 @@ def runs(tmp_path: Path) -> list[Path]:
 
 
 def test_analyze_real_runs_with_sizes_from_meta(runs: list[Path]) -> None:
-    rows, sizes = load_runs(runs)
+    rows, sizes = load_runs(accepted(runs))
     assert sizes == {"mock-small": 135e6, "mock-medium": 1.5e9, "mock-large": 7e9}
     result = analyze(rows, sizes)
     assert [t.model for t in result.tradeoff] == ["mock-large", "mock-medium", "mock-small"]
@@ -256,8 +258,25 @@ def test_analyze_real_runs_with_sizes_from_meta(runs: list[Path]) -> None:
     assert "NaN" not in blob and json.loads(blob)["scale"]["strategy"] == "zero-shot"
 
 
+def test_analyze_asks_each_runs_state_once(runs: list[Path], monkeypatch: pytest.MonkeyPatch,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """The door decides once per run; the rows are read from the runs it let in, not through it again."""
+    from lingdiag.rundir import RunState, run_state
+    from lingdiag.suites.imperfective import cli
+
+    asked: list[Path] = []
+
+    def counted(path: Path) -> RunState:
+        asked.append(path)
+        return run_state(path)
+
+    monkeypatch.setattr("lingdiag.reading.door.run_state", counted)
+    cli.analyze(runs, size=None, strategy="zero-shot", partial=False, as_json=True)
+    assert sorted(asked) == sorted(runs) and json.loads(capsys.readouterr().out)["not_final"] == {}
+
+
 def test_analyze_with_too_few_runs_explains_what_is_missing(runs: list[Path]) -> None:
-    rows, sizes = load_runs(runs[:1])
+    rows, sizes = load_runs(accepted(runs[:1]))
     result = analyze(rows, sizes)
     assert result.tradeoff == () and result.scale is None and result.anova is None
     assert len(result.notes) == 3 and any("≥ 3 strategies" in n for n in result.notes)

@@ -21,7 +21,6 @@ import re
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import Any, cast
 
 from lingdiag.errors import ConfigError, MissingDependency
@@ -30,7 +29,7 @@ from lingdiag.metrics import stats
 from lingdiag.metrics.interpretable import counts_reason
 from lingdiag.metrics.stats import Correlation
 from lingdiag.reading import load_run
-from lingdiag.reading.door import FINAL, Acceptance, accepted
+from lingdiag.reading.door import Accepted
 from lingdiag.records import ResultRow
 from lingdiag.suites.imperfective.data import TELIC_CLASSES
 from lingdiag.suites.imperfective.metrics import (
@@ -381,18 +380,16 @@ def sizes_of(rows: Sequence[ResultRow]) -> dict[str, float]:
     return {r.model: r.n_params for r in rows if r.n_params is not None}
 
 
-def load_runs(runs: Sequence[Path], acceptance: Acceptance = FINAL) -> tuple[list[ResultRow], dict[str, float]]:
-    """Rows (metrics recomputed from the records) and recorded sizes of ImperfectiveNLI runs, each let in by
-    ``acceptance`` (``lingdiag.reading.door``: by default finished and current).
+def load_runs(let_in: Sequence[Accepted]) -> tuple[list[ResultRow], dict[str, float]]:
+    """Rows (metrics recomputed from the records) and recorded sizes of the ImperfectiveNLI runs the door let
+    in (``lingdiag.reading.door.accepted``, asked once by the caller, which prints its marks).
 
     Raises:
         ConfigError: a run directory holds another suite.
-        RunError: a run the rule refuses (naming it and its state).
     """
     rows: list[ResultRow] = []
-    for let_in in accepted(runs, acceptance):
-        run_dir = let_in.path
-        run = load_run(Path(run_dir))
+    for run_dir in (r.path for r in let_in):
+        run = load_run(run_dir)
         if run.suite.name != "imperfective":
             raise ConfigError(f"{run_dir} is a {run.suite.name!r} run; these analyses need imperfective runs")
         rows += run.rows

@@ -40,9 +40,8 @@ def analyze(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
 ) -> None:
     """Prompt trade-off (§5.2), model scale (§5.3) and the verb-class ANOVA (footnote 4)."""
-    acceptance = PARTIAL if partial else FINAL
-    let_in = accepted(runs, acceptance)
-    rows, sizes = analysis.load_runs(runs, acceptance)
+    let_in = accepted(runs, PARTIAL if partial else FINAL)
+    rows, sizes = analysis.load_runs(let_in)
     result = analysis.analyze(rows, {**sizes, **_sizes(size or [])}, strategy)
     if as_json:
         print(dumps(result.to_json() | {"not_final": {str(r.path): r.mark for r in let_in if r.mark}}, indent=2,
@@ -80,7 +79,7 @@ def similarity(
 ) -> None:
     """Cosine similarity of "was V-ing" and "V-ed" embeddings per verb class (§5.4, Figure 4)."""
     items = [it for it in load(dataset or SUITE.default_dataset).items if it.tags.get("group") in ("C", "D")]
-    tbr = tbr_by_class(analysis.load_runs(run)[0], strategy) if run else None
+    tbr = tbr_by_class(analysis.load_runs(accepted(run))[0], strategy) if run else None
     encoder = load_encoder(model, device)
     results = layer_sweep(spread(items, limit), encoder, _layers(layer, n_layers(encoder)), tbr)
     if as_json:
