@@ -261,7 +261,9 @@ def _colons(s: Scan, vocab: Vocabulary, lists: frozenset[Token]) -> Iterator[Com
         target = first if first is not None and first.start == at else _text_or_letter(s, vocab, at)
         if target is None or target in lists or s.text[s.past_particles(target.end):end].strip(_AROUND):
             continue
-        yield Commitment(str(target.label), "colon", target, s.clause(start + colon - 1)[0])
+        # The clause before a colon is the label's phrase (It could be: True); before an arrow, what leads to it.
+        phrase = start + colon + 1 if line[colon] == "→" else s.clause(start + colon - 1)[0]
+        yield Commitment(str(target.label), "colon", target, phrase)
 
 
 def _own_letter_or_nothing(rest: str, label: str) -> bool:

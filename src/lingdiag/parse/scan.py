@@ -43,8 +43,9 @@ SENTENCE_END = re.compile(r"\n|[!?]+(?![A-Za-z0-9])|(?<!\.)(?<!\.\w)\.(?![.A-Za-
 """Where a sentence ends: a line end, a full stop, exclamation or question mark of any script the
 reader knows (``PUNCTUATION``; an ellipsis, a decimal point and the dot of ``e.g`` end none)."""
 CLAUSE_END = re.compile(SENTENCE_END.pattern + "|[" + re.escape("".join(p.clause for p in PUNCTUATION))
-                        + r"()（）\[\]]|\s[-–—]+\s|[–—―─]")
-"""Where a clause ends: a sentence end, a comma, semicolon or colon of any script, a parenthesis or dash."""
+                        + r"()（）\[\]→]|\s[-–—]+\s|[–—―─]")
+"""Where a clause ends: a sentence end, a comma, semicolon or colon of any script, a parenthesis, dash
+or arrow (what stands before an arrow leads to what follows it: ``no completion stated → Unknown``)."""
 QUESTION_MARKS = frozenset("".join(p.question for p in PUNCTUATION))
 """The marks that ask, in every script the reader knows."""
 MARKS = "".join(p.sentence + p.clause for p in PUNCTUATION)
