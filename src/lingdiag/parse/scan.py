@@ -138,7 +138,9 @@ def _tail(form: str, followers: Sequence[str] | None) -> str:
     if form[-1:].isalnum():
         if not followers:
             return r"(?![\w-])"
-        return r"(?=$|[^\w-]" + "".join("|" + re.escape(p) for p in followers) + ")"
+        # A follower of a spaced script ends its word (참이 is 참 and a particle; 참가자 names no 참).
+        return r"(?=$|[^\w-]" + "".join("|" + re.escape(p) + ("" if UNSPACED.match(p[-1:]) else r"(?![\w-])")
+                                        for p in followers) + ")"
     return ""
 
 
@@ -180,10 +182,13 @@ def _pattern(vocab: Vocabulary, words: AnswerLanguage) -> tuple[re.Pattern[str],
     # before it, so nothing bounds its start.
     followers = sorted({*(_form(p) for p in words.particles), *(w for w in kinds_of if UNSPACED.match(w[:1]))},
                        key=lambda w: (-len(w), w))
+    # A word of a spaced script takes the language's particles too (Korean 정답은, 답이): a suite that
+    # declares them reads them after a cue as after a label.
+    particles = sorted({_form(p) for p in words.particles}, key=lambda w: (-len(w), w))
     bounded: dict[str, str] = {}
     free: dict[str, str] = {}
     for form, value in table.items():
-        tail = _tail(form, followers if isinstance(value, str) else None)
+        tail = _tail(form, followers if isinstance(value, str) else None if UNSPACED.match(form[-1:]) else particles)
         starts_word = not UNSPACED.match(form[:1]) and (form[:1].isalnum() or form[:1] == "_")
         particle = isinstance(value, frozenset) and value == frozenset({"particles"})
         (bounded if starts_word and not particle else free)[form] = tail
