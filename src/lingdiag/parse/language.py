@@ -364,6 +364,33 @@ LANGUAGES: Mapping[str, AnswerLanguage] = {lang.code: lang for lang in (
 gives all of them for a language not here (``suite_language``)."""
 
 
+INFLECTIONS: Mapping[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
+    # French adjectives agree in gender and number (La réponse est fausse, L'hypothèse est vraie).
+    "fr": (("eux", ("euse", "euses")), ("ux", ("usse", "usses")), ("if", ("ive", "ifs", "ives")),
+           ("é", ("ée", "és", "ées")), ("e", ("es",)), ("", ("e", "s", "es"))),
+    # Spanish too (La hipótesis es falsa, La afirmación es verdadera).
+    "es": (("o", ("a", "os", "as")), ("e", ("es",))),
+    # German adjectives take case endings before a noun or standing for one (eine falsche, das Wahre).
+    "de": (("e", ("er", "es", "en", "em")), ("", ("e", "er", "es", "en", "em"))),
+}
+"""A built-in language's inflections of a label word (ending → the endings that replace it; the first
+ending a word has applies): a suite declares ``vrai``, ``falso`` or ``wahr`` and the reader reads
+``vraie``, ``falsa``, ``wahre`` too (``inflected``)."""
+
+
+def inflected(code: str, word: str) -> tuple[str, ...]:
+    """The inflected forms of the label word ``word`` in the built-in language ``code`` (none for a
+    phrase, a word with a capital, digits or marks, or a language without inflections here).
+    """
+    if not word.isalpha() or not word.islower() or len(word) < 3:
+        return ()
+    for ending, endings in INFLECTIONS.get(code, ()):
+        if word.endswith(ending):
+            stem = word[:len(word) - len(ending)]
+            return tuple(stem + e for e in endings)
+    return ()
+
+
 def language(code: str) -> AnswerLanguage:
     """The built-in answer language ``code``; an unknown one is a one-line ``UnknownNameError``."""
     if code not in LANGUAGES:

@@ -114,6 +114,7 @@ def read(text: str, vocab: Vocabulary, lang: AnswerLanguage = ENGLISH) -> Readin
         The label and the rule that located it, or ``UNPARSED`` and the reason it was refused.
     """
     words = reading_words(lang)
+    vocab = vocab.inflected(lang.code)  # vraie, falsa, wahre: the language's own forms of its label words
     text, from_json = json_answer(text, vocab.json_key)
     body = normalise(text, (*words.cues, *words.revisions, *words.drafts))
     if not body:

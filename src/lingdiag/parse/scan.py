@@ -22,11 +22,11 @@ import re
 import unicodedata
 from bisect import bisect_left
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from functools import cached_property, lru_cache
 from typing import Any
 
-from lingdiag.parse.language import PUNCTUATION, AnswerLanguage
+from lingdiag.parse.language import PUNCTUATION, AnswerLanguage, inflected
 
 UNSPACED = re.compile(r"[\u0e00-\u0e7f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f]")
 """Letters of scripts written without spaces between words (Thai, kana, Han): no word boundary there."""
@@ -77,6 +77,13 @@ class Vocabulary:
         """A choice vocabulary: letter → option text (``{"A": "then", "B": "so"}``)."""
         return cls((), tuple((k, str(v)) for k, v in options.items()))
 
+    def inflected(self, code: str) -> Vocabulary:
+        """This vocabulary with the inflected forms of the words declared for its labels (aliases) in
+        the built-in language ``code`` (``language.inflected``): a form another label word has, or two
+        label words share, is left out.
+        """
+        return _inflected(self, code)
+
     def letter(self, text: str) -> str | None:
         """The letter ``text`` is (any case), or None."""
         return next((k for k, _ in self.options if k.lower() == text.lower()), None)
@@ -94,6 +101,22 @@ class Vocabulary:
             if _form(v):
                 seen.setdefault(_form(v), []).append(k)
         return {t: ks[0] for t, ks in seen.items() if len(ks) == 1}
+
+
+@lru_cache(maxsize=256)
+def _inflected(vocab: Vocabulary, code: str) -> Vocabulary:
+    given = dict(vocab.surfaces)
+    made: dict[str, set[str]] = {}
+    for surface, label in vocab.surfaces:
+        if surface == _form(label):
+            continue  # a label's own name (True) is no word of the language's: only the words declared for it
+        for form in inflected(code, surface):
+            made.setdefault(form, set()).add(label)
+    more = {form: labels.pop() for form, labels in made.items() if len(labels) == 1 and form not in given}
+    if not more:
+        return vocab
+    surfaces = sorted({**given, **more}.items(), key=lambda kv: (-len(kv[0]), kv[0]))
+    return replace(vocab, surfaces=tuple(surfaces))
 
 
 def _form(text: str) -> str:
