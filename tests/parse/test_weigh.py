@@ -35,6 +35,10 @@ ABCD = Vocabulary.of_options({"A": "in an hour", "B": "for an hour", "C": "at no
     ("True: no. False: no. Unknown: yes.\n\nAnswer: Unknown?", UNPARSED),
     ("True: no. False: no. Unknown: yes.\n\nAnswer: Unknown, but I am not sure.", UNPARSED),
     ("True: no. False: no. Unknown: yes.\n\nAnswer: probably Unknown", UNPARSED),
+    ("True: no. False: no. If anything, the answer is Unknown.", UNPARSED),  # its sentence's clauses count
+    ("True: no. False: no. Probably, the answer is Unknown.", UNPARSED),
+    ("Probably, the answer is Unknown.", UNPARSED),  # a short clause hedging the one after it
+    ("True: no. False: no. Unknown: yes.\nAnswer: Unknown\nAnswer: False", UNPARSED),
     ("The premise leaves True open.", UNPARSED),
 ])
 def test_a_final_answer_after_a_discussion(text: str, label: str) -> None:

@@ -194,6 +194,8 @@ def local(s: Scan, m: Token, start: int) -> str | None:
         return "questioned"
     if _conditioned(s, start):
         return "conditional"
+    if _hedged_before(s, start):
+        return "hedged"
     after = _in(s, a, b, _AFTER)
     if after is not None:
         return after
@@ -204,6 +206,20 @@ def local(s: Scan, m: Token, start: int) -> str | None:
     if _asks(s.sentence_mark(m.start)):
         return "questioned"  # "D: by tomorrow? No, C."
     return _opening(s, b)
+
+
+def _hedged_before(s: Scan, start: int) -> bool:
+    """Whether the clause right before ``start``'s, in its sentence, is a short one hedging what follows
+    (``Probably, the answer is Unknown``; ``Vielleicht, …``), naming no label itself.
+    """
+    sentence_start, _ = s.sentence(start)
+    clause_start, _ = s.clause(start)
+    if clause_start <= sentence_start:
+        return False
+    a, b = s.clause(clause_start - 1)
+    label = s.mention_at_or_after(a)
+    return a >= sentence_start and len(s.text[a:b].split()) <= _SHORT and (label is None or label.start >= b) \
+        and s.first_of("hedges", a, b) is not None
 
 
 def _unspent(s: Scan, start: int, m: Token) -> int:

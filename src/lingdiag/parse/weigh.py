@@ -55,7 +55,8 @@ def weighed(s: Scan, vocab: Vocabulary, found: list[Commitment]) -> str | None:
         found: Its commitments, in text order (``lingdiag.parse.locate``).
     """
     final = next((c for c in reversed(found) if c.rule in FINAL_RULES), None)
-    if final is None or s.doubted:
+    # Read where it stands too: a clause of its sentence before it may make it a condition (If anything, …).
+    if final is None or s.doubted or local(s, final.mention, final.start) is not None:
         return None
     start = s.clause(final.start)[0]
     if not s.mentions or s.mentions[0].start >= start:
