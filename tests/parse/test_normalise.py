@@ -35,6 +35,7 @@ CUES = reading_words(ENGLISH).cues
     *((table, table) for table in ("| Label | Why |\n|---|---|\n| True | a |\n| False | b |",  # several rows
                                    "| Option | Correct? |\n|---|---|\n| A | no |")),  # no answer column
     ("no completion => Unknown; x -> y; a <- b", "no completion → Unknown; x → y; a <- b"),  # ASCII arrows are arrows
+    ("True ❌\nUnknown ✅", "True no\nUnknown"),  # a cross says no, a check mark confirms
 ])
 def test_normalise(text: str, plain: str) -> None:
     assert normalise(text, CUES) == plain

@@ -40,6 +40,10 @@ ABCD = Vocabulary.of_options({"A": "in an hour", "B": "for an hour", "C": "at no
     ("Probably, the answer is Unknown.", UNPARSED),  # a short clause hedging the one after it
     ("True: no. False: no. Unknown: yes.\nAnswer: Unknown\nAnswer: False", UNPARSED),
     ("The premise leaves True open.", UNPARSED),
+    ("True ❌\nFalse ❌\nUnknown ✅\n\nAnswer: Unknown", "Unknown"),
+    ("True ✅\nFalse ❌\nUnknown ❌\n\nAnswer: Unknown", UNPARSED),
+    ("True ❌\nFalse ❌\nUnknown ❌\n\nAnswer: Unknown", UNPARSED),
+    ("| Correct answer | Why |\n|---|---|\n| Unknown | not stated |", "Unknown"),
 ])
 def test_a_final_answer_after_a_discussion(text: str, label: str) -> None:
     assert parse_label(text, NLI)[0] == label

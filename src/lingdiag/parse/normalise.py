@@ -56,11 +56,15 @@ _CONTRACTIONS = (
 # A check mark after an answer confirms it (True ✅): it goes; an arrow emoji or ASCII arrow is an arrow (➡️ False,
 # => True).
 _CHECKS = re.compile("[\u2705\u2714\u2611\u2713]\ufe0f?")
+_CROSSES = re.compile("[\u274c\u2717\u2718\u2716\u274e]\ufe0f?")
+"""A cross mark after a label says no to it (True ❌)."""
 _ARROWS = re.compile("[\u27a1\u2b95\u21d2]\ufe0f?|(?<![<=-])(?:--?|==?)>")
 _SPACES = re.compile(r"[ \t\f\v\u00a0\u3000]+")
 TABLE_COLUMNS = frozenset({
     "answer", "final answer", "label", "verdict", "prediction", "result", "classification", "conclusion", "judgment",
-    "judgement", "output", "response", "predicted label", "antwort", "endgültige antwort", "urteil", "ergebnis",
+    "judgement", "output", "response", "predicted label", "final label", "correct answer", "best answer",
+    "chosen answer", "selected answer", "predicted answer", "richtige antwort", "bonne réponse", "respuesta correcta",
+    "正确答案", "正解", "antwort", "endgültige antwort", "urteil", "ergebnis",
     "réponse", "réponse finale", "étiquette", "résultat", "respuesta", "respuesta final", "etiqueta", "resultado",
     "veredicto", "答案", "最终答案", "标签", "结论", "结果", "判断", "答え", "最終的な答え", "回答", "ラベル", "結論",
     "結果"})
@@ -87,7 +91,7 @@ def normalise(text: str, cues: Sequence[str] = ()) -> str:
     text = _BOXED.sub(lambda m: "\nFinal answer: " + m.group(1).strip(), text)
     text = _TAG.sub("\n", _ANSWER_TAG.sub(lambda m: "\nFinal answer: " + m.group(2), text))
     text = _MATH.sub(" ", text).translate(_QUOTES)
-    text = _ARROWS.sub("→", _CHECKS.sub(" ", text))
+    text = _ARROWS.sub("→", _CROSSES.sub(" no ", _CHECKS.sub(" ", text)))
     text = _QUOTE_BLOCK.sub("", _HEADING.sub("", text))
     if "*" in text or "_" in text or "~" in text:
         text = _EMPHASIS.sub("", text)
