@@ -22,6 +22,7 @@ read such answers, and why they give labels the answer did not):
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections.abc import Iterator
 
 from lingdiag.parse import echo
@@ -43,6 +44,8 @@ _LETTER_MARK = re.compile(r"[ \t]*[:=\-–—→).\]][ \t]*(?=\S)")
 _STATEMENT = re.compile(r"[ \t]*(?:$|\n|[.,;!" + re.escape("。，；！、") + "])")
 """What ends a label that opens a sentence as a statement (``True.``, ``True, because …``)."""
 _SEPARATORS = " \t\"'()[]*-–—:"
+_ALONE = re.compile(r"[ \t\"'()\[\]*\-–—:.?!]*$")
+"""What may follow a label alone on its line (a heading's marks), up to the line's end."""
 
 
 def weighed(s: Scan, vocab: Vocabulary, found: list[Commitment]) -> str | None:
@@ -147,20 +150,21 @@ def _items(s: Scan, vocab: Vocabulary) -> Iterator[tuple[Token, tuple[int, int]]
     line of text naming no label first (a heading).
     """
     text = s.text
+    # Line ends found once and looked up by bisection: a search per mention along a long line is quadratic.
+    ends = [m.start() for m in re.finditer("\n", text)] + [len(text)]
     for m in s.mentions:
         pos = s.past_particles(m.end)
-        line_end = text.find("\n", pos)
-        line_end = len(text) if line_end < 0 else line_end
+        k = bisect_left(ends, pos)
+        line_end = ends[k]
         nxt = s.mention_at_or_after(m.end)
         mark = (_LETTER_MARK if m.letter else _LABEL_MARK).match(text, pos)
         if mark is not None and mark.end() < line_end:
             yield m, (mark.end(), min(line_end, nxt.start if nxt is not None else line_end))
             continue
-        line_start = text.rfind("\n", 0, m.start) + 1
-        if text[line_start:m.start].strip(_SEPARATORS) or text[pos:line_end].strip(_SEPARATORS + ".?!"):
+        line_start = ends[k - 1] + 1 if k else 0
+        if not _ALONE.match(text, pos, line_end) or text[line_start:m.start].strip(_SEPARATORS):
             continue
-        below_end = text.find("\n", line_end + 1)
-        below_end = len(text) if below_end < 0 else below_end
+        below_end = ends[k + 1] if k + 1 < len(ends) else len(text)
         if line_end < len(text) and (nxt is None or nxt.start >= below_end
                                      or text[line_end + 1:nxt.start].strip(_SEPARATORS)):
             yield m, (line_end + 1, min(below_end, nxt.start if nxt is not None else below_end))
