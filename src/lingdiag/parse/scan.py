@@ -205,9 +205,10 @@ def _pattern(vocab: Vocabulary, words: AnswerLanguage) -> tuple[re.Pattern[str],
     # before it, so nothing bounds its start.
     followers = sorted({*(_form(p) for p in words.particles), *(w for w in kinds_of if UNSPACED.match(w[:1]))},
                        key=lambda w: (-len(w), w))
-    # A word of a spaced script takes the language's particles too (Korean 정답은, 답이): a suite that
-    # declares them reads them after a cue as after a label.
-    particles = sorted({_form(p) for p in words.particles}, key=lambda w: (-len(w), w))
+    # A word of a spaced script takes the particles of spaced scripts too (Korean 정답은, 답이): a suite
+    # that declares them reads them after a cue as after a label.
+    particles = sorted({_form(p) for p in words.particles if not UNSPACED.match(_form(p)[-1:])},
+                       key=lambda w: (-len(w), w))
     bounded: dict[str, str] = {}
     free: dict[str, str] = {}
     for form, value in table.items():
