@@ -76,3 +76,20 @@ def test_a_suites_own_cue_words() -> None:
     assert parse_label("结果是对", LABELS, aliases=WORDS["zh"], lang=zh)[0] == UNPARSED
     assert parse_label("结果是对", LABELS, aliases=WORDS["zh"], lang=zh.extended({"cues": ["结果"]}))[0] == "True"
     assert parse_label("结果：对", LABELS, aliases=WORDS["zh"], lang=zh)[0] == "True"  # a label after a colon
+
+
+@pytest.mark.parametrize(("code", "aliases", "text", "expected"), [
+    ("fr", {"vrai": "True", "faux": "False", "inconnu": "Unknown"}, "L'hypothèse est vraie.", "True"),
+    ("fr", {"vrai": "True", "faux": "False", "inconnu": "Unknown"}, "La réponse est fausse.", "False"),
+    ("fr", {"vrai": "True", "faux": "False", "inconnu": "Unknown"}, "La réponse : inconnue.", "Unknown"),
+    ("fr", {"vrai": "True", "faux": "False", "inconnu": "Unknown"}, "La réponse n'est pas fausse.", UNPARSED),
+    ("es", {"verdadero": "True", "falso": "False", "desconocido": "Unknown"}, "La hipótesis es falsa.", "False"),
+    ("es", {"verdadero": "True", "falso": "False", "desconocido": "Unknown"}, "Respuesta: desconocida", "Unknown"),
+    ("de", {"wahr": "True", "falsch": "False", "unbekannt": "Unknown"}, "Die Hypothese ist eine falsche.", "False"),
+    ("de", {"wahr": "True", "falsch": "False", "unbekannt": "Unknown"}, "Das ist die falsche Frage.", UNPARSED),
+    # the English label names are no words of these languages: truer is no form of True
+    ("de", {"wahr": "True", "falsch": "False", "unbekannt": "Unknown"}, "Truer.", UNPARSED),
+])
+def test_a_built_in_languages_label_words_are_read_in_their_inflected_forms(
+        code: str, aliases: dict[str, str], text: str, expected: str) -> None:
+    assert parse_label(text, LABELS, aliases=aliases, lang=language(code))[0] == expected

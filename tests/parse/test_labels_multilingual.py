@@ -22,8 +22,10 @@ U = UNPARSED
 WORDS: dict[str, dict[str, list[str]]] = {
     "ru": {"cues": ["ответ"], "copulas": ["—"], "negations": ["не", "нет"], "questions": ["ли"],
            "reasons": ["потому", "так как"], "affirmations": ["нет сомнений"]},
-    "ko": {"cues": ["답", "정답"], "negations": ["아닙니다", "아니다", "아니요", "않습니다"], "questions": ["아마"],
-           "reasons": ["왜냐하면"], "particles": ["입니다", "이다"]},
+    "ko": {"cues": ["답", "정답", "결론"], "negations": ["아닙니다", "아니다", "아니요", "않습니다"],
+           "questions": ["아마"], "reasons": ["왜냐하면"],
+           "particles": ["입니다", "이다", "이", "가", "은", "는", "을", "를", "예요", "이에요", "이야", "으로",
+                         "이라고"]},
 }
 ALIASES = {
     "en": {},
@@ -78,7 +80,12 @@ ANSWERS: dict[str, list[tuple[str, str]]] = {
     "ko": [("참", "True"), ("답: 거짓", "False"), ("참입니다.", "True"), ("참입니까? 모르겠습니다.", U),
            ("거짓이 아닙니다.", U), ("참? 아니요.", U), ("모름", "Unknown"), ("참 또는 거짓", U),
            ("참, 왜냐하면 그는 달리고 있었기 때문입니다.", "True"), ("참 아닙니다", U),
-           ("거짓입니다. 집은 완성되지 않았습니다.", "False"), ("아마 참", U)],
+           ("거짓입니다. 집은 완성되지 않았습니다.", "False"), ("아마 참", U),
+           # particles after a cue and after a label (Hangul is spaced, its particles close a word)
+           ("정답은 참입니다.", "True"), ("답은 거짓이다.", "False"), ("결론: 거짓이에요.", "False"),
+           ("전제만으로는 집이 완성되었는지 알 수 없으므로 정답은 모름입니다.", "Unknown"),
+           ("정답은 '거짓'입니다.", "False"), ("참을 선택합니다.", "True"), ("정답이 참이 아닙니다.", U),
+           ("참가자는 집을 짓고 있었습니다.", U), ("거짓말은 아닙니다.", U), ("정답은 참인가요?", U)],
 }
 CASES = [(code, text, expected) for code, answers in ANSWERS.items() for text, expected in answers]
 

@@ -29,6 +29,13 @@ CUES = reading_words(ENGLISH).cues
     ("<answer>He ran, so the label is True.\nSure.</answer>", "He ran, so the label is True.\nSure."),
     ("json_key stays, __x__ goes", "json_key stays, x goes"),
     ("   \n\n\t  \n", ""),
+    # a one-row table's answer column is a final-answer line, its other cells "header: cell"
+    ("| Premise | Label |\n|---|:---:|\n| He ran. | **False** |", "Premise: He ran.\nFinal answer: False"),
+    ("| 标签 | 理由 |\n|---|---|\n| 不确定 | 没有说明 |", "Final answer: 不确定\n理由: 没有说明"),
+    *((table, table) for table in ("| Label | Why |\n|---|---|\n| True | a |\n| False | b |",  # several rows
+                                   "| Option | Correct? |\n|---|---|\n| A | no |")),  # no answer column
+    ("no completion => Unknown; x -> y; a <- b", "no completion → Unknown; x → y; a <- b"),  # ASCII arrows are arrows
+    ("True ❌\nUnknown ✅", "True no\nUnknown"),  # a cross says no, a check mark confirms
 ])
 def test_normalise(text: str, plain: str) -> None:
     assert normalise(text, CUES) == plain

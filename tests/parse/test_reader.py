@@ -34,6 +34,7 @@ RULED = [
     ("Unknown", NLI, "whole-answer"), ("Let me see.\nFalse", NLI, "line"), ("True. It follows.", NLI, "leading"),
     ("I think B is correct.", ABCD, "affirmed"), ("After careful consideration: Unknown.", NLI, "colon"),
     ("True. Actually, False.", NLI, "revision"),
+    ("True: no. False: no. Unknown: yes.\n\nAnswer: Unknown", NLI, "weighed"),
 ]
 
 

@@ -8,6 +8,6 @@ language, built in or declared). On top: ``labels`` (free text or JSON → a lab
 vocabulary), ``choice`` (the option letter of a multiple-choice answer), ``judge`` (the question a
 judge model is asked and how its reply is read), ``rating`` (a numeric rating), ``thinking`` (a
 reasoning model's trace split from its answer), ``revise`` (an answer that revises itself read from its
-last revision). Parsers see the answer text only, never a model's
-thinking.
+last revision), ``weigh`` (a final answer after a discussion of
+the labels that commits to nothing else). Parsers see the answer text only, never a model's thinking.
 """

@@ -104,9 +104,10 @@ def _options_on_a_line(s: Scan, vocab: Vocabulary) -> set[Token]:
         end = pos + len(line)
         marked: dict[str, list[Token]] = {}
         for t in s.within(pos, end):
-            m = re.match(r"([).:\]])\s*(\S.*)", s.text[t.end:end]) if t.letter else None
+            m = _OPTION_MARK.match(s.text, t.end, end) if t.letter else None
             text = texts.get(str(t.label), "").lower()
-            if m is not None and (not text or m.group(2).lower().startswith(text)):
+            # What follows as far as the option's text reaches, not the rest of the line (linear in a long line).
+            if m is not None and (not text or s.text[m.end():m.end() + len(text)].lower() == text):
                 marked.setdefault(m.group(1) if not text else "text", []).append(t)
         for items in marked.values():
             if len({t.label for t in items}) > 1:
@@ -115,6 +116,7 @@ def _options_on_a_line(s: Scan, vocab: Vocabulary) -> set[Token]:
     return out
 
 
+_OPTION_MARK = re.compile(r"([).:\]])\s*(?=\S)")
 _ITEM = re.compile(r"[ \t]*(?:\d{1,3}|[A-Z])?[ \t]*[:.)]")
 
 

@@ -149,7 +149,11 @@ ENGLISH = AnswerLanguage(
           "right one", "best fit", "i would say", "i say", "i would go with", "i will go with", "go with",
           "going with", "my vote", "vote for",
           "choose", "pick", "select", "i think", "i believe", "my pick", "therefore", "thus", "hence",
-          "in conclusion", "in summary", "overall", "ultimately", "finally"),
+          "in conclusion", "in summary", "overall", "ultimately", "finally",
+          # an elimination's answer (A and C do not fit, which leaves B)
+          "which leaves", "that leaves", "this leaves", "leaves only", "leaves us with", "which leaves us with",
+          "that leaves us with", "this leaves us with", "left with",
+          "remaining option", "only remaining", "the remaining one"),
     copulas=("is", "are", "was", "be", "would be", "will be", "should be", "must be", "=", "→", "->", "=>"),
     negations=("not", "no", "nope", "never", "cannot", "nor", "neither", "none", "nothing", "nobody", "rather than",
                "instead of", "unlike", "as opposed to", "hardly", "without"),
@@ -202,7 +206,8 @@ LANGUAGES: Mapping[str, AnswerLanguage] = {lang.code: lang for lang in (
               "option", "auswahl", "buchstabe", "ich wähle", "ich würde sagen", "ich sage", "ich denke", "ich glaube",
               "ich entscheide mich für",
               "daher", "somit", "also",
-              "folglich", "insgesamt"),
+              "folglich", "insgesamt",
+              "bleibt nur", "bleibt nur noch", "bleibt also nur", "übrig bleibt", "bleibt übrig", "verbleibt"),
         copulas=("ist", "lautet", "wäre", "sind"),
         negations=("nicht", "kein", "keine", "keinen", "keiner", "nie", "niemals", "nein", "weder", "statt",
                    "anstatt", "anstelle"),
@@ -236,7 +241,9 @@ LANGUAGES: Mapping[str, AnswerLanguage] = {lang.code: lang for lang in (
               "letra", "elijo", "elegiría", "diría", "yo diría", "diría que", "creo que", "pienso que", "escojo",
               "me quedo con", "por lo tanto",
               "así que", "entonces",
-              "en conclusión", "en resumen"),
+              "en conclusión", "en resumen",
+              "queda", "solo queda", "sólo queda", "queda solo", "queda sólo", "nos queda", "lo que deja",
+              "lo que nos deja"),
         copulas=("es", "sería", "será"),
         negations=("no", "nunca", "ni", "tampoco", "ningún", "ninguna", "ninguno", "en lugar de", "en vez de"),
         questions=("acaso",),
@@ -268,7 +275,9 @@ LANGUAGES: Mapping[str, AnswerLanguage] = {lang.code: lang for lang in (
         cues=("réponse", "étiquette", "jugement", "résultat", "réponse finale", "conclusion", "option", "choix",
               "lettre", "je choisis", "je choisirais", "je dirais", "je dirais que", "je pense que", "je crois que",
               "je réponds",
-              "donc", "ainsi", "en conclusion", "en résumé"),
+              "donc", "ainsi", "en conclusion", "en résumé",
+              "il reste", "reste donc", "il ne reste que", "ne reste que", "ne reste donc que", "ne reste plus que",
+              "ce qui laisse", "ce qui nous laisse"),
         copulas=("est", "serait", "sont", "c'est"),
         negations=("pas", "non", "ne", "n'", "jamais", "ni", "aucun", "aucune", "plutôt que", "au lieu de"),
         questions=("est-ce",),
@@ -299,7 +308,7 @@ LANGUAGES: Mapping[str, AnswerLanguage] = {lang.code: lang for lang in (
     AnswerLanguage(
         "zh",
         cues=("答案", "回答", "答", "标签", "结论", "判断", "最终答案", "正确答案", "选项", "选择", "选", "所以",
-              "因此", "综上", "总之", "我认为", "我觉得", "认为"),
+              "因此", "综上", "总之", "我认为", "我觉得", "认为", "剩下", "只剩", "只剩下", "剩余"),
         copulas=("是", "为", "為", "应该是", "应是"),
         negations=("不是", "不为", "不為", "并非", "並非", "没有", "沒有", "未必", "不一定", "而不是", "并不",
                    "不能", "不会", "不认为", "不觉得", "不相信", "不同意", "不应该", "否", "不太对"),
@@ -325,7 +334,7 @@ LANGUAGES: Mapping[str, AnswerLanguage] = {lang.code: lang for lang in (
     AnswerLanguage(
         "ja",
         cues=("答え", "回答", "解答", "答", "ラベル", "判断", "結論", "正解", "選択肢", "最終的な答え", "選ぶ",
-              "よって", "したがって", "従って", "つまり"),
+              "よって", "したがって", "従って", "つまり", "残る", "残りは", "残った"),
         copulas=("は", "が", "とは"),
         negations=("ない", "ではない", "じゃない", "ません", "違う", "違い", "ではなく", "いいえ", "無い"),
         questions=("ですか", "でしょうか", "かな", "かどうか", "のか", "か?"),
@@ -353,6 +362,33 @@ LANGUAGES: Mapping[str, AnswerLanguage] = {lang.code: lang for lang in (
 )}
 """The answer languages built in, by code; a suite adds words of its own (``extended``) and
 gives all of them for a language not here (``suite_language``)."""
+
+
+INFLECTIONS: Mapping[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
+    # French adjectives agree in gender and number (La réponse est fausse, L'hypothèse est vraie).
+    "fr": (("eux", ("euse", "euses")), ("ux", ("usse", "usses")), ("if", ("ive", "ifs", "ives")),
+           ("é", ("ée", "és", "ées")), ("e", ("es",)), ("", ("e", "s", "es"))),
+    # Spanish too (La hipótesis es falsa, La afirmación es verdadera).
+    "es": (("o", ("a", "os", "as")), ("e", ("es",))),
+    # German adjectives take case endings before a noun or standing for one (eine falsche, das Wahre).
+    "de": (("e", ("er", "es", "en", "em")), ("", ("e", "er", "es", "en", "em"))),
+}
+"""A built-in language's inflections of a label word (ending → the endings that replace it; the first
+ending a word has applies): a suite declares ``vrai``, ``falso`` or ``wahr`` and the reader reads
+``vraie``, ``falsa``, ``wahre`` too (``inflected``)."""
+
+
+def inflected(code: str, word: str) -> tuple[str, ...]:
+    """The inflected forms of the label word ``word`` in the built-in language ``code`` (none for a
+    phrase, a word with a capital, digits or marks, or a language without inflections here).
+    """
+    if not word.isalpha() or not word.islower() or len(word) < 3:
+        return ()
+    for ending, endings in INFLECTIONS.get(code, ()):
+        if word.endswith(ending):
+            stem = word[:len(word) - len(ending)]
+            return tuple(stem + e for e in endings)
+    return ()
 
 
 def language(code: str) -> AnswerLanguage:

@@ -108,7 +108,7 @@ def _target(s: Scan, vocab: Vocabulary, cue: Token, end: int) -> tuple[Token, bo
     """The label mention, lower-case letter or option text ``cue`` points at, within ``end``, and
     whether only separators stand between them (``Option C``, ``Answer: B``).
     """
-    pos, copula = cue.end, cue.of("copulas")
+    pos, copula = s.past_particles(cue.end), cue.of("copulas")  # 정답은 참: a particle closes the cue
     nxt = s.mention_at_or_after(pos)
     text = s.text
     gap_end = nxt.start if nxt is not None and nxt.start < end else end
@@ -179,6 +179,7 @@ def _ends_clause(s: Scan, m: Token, slack: int = 0) -> bool:
         pos = word.end()
     while pos < len(s.text) and s.text[pos] in _CLOSERS:
         pos += 1
+    pos = s.past_particles(pos)  # 「誤り」です, '알 수 없음'입니다
     # A window, not the rest of the text: this runs for every mention (normalised text has no long blanks).
     rest = s.text[pos:pos + _WINDOW]
     if not rest.strip() and not s.text[pos:].strip() or CLAUSE_END.match(rest) or CLAUSE_END.match(rest.lstrip(" \t")):
@@ -261,7 +262,9 @@ def _colons(s: Scan, vocab: Vocabulary, lists: frozenset[Token]) -> Iterator[Com
         target = first if first is not None and first.start == at else _text_or_letter(s, vocab, at)
         if target is None or target in lists or s.text[s.past_particles(target.end):end].strip(_AROUND):
             continue
-        yield Commitment(str(target.label), "colon", target, s.clause(start + colon - 1)[0])
+        # The clause before a colon is the label's phrase (It could be: True); before an arrow, what leads to it.
+        phrase = start + colon + 1 if line[colon] == "→" else s.clause(start + colon - 1)[0]
+        yield Commitment(str(target.label), "colon", target, phrase)
 
 
 def _own_letter_or_nothing(rest: str, label: str) -> bool:

@@ -53,10 +53,25 @@ _CONTRACTIONS = (
     (re.compile(r"\b(i|you|we|they|he|she|it)'ll\b", re.I), r"\1 will"),
     (re.compile(r"\b(you|we|they)'re\b", re.I), r"\1 are"),
 )
-# A check mark after an answer confirms it (True ✅): it goes; an arrow emoji is an arrow (➡️ False).
+# A check mark after an answer confirms it (True ✅): it goes; an arrow emoji or ASCII arrow is an arrow (➡️ False,
+# => True).
 _CHECKS = re.compile("[\u2705\u2714\u2611\u2713]\ufe0f?")
-_ARROWS = re.compile("[\u27a1\u2b95\u21d2]\ufe0f?")
+_CROSSES = re.compile("[\u274c\u2717\u2718\u2716\u274e]\ufe0f?")
+"""A cross mark after a label says no to it (True ❌)."""
+_ARROWS = re.compile("[\u27a1\u2b95\u21d2]\ufe0f?|(?<![<=-])(?:--?|==?)>")
 _SPACES = re.compile(r"[ \t\f\v\u00a0\u3000]+")
+TABLE_COLUMNS = frozenset({
+    "answer", "final answer", "label", "verdict", "prediction", "result", "classification", "conclusion", "judgment",
+    "judgement", "output", "response", "predicted label", "final label", "correct answer", "best answer",
+    "chosen answer", "selected answer", "predicted answer", "richtige antwort", "bonne réponse", "respuesta correcta",
+    "正确答案", "正解", "antwort", "endgültige antwort", "urteil", "ergebnis",
+    "réponse", "réponse finale", "étiquette", "résultat", "respuesta", "respuesta final", "etiqueta", "resultado",
+    "veredicto", "答案", "最终答案", "标签", "结论", "结果", "判断", "答え", "最終的な答え", "回答", "ラベル", "結論",
+    "結果"})
+"""Column names that hold the answer in a one-row Markdown table (``| Label | Reason |``), in the
+built-in languages; not ``option`` or ``choice``, which name what a row is about (``| Option | Correct? |``)."""
+_TABLE_RULE = re.compile(r"[ \t]*\|?(?:[ \t]*:?-{3,}:?[ \t]*\|)*[ \t]*:?-{3,}:?[ \t]*\|?[ \t]*")
+_CELL_TRIM = " \t*_:"
 _TRIM = " \t:：=-–—>*#.。"
 
 
@@ -67,6 +82,8 @@ def normalise(text: str, cues: Sequence[str] = ()) -> str:
     text = unicodedata.normalize("NFKC", _INVISIBLE.sub("", text).translate(_FOLDED))
     text = _SPECIAL.sub(" ", text)
     text = _HTML.sub("", _BREAK.sub("\n", text))
+    if "|" in text:
+        text = _tables(text)
     text = _LATEX_TEXT.sub(r"\1", text)
     # A boxed answer is the final answer, wherever it stands; so is a short one in answer tags (what
     # prompts in the R1 style ask for). Longer tagged text is read as text, the tags taken off.
@@ -74,7 +91,7 @@ def normalise(text: str, cues: Sequence[str] = ()) -> str:
     text = _BOXED.sub(lambda m: "\nFinal answer: " + m.group(1).strip(), text)
     text = _TAG.sub("\n", _ANSWER_TAG.sub(lambda m: "\nFinal answer: " + m.group(2), text))
     text = _MATH.sub(" ", text).translate(_QUOTES)
-    text = _ARROWS.sub("→", _CHECKS.sub(" ", text))
+    text = _ARROWS.sub("→", _CROSSES.sub(" no ", _CHECKS.sub(" ", text)))
     text = _QUOTE_BLOCK.sub("", _HEADING.sub("", text))
     if "*" in text or "_" in text or "~" in text:
         text = _EMPHASIS.sub("", text)
@@ -100,3 +117,35 @@ def _joined(lines: list[str], cues: set[str]) -> list[str]:
     if pending:
         out.append(pending)
     return out
+
+
+def _cells(line: str) -> list[str] | None:
+    """The cells of a Markdown table row (``| a | b |``), or None if ``line`` is none."""
+    body = line.strip()
+    if "|" not in body:
+        return None
+    return [c.strip() for c in body.removeprefix("|").removesuffix("|").split("|")]
+
+
+def _tables(text: str) -> str:
+    """``text`` with each one-row Markdown table whose header names an answer column
+    (``TABLE_COLUMNS``) written as lines: that column's cell a final-answer line, each other cell
+    ``header: cell``. A table of several rows is left as it is (each row is an item, not the answer).
+    """
+    lines = text.split("\n")
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        head = _cells(lines[i]) if i + 2 < len(lines) and _TABLE_RULE.fullmatch(lines[i + 1]) else None
+        row = _cells(lines[i + 2]) if head is not None else None
+        more = i + 3 < len(lines) and _cells(lines[i + 3]) is not None
+        if head is not None and row is not None and len(row) == len(head) and not more:
+            names = [h.strip(_CELL_TRIM).lower() for h in head]
+            if any(n in TABLE_COLUMNS for n in names):
+                out += [f"Final answer: {cell}" if n in TABLE_COLUMNS else f"{h.strip(_CELL_TRIM)}: {cell}"
+                        for h, n, cell in zip(head, names, row, strict=True)]
+                i += 3
+                continue
+        out.append(lines[i])
+        i += 1
+    return "\n".join(out)

@@ -12,7 +12,10 @@ The stages, each a function with its own tests:
 3. **scan** (``lingdiag.parse.scan``): label mentions, choice letters and the language's words;
 4. **echo** (``lingdiag.parse.echo``): lists of labels or options marked, an invented next item cut;
 5. **locate** (``lingdiag.parse.locate``): where the answer commits to a label (the ``rule``);
-6. **refuse** (``lingdiag.parse.refuse``): whatever in the whole answer takes it back (the reason).
+6. **refuse** (``lingdiag.parse.refuse``): whatever in the whole answer takes it back (the reason);
+7. **weigh** (``lingdiag.parse.weigh``): a refused answer whose final answer follows a discussion of
+   the labels committing to nothing else is that answer (rule ``weighed``); a read one whose
+   discussion took another label is refused.
 
 A record of a parsed answer names its rule (``detail["rule"]``); of an unparsed one its reason
 (``detail["unparsed"]``, one of ``REASONS``).
@@ -26,9 +29,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from lingdiag.parse import echo
+from lingdiag.parse import echo, weigh
 from lingdiag.parse.language import ENGLISH, AnswerLanguage, reading_words
-from lingdiag.parse.locate import RULE_ORDER, locate
+from lingdiag.parse.locate import RULE_ORDER, Commitment, locate
 from lingdiag.parse.normalise import normalise
 from lingdiag.parse.refuse import refusal, verdicts
 from lingdiag.parse.revise import Revision, revised, revision_start
@@ -44,6 +47,8 @@ RULES: Mapping[str, str] = {
     "leading": "a line opens with the label and punctuation or a word saying something of it (True. The…)",
     "affirmed": "a label, a copula and an affirmation (B is correct)",
     "colon": "a label after a colon, ending its line (After careful consideration: Unknown.)",
+    "weighed": "a final answer after a discussion of the labels that commits to no other (True: no. False: no. "
+               "Answer: Unknown; A and C do not fit, which leaves B)",
     "revision": "the answer's last revision (True. Actually, False.; Initial answer … Final answer); the label it "
                 "superseded is the detail's superseded",
 }
@@ -109,6 +114,7 @@ def read(text: str, vocab: Vocabulary, lang: AnswerLanguage = ENGLISH) -> Readin
         The label and the rule that located it, or ``UNPARSED`` and the reason it was refused.
     """
     words = reading_words(lang)
+    vocab = vocab.inflected(lang.code)  # vraie, falsa, wahre: the language's own forms of its label words
     text, from_json = json_answer(text, vocab.json_key)
     body = normalise(text, (*words.cues, *words.revisions, *words.drafts))
     if not body:
@@ -129,7 +135,9 @@ def read(text: str, vocab: Vocabulary, lang: AnswerLanguage = ENGLISH) -> Readin
         return _revised(s, vocab, revision)
     reason, kept = refusal(s, found, lists)
     if reason is not None:
-        return _refused(reason)
+        return _weighed(s, vocab, found, reason)
+    if weigh.contradicted(s, vocab, kept[0].label, min(c.start for c in kept)):
+        return _refused("several-answers")  # a discussion before the answer took another label
     rule = min((c.rule for c in kept), key=RULE_ORDER.index)
     return Reading(kept[0].label, rule="json" if from_json else rule)
 
@@ -147,8 +155,16 @@ def _revised(s: Scan, vocab: Vocabulary, revision: Revision) -> Reading:
     if reason is None and s.doubted:
         reason = "doubted"
     if reason is not None:
-        return _refused(reason)
+        return _weighed(tail, vocab, found, reason) if not s.doubted else _refused(reason)
     return Reading(kept[0].label, rule="revision", superseded=revision.superseded)
+
+
+def _weighed(s: Scan, vocab: Vocabulary, found: list[Commitment], reason: str) -> Reading:
+    """The final answer after a discussion that commits to nothing else (``lingdiag.parse.weigh``),
+    else the answer refused for ``reason``.
+    """
+    label = weigh.weighed(s, vocab, found)
+    return _refused(reason) if label is None else Reading(label, rule="weighed")
 
 
 def json_answer(text: str, key: str) -> tuple[str, bool]:

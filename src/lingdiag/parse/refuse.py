@@ -56,7 +56,7 @@ def refusal(s: Scan, commitments: Sequence[Commitment], lists: frozenset[Token])
     verdict = verdicts(s)
     if verdict is not None:
         return verdict, []
-    own = {c: _local(s, c.mention, c.start) for c in commitments}
+    own = {c: local(s, c.mention, c.start) for c in commitments}
     kept = [c for c in commitments if own[c] not in DENIALS]
     if not kept:
         return own[commitments[0]], []
@@ -76,16 +76,22 @@ def refusal(s: Scan, commitments: Sequence[Commitment], lists: frozenset[Token])
 
 def verdicts(s: Scan) -> str | None:
     """``True: No``, ``A - incorrect``, ``Wahr: nein``: a label given a verdict of its own."""
-    for m in s.mentions:
-        sep = _VERDICT.match(s.text, s.past_particles(m.end))
-        if sep is None or sep.end() == m.end:
-            continue
-        word = next((t for t in s.after(sep.end()) if t.start == sep.end()), None) if sep.end() < len(s.text) else None
-        if word is not None and word.label is None and any(word.of(k) for k in ("affirmations", "negations",
-                                                                                   "judgements")):
-            rest = s.text[word.end:s.clause(word.end)[1]] if word.end < len(s.text) else ""
-            if not rest.strip(" \t\"'") or "\n" in rest:
-                return "verdicts"
+    return "verdicts" if any(verdict(s, m) is not None for m in s.mentions) else None
+
+
+def verdict(s: Scan, m: Token) -> Token | None:
+    """The verdict the mention ``m`` is given (``True: No``, ``A - incorrect``): a separator, then an
+    affirmation, negation or judgement alone in its clause; None if none.
+    """
+    sep = _VERDICT.match(s.text, s.past_particles(m.end))
+    if sep is None or sep.end() == m.end:
+        return None
+    word = next((t for t in s.after(sep.end()) if t.start == sep.end()), None) if sep.end() < len(s.text) else None
+    if word is not None and word.label is None and any(word.of(k) for k in ("affirmations", "negations",
+                                                                               "judgements")):
+        rest = s.text[word.end:s.clause(word.end)[1]] if word.end < len(s.text) else ""
+        if not rest.strip(" \t\"'") or "\n" in rest:
+            return word
     return None
 
 
@@ -175,7 +181,7 @@ def _short_hedge(s: Scan, pos: int) -> str | None:
     return _in(s, pos, clause_end, _OPENERS[1:])
 
 
-def _local(s: Scan, m: Token, start: int) -> str | None:
+def local(s: Scan, m: Token, start: int) -> str | None:
     """What takes the mention ``m`` back where it stands (its phrase beginning at ``start``): its
     clause before and after it, a sentence opening with a condition, the clause right after it.
     """
@@ -188,6 +194,8 @@ def _local(s: Scan, m: Token, start: int) -> str | None:
         return "questioned"
     if _conditioned(s, start):
         return "conditional"
+    if _hedged_before(s, start):
+        return "hedged"
     after = _in(s, a, b, _AFTER)
     if after is not None:
         return after
@@ -198,6 +206,20 @@ def _local(s: Scan, m: Token, start: int) -> str | None:
     if _asks(s.sentence_mark(m.start)):
         return "questioned"  # "D: by tomorrow? No, C."
     return _opening(s, b)
+
+
+def _hedged_before(s: Scan, start: int) -> bool:
+    """Whether the clause right before ``start``'s, in its sentence, is a short one hedging what follows
+    (``Probably, the answer is Unknown``; ``Vielleicht, …``), naming no label itself.
+    """
+    sentence_start, _ = s.sentence(start)
+    clause_start, _ = s.clause(start)
+    if clause_start <= sentence_start:
+        return False
+    a, b = s.clause(clause_start - 1)
+    label = s.mention_at_or_after(a)
+    return a >= sentence_start and len(s.text[a:b].split()) <= _SHORT and (label is None or label.start >= b) \
+        and s.first_of("hedges", a, b) is not None
 
 
 def _unspent(s: Scan, start: int, m: Token) -> int:
@@ -242,13 +264,13 @@ def _taken_back(s: Scan, commitments: Sequence[Commitment], lists: frozenset[Tok
             continue
         if m in lists:
             continue
-        reason = _local(s, m, m.start)
+        reason = local(s, m, m.start)
         if reason is not None:
             return reason
     return None
 
 
-def _denied(s: Scan, m: Token) -> bool:
+def denied(s: Scan, m: Token) -> bool:
     """Whether ``m`` is denied or judged wrong where it stands (``not False``, ``A is incorrect``), and
     not offered as well (``maybe A``, ``A might not be wrong``).
     """
@@ -299,7 +321,7 @@ def _other_labels(s: Scan, commitments: Sequence[Commitment], lists: frozenset[T
     for m in s.mentions:
         if m.label == label or m in lists or m.start < p0:
             continue
-        if not _denied(s, m) or (s.sentence(m.start) in sentences and not _struck(s, m)
+        if not denied(s, m) or (s.sentence(m.start) in sentences and not _struck(s, m)
                                  and not _reasoned(s, p0, m)):
             return "another-label"
     return None

@@ -22,11 +22,11 @@ import re
 import unicodedata
 from bisect import bisect_left
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from functools import cached_property, lru_cache
 from typing import Any
 
-from lingdiag.parse.language import PUNCTUATION, AnswerLanguage
+from lingdiag.parse.language import PUNCTUATION, AnswerLanguage, inflected
 
 UNSPACED = re.compile(r"[\u0e00-\u0e7f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f]")
 """Letters of scripts written without spaces between words (Thai, kana, Han): no word boundary there."""
@@ -43,8 +43,9 @@ SENTENCE_END = re.compile(r"\n|[!?]+(?![A-Za-z0-9])|(?<!\.)(?<!\.\w)\.(?![.A-Za-
 """Where a sentence ends: a line end, a full stop, exclamation or question mark of any script the
 reader knows (``PUNCTUATION``; an ellipsis, a decimal point and the dot of ``e.g`` end none)."""
 CLAUSE_END = re.compile(SENTENCE_END.pattern + "|[" + re.escape("".join(p.clause for p in PUNCTUATION))
-                        + r"()（）\[\]]|\s[-–—]+\s|[–—―─]")
-"""Where a clause ends: a sentence end, a comma, semicolon or colon of any script, a parenthesis or dash."""
+                        + r"()（）\[\]→]|\s[-–—]+\s|[–—―─]")
+"""Where a clause ends: a sentence end, a comma, semicolon or colon of any script, a parenthesis, dash
+or arrow (what stands before an arrow leads to what follows it: ``no completion stated → Unknown``)."""
 QUESTION_MARKS = frozenset("".join(p.question for p in PUNCTUATION))
 """The marks that ask, in every script the reader knows."""
 MARKS = "".join(p.sentence + p.clause for p in PUNCTUATION)
@@ -76,6 +77,13 @@ class Vocabulary:
         """A choice vocabulary: letter → option text (``{"A": "then", "B": "so"}``)."""
         return cls((), tuple((k, str(v)) for k, v in options.items()))
 
+    def inflected(self, code: str) -> Vocabulary:
+        """This vocabulary with the inflected forms of the words declared for its labels (aliases) in
+        the built-in language ``code`` (``language.inflected``): a form another label word has, or two
+        label words share, is left out.
+        """
+        return _inflected(self, code)
+
     def letter(self, text: str) -> str | None:
         """The letter ``text`` is (any case), or None."""
         return next((k for k, _ in self.options if k.lower() == text.lower()), None)
@@ -93,6 +101,22 @@ class Vocabulary:
             if _form(v):
                 seen.setdefault(_form(v), []).append(k)
         return {t: ks[0] for t, ks in seen.items() if len(ks) == 1}
+
+
+@lru_cache(maxsize=256)
+def _inflected(vocab: Vocabulary, code: str) -> Vocabulary:
+    given = dict(vocab.surfaces)
+    made: dict[str, set[str]] = {}
+    for surface, label in vocab.surfaces:
+        if surface == _form(label):
+            continue  # a label's own name (True) is no word of the language's: only the words declared for it
+        for form in inflected(code, surface):
+            made.setdefault(form, set()).add(label)
+    more = {form: labels.pop() for form, labels in made.items() if len(labels) == 1 and form not in given}
+    if not more:
+        return vocab
+    surfaces = sorted({**given, **more}.items(), key=lambda kv: (-len(kv[0]), kv[0]))
+    return replace(vocab, surfaces=tuple(surfaces))
 
 
 def _form(text: str) -> str:
@@ -137,7 +161,9 @@ def _tail(form: str, followers: Sequence[str] | None) -> str:
     if form[-1:].isalnum():
         if not followers:
             return r"(?![\w-])"
-        return r"(?=$|[^\w-]" + "".join("|" + re.escape(p) for p in followers) + ")"
+        # A follower of a spaced script ends its word (참이 is 참 and a particle; 참가자 names no 참).
+        return r"(?=$|[^\w-]" + "".join("|" + re.escape(p) + ("" if UNSPACED.match(p[-1:]) else r"(?![\w-])")
+                                        for p in followers) + ")"
     return ""
 
 
@@ -179,10 +205,14 @@ def _pattern(vocab: Vocabulary, words: AnswerLanguage) -> tuple[re.Pattern[str],
     # before it, so nothing bounds its start.
     followers = sorted({*(_form(p) for p in words.particles), *(w for w in kinds_of if UNSPACED.match(w[:1]))},
                        key=lambda w: (-len(w), w))
+    # A word of a spaced script takes the particles of spaced scripts too (Korean 정답은, 답이): a suite
+    # that declares them reads them after a cue as after a label.
+    particles = sorted({_form(p) for p in words.particles if not UNSPACED.match(_form(p)[-1:])},
+                       key=lambda w: (-len(w), w))
     bounded: dict[str, str] = {}
     free: dict[str, str] = {}
     for form, value in table.items():
-        tail = _tail(form, followers if isinstance(value, str) else None)
+        tail = _tail(form, followers if isinstance(value, str) else None if UNSPACED.match(form[-1:]) else particles)
         starts_word = not UNSPACED.match(form[:1]) and (form[:1].isalnum() or form[:1] == "_")
         particle = isinstance(value, frozenset) and value == frozenset({"particles"})
         (bounded if starts_word and not particle else free)[form] = tail
