@@ -5,12 +5,11 @@ submodule is: reading a run directory (``lingdiag.rundir``) must not import the 
 analyses or every axis (``tests/rundir/test_axis_parts.py``).
 """
 
-from __future__ import annotations
+from importlib import import_module as _import_module
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+from typing import Any as _Any
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
+if _TYPE_CHECKING:
     from lingdiag.analysis.frames import load
     from lingdiag.config import RunConfig
     from lingdiag.engine.run import Plan, RunResult, evaluate, plan, run
@@ -54,12 +53,12 @@ _HOMES = {
 """Each public name → the module it is imported from on first use."""
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> _Any:
     """A public name, imported from its module on first use (then kept here)."""
     home = _HOMES.get(name)
     if home is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(home), name)
+    value = getattr(_import_module(home), name)
     globals()[name] = value
     return value
 
