@@ -145,7 +145,9 @@ class Thoughts:
             meta = store.read_meta()
         except RunError as e:
             raise ConfigError(f"--after-thinking {source.run}: {e}") from None
-        recorded: dict[str, ThinkingPart] = meta.parts.get("thinking") or {}
+        from lingdiag.conditions.thinking import PART  # here: reading this axis's own part needs no other axis
+
+        recorded: dict[str, ThinkingPart] = meta.parts.get(PART) or {}
         thinking = {c: s for c, s in recorded.items() if s.setting != "off"}
         condition = source.condition
         if condition is None:
