@@ -22,6 +22,7 @@ the same wherever it comes from: ``SOURCE: FIELD: what is wrong`` (``one_line``,
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
@@ -117,6 +118,10 @@ _SHOWN = 60
 """How much of a wrong value a message quotes."""
 
 
+_MEMBER = re.compile(r"<\w+\.\w+: ('[^'<>]*')>")
+"""An enum member as pydantic's message shows it (``<Status.DONE: 'done'>``): its word is what a file holds."""
+
+
 def field_problem(error: ErrorDetails) -> tuple[str, str]:
     """``(FIELD, what is wrong)`` of one pydantic error: the dotted key path (an unknown key named
     in it), the message, and the value given, unless the error is about a key, already says what
@@ -130,6 +135,8 @@ def field_problem(error: ErrorDetails) -> tuple[str, str]:
     if error["type"] == "extra_forbidden":
         return ".".join(loc), "unknown key"
     msg = error["msg"].removeprefix("Value error, ")
+    if error["type"] == "literal_error":  # a choice among enum members said as the words a file holds
+        msg = _MEMBER.sub(r"\1", msg)
     if loc and error["type"] != "missing" and not {"key", "found"} & set(ctx) and "input" in error:
         shown = repr(error["input"])
         msg += f" (got {shown if len(shown) <= _SHOWN else shown[:_SHOWN - 3] + '...'})"

@@ -30,7 +30,12 @@ _BUILTIN_MODULES = (
     "lingdiag.conditions.registry",
 )
 _HOMES: dict[str, dict[str, str]] = {
-    "meta.json part": {"temperature": "lingdiag.conditions.temperature"},
+    "meta.json part": {"thinking": "lingdiag.conditions.thinking",
+                       "after_thinking": "lingdiag.conditions.after_thinking",
+                       "scoring_policies": "lingdiag.conditions.scoring_policy",
+                       "precision": "lingdiag.conditions.precision",
+                       "temperature": "lingdiag.conditions.temperature",
+                       "judge_gate": "lingdiag.engine.judge"},
 }
 """Registry kind → name → the built-in module that registers it, imported alone when the name is first
 asked for: reading a run that holds an axis's ``meta.json`` part imports that axis's module, not every

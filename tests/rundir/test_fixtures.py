@@ -10,10 +10,12 @@ from pathlib import Path
 import pytest
 from helpers import fixture_runs
 
+from lingdiag.conditions.precision import PrecisionPart
+from lingdiag.conditions.thinking import ThinkingPart
 from lingdiag.reading import load_run, load_runs
 from lingdiag.records import ScoreOutput, TextOutput
 from lingdiag.rundir import Phase, RunStore, read_run
-from lingdiag.rundir.parts import ImportedPart, LockPart, PrecisionPart, ShardPart, ThinkingPart
+from lingdiag.rundir.parts import ImportedPart, LockPart, ShardPart
 from lingdiag.study.status import grid
 
 FIXTURES = fixture_runs("rundir-3789a70")
@@ -54,12 +56,12 @@ def test_outputs_are_typed_by_what_answered_them() -> None:
 def test_each_part_is_read_into_its_typed_form() -> None:
     meta = {name: read_run(FIXTURES / name).meta for name in RUNS}
     assert isinstance(meta["plain"].lock, LockPart) and meta["plain"].schema_version == 1
-    thinking = meta["thinking"].thinking or {}
+    thinking = meta["thinking"].parts["thinking"]
     assert isinstance(thinking["zero-shot/thinking-on"], ThinkingPart)
     assert thinking["zero-shot/thinking-on"].tags == ["<think>", "</think>"]
-    after = (meta["after-thinking"].after_thinking or {})["zero-shot/loglik/after-thinking"]
+    after = meta["after-thinking"].parts["after_thinking"]["zero-shot/loglik/after-thinking"]
     assert (after.condition, after.setting, after.not_scored) == ("zero-shot/thinking-on", "on", {})
-    assert meta["precision"].precision == PrecisionPart(dtype="bfloat16", per_token_noise=0.3,
+    assert meta["precision"].parts["precision"] == PrecisionPart(dtype="bfloat16", per_token_noise=0.3,
                                                         rescore_fragile="float32")
     assert [s.shard for s in meta["merged"].shards or []] == ["1/2", "2/2"]
     assert all(isinstance(s, ShardPart) for s in meta["merged"].shards or [])

@@ -15,6 +15,7 @@ from lingdiag.cli.options import RUN, json_option, out_option, seed_option
 from lingdiag.engine.run import Progress
 from lingdiag.errors import ConfigError
 from lingdiag.io.terminal import markup_safe, plain, plain_lines
+from lingdiag.rundir import Status
 from lingdiag.rundir.study import RunEntry
 from lingdiag.study.execute import run_study
 from lingdiag.study.report import sections, summary_text, write_report
@@ -66,7 +67,7 @@ def run_cmd(
         raise ConfigError(f"{file}: no study directory: give --out DIR or out: in the study file")
     state = run_study(study, where, say=lambda line: err.print(markup_safe(line)), progress=_progress)
     _print_grid(where)
-    if any(e.state.status != "done" for e in state.runs):
+    if any(e.state.status != Status.DONE for e in state.runs):
         raise typer.Exit(FAILED_RUNS_EXIT)
 
 

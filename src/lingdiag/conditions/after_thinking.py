@@ -41,10 +41,12 @@ from lingdiag.records import (
     TextOutput,
 )
 from lingdiag.rundir import ModelIdentity, RunStore
+from lingdiag.rundir.parts import Part, register_part
 from lingdiag.suite import Condition, Strategy
 from lingdiag.thinking import ChecksThinking, Thinking, ThinkTags
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # reading a run's after_thinking part imports this axis alone, not the thinking axis
+    from lingdiag.conditions.thinking import ThinkingPart
     from lingdiag.models.base import Backend
 
 AXIS = "after_thinking"
@@ -54,6 +56,20 @@ SUFFIX = "after-thinking"
 IDENTITY_KEYS = ("backend", "model", "weights_sha256")
 """What must match between the generation run's model and the scoring model (adapters are in
 the name; device and dtype may differ)."""
+PART = "after_thinking"
+"""``meta.json``'s part: condition → the generation run whose thinking it replays and the items not scored,
+by reason; absent without replays."""
+
+
+class AfterThinkingPart(Part):
+    """One condition scored after another run's thinking: the run, its condition and setting,
+    and the items not scored, by reason.
+    """
+
+    run: str
+    condition: str
+    setting: str
+    not_scored: dict[str, list[str]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,7 +145,10 @@ class Thoughts:
             meta = store.read_meta()
         except RunError as e:
             raise ConfigError(f"--after-thinking {source.run}: {e}") from None
-        thinking = {c: s for c, s in (meta.thinking or {}).items() if s.setting != "off"}
+        from lingdiag.conditions.thinking import PART  # here: reading this axis's own part needs no other axis
+
+        recorded: dict[str, ThinkingPart] = meta.parts.get(PART) or {}
+        thinking = {c: s for c, s in recorded.items() if s.setting != "off"}
         condition = source.condition
         if condition is None:
             if len(thinking) != 1:
@@ -248,7 +267,7 @@ class AfterThinkingAxis(Plain):
     """``--after-thinking``: each chat log-likelihood condition followed by its after-thinking twin."""
 
     thoughts: Thoughts | None = None
-    part: ClassVar[str] = "after_thinking"
+    part: ClassVar[str] = PART
     takes: ClassVar[tuple[str, ...]] = ()
 
     @classmethod
@@ -318,4 +337,5 @@ class AfterThinkingAxis(Plain):
         return "**Not scored after thinking** (no completed thinking to replay): " + " | ".join(parts) + "\n\n"
 
 
+register_part(PART, dict[str, AfterThinkingPart])
 register_axis('after_thinking', order=20)(AfterThinkingAxis.of)

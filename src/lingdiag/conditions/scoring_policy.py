@@ -16,10 +16,24 @@ from lingdiag.conditions.expander import Plain, Ran
 from lingdiag.conditions.registry import register_axis
 from lingdiag.config import RunConfig
 from lingdiag.records import LoglikelihoodRequest, Request
+from lingdiag.rundir.parts import Part, register_part
 from lingdiag.scoring import LINGDIAG, ScoringPolicy, policy, policy_names
 from lingdiag.suite import Axis
 
 AXIS = "scoring-policy"
+PART = "scoring_policies"
+"""``meta.json``'s part: condition → the scoring policies its requests carry, where not only the default."""
+
+
+class PolicyPart(Part):
+    """One scoring policy a condition's log-likelihood requests carry (``lingdiag.scoring``)."""
+
+    name: str
+    prefix: str
+    prefix_scope: str
+    leading_space: bool
+    score_first_token: bool
+    whitespace_correction: bool
 
 
 def axis(*default: str) -> Axis:
@@ -48,7 +62,7 @@ def policies(requests: Sequence[Request], named: bool) -> list[dict[str, Any]]:
 class ScoringPolicyAxis(Plain):
     """``meta.json``'s ``scoring_policies``: the suites make the conditions, the run records their policies."""
 
-    part: ClassVar[str] = "scoring_policies"
+    part: ClassVar[str] = PART
     takes: ClassVar[tuple[str, ...]] = ()
 
     @classmethod
@@ -62,4 +76,5 @@ class ScoringPolicyAxis(Plain):
         return {c: ps for c, ps in named.items() if ps} or None
 
 
+register_part(PART, dict[str, list[PolicyPart]])
 register_axis('scoring_policy', order=30)(ScoringPolicyAxis.of)

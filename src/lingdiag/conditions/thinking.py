@@ -11,13 +11,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar
+
+from pydantic import Field
 
 from lingdiag.conditions.expander import Plain, Ran
 from lingdiag.conditions.registry import register_axis
 from lingdiag.config import RunConfig
 from lingdiag.errors import ConfigError
 from lingdiag.records import GenerationRequest, Item, Prediction, Request, Response
+from lingdiag.rundir.parts import Part, register_part
 from lingdiag.suite import Condition, Strategy
 from lingdiag.thinking import DEFAULT_TAGS, ChecksThinking, Thinking, ThinkTags
 
@@ -25,6 +28,21 @@ if TYPE_CHECKING:
     from lingdiag.models.base import Backend, Capabilities
 
 AXIS = "thinking"
+
+
+PART = "thinking"
+"""``meta.json``'s part: condition → the thinking setting it ran under, where the axis was given."""
+
+
+class ThinkingPart(Part):
+    """One condition's thinking setting (``lingdiag.thinking.Thinking.recorded``)."""
+
+    setting: str
+    budget: int
+    effort: str
+    tags: Annotated[list[str], Field(min_length=2, max_length=2)]
+    """The opening and closing tag."""
+    forced: bool
 
 
 def think_tags(config: RunConfig) -> ThinkTags | None:
@@ -67,7 +85,7 @@ class ThinkingAxis(Plain):
     """``--thinking``: each condition once per setting; ``meta.json``'s ``thinking`` part."""
 
     chosen: tuple[Thinking, ...] = ()
-    part: ClassVar[str] = "thinking"
+    part: ClassVar[str] = PART
     takes: ClassVar[tuple[str, ...]] = (AXIS,)
 
     @classmethod
@@ -104,5 +122,6 @@ class ThinkingAxis(Plain):
                 if isinstance(c.strategy, ThinkingStrategy) and c.name not in ran.declined} or None
 
 
+register_part(PART, dict[str, ThinkingPart])
 register_axis('thinking', order=10, flags={AXIS: "off,on,budget:N,effort:low|medium|high: every condition once "
                                             "per thinking setting (docs/reasoning.md)"})(ThinkingAxis.of)

@@ -6,6 +6,7 @@
 - ``loaded``: ``RunDir`` and ``read_run``, a run read back without the suite registry.
 - ``inputs``: what a run was computed from and what of it changed (``Inputs``, ``drift``).
 - ``state``: ``RunState`` and ``run_state``, the one answer to finished, current, how far and running.
+- ``status``: ``Status``, the one vocabulary a run's states are said in (a run's, a study grid's).
 - ``summary``: ``summary.npz``, a finished run's records as columns and its metrics, keyed by the digest
   of ``items.jsonl`` (``StoredSummary``, ``records_digest``).
 - ``study``: ``study.json`` (``StudyState``, ``RunEntry``) and a run's place in its study (``place_of``).
@@ -20,8 +21,8 @@ from lingdiag.rundir.loaded import RunDir, read_run
 from lingdiag.rundir.meta import META, SCHEMA_VERSION, ModelIdentity, RunMeta
 from lingdiag.rundir.parts import SUITE_COPY, Excluded, SuiteSource
 from lingdiag.rundir.state import Phase, RunState, run_state
+from lingdiag.rundir.status import Status
 
 __all__ = ["META", "RESUMABLE_CHANGES", "SCHEMA_VERSION", "SUITE_COPY", "Change", "Excluded", "Inputs",
-           "ModelIdentity", "Phase", "RunDir", "RunMeta", "RunState", "RunStore", "SuiteSource", "answer_changes",
-           "config_changes",
-           "drift", "lock_held", "read_run", "run_state", "write_imported"]
+           "ModelIdentity", "Phase", "RunDir", "RunMeta", "RunState", "RunStore", "Status", "SuiteSource",
+           "answer_changes", "config_changes", "drift", "lock_held", "read_run", "run_state", "write_imported"]

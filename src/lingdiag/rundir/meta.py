@@ -23,7 +23,6 @@ from lingdiag.errors import RunError, field_problem, one_line
 from lingdiag.io.limits import read_regular
 from lingdiag.rundir.parts import (
     PARTS,
-    AfterThinkingPart,
     Excluded,
     ExcludedPart,
     FinishedPart,
@@ -31,11 +30,8 @@ from lingdiag.rundir.parts import (
     LockPart,
     Number,
     Part,
-    PolicyPart,
-    PrecisionPart,
     ShardPart,
     SuiteFilePart,
-    ThinkingPart,
     part_json,
 )
 
@@ -109,7 +105,9 @@ def _count(value: Any) -> float | None:
 
 
 class MetaFile(Part):
-    """The whole of ``meta.json``, as validated on read and on write."""
+    """The run's own parts of ``meta.json``, as validated on read and on write; the axes' parts (``thinking``,
+    ``precision``...) are registered by their axes (``rundir.parts.PARTS``) and validated by their schemas.
+    """
 
     schema_version: int | None = None
     config: dict[str, JsonValue]
@@ -120,11 +118,7 @@ class MetaFile(Part):
     seed: int | None = None
     timings: dict[str, Number] | None = None
     skipped: dict[str, str] | None = None
-    scoring_policies: dict[str, list[PolicyPart]] | None = None
     suite_file: SuiteFilePart | None = None
-    thinking: dict[str, ThinkingPart] | None = None
-    after_thinking: dict[str, AfterThinkingPart] | None = None
-    precision: PrecisionPart | None = None
     excluded: list[ExcludedPart] | None = None
     usage: dict[str, int] | None = None
     shards: list[ShardPart] | None = None
@@ -143,8 +137,8 @@ _ATTRIBUTE = {"dataset": "checksums", "model": "identity"}
 """``meta.json`` keys whose ``RunMeta`` attribute is named otherwise."""
 
 
-def _plugin(name: str, value: Any) -> Any:
-    """A plug-in's part validated by its registered schema, an error located under its key."""
+def _axis_part(name: str, value: Any) -> Any:
+    """An axis's part validated by its registered schema, an error located under its key."""
     try:
         return PARTS.get(name).validate_python(part_json(value))
     except ValidationError as e:
@@ -184,17 +178,8 @@ class RunMeta:
     """Condition → seconds spent, summed over resumed sessions (and over shards)."""
     skipped: Mapping[str, str] | None
     """Condition → why it was not run."""
-    scoring_policies: Mapping[str, list[PolicyPart]] | None
-    """Condition → the scoring policies its requests carry, where not only the default."""
     suite_file: SuiteFilePart | None
     """The suite file a run was read from: ``path`` and ``sha256``."""
-    thinking: Mapping[str, ThinkingPart] | None
-    """Condition → the thinking setting it ran under (``--thinking``), where the axis was given."""
-    after_thinking: Mapping[str, AfterThinkingPart] | None
-    """Condition → the generation run whose thinking it replays and the items not scored, by
-    reason; None without replays."""
-    precision: PrecisionPart | None
-    """A reduced-precision run's dtype, noise bound and re-scoring; None in float32."""
     excluded: tuple[Excluded, ...] | None
     """Items of the data left out as not interpretable (identical or empty minimal pairs); None
     where the data has none."""
@@ -218,8 +203,9 @@ class RunMeta:
     """Each session's transport settings (``lingdiag.config.transport_of``), in order: they may change
     between attempts (a retry with a longer timeout); None in runs written before they were recorded."""
     parts: Mapping[str, Any] = field(default_factory=dict)
-    """The parts axis plug-ins record (``rundir.parts.register_part``), by key, validated by their
-    registered schema; written under their keys beside the built-in parts."""
+    """The parts the axes record (``rundir.parts.register_part``: ``thinking``, ``after_thinking``,
+    ``scoring_policies``, ``precision``, ``temperature``, a plug-in's), by key, each validated by its axis's
+    schema (reading one imports its axis's module alone); written under their keys beside the run's parts."""
     source: Path | None = field(default=None, compare=False)
     """The file this was read from (named in errors); not part of ``meta.json``."""
 
@@ -227,24 +213,19 @@ class RunMeta:
                  checksums: Mapping[str, str] | None = None, versions: Mapping[str, str] | None = None,
                  lock: LockPart | Given | None = None, seed: int | None = None,
                  timings: Mapping[str, Number] | None = None, skipped: Mapping[str, str] | None = None,
-                 scoring_policies: Mapping[str, Sequence[PolicyPart | Given]] | None = None,
-                 suite_file: SuiteFilePart | Given | None = None,
-                 thinking: Mapping[str, ThinkingPart | Given] | None = None,
-                 after_thinking: Mapping[str, AfterThinkingPart | Given] | None = None,
-                 precision: PrecisionPart | Given | None = None, excluded: Sequence[Excluded | Given] | None = None,
+                 suite_file: SuiteFilePart | Given | None = None, excluded: Sequence[Excluded | Given] | None = None,
                  usage: Mapping[str, int] | None = None, shards: Sequence[ShardPart | Given] | None = None,
                  imported: ImportedPart | Given | None = None, planned: int | None = None,
                  finished: FinishedPart | Given | None = None, origin: str | None = None,
                  attempts: Sequence[Mapping[str, Any]] | None = None, source: Path | None = None,
                  **plugins: Any) -> None:
         """Validate every part (``pydantic.ValidationError`` if one is not of its schema); ``plugins``
-        are parts axis plug-ins registered (``UnknownNameError`` for a key nobody registered).
+        are the parts axes registered (``UnknownNameError`` for a key nobody registered).
         """
         given = {"schema_version": schema_version, "config": config,
                  "model": identity.fields if isinstance(identity, ModelIdentity) else identity,
                  "dataset": checksums, "versions": versions, "lock": lock, "seed": seed, "timings": timings,
-                 "skipped": skipped, "scoring_policies": scoring_policies, "suite_file": suite_file,
-                 "thinking": thinking, "after_thinking": after_thinking, "precision": precision,
+                 "skipped": skipped, "suite_file": suite_file,
                  "excluded": None if excluded is None else [
                      {"item_id": e.item_id, "reason": e.reason} if isinstance(e, Excluded) else e for e in excluded],
                  "usage": usage, "shards": shards, "imported": imported, "planned": planned,
@@ -257,12 +238,12 @@ class RunMeta:
         object.__setattr__(self, "excluded", None if parsed.excluded is None else tuple(
             Excluded(e.item_id, e.reason) for e in parsed.excluded))
         object.__setattr__(self, "source", source)
-        object.__setattr__(self, "parts", {name: _plugin(name, value) for name, value in sorted(plugins.items())
+        object.__setattr__(self, "parts", {name: _axis_part(name, value) for name, value in sorted(plugins.items())
                                            if value is not None})
 
     def replaced(self, **parts: Any) -> RunMeta:
-        """A copy with ``parts`` replaced, each given typed or as its writer's mapping (validated); a
-        plug-in's part by its key, None removing it.
+        """A copy with ``parts`` replaced, each given typed or as its writer's mapping (validated); an
+        axis's part by its key, None removing it.
         """
         kept = {f: getattr(self, f) for f in self.__dataclass_fields__ if f != "parts"}
         return RunMeta(**{**kept, **self.parts, **parts})

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
@@ -70,17 +70,6 @@ class LockPart(Part):
     unlocked: list[str]
 
 
-class PolicyPart(Part):
-    """One scoring policy a condition's log-likelihood requests carry (``lingdiag.scoring``)."""
-
-    name: str
-    prefix: str
-    prefix_scope: str
-    leading_space: bool
-    score_first_token: bool
-    whitespace_correction: bool
-
-
 class SuiteFilePart(Part):
     """``suite_file``: the suite file a run was read from."""
 
@@ -91,36 +80,6 @@ class SuiteFilePart(Part):
     content: str | None = None
     """The content identity of the parsed suite (``lingdiag.io.content``): what says whether the run is
     current; absent in runs written before it was recorded (their bytes are compared)."""
-
-
-class ThinkingPart(Part):
-    """One condition's thinking setting (``lingdiag.thinking.Thinking.recorded``)."""
-
-    setting: str
-    budget: int
-    effort: str
-    tags: Annotated[list[str], Field(min_length=2, max_length=2)]
-    """The opening and closing tag."""
-    forced: bool
-
-
-class AfterThinkingPart(Part):
-    """One condition scored after another run's thinking: the run, its condition and setting,
-    and the items not scored, by reason.
-    """
-
-    run: str
-    condition: str
-    setting: str
-    not_scored: dict[str, list[str]]
-
-
-class PrecisionPart(Part):
-    """``precision``: a reduced-precision run's dtype, per-token noise bound and re-scoring."""
-
-    dtype: str
-    per_token_noise: Number
-    rescore_fragile: Literal["float32"] | None
 
 
 class ShardPart(Part):
@@ -207,9 +166,11 @@ class ExcludedPart(Part):
 
 
 PARTS: Registry[TypeAdapter[Any]] = Registry("meta.json part")
-"""Parts an axis plug-in adds to ``meta.json`` (``register_part``), by their key; the built-in parts are
-``MetaFile``'s fields. An axis module registers its part on import; ``Registry.get`` imports the built-in
-axis modules (``lingdiag.registry``) first, so a run directory holding a plug-in's part reads anywhere."""
+"""Parts an axis adds to ``meta.json`` (``register_part``), by their key: the built-in axes' (``thinking``,
+``after_thinking``, ``scoring_policies``, ``precision``, ``temperature``) as a plug-in's; the run's own parts are
+``MetaFile``'s fields. An axis module registers its part on import; ``Registry.find`` imports a built-in axis's
+module alone (its home, ``lingdiag.registry``) and a plug-in's through its entry point, so a run directory
+holding an axis's part reads anywhere, importing that axis and no other."""
 
 
 def register_part(name: str, schema: Any) -> None:

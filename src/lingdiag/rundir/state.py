@@ -35,22 +35,23 @@ from lingdiag.rundir.directory import RunStore, lock_held
 from lingdiag.rundir.inputs import Change, Inputs, drift
 from lingdiag.rundir.meta import RunMeta
 from lingdiag.rundir.parts import FinishedPart
+from lingdiag.rundir.status import Status
 from lingdiag.rundir.summary import records_digest, summarised_counts
 
 METRICS = "metrics.json"
 
 
 class Phase(Enum):
-    """Where a run directory stands."""
+    """Where a run directory stands (its value: its word, a :class:`Status`)."""
 
-    ABSENT = "absent"
+    ABSENT = Status.ABSENT
     """No ``meta.json``: never started, or deleted."""
-    UNREADABLE = "unreadable"
+    UNREADABLE = Status.UNREADABLE
     """Not as a run writes it (see ``RunState.problem``)."""
-    RUNNING = "running"
-    STOPPED = "stopped"
+    RUNNING = Status.RUNNING
+    STOPPED = Status.STOPPED
     """Started and not finished, with no process writing it (killed, crashed, or failed)."""
-    FINISHED = "finished"
+    FINISHED = Status.FINISHED
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,17 +100,17 @@ class RunState:
         return not self.unchecked
 
     @property
-    def status(self) -> str:
+    def status(self) -> Status:
         """One word: ``absent``, ``unreadable``, ``running``, ``stopped``, ``stale``, ``failed``
         (finished with failed items), ``unchecked`` (finished, but an input it read is gone, so whether it is
         current cannot be said) or ``finished``.
         """
         if self.phase is Phase.FINISHED and self.changes:
-            return "stale"
+            return Status.STALE
         if self.phase is Phase.FINISHED and self.failed:
-            return "failed"
+            return Status.FAILED
         if self.phase is Phase.FINISHED and self.unchecked:
-            return "unchecked"
+            return Status.UNCHECKED
         return self.phase.value
 
     @property

@@ -24,6 +24,7 @@ from lingdiag.config import redact_url_secrets
 from lingdiag.errors import RunError, one_line
 from lingdiag.io.atomic import make_dir, write_atomic
 from lingdiag.io.limits import STUDY_STATE_BYTES, read_regular
+from lingdiag.rundir.status import Status
 
 STUDY_JSON = "study.json"
 RUNS = "runs"
@@ -64,8 +65,8 @@ class Attempts(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    status: Literal["planned", "done", "failed"] = "planned"
-    """How the last attempt ended."""
+    status: Literal[Status.PLANNED, Status.DONE, Status.FAILED] = Status.PLANNED
+    """How the last attempt ended (read from ``study.json`` as its word)."""
     attempts: int = Field(default=0, ge=0)
     """Sessions that started the run and did not finish it (a failure or a kill counts once)."""
     reason: str | None = None

@@ -29,7 +29,7 @@ from lingdiag.errors import LingdiagError, located
 from lingdiag.io.atomic import make_dir
 from lingdiag.models.base import Backend, Capabilities
 from lingdiag.models.cache import cached
-from lingdiag.rundir import Inputs, Phase, RunState, RunStore, run_state
+from lingdiag.rundir import Inputs, Phase, RunState, RunStore, Status, run_state
 from lingdiag.rundir.study import RunEntry, StudyState, read_state, write_state
 from lingdiag.study.plan import PlannedRun, plan_study, replanned
 from lingdiag.study.schema import StudyFile, Where
@@ -96,9 +96,9 @@ def _record(entry: RunEntry, state: RunState, seconds: float, error: str | None,
     entry.state.items_done = state.recorded
     entry.state.seconds += seconds
     if error is None and state.complete:
-        entry.state.status, entry.state.reason = "done", None
+        entry.state.status, entry.state.reason = Status.DONE, None
         return
-    entry.state.status, entry.state.attempts = "failed", entry.state.attempts + 1
+    entry.state.status, entry.state.attempts = Status.FAILED, entry.state.attempts + 1
     left = retries + 1 - entry.state.attempts
     again = (f"running the study again retries it ({left} attempt{'s' * (left != 1)} left)" if left > 0 else
              f"gave up after {entry.state.attempts} attempt{'s' * (entry.state.attempts != 1)} (retries: {retries}); "
@@ -115,7 +115,7 @@ def _supersede(entry: RunEntry, state: RunState, out: Path, say: Say) -> None:
     while (parent / str(n)).exists():
         n += 1
     state.path.rename(parent / str(n))
-    entry.state.status, entry.state.attempts, entry.state.reason, entry.state.items_done = "planned", 0, None, 0
+    entry.state.status, entry.state.attempts, entry.state.reason, entry.state.items_done = Status.PLANNED, 0, None, 0
     why = "; ".join(c.line for c in state.changes)
     say(f"run {entry.key}: {why}; its directory moved to {parent / str(n)}, running it again")
 
@@ -133,9 +133,9 @@ def _todo(state: StudyState, planned: Planned, out: Path, say: Say) -> list[RunE
         if now.changes and now.phase is not Phase.ABSENT:
             _supersede(entry, now, out, say)
         elif now.complete:
-            entry.state.status, entry.state.reason = "done", None
+            entry.state.status, entry.state.reason = Status.DONE, None
             continue
-        if entry.state.status != "failed" or entry.state.attempts <= state.retries:
+        if entry.state.status != Status.FAILED or entry.state.attempts <= state.retries:
             todo.append(entry)
     return todo
 
@@ -186,7 +186,7 @@ class _Session:
         spent = seconds if seconds is not None else time.monotonic() - self.counted.get(entry.key, time.monotonic())
         _record(entry, now, spent, error, self.state.retries)
         write_state(self.out, self.state)
-        if entry.state.status == "failed":
+        if entry.state.status == Status.FAILED:
             self.say(f"run {entry.key} failed (attempt {entry.state.attempts}): {entry.state.reason}")
 
 
@@ -280,5 +280,5 @@ def run_study(study: StudyFile, out: Path, *, models: Models = Models(),
             _here(session, models.load, progress)
         else:
             _jobs(session, study.where)
-    say(f"{sum(e.state.status == 'done' for e in state.runs)} of {len(state.runs)} runs done")
+    say(f"{sum(e.state.status == Status.DONE for e in state.runs)} of {len(state.runs)} runs done")
     return state

@@ -9,12 +9,14 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from lingdiag.rundir import Inputs, Phase, RunState, run_state
+from lingdiag.rundir import Inputs, Phase, RunState, Status, run_state
 from lingdiag.rundir.directory import held_locks
 from lingdiag.rundir.study import RunEntry, StudyState, read_state
 
-STATES = ("done", "running", "partial", "stale", "unchecked", "failed", "gave up", "unreadable", "planned")
-"""Each run's state, from its directory (``lingdiag.rundir.state``) and its attempts in ``study.json``:
+STATES = (Status.DONE, Status.RUNNING, Status.PARTIAL, Status.STALE, Status.UNCHECKED, Status.FAILED,
+          Status.GAVE_UP, Status.UNREADABLE, Status.PLANNED)
+"""Each run's state (its word a ``rundir.status.Status``), from its directory (``lingdiag.rundir.state``) and
+its attempts in ``study.json``:
 ``done``: finished, every item answered, current; ``running``: a process holds its lock now;
 ``partial``: started, not finished; ``stale``: its data or suite file (or configuration) changed since it
 ran, so ``study run`` runs it again; ``unchecked``: finished, but a file it read (its data or suite file) is
@@ -23,7 +25,7 @@ files the study names now); ``failed``: its last attempt failed and ``study run`
 ``gave up``: failed more than ``retries`` times; ``unreadable``: its files are not as a run writes them;
 ``planned``: nothing there yet (a deleted run directory too)."""
 
-FINAL = ("gave up", "unreadable")
+FINAL = (Status.GAVE_UP, Status.UNREADABLE)
 """States no ``study run`` works on: they have no ETA (the grid leaves it empty)."""
 
 
@@ -35,7 +37,7 @@ class GridRow:
     model: str
     suite: str
     language: str | None
-    status: str
+    status: Status
     attempts: int
     reason: str | None
     items_done: int
@@ -45,26 +47,26 @@ class GridRow:
     ``study run`` works on (:data:`FINAL`)."""
 
 
-def _status(entry: RunEntry, state: RunState, retries: int) -> tuple[str, str | None]:
+def _status(entry: RunEntry, state: RunState, retries: int) -> tuple[Status, str | None]:
     """The grid's word for a run, and why where it is not done."""
-    failed = entry.state.status == "failed"
-    gave_up = "gave up" if failed and entry.state.attempts > retries else "failed"
+    failed = entry.state.status == Status.FAILED
+    gave_up = Status.GAVE_UP if failed and entry.state.attempts > retries else Status.FAILED
     match state.phase:
         case Phase.RUNNING:
-            return "running", None
+            return Status.RUNNING, None
         case Phase.UNREADABLE:
-            return "unreadable", state.problem
+            return Status.UNREADABLE, state.problem
         case Phase.FINISHED if state.changes:
-            return "stale", "; ".join(c.line for c in state.changes)
+            return Status.STALE, "; ".join(c.line for c in state.changes)
         case Phase.FINISHED if state.complete and state.unchecked:
-            return "unchecked", state.line
+            return Status.UNCHECKED, state.line
         case Phase.FINISHED if state.complete:
-            return "done", None
+            return Status.DONE, None
         case Phase.FINISHED:
             return gave_up, entry.state.reason or f"{state.failed} items failed in the backend"
         case Phase.STOPPED:
-            return (gave_up, entry.state.reason) if failed else ("partial", state.line)
-    return (gave_up, entry.state.reason) if failed else ("planned", None)
+            return (gave_up, entry.state.reason) if failed else (Status.PARTIAL, state.line)
+    return (gave_up, entry.state.reason) if failed else (Status.PLANNED, None)
 
 
 def grid(out: Path, state: StudyState | None = None) -> list[GridRow]:
@@ -83,7 +85,7 @@ def grid(out: Path, state: StudyState | None = None) -> list[GridRow]:
         status, why = _status(e, run, state.retries)
         done = run.recorded if run.phase is not Phase.ABSENT else 0
         # A stale run is run again whole; one given up or unreadable is run no more: it has no time left.
-        left = e.state.items_total if status == "stale" else max(e.state.items_total - done, 0)
+        left = e.state.items_total if status == Status.STALE else max(e.state.items_total - done, 0)
         eta = None if per_item is None or status in FINAL else round(left * per_item, 1)
         rows.append(GridRow(e.key, e.model.label, e.suite, e.language, status, e.state.attempts, why, done,
                             e.state.items_total, eta))
@@ -92,7 +94,7 @@ def grid(out: Path, state: StudyState | None = None) -> list[GridRow]:
 
 def summary(rows: Sequence[GridRow]) -> dict[str, Any]:
     """Runs per state, items left and the study's ETA."""
-    etas = [r.eta_seconds for r in rows if r.status not in ("done", "unchecked", *FINAL)]
+    etas = [r.eta_seconds for r in rows if r.status not in (Status.DONE, Status.UNCHECKED, *FINAL)]
     return {"runs": len(rows), **{s: sum(r.status == s for r in rows) for s in STATES},
             "items_left": sum(max(r.items_total - r.items_done, 0) for r in rows),
             "eta_seconds": None if any(e is None for e in etas) else round(sum(e for e in etas if e), 1)}

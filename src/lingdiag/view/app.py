@@ -20,7 +20,7 @@ from lingdiag.records import ItemRecord
 from lingdiag.report.page import Page
 from lingdiag.report.sections import fragments
 from lingdiag.report.tables import tables
-from lingdiag.rundir import META, Phase, run_state
+from lingdiag.rundir import META, Phase, Status, run_state
 from lingdiag.rundir.directory import held_locks
 from lingdiag.study.status import GridRow
 from lingdiag.view import catalog, difficulty, index, pages, studypages
@@ -297,7 +297,7 @@ def _runs(v: Viewer, q: dict[str, str]) -> str:
         try:
             row = v.row(run, held)
         except LingdiagError as e:
-            row = pages.RunRow(run.id, run.group, "?", "?", [], 0, None, f"unreadable: {e}")
+            row = pages.RunRow(run.id, run.group, "?", "?", [], 0, None, Status.UNREADABLE, str(e))
         if (grid_row := studied.get(run.id)) is not None:
             row = replace(row, suite=grid_row.suite, model=grid_row.model, done=grid_row.items_done,
                           planned=grid_row.items_total, state=grid_row.status, why=grid_row.reason)

@@ -19,6 +19,7 @@ from lingdiag.report.browser import label_text, outcome, thinking_text
 from lingdiag.report.html import shell
 from lingdiag.report.markup import table_html
 from lingdiag.report.sections import Fragment, Link
+from lingdiag.rundir.status import Status
 from lingdiag.view import difficulty
 from lingdiag.view.compared import KINDS, Pairs
 from lingdiag.view.filters import OUTCOME_CHOICES, Filter
@@ -40,8 +41,8 @@ class RunRow:
     conditions: Sequence[str]
     done: int
     planned: int | None
-    state: str
-    """The run directory's word for its state (``lingdiag.rundir.state.RunState.status``)."""
+    state: Status
+    """The run directory's word for its state (``lingdiag.rundir.state.RunState.status``; in a study, its grid's)."""
     why: str | None = None
     """What the run's report says above a run not finished and current (``RunState.line``)."""
 
@@ -86,13 +87,13 @@ def runs_page(rows: Sequence[RunRow], groups: Mapping[str, tuple[str, bool, int]
     table = _runs_table(["Run", "Suite", "Model", "Conditions", "Items done / planned", "State"], rows,
                         lambda r: [r.suite, r.model, ", ".join(r.conditions),
                                    f"{r.done} / {'?' if r.planned is None else r.planned}",
-                                   r.state + (f": {r.why}" if r.why and r.state != "running" else "")])
+                                   r.state + (f": {r.why}" if r.why and r.state != Status.RUNNING else "")])
     studies = "".join(f"<li>{a('/group', path, id=gid)} ({n} runs{', study' if study else ''})</li>"
                       for gid, (path, study, n) in groups.items())
     ids = [r.id for r in rows]
     form = (f'<form class="filters" method="get" action="/compare">{_select("a", "A", ids, "", "choose")} '
             f'{_select("b", "B", ids, "", "choose")} <button type="submit">compare</button></form>')
-    running = any(r.state == "running" for r in rows)
+    running = any(r.state == Status.RUNNING for r in rows)
     return page("runs and studies", [
         _section("runs", "Runs", table if rows else "<p>No run directory found.</p>"),
         _section("studies", "Studies and groups", f"<ul>{studies}</ul>" if studies else "<p>None.</p>"),

@@ -24,7 +24,7 @@ from lingdiag.errors import LingdiagError, RunError
 from lingdiag.reading import RunSummary, Vocabularies, summarize
 from lingdiag.reading.summary import NONE, joined, scan_all
 from lingdiag.records import ItemRecord
-from lingdiag.rundir import lock_held
+from lingdiag.rundir import Status, lock_held
 from lingdiag.rundir.study import RUNS, RunEntry, StudyModel, StudyState, read_state
 from lingdiag.study.across import model_key
 from lingdiag.study.status import GridRow, grid
@@ -175,7 +175,7 @@ class StudyGroup:
         for e in self.entries:
             row = rows[e.key]
             if e.key not in self.ids and os.path.lexists(e.directory(self.out)):
-                row = replace(row, status="unreadable", reason=OUTSIDE, items_done=0, eta_seconds=None)
+                row = replace(row, status=Status.UNREADABLE, reason=OUTSIDE, items_done=0, eta_seconds=None)
             out.append(row)
         return out
 

@@ -12,6 +12,7 @@ from html import escape
 from lingdiag.report.browser import label_text, outcome
 from lingdiag.report.markup import table_html
 from lingdiag.report.sections import Fragment
+from lingdiag.rundir import Status
 from lingdiag.rundir.study import StudyModel
 from lingdiag.study.status import GridRow
 from lingdiag.view.pages import a, href, page, surprisal_html
@@ -19,7 +20,8 @@ from lingdiag.view.scores import scores
 from lingdiag.view.study import ItemPoint, ItemRow, StudyGroup
 from lingdiag.view.surprisal import scored
 
-NOT_DONE = ("failed", "gave up", "stale", "unchecked", "unreadable", "partial", "running", "planned")
+NOT_DONE = (Status.FAILED, Status.GAVE_UP, Status.STALE, Status.UNCHECKED, Status.UNREADABLE, Status.PARTIAL,
+            Status.RUNNING, Status.PLANNED)
 """The grid's states listed under "Not done", in this order."""
 
 
@@ -68,7 +70,7 @@ def study_page(study: StudyGroup, rows: Sequence[GridRow], note: str = "") -> st
     models = _cells_html(["Model", "Family", "Size", "Step", "Tokens", "Checkpoint of"],
                          [[m.label, m.family, size_text(m.n_params), "" if m.step is None else str(m.step),
                            "" if m.tokens is None else f"{m.tokens:g}", m.base or ""] for m in study.models])
-    waiting = sorted((r for r in rows if r.status != "done"), key=lambda r: NOT_DONE.index(r.status)
+    waiting = sorted((r for r in rows if r.status != Status.DONE), key=lambda r: NOT_DONE.index(r.status)
                      if r.status in NOT_DONE else len(NOT_DONE))
     not_done = "".join(f'<li class="state-{escape(r.status.replace(" ", "-"))}">{name_html(r.model)} × '
                        f"{name_html(r.suite)}: {escape(f'{r.status}, {r.items_done}/{r.items_total} items')}"
@@ -83,7 +85,7 @@ def study_page(study: StudyGroup, rows: Sequence[GridRow], note: str = "") -> st
                       f"<ul>{not_done}</ul>" if not_done else "<p>Every run is done.</p>"),
              _section("study-compare", "Chosen comparisons", _comparisons(study, rows)),
              _section("study-item", "One item across the study", form)]
-    return page(f"study {name}", parts, refresh=5 if any(r.status == "running" for r in rows) else None)
+    return page(f"study {name}", parts, refresh=5 if any(r.status == Status.RUNNING for r in rows) else None)
 
 
 def _comparisons(study: StudyGroup, rows: Sequence[GridRow]) -> str:
@@ -102,8 +104,8 @@ def _comparisons(study: StudyGroup, rows: Sequence[GridRow]) -> str:
                     if ka is None or kb is None:
                         continue
                     pair = f"{name_html(left)} (A) vs {name_html(right)} (B) on {name_html(suite)}"
-                    waiting = [(n, status.get(k, "planned")) for n, k in ((left, ka), (right, kb))
-                               if status.get(k) != "done" or k not in study.ids]
+                    waiting = [(n, status.get(k, Status.PLANNED)) for n, k in ((left, ka), (right, kb))
+                               if status.get(k) != Status.DONE or k not in study.ids]
                     if waiting:
                         links.append(f"<li>{name_html(c.name)}: {pair}: not compared ("
                                      + ", ".join(f"{name_html(n)} {escape(s)}" for n, s in waiting) + ")</li>")

@@ -29,6 +29,7 @@ from dataclasses import replace
 from importlib.util import find_spec
 from typing import Any
 
+from lingdiag.config import answer_options
 from lingdiag.errors import MissingDependency
 from lingdiag.models.base import Capabilities, Precision
 from lingdiag.models.hf import calibrate
@@ -80,10 +81,6 @@ class HFBackend:
         # not to the last bit), and on an H200 a pass packed to the card's memory spent 63% of its kernel
         # time in attention under the dense mask (``HFOptions.packing``).
         self.packing = options.packing
-        if self.packing:
-            self._identity["packing"] = "auto" if self.packing == "auto" else "on"
-        if options.kv_cache != "dynamic":
-            self._identity["kv_cache"] = options.kv_cache
         self._float32: HFBackend | None = None
         self._calibration: Calibration | None = None
         self._usage: Counter[str] = Counter()
@@ -230,22 +227,32 @@ def capabilities() -> Capabilities:
                         thinking=True)
 
 
+_NAMED_OTHERWISE = frozenset({"device", "dtype", "max_memory", "adapter", "packing", "top_p"})
+"""Options the identity names by what they resolve to, as it always has: the placement's dtype and device (each
+only where not float32 and the CPU: ``dtype=auto`` on the CPU is float32's answers), the memory caps only where
+the model is spread over devices (elsewhere they place nothing), the adapter by its files' SHA-256, packing as
+``on`` or ``auto``, top_p as ``:g`` writes it."""
+
+
 def _identity(name: str, checkpoint: Checkpoint, options: HFOptions, placement: Placement,
               adapter: Adapter | None) -> dict[str, str]:
-    """The backend identity (``meta.json``'s model part and the cache key's): each part beyond
-    backend, model, path and weights only where it is not the default, so identities written
-    before it existed stay as they were.
+    """The backend identity (``meta.json``'s model part and the cache key's): backend, model, path and weights,
+    then every option that may change answers (not marked ``TRANSPORT_MARK``, not ``HFOptions.KEEP_ANSWERS``)
+    only where it is not the default (``answer_options``), so identities written before an option existed stay
+    as they were and an option added later is named without being listed here.
     """
     identity = {"backend": "hf", "model": name, "path": checkpoint.path, "weights_sha256": checkpoint.weights_hash}
     if checkpoint.revision is not None:
         identity["revision"] = checkpoint.revision.commit
-    if options.system_turn != "plain":
-        identity["system_turn"] = options.system_turn
+    identity |= {k: v for k, v in answer_options(options).items()
+                 if k not in _NAMED_OTHERWISE and k not in HFOptions.KEEP_ANSWERS}
     if options.top_p != 1:  # how samples are drawn: only where set, so identities written before stay as they were
         identity["top_p"] = f"{options.top_p:g}"
-    if options.top_k:
-        identity["top_k"] = str(options.top_k)
+    if options.packing:
+        identity["packing"] = "auto" if options.packing == "auto" else "on"
     identity |= placement.identity  # dtype and device, each only where not float32 and the CPU
+    if placement.device_map == "auto" and options.max_memory:
+        identity["max_memory"] = answer_options(options)["max_memory"]
     if adapter is not None:
         identity |= adapter.identity.recorded()
     n_params = stored_param_count(checkpoint.path)

@@ -7,7 +7,7 @@ to its float32 twin: an option added here reaches the backend without being name
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -17,10 +17,17 @@ from lingdiag.models.hf.placement import DEVICE_PATTERN, DtypeOption, Placement,
 
 class HFOptions(BaseModel):
     """Options of the transformers backend. Fields marked ``TRANSPORT_MARK`` (batch sizes, CPU threads) group
-    the same requests otherwise and may change between attempts of a run; every other one is the run's.
+    the same requests otherwise and may change between attempts of a run; every other one is the run's, and is
+    named in the backend identity (so ``meta.json`` and the response cache's keys) where not at its default
+    (``lingdiag.config.answer_options``), but for :attr:`KEEP_ANSWERS`.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+    KEEP_ANSWERS: ClassVar[frozenset[str]] = frozenset({"rescore_fragile", "calibrate"})
+    """Options that change what a run does with the answers the cache keeps, never those answers: re-scored
+    decisions bypass the cache, and a calibration measures the dtype's noise bound (``meta.json``'s
+    ``precision`` names both). Not in the identity, so a run re-scored or calibrated reuses the cached answers."""
 
     batch_tokens: int | None = Field(default=None, ge=1, json_schema_extra=TRANSPORT_MARK)
     """Padded-token budget per batch, for both request kinds (``--batch-tokens``)."""
