@@ -16,6 +16,7 @@ from pathlib import Path
 from lingdiag.errors import LingdiagError
 from lingdiag.reading import RunSummary, Vocabularies
 from lingdiag.reading.summary import summarize_all
+from lingdiag.rundir.status import Status
 from lingdiag.rundir.study import StudyState, read_state
 from lingdiag.study import across
 from lingdiag.study.across import Missing, StudyRun
@@ -28,7 +29,7 @@ def unmeasured(state: StudyState, rows: Sequence[GridRow], runs: Sequence[StudyR
     """
     read = {s.entry.key for s in runs}
     status = {r.key: r.status for r in rows}
-    return [Missing(e, "not readable" if status[e.key] == "done" else status[e.key]) for e in state.runs
+    return [Missing(e, "not readable" if status[e.key] == Status.DONE else status[e.key]) for e in state.runs
             if e.key not in read]
 
 
@@ -104,7 +105,7 @@ def load(out: Path, *, seed: int = 0, read: Read | None = None, vocab: Vocabular
     state = read_state(out)
     assert state is not None
     rows = grid(out, state)
-    done = {r.key for r in rows if r.status == "done"}
+    done = {r.key for r in rows if r.status == Status.DONE}
     vocab = vocab or Vocabularies()
     entries = [e for e in state.runs if e.key in done]
     if read is None:

@@ -27,6 +27,7 @@ from lingdiag.report.html import render_html
 from lingdiag.report.markup import figure_html, markdown_to_html
 from lingdiag.report.sections import Fragment, Link, wrap
 from lingdiag.report.tables import tables
+from lingdiag.rundir.status import Status
 from lingdiag.study.loaded import Study, load
 from lingdiag.study.sections import Drawn, missing_line, ordered
 
@@ -57,7 +58,7 @@ class Section:
 
 def findings(study: Study, drawn: Sequence[Drawn]) -> list[str]:
     """What the report says first: how many runs are done, then each section's findings in order."""
-    done = sum(r.status == "done" for r in study.grid)
+    done = sum(r.status == Status.DONE for r in study.grid)
     found = [f"{done} of {len(study.grid)} runs done."]
     if study.missing:
         found.append(f"Planned but not measured, in no number below: {missing_line(study.missing)}; why: see 'Runs'.")

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from lingdiag.rundir.status import Status
 from lingdiag.study.across import StudyRun
 from lingdiag.study.sections import Drawn, StudySection, register
 from lingdiag.study.status import GridRow
@@ -18,7 +19,7 @@ if TYPE_CHECKING:
 def failures_text(rows: Sequence[GridRow], runs: Sequence[StudyRun], unreadable: Sequence[str]) -> str:
     """Runs not done (with why), runs that could not be read, and conditions not interpretable."""
     lines = [f"- {r.model} × {r.suite}: {r.status}, {r.items_done}/{r.items_total} items"
-             + (f" ({r.reason})" if r.reason else "") for r in rows if r.status != "done"]
+             + (f" ({r.reason})" if r.reason else "") for r in rows if r.status != Status.DONE]
     lines += [f"- unreadable: {u}" for u in unreadable]
     lines += [f"- {s.label} × {s.entry.suite}, {c}: not interpretable ({why})"
               for s in runs for c, why in s.summary.not_interpretable.items()]
