@@ -13,6 +13,7 @@ from helpers import stand_in, study_backend
 from lingdiag.config import RunConfig
 from lingdiag.errors import RunError
 from lingdiag.rundir import RunStore
+from lingdiag.rundir.status import Status
 from lingdiag.rundir.study import read_state
 from lingdiag.study.execute import run_study
 from lingdiag.study.schema import StudyFile
@@ -71,7 +72,7 @@ def test_a_partial_run_resumes_where_it_stopped(tmp_path: Path) -> None:
     loads = Loads()
     state = run_study(study, out, models=stand_in(loads))
     assert loads.loaded == ["a"]
-    assert state.runs[0].state.status == "done" and len(RunStore(run_dir).load_records()) == 16
+    assert state.runs[0].state.status == Status.DONE and len(RunStore(run_dir).load_records()) == 16
     assert (run_dir / "items.jsonl").read_text() == finished  # the resumed run's records, byte for byte
 
 
@@ -111,7 +112,7 @@ def test_runs_as_jobs_of_the_submit_executors(tmp_path: Path) -> None:
         "where": {"executor": "local", "time_min": 10}})
     notes: list[str] = []
     state = run_study(study, tmp_path / "out", say=notes.append)
-    assert state.runs[0].state.status == "done", state.runs[0].state.reason
+    assert state.runs[0].state.status == Status.DONE, state.runs[0].state.reason
     assert any(n.startswith("run tiny_step1/pairs: job ") for n in notes)
     assert list((tmp_path / "out" / "jobs").iterdir())  # submitit's job logs
     notes.clear()
@@ -213,4 +214,4 @@ def test_a_run_in_progress_has_an_eta_and_a_killed_attempt_keeps_its_seconds(tmp
     spent = killed.runs[0].state.seconds
     run_study(load_study(study), out, models=stand_in(study_backend))
     again = read_state(out)
-    assert again is not None and again.runs[0].state.status == "done" and again.runs[0].state.seconds > spent
+    assert again is not None and again.runs[0].state.status == Status.DONE and again.runs[0].state.seconds > spent

@@ -13,6 +13,7 @@ from helpers import smollm2_dir, tiny_checkpoints
 
 from lingdiag.config import RunConfig
 from lingdiag.engine.run import load_model
+from lingdiag.rundir.status import Status
 from lingdiag.study.execute import Models, run_study
 from lingdiag.study.report import write_report
 from lingdiag.study.schema import StudyFile
@@ -56,4 +57,4 @@ def test_the_issue_study(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     for cell in ("nli, zero-shot", "sling, simple/lingdiag", "blimp, simple/lingdiag", "pairs, simple/lingdiag"):
         assert f"### tiny: {cell}" in md and f"### Agreement: {cell}" in md and f"### Items across models: {cell}" in md
     again = run_study(study, tmp_path / "out", models=Models(load))
-    assert len(loaded) == 4 and all(e.state.status == "done" for e in again.runs)  # nothing loaded, nothing redone
+    assert len(loaded) == 4 and all(e.state.status == Status.DONE for e in again.runs)  # nothing loaded, nothing redone

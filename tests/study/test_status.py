@@ -11,6 +11,7 @@ from helpers import stand_in, study_backend
 from lingdiag.errors import RunError
 from lingdiag.rundir import RunStore
 from lingdiag.rundir import lock_held as held
+from lingdiag.rundir.status import Status
 from lingdiag.rundir.study import read_state
 from lingdiag.study.execute import run_study
 from lingdiag.study.schema import StudyFile
@@ -31,7 +32,7 @@ def test_grid_states_items_left_and_eta(tmp_path: Path, monkeypatch: pytest.Monk
     RunStore(b).write_meta(RunStore(b).read_meta().replaced(planned=16, finished=None))
     state = read_state(out)
     assert state is not None
-    state.runs[1].state.status = "planned"  # as a killed session leaves it
+    state.runs[1].state.status = Status.PLANNED  # as a killed session leaves it
     rows = grid(out, state)
     assert [(r.status, r.items_done, r.items_total) for r in rows] == [
         ("done", 16, 16), ("partial", 6, 16), ("gave up", 0, 16)]
