@@ -58,6 +58,7 @@ def test_estimate_refuses_a_directory_in_one_line_and_its_json_holds_no_nan(runs
 
     got = json.loads(result.stdout, parse_constant=refuse)
     assert got["cells"][0]["ability"] is None and got["cells"][0]["interval_basis"].startswith("random items")
+    assert got["cells"][0]["bias"].startswith("none known")  # every estimate states its bias
 
 
 def test_runs_over_two_versions_of_a_dataset_are_refused(tmp_path):

@@ -124,7 +124,8 @@ def estimate_cmd(
               "interval": [round(e.low, 6), round(e.high, 6)], "anchors_answered": e.anchors_answered,
               "anchors": len(c.anchors.index), "items": e.items, "method": c.method,
               "measured_error": c.measured_error, "ability": finite(round(e.ability, 6)),
-              "model_sd": finite(round(e.model_sd, 6)), "interval_basis": e.basis} for c, e in found]
+              "model_sd": finite(round(e.model_sd, 6)), "interval_basis": e.basis, "bias": e.bias}
+             for c, e in found]
     if as_json:
         one = {"estimate": cells[0]["estimate"], "interval": cells[0]["interval"]} if len(cells) == 1 else {}
         print(json.dumps({**one, "cells": cells, "run_state": state}, ensure_ascii=False, indent=1, allow_nan=False))
@@ -134,4 +135,4 @@ def estimate_cmd(
     for c, e in found:
         print(plain(f"{c.suite} / {c.condition}: accuracy {e.estimate:.3f}, 95% interval [{e.low:.3f}, {e.high:.3f}] "
                     f"({e.basis}); from {e.anchors_answered} of {len(c.anchors.index)} anchors, over {e.items} "
-                    "items"))
+                    f"items; bias: {e.bias}"))

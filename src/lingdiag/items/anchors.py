@@ -271,7 +271,8 @@ def estimate_run(a: AnchorSet, run: LoadedRun, condition: str | None = None) -> 
 
 
 ESTIMATES: dict[str, Callable[[AnchorCell, Mapping[int, bool]], Estimate]] = {
-    "irt": lambda c, answers: estimate(c.slope, c.intercept, c.anchors, answers, c.measured_error),
+    "irt": lambda c, answers: estimate(c.slope, c.intercept, c.anchors, answers, c.measured_error,
+                                       measured_on=len(c.validation)),
     "random": lambda c, answers: sample_estimate(len(c.item_ids), c.anchors, answers),
 }
 """An anchors file's method → how a run's answers to its anchors become an estimate."""

@@ -25,7 +25,7 @@ from lingdiag.io.atomic import make_dir, write_atomic
 from lingdiag.io.limits import read_regular
 from lingdiag.items import irt
 from lingdiag.items.chance import Chance, Test, against_chance, count_line
-from lingdiag.items.flags import DEFAULT_POLICY, FlagPolicy, ItemStats, flags
+from lingdiag.items.flags import DEFAULT_POLICY, Family, FlagPolicy, ItemStats, flags, weak_family
 from lingdiag.items.human import Human, agreement
 from lingdiag.items.irt import DEFAULT_PRIORS, Array, Estimates, Kind, NotIdentified, Priors
 from lingdiag.items.matrix import ResponseMatrix
@@ -124,13 +124,28 @@ class CellFit:
     def item_flags(self, kind: Kind, policy: FlagPolicy) -> list[list[str]]:
         """Each item's flags with their reasons."""
         n, right, ch = self.n_models, self.n_right, self.chance
+        weak = self.weak_families()
         out = []
         for j, item in enumerate(self.item_ids):
             a, se = float(self.slope[j]), float(self.slope_se[j])
             stats = ItemStats(int(n[j]), int(right[j]), a, a - irt.Z95 * se, a + irt.Z95 * se, float(self.infit[j]),
                               float(self.outfit[j]), kind == "1pl", float(ch.separation[j]),
-                              float(ch.reversed.q[j]), float(ch.misfit.q[j]))
+                              float(ch.reversed.q[j]), float(ch.misfit.q[j]),
+                              weak.get(self.texts[item].family if item in self.texts else ""))
             out.append(flags(stats, self.human.get(item), policy))
+        return out
+
+    def weak_families(self) -> dict[str, Family]:
+        """Each family of the cell's items (``""``: the items without one, or the whole cell where none has one)
+        on which every model is weak: where the models' accuracies on the family alone lead one to expect at
+        least one of its items every model gets wrong (:func:`lingdiag.items.flags.weak_family`).
+        """
+        names = np.asarray([self.texts[i].family if i in self.texts else "" for i in self.item_ids])
+        out = {}
+        for name in dict.fromkeys(names.tolist()):
+            found = weak_family(name, self.responses[:, names == name])
+            if found is not None:
+                out[name] = found
         return out
 
     def chance_lines(self, policy: FlagPolicy) -> list[str]:
@@ -354,7 +369,7 @@ def save(f: ItemFit, out: Path) -> list[Path]:
                       "chance": {"draws": ch.draws, "seed": ch.seed, "reversed": _test_json(ch.reversed),
                                  "misfit": _test_json(ch.misfit)},
                       "human": {i: [h.verdict, h.margin, h.preferred] for i, h in c.human.items()},
-                      "texts": {i: [t.text, t.gold] for i, t in c.texts.items()}})
+                      "texts": {i: [t.text, t.gold, t.family] for i, t in c.texts.items()}})
     buf = io.BytesIO()
     np.savez_compressed(buf, **arrays)  # type: ignore[arg-type]
     # fit.json names its arrays' SHA-256: a kill between the two writes, or two fits writing one
@@ -408,7 +423,8 @@ def load(out: Path) -> ItemFit:
                                  iterations=int(c["iterations"]), converged=bool(c["converged"]),
                                  fingerprint=str(c["fingerprint"]), chance=chance, nodes=int(c["nodes"]),
                                  quadrature_change=float("nan") if change is None else float(change), human=human,
-                                 texts={i: ItemText(str(v[0]), None if v[1] is None else str(v[1]))
+                                 texts={i: ItemText(str(v[0]), None if v[1] is None else str(v[1]),
+                                                    str(v[2]) if len(v) > 2 else "")
                                         for i, v in c["texts"].items()}, **numbers))
             if cells[-1].responses.shape != (len(cells[-1].models), len(cells[-1].item_ids)):
                 raise RunError(f"{Path(out) / FIT_NPZ}: cell {k}'s arrays do not match {path}")

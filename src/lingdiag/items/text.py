@@ -28,6 +28,16 @@ class ItemText:
     text: str
     """The record's text fields, ``name: value`` joined by `` | `` (empty where it has none)."""
     gold: str | None
+    family: str = ""
+    """The item's family as its suite groups items (``tag=value`` of the suite's first ``stat_tags``: BLiMP's
+    paradigm, ExpliCa's relation...); empty where the suite names none (the item's cell is its family)."""
+
+
+def family_of(tags: object, stat_tags: tuple[str, ...]) -> str:
+    """``tag=value`` of the first of the suite's ``stat_tags`` the item carries (empty: none)."""
+    if not isinstance(tags, dict) or not stat_tags or tags.get(stat_tags[0]) is None:
+        return ""
+    return f"{stat_tags[0]}={tags[stat_tags[0]]}"
 
 
 def text_of(fields: dict[str, object] | object) -> str:
@@ -52,12 +62,12 @@ def item_texts(runs: Iterable[LoadedRun]) -> dict[tuple[str, str], ItemText]:
             key = (run.suite_title, r.item_id)
             seen = out.get(key)
             if seen is None:
-                out[key] = ItemText(text_of(dict(r.fields)), r.gold)
+                out[key] = ItemText(text_of(dict(r.fields)), r.gold, family_of(dict(r.tags), run.suite.stat_tags))
                 source[key] = str(run.path)
             elif r.gold is not None and seen.gold is not None and r.gold != seen.gold:
                 raise DataVersions(f"{run.path}: item {r.item_id!r} of {run.suite_title} has gold {r.gold!r}, but "
                                    f"{seen.gold!r} in {source[key]}: two versions of the dataset; fit each version's "
                                    "runs apart (one `lingdiag items fit` each)")
             elif seen.gold is None and r.gold is not None:
-                out[key] = ItemText(seen.text, r.gold)
+                out[key] = ItemText(seen.text, r.gold, seen.family)
     return out
