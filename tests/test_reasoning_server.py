@@ -161,8 +161,10 @@ def test_hidden_reasoning_keeps_its_token_count(reasoner: Reasoner, tmp_path: Pa
 
 
 # An unclosed trace read raw once gave "True", picked from inside the thinking ("One could say the
-# label is True, …"); the answer reader refuses it as hedged (issue 54).
-@pytest.mark.parametrize(("style", "today"), [("inline", "unparsed"), ("opened", "unparsed"), ("unclosed", "unparsed")])
+# label is True, …"); the answer reader refuses it as hedged (issue 54). A closed trace read raw is a
+# discussion that only weighs True ("could say … but not necessarily") before the answer on its own
+# line, so the reader takes that answer, False, as a careful reader does (issue 65, ``parse.weigh``).
+@pytest.mark.parametrize(("style", "today"), [("inline", "False"), ("opened", "False"), ("unclosed", "unparsed")])
 def test_without_separation_the_records_are_todays(reasoner: Reasoner, tmp_path: Path, style: str,
                                                    today: str) -> None:
     """The difference the separation makes: read raw, the thinking is parsed as the answer."""
