@@ -72,8 +72,25 @@ def weighed(s: Scan, vocab: Vocabulary, found: list[Commitment]) -> str | None:
     reason, kept = refusal(tail, tail_found, tail_lists)
     if reason is not None:
         return None
+    if cut_off(tail, kept[0].mention):
+        return None
     label = kept[0].label
     return None if contradicted(s, vocab, label, start) else label
+
+
+_CLOSERS = {'"': '"', "'": "'", "\u201c": "\u201d", "\u2018": "\u2019", "\u201e": "\u201c", "\u00ab": "\u00bb",
+            "\u300c": "\u300d", "\u300e": "\u300f", "(": ")", "[": "]", "{": "}", "*": "*", "`": "`"}
+"""What closes a quote, bracket or emphasis a final answer is opened by."""
+
+
+def cut_off(s: Scan, m: Token) -> bool:
+    """Whether the final answer ``m`` is opened by a quote, bracket or emphasis that does not close after it
+    (``"label": "True`` at the end of an answer cut at its token limit): the value may go on (``"True" /
+    "False"``), so it commits to nothing.
+    """
+    before = s.text[:m.start].rstrip(" \t")
+    closer = _CLOSERS.get(before[-1:])
+    return closer is not None and not s.text[m.end:].lstrip(" \t").startswith(closer)
 
 
 def contradicted(s: Scan, vocab: Vocabulary, label: str, start: int) -> bool:
