@@ -7,6 +7,7 @@ entry-point group: each entry point names a module that is imported once, on fir
 
 from __future__ import annotations
 
+import pkgutil
 from collections.abc import Callable
 from importlib import import_module
 from importlib.metadata import entry_points
@@ -41,6 +42,19 @@ _HOMES: dict[str, dict[str, str]] = {
 asked for: reading a run that holds an axis's ``meta.json`` part imports that axis's module, not every
 suite and provider (``load_plugins``). A third party's plug-ins are found through their entry points."""
 _loaded = False
+
+
+_IMPORTED: set[str] = set()
+
+
+def import_package(package: str) -> None:
+    """Import every module of ``package`` once: where each module registers one entry (a report's or a study
+    report's section), adding an entry is adding its file.
+    """
+    if package not in _IMPORTED:
+        _IMPORTED.add(package)
+        for info in pkgutil.iter_modules(import_module(package).__path__):
+            import_module(f"{package}.{info.name}")
 
 
 def load_plugins() -> None:

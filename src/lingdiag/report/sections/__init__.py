@@ -10,13 +10,11 @@ shell (:func:`lingdiag.report.html.shell`), so a section added here appears in b
 
 from __future__ import annotations
 
-import pkgutil
 from collections.abc import Sequence
 from dataclasses import dataclass
-from importlib import import_module
 from typing import Protocol
 
-from lingdiag.registry import Registry
+from lingdiag.registry import Registry, import_package
 from lingdiag.report.page import Page
 
 
@@ -57,21 +55,9 @@ class Section(Protocol):
 
 
 SECTIONS: Registry[Section] = Registry("report section")
-_loaded = False
-
-
-def _load() -> None:
-    # Every module of this package is a section: adding one is adding its file.
-    global _loaded
-    if not _loaded:
-        _loaded = True
-        for info in pkgutil.iter_modules(__path__):
-            import_module(f"{__name__}.{info.name}")
-
-
 def ordered() -> list[Section]:
     """Every registered section, in page order."""
-    _load()
+    import_package(__name__)  # every module of this package is a section
     return sorted((SECTIONS.get(name) for name in SECTIONS.names()), key=lambda s: s.order)
 
 

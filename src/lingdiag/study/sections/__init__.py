@@ -13,14 +13,12 @@ every section.
 from __future__ import annotations
 
 import math
-import pkgutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from importlib import import_module
 from typing import TYPE_CHECKING
 
 from lingdiag.figures import Figure
-from lingdiag.registry import Registry
+from lingdiag.registry import Registry, import_package
 from lingdiag.study.across import Accuracy, Missing
 
 if TYPE_CHECKING:
@@ -51,7 +49,6 @@ class StudySection:
 
 
 STUDY_SECTIONS: Registry[StudySection] = Registry("study report section")
-_loaded = False
 
 
 def register(section: StudySection) -> StudySection:
@@ -59,18 +56,9 @@ def register(section: StudySection) -> StudySection:
     return STUDY_SECTIONS.register(section.anchor)(section)
 
 
-def _load() -> None:
-    # Every module of this package is a section: adding one is adding its file.
-    global _loaded
-    if not _loaded:
-        _loaded = True
-        for info in pkgutil.iter_modules(__path__):
-            import_module(f"{__name__}.{info.name}")
-
-
 def ordered() -> list[StudySection]:
     """Every registered study section, in report order."""
-    _load()
+    import_package(__name__)  # every module of this package is a section
     return sorted((STUDY_SECTIONS.get(name) for name in STUDY_SECTIONS.names()), key=lambda s: s.order)
 
 
