@@ -109,7 +109,7 @@ def test_reproduce_prints_every_table_and_the_count(official):
     assert result.exit_code == 0, result.output
     for table in ("Table 6", "Table 7", "Table 8", "Table 10", "Table 11", "Table 13", "Table 14"):
         assert f"## {table}:" in result.stdout
-    assert "cells: 409 equal, 4 differ (of 413 published cells with files)" in result.stdout
+    assert "cells: 409 equal, 4 differ, 0 not computable (of 413 published cells with files)" in result.stdout
     cells = json.loads(runner.invoke(app, ["reproduce", "explica", "--from", str(official), "--json"]).stdout)
     assert {(c["table"], c["row"]) for c in cells["cells"] if not c["equal"]} == KNOWN_DIFFERENT
 
@@ -166,7 +166,19 @@ def test_reproduce_reads_the_authors_other_file_names(official, tmp_path):
     result = runner.invoke(app, ["reproduce", "explica", "--from", str(tmp_path)])
     assert result.exit_code == 0, result.output
     # Tables 8 and 10 (APS), 6 and 7 (5 cells each), 13 (6 per decoding), 10 (rating).
-    assert "cells: 37 equal, 0 differ (of 37 published cells with files)" in result.stdout
+    assert "cells: 37 equal, 0 differ, 0 not computable (of 37 published cells with files)" in result.stdout
+    # A copy of the pairs without explica_freq_4800.tsv has no bins: Table 10's 4 APS bin cells are
+    # not computable, never `nan` beside the published value; --frequencies gives them back.
+    (tmp_path / "acceptability" / "zeroshot" / f"{name}.csv").unlink()
+    csv = ["--from", str(tmp_path), "--dataset", str(official.parent / "explica" / "explica.csv")]
+    result = runner.invoke(app, ["reproduce", "explica", *csv])
+    assert result.exit_code == 0, result.output
+    assert (f"cells: 6 equal, 0 differ, 4 not computable (of 10 published cells with files); "
+            f"4 not computable: {reproduce.NO_BINS}") in result.stdout
+    assert "nan" not in result.stdout.lower() and "n/a (0.59)" in result.stdout
+    freq = official.parent / "explica" / "explica_freq_4800.tsv"
+    result = runner.invoke(app, ["reproduce", "explica", *csv, "--frequencies", str(freq)])
+    assert "cells: 10 equal, 0 differ, 0 not computable (of 10 published cells with files)" in result.stdout
 
 
 def test_empty_rating_cells_are_skipped_like_pandas_idxmax():

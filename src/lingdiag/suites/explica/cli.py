@@ -123,6 +123,8 @@ def reproduce(
     dataset: Annotated[str, typer.Option(help="The ExpliCa data the published outputs refer to: official, or a "
                                               "path in its layout (always the official pairs, not the suite's "
                                               "default).")] = "official",
+    frequencies: Annotated[Path | None, typer.Option(help="The frequency bins of Tables 10-11 (explica_freq_4800.tsv "
+                                                          "layout), for a --dataset path; official has them.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Every cell as JSON.")] = False,
 ) -> None:
     """Re-score the authors' published outputs: Tables 6, 7, 8, 10, 11, 13 and 14, ours beside theirs."""
@@ -130,13 +132,21 @@ def reproduce(
         source = fetch("explica-results")[0].parents[2]
     elif not source.is_dir():
         raise ConfigError(f"--from {source}: not a directory")
-    cells = compare(score_all(source, load(dataset).items))
+    items = load(dataset).items
+    if frequencies is not None:
+        binned = data.with_frequency_bins(items, frequencies)
+        # An item the file has no row for comes back as it was (the same object).
+        if all(b is it for b, it in zip(binned, items, strict=True)):
+            raise DatasetError("no row names a pair of the dataset (Sentence_A, Sentence_B): the bins of "
+                               "other data?", path=frequencies)
+        items = binned
+    cells = compare(score_all(source, items))
     if not cells:
         raise ConfigError(f"--from {source}: no published result files found (expected acceptability/, cloze/, "
                           "mc/, perplexity/)")
     if as_json:
-        print(dumps({"cells": [{**asdict(c), "equal": c.equal} for c in cells], "summary": summary_line(cells)},
-                         indent=2))
+        print(dumps({"cells": [{**asdict(c), "equal": c.equal, "computable": c.computable} for c in cells],
+                     "summary": summary_line(cells)}, indent=2))
         return
     print(markdown(cells))
     print(summary_line(cells))
