@@ -72,9 +72,12 @@ def test_a_fresh_inspect_log_imports_with_inspects_score(tmp_path: Path, monkeyp
         sys.path.pop(0)
     for key, value in OFFLINE.items():
         monkeypatch.setenv(key, value)
+    # Two samples in one batch (inspect's hf provider batches max_connections requests, else waits 2 s for more),
+    # two new tokens: SmolLM2's answer here is one word.
     [log] = inspect_eval(nli_words(), model="hf/smollm2-135m", model_args={"model_path": str(model), "device": "cpu",
                                                                           "do_sample": False},
-                         max_tokens=4, limit=2, seed=0, log_dir=str(tmp_path / "logs"), display="none")
+                         max_tokens=2, limit=2, max_connections=2, seed=0, log_dir=str(tmp_path / "logs"),
+                         display="none")
     assert log.status == "success" and log.location
     [root] = import_all(inspect_log.read(Path(log.location), ["True", "False", "Neither"]), tmp_path / "runs")
     assert log.results is not None
