@@ -4,15 +4,17 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 from inspect_ai.log import read_eval_log, write_eval_log
 
 from lingdiag.errors import DatasetError
-from lingdiag.interop import inspect_log
+from lingdiag.interop import eee, inspect_log
 from lingdiag.interop.reread import UNREAD, reread
 from lingdiag.interop.runs import import_all
 from lingdiag.reading import load_run
@@ -91,3 +93,18 @@ def test_two_models_in_one_log_and_a_sample_without_target_are_refused(tmp_path:
     with pytest.raises(DatasetError, match=r"twice.json, row 2, field 'id': sample 'n0' repeats sample 1"):
         inspect_log.read(twice, NLI)
     assert not (tmp_path / "out").exists()
+
+
+def test_an_imported_inspect_run_exports_valid_eee_and_comes_back_with_its_accuracy(tmp_path: Path) -> None:
+    schemas = LOGS.parents[2] / "eee"
+    aggregate, instance = (jsonschema.Draft7Validator(json.loads((schemas / name).read_text()))
+                           for name in ("eval.schema.json", "instance_level_eval.schema.json"))
+    roots = import_all([run for log in (CHOICE, WORDS) for run in inspect_log.read(log, NLI)], tmp_path / "in")
+    for root in roots:
+        record, samples = eee.export([root], tmp_path / "eee" / root.name)
+        aggregate.validate(json.loads(record.read_text()))
+        for line in samples.read_text().splitlines():
+            instance.validate(json.loads(line))
+        assert json.loads(record.read_text())["eval_library"]["name"] == "inspect_ai"
+        [back] = import_all(eee.read(record), tmp_path / "back" / root.name)
+        assert load_run(back).rows[0].metrics["accuracy"] == load_run(root).rows[0].metrics["accuracy"]
