@@ -7,7 +7,7 @@ STAMP := .venv/.lingdiag-installed
 LOCK := src/lingdiag/constraints.txt
 LOCKED := -c $(LOCK) --build-constraint $(LOCK)
 COMMA := ,
-EXTRAS := hf,models,constrained,openai,plots,stats,audit,human,items,cluster,datasets,adapt,view,dev
+EXTRAS := hf,models,constrained,openai,plots,stats,audit,human,items,cluster,datasets,adapt,view,lmeval,inspect,dev
 # Options for pip-compile, shared by both locks: pip and setuptools pinned too; extras stripped,
 # since a constraints file cannot name them; no machine-specific index lines.
 COMPILE := --quiet --allow-unsafe --strip-extras --no-emit-index-url --no-emit-find-links --annotation-style line

@@ -111,9 +111,9 @@ def reread(
 @app.command(rich_help_panel=RESULTS)
 def export(
     runs: Annotated[list[Path], typer.Argument(help="Run directories (lingdiag's own or imported).")],
-    out: Annotated[Path, typer.Option("--out", help="The directory to write the aggregate records (<run>.json) and "
-                                                    "instance-level records (<run>.jsonl) into.")],
-    format: Annotated[str, typer.Option("--format", help="eee: Every Eval Ever's schema.")] = "eee",
+    out: Annotated[Path, typer.Option("--out", help="The datastore root to write into: data/<collection>/<developer>/"
+                                                    "<model>/<uuid>.json (aggregate) and <uuid>_samples.jsonl.")],
+    format: Annotated[str, typer.Option("--format", help="eee: Every Eval Ever's schema 0.3.0.")] = "eee",
 ) -> None:
     """Runs → the field's shared per-item format (Every Eval Ever: aggregate and instance-level records)."""
     if format != "eee":
