@@ -36,6 +36,8 @@ import io
 import json
 import os
 import zipfile
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -45,7 +47,7 @@ import numpy as np
 
 from lingdiag.errors import RunError, WriteError
 from lingdiag.io.atomic import write_atomic
-from lingdiag.io.limits import RUN_FILE_BYTES, read_regular
+from lingdiag.io.limits import RUN_FILE_BYTES, open_regular
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -188,25 +190,31 @@ def summarised_counts(store: RunStore) -> tuple[int, int] | None:
     """
     if not summarised(store):
         return None
-    archive = _archive(store)
-    try:
-        error = np.load(archive.open("error.npy"), allow_pickle=False) if archive is not None else None
-    except (KeyError, ValueError, OSError, zipfile.BadZipFile):
-        return None
+    with _archive(store) as archive:
+        try:
+            error = np.load(archive.open("error.npy"), allow_pickle=False) if archive is not None else None
+        except (KeyError, ValueError, OSError, zipfile.BadZipFile):
+            return None
     if error is None or error.dtype != np.bool_ or error.ndim != 1:
         return None
     failed = int(error.sum())
     return len(error) - failed, failed
 
 
-def _archive(store: RunStore) -> zipfile.ZipFile | None:
+@contextmanager
+def _archive(store: RunStore) -> Iterator[zipfile.ZipFile | None]:
+    """``summary.npz`` open as an archive (None: none, or torn or foreign: the records are read instead). Only
+    the members asked for are read: the per-item table stays on disk for readers of numbers.
+    """
     path = store.root / SUMMARY
-    if not path.exists() and not path.is_symlink():
-        return None
-    try:
-        return zipfile.ZipFile(io.BytesIO(read_regular(path, RUN_FILE_BYTES)))
-    except (RunError, zipfile.BadZipFile, OSError):  # a torn or foreign file: read the records instead
-        return None
+    with ExitStack() as stack:
+        archive = None
+        if path.exists() or path.is_symlink():
+            try:
+                archive = zipfile.ZipFile(stack.enter_context(open_regular(path, RUN_FILE_BYTES)))
+            except (RunError, zipfile.BadZipFile, OSError):
+                archive = None
+        yield archive
 
 
 def _header(archive: zipfile.ZipFile) -> dict[str, Any] | None:
@@ -220,8 +228,8 @@ def _header(archive: zipfile.ZipFile) -> dict[str, Any] | None:
 
 def read_header(store: RunStore) -> dict[str, Any] | None:
     """``summary.npz``'s header (its key and small parts), or None where there is none readable."""
-    archive = _archive(store)
-    return None if archive is None else _header(archive)
+    with _archive(store) as archive:
+        return None if archive is None else _header(archive)
 
 
 def _strings(value: Any) -> bool:
@@ -232,9 +240,13 @@ def read_summary(store: RunStore) -> StoredSummary | None:
     """``store``'s summary as written, or None where there is none, or one not as written here (torn,
     foreign, of another format): such a run is read from its records.
     """
-    archive = _archive(store)
-    header = None if archive is None else _header(archive)
-    if archive is None or header is None:
+    with _archive(store) as archive:
+        return None if archive is None else _summary(archive)
+
+
+def _summary(archive: zipfile.ZipFile) -> StoredSummary | None:
+    header = _header(archive)
+    if header is None:
         return None
     try:
         columns = {name: np.load(archive.open(f"{name}.npy"), allow_pickle=False) for name in COLUMNS}
@@ -269,9 +281,13 @@ def read_items(store: RunStore) -> tuple[dict[str, Any], dict[str, list[Any]]] |
     of the header's item vocabulary). Whether it summarises ``items.jsonl`` as it is now is the caller's to
     ask of the header (:func:`current`).
     """
-    archive = _archive(store)
-    header = None if archive is None else _header(archive)
-    if archive is None or header is None:
+    with _archive(store) as archive:
+        return None if archive is None else _items(archive)
+
+
+def _items(archive: zipfile.ZipFile) -> tuple[dict[str, Any], dict[str, list[Any]]] | None:
+    header = _header(archive)
+    if header is None:
         return None
     try:
         table = json.loads(np.load(archive.open(f"{ITEMS}.npy"), allow_pickle=False).tobytes().decode("utf-8"))
