@@ -24,11 +24,11 @@ from typer.testing import CliRunner
 
 from lingdiag.cli import app, mount_suites
 from lingdiag.config import RunConfig
-from lingdiag.engine.run import load_model
 from lingdiag.io.fetch import fetch
 from lingdiag.items import validate
 from lingdiag.items.matrix import read_matrices
 from lingdiag.models.base import Backend
+from lingdiag.models.door import load_model
 from lingdiag.models.mock import MockBackend
 from lingdiag.registry import load_plugins
 from lingdiag.study.execute import Models, run_study

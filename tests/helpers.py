@@ -301,6 +301,33 @@ def write_runs(root: Path, answers: np.ndarray, *, condition: str = "c",
     return out
 
 
+_OPENED: list[str] = []
+_COUNTING: list[bool] = []
+_HOOKED: list[bool] = []
+
+
+def _audit(event: str, args: tuple[object, ...]) -> None:
+    if _COUNTING and event == "open" and str(args[0]).endswith("items.jsonl"):
+        _OPENED.append(str(args[0]))
+
+
+class RecordOpens:
+    """``with RecordOpens() as opened``: every ``items.jsonl`` this process opens inside the block, by path
+    (an audit hook, added on first use: a hook cannot be removed, so it counts only inside the block).
+    """
+
+    def __enter__(self) -> list[str]:
+        if not _HOOKED:
+            sys.addaudithook(_audit)
+            _HOOKED.append(True)
+        _OPENED.clear()
+        _COUNTING.append(True)
+        return _OPENED
+
+    def __exit__(self, *exc: object) -> None:
+        _COUNTING.clear()
+
+
 FIXTURES = Path(__file__).parent / "fixtures"
 _COPIED: dict[str, Path] = {}
 

@@ -91,7 +91,7 @@ def test_openai_options_are_validated() -> None:
 
 
 def test_trust_remote_code_and_batch_tokens_reach_the_backend() -> None:
-    from lingdiag.engine.run import load_model
+    from lingdiag.models.door import load_model
 
     backend = load_model(RunConfig(suite="imperfective", model="smollm2-135m", batch_tokens=1000,
                                    trust_remote_code=True))

@@ -8,8 +8,9 @@ import pytest
 from helpers import IMPERFECTIVE_TAGS, item_record
 
 from lingdiag.errors import DatasetError
-from lingdiag.items.human import agreement, from_file, from_records
+from lingdiag.items.human import agreement, from_file, from_tables
 from lingdiag.reading import load_run
+from lingdiag.reading.item_table import tables_of
 from lingdiag.rundir import write_imported
 
 
@@ -33,7 +34,7 @@ def test_ratings_that_are_no_numbers_give_a_note_and_no_agreement(tmp_path: Path
                for i, h in given.items()]
     write_imported(tmp_path / "r", suite="imperfective", model="m", dataset="builtin", records=records,
                    provenance={"file": "x", "sha256": ""})
-    ratings, notes = from_records([load_run(tmp_path / "r")])
+    ratings, notes = from_tables(tables_of([load_run(tmp_path / "r")]))
     assert ratings == {("imperfective", "ok"): {"True": 6.0, "False": 2.0}}
     assert len(notes) == 2 and all("not a finite number" in n and "\n" not in n for n in notes)
 

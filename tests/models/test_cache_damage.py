@@ -17,8 +17,9 @@ from typing import Any
 import pytest
 
 from lingdiag.config import RunConfig
-from lingdiag.engine.run import load_model, run
+from lingdiag.engine.run import run
 from lingdiag.models.cache import CachedBackend, ResponseCache
+from lingdiag.models.door import load_model
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 

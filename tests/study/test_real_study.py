@@ -12,7 +12,7 @@ import pytest
 from helpers import smollm2_dir, tiny_checkpoints
 
 from lingdiag.config import RunConfig
-from lingdiag.engine.run import load_model
+from lingdiag.models.door import load_model
 from lingdiag.rundir.status import Status
 from lingdiag.study.execute import Models, run_study
 from lingdiag.study.report import write_report

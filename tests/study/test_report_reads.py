@@ -1,18 +1,17 @@
 """The study report reads each run once: from its summary written at finish, every run's ``items.jsonl`` left
-unopened for the tables and the terminal report but one run per suite (the items' text beside their numbers
-in the Items section), and each opened once for the HTML page's item browser (the records' text is there
-only)."""
+unopened for the tables and the terminal report (the items' text, gold and human ratings beside their numbers
+in the Items section come from the summaries' item tables), and each opened once for the HTML page's item
+browser (the records' answers are there only)."""
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
-from helpers import stand_in, study_backend
+from helpers import RecordOpens, fixture_runs, stand_in, study_backend
 
 from lingdiag.study import across
 from lingdiag.study.execute import run_study
@@ -23,26 +22,12 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "suites"
-_OPENED: list[str] = []
-_COUNTING: list[bool] = []
-
-
-def _audit(event: str, args: tuple[object, ...]) -> None:
-    if _COUNTING and event == "open" and str(args[0]).endswith("items.jsonl"):
-        _OPENED.append(str(args[0]))
-
-
-sys.addaudithook(_audit)  # counts only while _COUNTING holds
 
 
 def _opens(call: object) -> list[str]:
-    _OPENED.clear()
-    _COUNTING.append(True)
-    try:
+    with RecordOpens() as opened:
         call()  # type: ignore[operator]
-    finally:
-        _COUNTING.clear()
-    return list(_OPENED)
+    return list(opened)
 
 
 @pytest.fixture(scope="module")
@@ -60,16 +45,31 @@ def study(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp / "out"
 
 
-def test_the_tables_and_the_terminal_report_open_one_run_per_suite_for_the_items_text(study: Path,
-                                                                                     tmp_path: Path) -> None:
-    assert len(_opens(lambda: sections(study))) == 1  # one suite: its items' text
-    assert len(_opens(lambda: write_report(study, None, tmp_path / "tables"))) == 1
+def test_the_tables_and_the_terminal_report_open_no_records(study: Path, tmp_path: Path) -> None:
+    assert _opens(lambda: sections(study)) == []
+    assert _opens(lambda: write_report(study, None, tmp_path / "tables")) == []
+    assert "| Item | Text | Gold |" in (tmp_path / "tables" / "study.md").read_text(encoding="utf-8")
 
 
 def test_the_html_page_opens_each_runs_records_once(study: Path, tmp_path: Path) -> None:
     opened = _opens(lambda: write_report(study, tmp_path / "study.html", tmp_path / "tables"))
     runs = sorted(str(p) for p in study.rglob("items.jsonl"))
-    assert sorted(set(opened)) == runs and len(opened) == len(runs) + 1  # each once for its browser; one for text
+    assert sorted(opened) == runs  # each once, for its item browser
+
+
+@pytest.mark.parametrize("fixture", ["rundir-87d9da2", "rundir-6472672"])
+def test_a_fixture_study_with_current_summaries_is_reported_without_opening_a_record(fixture: str,
+                                                                                    tmp_path: Path) -> None:
+    """Runs written by older versions: summarised on the first report, then read from their summaries only."""
+    study = fixture_runs(fixture) / "study"
+    first = sections(study)[0]
+    assert _opens(lambda: sections(study)) == []
+    assert _opens(lambda: write_report(study, None, tmp_path / "tables")) == []
+    text = (tmp_path / "tables" / "study.md").read_text(encoding="utf-8")
+    assert "| A_001 | hypothesis: The mechanic fixed the truck's engine." in text
+    assert [s.text for s in sections(study)[0]] == [s.text for s in first]
+    opened = _opens(lambda: write_report(study, tmp_path / "study.html"))
+    assert len(opened) == len(set(opened)) == len(list(study.rglob("items.jsonl")))
 
 
 def test_each_runs_accuracy_on_a_cell_is_counted_once_per_report(study: Path, tmp_path: Path,

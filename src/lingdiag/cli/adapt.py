@@ -14,9 +14,10 @@ from rich.text import Text
 from lingdiag.adapt.data import BUILDERS, SPLIT_FILE, split_file, write_split
 from lingdiag.adapt.examples import ContrastPair, chat_examples, contrast_pairs
 from lingdiag.adapt.training import BUILDER, TrainingPlan, TrainingSet, prepare
-from lingdiag.cli.app import app, err, key_values, out
+from lingdiag.cli.app import app, err, out
 from lingdiag.cli.options import TREAT, Limit, Model, Seed, comma_list, out_option, seed_option
 from lingdiag.errors import ConfigError, DatasetError
+from lingdiag.flags import ModelOption, model_options
 from lingdiag.io.tabular import read_jsonl
 from lingdiag.io.terminal import plain, progress_line
 from lingdiag.records import ChatMessage, GenerationRequest
@@ -37,33 +38,30 @@ LemmaOpt = Annotated[str | None, typer.Option("--lemma-field",
                                               help="Item tag holding the lemma (default: the builder's).")]
 SeedOpt = Annotated[int, seed_option("Seeds the lemma split, the builder and training.")]
 StrategyOpt = Annotated[str, typer.Option(help="The suite's prompt strategy the examples are rendered with.")]
-ModelOptionOpt = Annotated[list[str] | None, typer.Option("--model-option", help="Provider option key=value of the "
-                                                          "base model (repeatable), e.g. device=cuda, as in "
-                                                          "`lingdiag run`.")]
 
 
 class Base:
-    """The base model an adapter is made on, through the run's one door (``engine.run``): its spec and
+    """The base model an adapter is made on, through the one model door (``models.door``): its spec and
     provider options checked before any training data is built, then loaded with those options.
     """
 
     def __init__(self, suite: str, model: str, options: list[str] | None, what: str) -> None:
         """Check ``model`` with ``options`` (``--model-option``) as a run of ``suite`` would (one line)."""
         from lingdiag.config import RunConfig
-        from lingdiag.engine.run import check_model
         from lingdiag.model_spec import ModelSpec
+        from lingdiag.models.door import check_model
 
         spec = ModelSpec.parse(model)
         if spec.adapter:
             raise ConfigError(f"--model {model}: {what} the base model, not an adapted one")
         if spec.provider not in ("embedded", "hf", "gguf"):
             raise ConfigError(f"--model {model}: adapting needs the transformers backend")
-        self.config = RunConfig(suite=suite, model=model, model_options=key_values(options or []))
+        self.config = RunConfig(suite=suite, model=model, model_options=model_options(options, None))
         check_model(self.config)
 
     def load(self) -> HFBackend:
-        """The model, loaded with its options (``engine.run.load_model``)."""
-        from lingdiag.engine.run import load_model
+        """The model, loaded with its options (``models.door.load_model``)."""
+        from lingdiag.models.door import load_model
         from lingdiag.models.hf import HFBackend
 
         backend = load_model(self.config)
@@ -143,7 +141,7 @@ def steer(
     lemma_field: LemmaOpt = None,
     limit: Limit = None,
     seed: SeedOpt = 0,
-    model_option: ModelOptionOpt = None,
+    model_option: ModelOption = None,
 ) -> None:
     """Compute steering vectors (mean activation difference, correct − biased) per layer."""
     from lingdiag.adapt.steer import save_vectors, steering_vectors
@@ -187,7 +185,7 @@ def lora(
     held_out: HeldOpt = 0.5,
     lemma_field: LemmaOpt = None,
     seed: SeedOpt = 0,
-    model_option: ModelOptionOpt = None,
+    model_option: ModelOption = None,
 ) -> None:
     """Train a LoRA adapter on guarded chat examples (gold label as the answer; loss on it only)."""
     from lingdiag.adapt.lora import LoraPlan, train

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
 import typer
 from rich.console import Console
 
@@ -25,16 +22,3 @@ import_app = typer.Typer(no_args_is_help=True, help="Other harnesses' logs (lm-e
 app.add_typer(import_app, name="import", rich_help_panel=DATA)
 err = Console(stderr=True)
 out = Console()
-
-
-def option_value(text: str) -> Any:
-    """A ``key=value`` option's value: JSON if it parses (numbers, booleans, lists), else the text."""
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        return text
-
-
-def key_values(pairs: list[str]) -> dict[str, Any]:
-    """``["a=1", "b=x"]`` → ``{"a": 1, "b": "x"}``."""
-    return {k: option_value(v) for k, _, v in (o.partition("=") for o in pairs)}

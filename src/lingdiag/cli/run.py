@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from lingdiag.cli.app import app, err, key_values
+from lingdiag.cli.app import app, err
 from lingdiag.cli.env import lock_line
 from lingdiag.cli.options import RUN, Dataset, Limit, OptionalModel, json_option, out_option, seed_option
 from lingdiag.cli.progress import RunProgress
@@ -16,6 +16,7 @@ from lingdiag.config import RunConfig
 from lingdiag.engine.run import RunResult, plan
 from lingdiag.engine.run import run as run_suite
 from lingdiag.errors import ConfigError, LingdiagError, one_line
+from lingdiag.flags import Dtype, ModelOption, key_values, model_options
 from lingdiag.io.terminal import markup_safe, plain_lines
 from lingdiag.models.openai.prices import estimate
 from lingdiag.models.progress import watching
@@ -98,14 +99,8 @@ def run(
                                                           "4096 and 2048).")] = None,
     trust_remote_code: Annotated[bool, typer.Option(help="Let a hub model run its own code "
                                                          "(transformers).")] = False,
-    dtype: Annotated[str | None, typer.Option(help="Weights dtype of a transformers model: auto (default: float32 "
-                                                   "on the CPU, bfloat16 with --model-option device=cuda), float32, "
-                                                   "bfloat16, bfloat16-mixed (CPU only: bf16 matrix products, the "
-                                                   "rest float32) or float16; named in the model's name. See "
-                                                   "bench/README.md for its price.")] = None,
-    model_option: Annotated[list[str] | None, typer.Option("--model-option", help="Model provider option "
-                                                           "key=value (repeatable), e.g. concurrency=32 for "
-                                                           "openai: models.")] = None,
+    dtype: Dtype = None,
+    model_option: ModelOption = None,
     as_json: Annotated[bool, json_option("Print metrics.json instead of the table.")] = False,
     shard: Annotated[str | None, typer.Option("--shard", help="Run only shard K of N of the items (e.g. 2/3), "
                                               "into its own --out; `lingdiag merge` joins the shards.")] = None,
@@ -151,9 +146,8 @@ def build_config(params: Mapping[str, Any], extra: list[str]) -> RunConfig:
             fields[key] = params[key]
     fields["axes"] = {**base.get("axes", {}), **_parse_extra(extra)}
     fields["options"] = {**base.get("options", {}), **key_values(params.get("option") or [])}
-    fields["model_options"] = {**base.get("model_options", {}), **key_values(params.get("model_option") or [])}
-    if params.get("dtype"):
-        fields["model_options"]["dtype"] = params["dtype"]
+    fields["model_options"] = {**base.get("model_options", {}),
+                               **model_options(params.get("model_option"), params.get("dtype"))}
     if params.get("trust_remote_code"):
         fields["trust_remote_code"] = True
     if params.get("per_token"):

@@ -158,7 +158,7 @@ def _answer(r: ItemRecord) -> str | None:
 
 def judge_config(config: RunConfig) -> RunConfig | None:
     """The judge model of ``config.reader`` as a configuration of its own (its spec, default provider
-    options), which the run's one door checks at plan time and loads (``engine.run.check_model`` and
+    options), which the run's one door checks at plan time and loads (``models.door.check_model`` and
     ``load_model``); None: the rules alone.
     """
     if config.reader is None or config.reader == "rules":

@@ -23,6 +23,7 @@ from lingdiag.io.paths import path_safe
 from lingdiag.metrics import fragile
 from lingdiag.models.base import Backend, Capabilities, Precision, ReportsUsage, dispatch
 from lingdiag.models.cache import cached
+from lingdiag.models.door import check_model, load_model
 from lingdiag.models.environment import lock_status
 from lingdiag.parse.thinking import separate
 from lingdiag.records import (
@@ -480,47 +481,6 @@ def _evaluate(config: RunConfig, backend: Backend, store: RunStore, progress: Pr
     # Finished: meta.json as before ``planned`` existed.
     metrics, table = finish(store, p.suite, p.ending(model, config.dataset), session.meta(usage).replaced(planned=None))
     return RunResult(out=store.root, metrics=metrics, table=table, skipped=dict(session.skipped), usage=usage or {})
-
-
-def load_model(config: RunConfig) -> Backend:
-    """The model of ``config`` with its provider options (not cached); a shard's own server if it has one.
-
-    The one door every model comes through: a run's, a study's, a judge's (``judge_config``), an
-    adapter's training base. ``--batch-tokens``, ``--trust-remote-code`` and ``--model-option`` all reach
-    the provider through ``RunConfig.provider_options``, validated by its option model.
-    """
-    from lingdiag.models.providers import load_backend
-
-    return load_backend(config.model_spec(), _provider_options(config))
-
-
-def _provider_options(config: RunConfig) -> dict[str, Any]:
-    """``config.provider_options()``, with the run's seed for a provider whose options take one (``seed``:
-    an OpenAI-compatible server's draws) unless ``--model-option seed=`` names another: the seed
-    ``meta.json`` records is the one the server is sent.
-    """
-    from lingdiag.models.providers import PROVIDERS
-
-    options = config.provider_options()
-    if "seed" in PROVIDERS.get(config.model_spec().provider)().options.model_fields:
-        options.setdefault("seed", config.seed)
-    return options
-
-
-def check_model(config: RunConfig) -> Capabilities:
-    """Check the model of ``config`` as :func:`load_model` would load it, without loading a weight: its
-    spec, its provider, every provider option, and what the provider checks (a local model that is not
-    there, a device this machine lacks, a hub revision not in the offline cache).
-
-    Returns:
-        What its backend will serve, as its provider declares it.
-
-    Raises:
-        LingdiagError: one line naming the spec or the option and the valid ones.
-    """
-    from lingdiag.models.providers import capabilities
-
-    return capabilities(config.model_spec(), _provider_options(config))
 
 
 def check_run(config: RunConfig, planned: Plan, check: Callable[[RunConfig], Capabilities | None] = check_model) \

@@ -14,6 +14,7 @@ from lingdiag.items.matrix import read_matrices
 from lingdiag.items.tables import write_tables
 from lingdiag.items.text import item_texts
 from lingdiag.reading.door import FINAL, Acceptance
+from lingdiag.reading.item_table import tables_of
 
 
 @dataclass(frozen=True)
@@ -44,8 +45,9 @@ def fit_runs(paths: Sequence[Path], kind: Kind | None = None, priors: Priors = D
             that can be fitted (one line).
     """
     read = read_matrices(paths, acceptance)
-    texts = item_texts(read.runs)
-    ratings, notes = humans.from_records(read.runs)
+    tables = tables_of(read.runs)
+    texts = item_texts(tables)
+    ratings, notes = humans.from_tables(tables)
     if human_file is not None:
         given = humans.from_file(human_file)
         ratings.update({(m.suite, i): v for m in read.cells for i, v in given.items()})

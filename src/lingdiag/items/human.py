@@ -18,10 +18,8 @@ from pathlib import Path
 from lingdiag.errors import DatasetError
 from lingdiag.io.limits import Limit, read_regular
 from lingdiag.io.tabular import decimal, read_table
-from lingdiag.reading import LoadedRun
+from lingdiag.reading.item_table import ItemTable
 
-HUMAN_FIELD = "human"
-"""The item field holding label → mean human rating (ExpliCa's loader fills it)."""
 MEAN = "mean_"
 HUMAN_FILE_BYTES = Limit("LINGDIAG_HUMAN_FILE_MAX_BYTES", 256 * 2**20, "bytes of a human ratings file")
 
@@ -52,27 +50,23 @@ def agreement(gold: str, means: Mapping[str, float]) -> Human | None:
     return Human(verdict, margin, gold if margin > 0 else other)
 
 
-def from_records(runs: Iterable[LoadedRun]) -> tuple[dict[tuple[str, str], dict[str, float]], list[str]]:
-    """(suite, item id) → label → mean rating, from the records' ``human`` field; and a note per item
-    whose ratings are not all finite numbers (left without human agreement).
+def from_tables(tables: Iterable[ItemTable]) -> tuple[dict[tuple[str, str], dict[str, float]], list[str]]:
+    """(suite, item id) → label → mean rating, from the items' human ratings as their records carry them
+    (the runs' item tables: ``lingdiag.reading.item_table``); and a note per item whose ratings are not all
+    finite numbers (left without human agreement).
     """
     out: dict[tuple[str, str], dict[str, float]] = {}
     bad: dict[tuple[str, str], str] = {}
-    for run in runs:
-        for r in run.records:
-            key = (run.suite_title, r.item_id)
-            if key in out or key in bad:
+    for t in tables:
+        for item, values in zip(t.ids, t.human, strict=True):
+            key = (t.suite_title, item)
+            if values is None or key in out or key in bad:
                 continue
-            given = r.fields.get(HUMAN_FIELD)
-            if not isinstance(given, Mapping) or not given:
-                continue
-            values = {str(k): v for k, v in given.items()}
             if all(isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
                    for v in values.values()):
                 out[key] = {k: float(v) for k, v in values.items()}
             else:
-                bad[key] = f"{run.suite_title}, item {r.item_id}: a human rating is not a finite number; " \
-                           "no human agreement"
+                bad[key] = f"{t.suite_title}, item {item}: a human rating is not a finite number; no human agreement"
     return out, list(bad.values())
 
 

@@ -21,12 +21,12 @@ import numpy as np
 from lingdiag.errors import LingdiagError
 from lingdiag.io.markdown import markdown_table
 from lingdiag.items.fitted import FIT_JSON, CellFit, ItemFit, fit_cells, load
-from lingdiag.items.human import from_records
+from lingdiag.items.human import from_tables
 from lingdiag.items.irt import Z95
 from lingdiag.items.matrix import ResponseMatrix
 from lingdiag.items.tables import flagged_first, identified
 from lingdiag.items.text import item_texts
-from lingdiag.reading import LoadedRun
+from lingdiag.reading.item_table import ItemTable
 from lingdiag.rundir.study import place_of
 
 SAVED = "items"
@@ -53,20 +53,20 @@ def _saved(study: Path, cells: Sequence[ResponseMatrix]) -> ItemFit | None:
     return f if f.cells and all(now.get(c.key) == c.fingerprint for c in f.cells) else None
 
 
-def study_fit(study: Path, cells: Sequence[ResponseMatrix], details: Sequence[LoadedRun]) -> tuple[ItemFit | None, str]:
+def study_fit(study: Path, cells: Sequence[ResponseMatrix], details: Sequence[ItemTable]) -> tuple[ItemFit | None, str]:
     """The study's fit (saved, or made now) and one line saying which, or why there is none.
 
     Args:
         study: The study directory.
         cells: Its matrices (one byte per answer).
-        details: Runs read whole for the items' text, gold and human ratings (one per suite is enough).
+        details: The item tables of the runs (one per suite is enough): the items' text, gold and human ratings.
     """
     saved = _saved(study, cells)
     if saved is not None:
         return saved, f"The fit saved in {SAVED}/ ({saved.why or saved.kind.upper()}), made from the answers the " \
                       "study holds now."
     try:
-        ratings, _ = from_records(details)
+        ratings, _ = from_tables(details)
         texts = item_texts(details)
         gold = {key: t.gold for key, t in texts.items() if t.gold is not None}
         f = fit_cells(cells, None, human=ratings, gold=gold, texts=texts)
@@ -127,10 +127,10 @@ class ItemsSection:
     html: str
 
 
-def study_section(study: Path, cells: Sequence[ResponseMatrix], details: Sequence[LoadedRun], *,
+def study_section(study: Path, cells: Sequence[ResponseMatrix], details: Sequence[ItemTable], *,
                   static: bool = True) -> ItemsSection:
-    """The "Items" section of the study report in ``study`` over its ``cells`` (``details``: runs read
-    whole for the items' text, gold and human ratings).
+    """The "Items" section of the study report in ``study`` over its ``cells`` (``details``: the runs' item
+    tables, for the items' text, gold and human ratings).
     """
     f, how = study_fit(Path(study), cells, details)
     if f is None:

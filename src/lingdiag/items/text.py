@@ -1,5 +1,6 @@
 """What a reader needs to see an item beside its numbers: the dataset's text fields as the records
-carry them and the gold label, one per (suite, item id); and the refusal of runs over two versions
+carry them and the gold label, one per (suite, item id), from the runs' item tables
+(``lingdiag.reading.item_table``: kept in each run's summary); and the refusal of runs over two versions
 of one dataset (the same item ids with other gold labels), which would be fitted as one matrix.
 """
 
@@ -9,12 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from lingdiag.errors import RunError
-from lingdiag.reading import LoadedRun
-
-SKIPPED = frozenset({"human"})
-"""Record fields that are not the item's text (ExpliCa's human ratings are shown as agreement)."""
-TEXT_CHARS = 2000
-"""An item's text is cut here in ``items.csv`` (the viewer shows it whole)."""
+from lingdiag.reading.item_table import ItemTable
 
 
 class DataVersions(RunError):
@@ -26,48 +22,41 @@ class ItemText:
     """One item as a reader sees it."""
 
     text: str
-    """The record's text fields, ``name: value`` joined by `` | `` (empty where it has none)."""
+    """The record's text fields, ``name: value`` joined by `` | `` (empty where it has none;
+    ``lingdiag.reading.item_table.text_of``)."""
     gold: str | None
     family: str = ""
     """The item's family as its suite groups items (``tag=value`` of the suite's first ``stat_tags``: BLiMP's
     paradigm, ExpliCa's relation...); empty where the suite names none (the item's cell is its family)."""
 
 
-def family_of(tags: object, stat_tags: tuple[str, ...]) -> str:
-    """``tag=value`` of the first of the suite's ``stat_tags`` the item carries (empty: none)."""
-    if not isinstance(tags, dict) or not stat_tags or tags.get(stat_tags[0]) is None:
-        return ""
-    return f"{stat_tags[0]}={tags[stat_tags[0]]}"
+def _versions(table: ItemTable, item: str, gold: str, seen: str | None, source: str) -> DataVersions:
+    return DataVersions(f"{table.path}: item {item!r} of {table.suite_title} has gold {gold!r}, but {seen!r} in "
+                        f"{source}: two versions of the dataset; fit each version's runs apart (one `lingdiag "
+                        "items fit` each)")
 
 
-def text_of(fields: dict[str, object] | object) -> str:
-    """The string fields of a record, ``name: value`` joined by `` | ``, cut at :data:`TEXT_CHARS`."""
-    if not isinstance(fields, dict):
-        return ""
-    parts = [f"{k}: {v}" for k, v in fields.items() if k not in SKIPPED and isinstance(v, str) and v.strip()]
-    text = " | ".join(parts)
-    return text if len(text) <= TEXT_CHARS else text[:TEXT_CHARS - 1] + "…"
-
-
-def item_texts(runs: Iterable[LoadedRun]) -> dict[tuple[str, str], ItemText]:
-    """(suite, item id) → its text and gold, from the first run that has it.
+def item_texts(tables: Iterable[ItemTable]) -> dict[tuple[str, str], ItemText]:
+    """(suite, item id) → its text and gold, from the first run's item table that has it.
 
     Raises:
-        DataVersions: two runs hold different gold labels for one item (one line naming both runs).
+        DataVersions: two runs (or two records of one run) hold different gold labels for one item (one line
+            naming both runs).
     """
     out: dict[tuple[str, str], ItemText] = {}
     source: dict[tuple[str, str], str] = {}
-    for run in runs:
-        for r in run.records:
-            key = (run.suite_title, r.item_id)
+    for t in tables:
+        for k, item in enumerate(t.ids):
+            key, gold = (t.suite_title, item), t.gold[k]
             seen = out.get(key)
             if seen is None:
-                out[key] = ItemText(text_of(dict(r.fields)), r.gold, family_of(dict(r.tags), run.suite.stat_tags))
-                source[key] = str(run.path)
-            elif r.gold is not None and seen.gold is not None and r.gold != seen.gold:
-                raise DataVersions(f"{run.path}: item {r.item_id!r} of {run.suite_title} has gold {r.gold!r}, but "
-                                   f"{seen.gold!r} in {source[key]}: two versions of the dataset; fit each version's "
-                                   "runs apart (one `lingdiag items fit` each)")
-            elif seen.gold is None and r.gold is not None:
-                out[key] = ItemText(seen.text, r.gold, seen.family)
+                out[key] = ItemText(t.text[k], gold, t.family[k])
+                source[key] = str(t.path)
+            elif gold is not None and seen.gold is not None and gold != seen.gold:
+                raise _versions(t, item, gold, seen.gold, source[key])
+            elif seen.gold is None and gold is not None:
+                out[key] = ItemText(seen.text, gold, seen.family)
+            other = t.other_gold[k]
+            if other is not None:  # another record of this run gives another gold
+                raise _versions(t, item, other, out[key].gold, source[key])
     return out

@@ -33,6 +33,8 @@ import numpy as np
 from lingdiag.errors import LingdiagError, RunError
 from lingdiag.io.limits import Limit
 from lingdiag.metrics.interpretable import degenerate_reason
+from lingdiag.reading.item_table import COLUMNS as ITEM_COLUMNS
+from lingdiag.reading.item_table import ItemTable, TableBuilder, table_of
 from lingdiag.reading.run import LoadedRun, Opened, check_labels, dataset_name, opened, suite_key, suite_of
 from lingdiag.records import LANGUAGE, UNPARSED, ItemRecord, ResultRow, ScoreOutput
 from lingdiag.rundir import RunMeta, RunState, RunStore
@@ -121,19 +123,22 @@ def margin(r: ItemRecord) -> float:
 
 
 class _Builder:
-    """Columns as records stream in: Python lists, one array each at the end."""
+    """Columns as records stream in: Python lists, one array each at the end; and the per-item table."""
 
-    def __init__(self, vocab: Vocabularies) -> None:
+    def __init__(self, vocab: Vocabularies, suite: Suite) -> None:
         self.vocab = vocab
         self.values: tuple[list[int], ...] = ([], [], [], [], [], [])
         self.margins: list[float] = []
+        self.items = TableBuilder(suite.stat_tags)
 
     def add(self, r: ItemRecord) -> None:
         v = self.vocab
         language = r.tags.get(LANGUAGE)
         graded = r.correct is not None and r.error is None
+        item = v.items.code(r.item_id)
+        self.items.add(item, r)
         for column, value in zip(self.values, (
-                v.conditions.code(r.condition), v.items.code(r.item_id), v.labels.code(r.label),
+                v.conditions.code(r.condition), item, v.labels.code(r.label),
                 v.languages.code(str(language)) if language not in (None, "") else NONE,
                 (RIGHT if r.correct else WRONG) if graded else NOT_GRADED, r.error is not None), strict=True):
             column.append(value)
@@ -247,21 +252,22 @@ def stored_summary(records: Iterable[ItemRecord], suite: Suite, records_sha256: 
     ``suite.condition_metrics`` of each condition it already computed (``metrics``), not counted again.
     """
     names = Vocabularies()
-    builder, scored = _Builder(names), _Scored(suite)
+    builder, scored = _Builder(names, suite), _Scored(suite)
     with _no_cycle_collection():
         for condition, rs in _by_condition(records):
             for r in rs:
                 builder.add(r)
             scored.score(condition, rs, metrics[condition])
-    return _stored(builder.columns(), names, scored, records_sha256, stamp)
+    return _stored(builder, names, scored, records_sha256, stamp)
 
 
-def _stored(columns: Columns, names: Vocabularies, scored: _Scored, records_sha256: str,
+def _stored(builder: _Builder, names: Vocabularies, scored: _Scored, records_sha256: str,
             stamp: Stamp | None) -> StoredSummary:
+    columns = builder.columns()
     return StoredSummary(records_sha256, stamp, producer(), suite_key(scored.suite),
                          {v: list(getattr(names, v).names) for v in VOCABULARIES},
                          _plain(scored.metrics), scored.axes, scored.flags,
-                         {name: getattr(columns, name) for name in COLUMNS})
+                         {name: getattr(columns, name) for name in COLUMNS}, builder.items.columns)
 
 
 def _plain(metrics: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -308,7 +314,9 @@ def scan(run_dir: Path, name: str | None = None) -> Scanned:
         if digest == stored.records_sha256 and stored.suite == suite_key(run.suite):
             stamp = Stamp.of(store.items_path)
             if stamp != stored.stamp and run.state.finished:  # moved or copied: the same records, a new stamp
-                kept.write_summary(store, replace(stored, stamp=stamp))
+                found = kept.read_items(store)
+                if found is not None and found[0].get("records_sha256") == stored.records_sha256:
+                    kept.write_summary(store, replace(stored, stamp=stamp, items=found[1]))
             return _scanned(run, run_dir, stored)
     memory = _in_memory(store)
     if memory is not None:
@@ -331,7 +339,7 @@ def _streamed(run_dir: Path, store: RunStore, name: str | None) -> Scanned:
     """
     suite = suite_of(store.read_meta(), run_dir)
     names = Vocabularies()
-    builder, scored, line = _Builder(names), _Scored(suite), 0
+    builder, scored, line = _Builder(names, suite), _Scored(suite), 0
     stamp = Stamp.of(store.items_path)
     digest = hashlib.sha256()
     with _no_cycle_collection():
@@ -346,7 +354,7 @@ def _streamed(run_dir: Path, store: RunStore, name: str | None) -> Scanned:
     if stamp is not None:
         kept.remember(store.items_path, stamp, digest.hexdigest())
     run = opened(run_dir, name)
-    stored = _stored(builder.columns(), names, scored, digest.hexdigest(), stamp)
+    stored = _stored(builder, names, scored, digest.hexdigest(), stamp)
     if run.state.finished and stamp is not None and Stamp.of(store.items_path) == stamp:
         if not kept.write_summary(store, stored):
             _MEMORY[(str(store.root.absolute()), stored.records_sha256, stored.producer)] = stored
@@ -360,14 +368,14 @@ def _whole(run_dir: Path, name: str | None) -> Scanned:
     records = store.load_records()
     check_labels(run.suite, records, store.items_path)
     names = Vocabularies()
-    builder, scored = _Builder(names), _Scored(run.suite)
+    builder, scored = _Builder(names, run.suite), _Scored(run.suite)
     by: dict[str, list[ItemRecord]] = {}
     for r in records:
         builder.add(r)
         by.setdefault(r.condition, []).append(r)
     for condition, rs in by.items():
         scored.score(condition, rs)
-    return _scanned(run, run_dir, _stored(builder.columns(), names, scored, "", None))
+    return _scanned(run, run_dir, _stored(builder, names, scored, "", None))
 
 
 def _recoded(codes: NDArray[np.int32], own: Vocabulary, shared: Vocabulary) -> NDArray[np.int32]:
@@ -455,3 +463,38 @@ def summarize_all(run_dirs: Sequence[Path], vocab: Vocabularies) -> list[RunSumm
     (:func:`scan_all`: several processes where there is much to read).
     """
     return [x if isinstance(x, LingdiagError) else joined(x, vocab) for x in scan_all(run_dirs)]
+
+
+def item_table(run: LoadedRun) -> ItemTable:
+    """``run``'s per-item table (``lingdiag.reading.item_table``): from its summary while that summarises
+    ``items.jsonl`` as it is now, for this suite (no record opened), or from the summary this process keeps of
+    a run it could not write; else from its records, streamed once. A table of records edited since, of
+    another run copied in, or torn is never read.
+    """
+    store = RunStore(run.path)
+    found = kept.read_items(store)
+    if found is not None:
+        header, columns = found
+        if kept.current(store, header) and header.get("suite") == list(suite_key(run.suite)):
+            table = _table(run, header["names"]["items"], columns)
+            if table is not None:
+                return table
+    memory = _in_memory(store)
+    if memory is not None and memory.items is not None and memory.suite == suite_key(run.suite):
+        table = _table(run, memory.names["items"], memory.items)
+        if table is not None:
+            return table
+    return table_of(run.path, run.suite_title, run.suite.stat_tags, store.records())
+
+
+_KINDS: dict[str, tuple[type, ...]] = {"text": (str,), "gold": (str, type(None)), "family": (str,),
+                                       "human": (dict, type(None)), "other_gold": (str, type(None))}
+"""What each column of a stored item table holds."""
+
+
+def _table(run: LoadedRun, ids: list[str], columns: Mapping[str, list[Any]]) -> ItemTable | None:
+    """The stored ``columns`` as ``run``'s table; None where one is missing or holds another kind."""
+    if set(columns) != set(ITEM_COLUMNS) or not all(isinstance(v, _KINDS[c]) for c in ITEM_COLUMNS
+                                                     for v in columns[c]):
+        return None
+    return ItemTable(run.path, run.suite_title, list(ids), *(list(columns[c]) for c in ITEM_COLUMNS))

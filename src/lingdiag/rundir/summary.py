@@ -5,7 +5,10 @@ never parses its records again.
 It holds, per record in line order, the codes of its condition, item, label and language, its outcome
 (right, wrong, not graded), whether the backend failed, and its decision's margin; with them each
 condition's metrics, axes and not-interpretable reason as the run's own suite computed them, and the
-strings the codes stand for. It is keyed by what it summarises and by what computed it:
+strings the codes stand for; and, per item (not per record), what a reader sees of it beside its numbers
+(``lingdiag.reading.item_table``: its text, gold label, family and human ratings), read only by those who
+show it (the study report's Items section), so that they open no record either. It is keyed by what it
+summarises and by what computed it:
 
 - **the records**: the SHA-256 of ``items.jsonl``. A summary whose key is not the file's digest now
   (records edited after the run finished, a summary copied in from another run) is not read, and the
@@ -33,6 +36,8 @@ import io
 import json
 import os
 import zipfile
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -42,7 +47,7 @@ import numpy as np
 
 from lingdiag.errors import RunError, WriteError
 from lingdiag.io.atomic import write_atomic
-from lingdiag.io.limits import RUN_FILE_BYTES, read_regular
+from lingdiag.io.limits import RUN_FILE_BYTES, open_regular
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -50,13 +55,16 @@ if TYPE_CHECKING:
     from lingdiag.rundir.directory import RunStore
 
 SUMMARY = "summary.npz"
-FORMAT = 1
-"""The layout below; a summary of another format is read from the records again."""
+FORMAT = 2
+"""The layout below (2: with the per-item table); a summary of another format is read from the records again,
+and written anew."""
 
 COLUMNS = {"condition": np.int32, "item": np.int32, "label": np.int32, "language": np.int32, "outcome": np.int8,
            "error": np.bool_, "margin": np.float64}
 """The per-record arrays and their kinds."""
 VOCABULARIES = ("items", "labels", "conditions", "languages")
+ITEMS = "items"
+"""The member holding the per-item table: JSON, column name → one entry per code of the item vocabulary."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +107,9 @@ class StoredSummary:
     """Condition → why its answers are not interpretable."""
     columns: dict[str, NDArray[Any]]
     """The per-record arrays (:data:`COLUMNS`)."""
+    items: dict[str, list[Any]] | None = None
+    """The per-item table (column → one entry per item code; ``lingdiag.reading.item_table``); None where it
+    was not read (:func:`read_summary` leaves it in the file: see :func:`read_items`)."""
 
     def header(self) -> dict[str, Any]:
         """Everything but the per-record arrays, as the file's JSON header holds it."""
@@ -161,8 +172,15 @@ def summarised(store: RunStore) -> bool:
     nothing is hashed).
     """
     header = read_header(store)
+    return header is not None and current(store, header)
+
+
+def current(store: RunStore, header: dict[str, Any]) -> bool:
+    """Whether a summary with ``header`` was written by this code of ``store``'s ``items.jsonl`` as it is now
+    (its stamp: nothing is hashed; a file edited, replaced or copied in has another).
+    """
     stamp = Stamp.of(store.items_path)
-    return (header is not None and stamp is not None and header.get("producer") == producer()
+    return (stamp is not None and header.get("producer") == producer()
             and header.get("stamp") == [stamp.device, stamp.inode, stamp.size, stamp.modified_ns, stamp.changed_ns])
 
 
@@ -172,25 +190,31 @@ def summarised_counts(store: RunStore) -> tuple[int, int] | None:
     """
     if not summarised(store):
         return None
-    archive = _archive(store)
-    try:
-        error = np.load(archive.open("error.npy"), allow_pickle=False) if archive is not None else None
-    except (KeyError, ValueError, OSError, zipfile.BadZipFile):
-        return None
+    with _archive(store) as archive:
+        try:
+            error = np.load(archive.open("error.npy"), allow_pickle=False) if archive is not None else None
+        except (KeyError, ValueError, OSError, zipfile.BadZipFile):
+            return None
     if error is None or error.dtype != np.bool_ or error.ndim != 1:
         return None
     failed = int(error.sum())
     return len(error) - failed, failed
 
 
-def _archive(store: RunStore) -> zipfile.ZipFile | None:
+@contextmanager
+def _archive(store: RunStore) -> Iterator[zipfile.ZipFile | None]:
+    """``summary.npz`` open as an archive (None: none, or torn or foreign: the records are read instead). Only
+    the members asked for are read: the per-item table stays on disk for readers of numbers.
+    """
     path = store.root / SUMMARY
-    if not path.exists() and not path.is_symlink():
-        return None
-    try:
-        return zipfile.ZipFile(io.BytesIO(read_regular(path, RUN_FILE_BYTES)))
-    except (RunError, zipfile.BadZipFile, OSError):  # a torn or foreign file: read the records instead
-        return None
+    with ExitStack() as stack:
+        archive = None
+        if path.exists() or path.is_symlink():
+            try:
+                archive = zipfile.ZipFile(stack.enter_context(open_regular(path, RUN_FILE_BYTES)))
+            except (RunError, zipfile.BadZipFile, OSError):
+                archive = None
+        yield archive
 
 
 def _header(archive: zipfile.ZipFile) -> dict[str, Any] | None:
@@ -204,8 +228,8 @@ def _header(archive: zipfile.ZipFile) -> dict[str, Any] | None:
 
 def read_header(store: RunStore) -> dict[str, Any] | None:
     """``summary.npz``'s header (its key and small parts), or None where there is none readable."""
-    archive = _archive(store)
-    return None if archive is None else _header(archive)
+    with _archive(store) as archive:
+        return None if archive is None else _header(archive)
 
 
 def _strings(value: Any) -> bool:
@@ -216,9 +240,13 @@ def read_summary(store: RunStore) -> StoredSummary | None:
     """``store``'s summary as written, or None where there is none, or one not as written here (torn,
     foreign, of another format): such a run is read from its records.
     """
-    archive = _archive(store)
-    header = None if archive is None else _header(archive)
-    if archive is None or header is None:
+    with _archive(store) as archive:
+        return None if archive is None else _summary(archive)
+
+
+def _summary(archive: zipfile.ZipFile) -> StoredSummary | None:
+    header = _header(archive)
+    if header is None:
         return None
     try:
         columns = {name: np.load(archive.open(f"{name}.npy"), allow_pickle=False) for name in COLUMNS}
@@ -247,14 +275,43 @@ def read_summary(store: RunStore) -> StoredSummary | None:
                          str(header.get("producer")), (suite[0], suite[1]), names, metrics, axes, flags, columns)
 
 
+def read_items(store: RunStore) -> tuple[dict[str, Any], dict[str, list[Any]]] | None:
+    """``store``'s summary's header and per-item table, read together from one file (so the table is the one
+    that header keys), or None where there is none as written here (one list per column, one entry per item
+    of the header's item vocabulary). Whether it summarises ``items.jsonl`` as it is now is the caller's to
+    ask of the header (:func:`current`).
+    """
+    with _archive(store) as archive:
+        return None if archive is None else _items(archive)
+
+
+def _items(archive: zipfile.ZipFile) -> tuple[dict[str, Any], dict[str, list[Any]]] | None:
+    header = _header(archive)
+    if header is None:
+        return None
+    try:
+        table = json.loads(np.load(archive.open(f"{ITEMS}.npy"), allow_pickle=False).tobytes().decode("utf-8"))
+    except (KeyError, ValueError, OSError, UnicodeDecodeError, zipfile.BadZipFile):
+        return None
+    names = header.get("names")
+    items = names.get("items") if isinstance(names, dict) else None
+    if (not isinstance(items, list) or not _strings(items) or not isinstance(table, dict)
+            or not all(isinstance(v, list) and len(v) == len(items) for v in table.values())):
+        return None
+    return header, table
+
+
 def write_summary(store: RunStore, summary: StoredSummary) -> bool:
     """Write ``summary.npz`` atomically; False (nothing written) where the directory cannot be written
     (a run directory read from read-only storage keeps its summary in memory).
     """
+    if summary.items is None:
+        raise ValueError("a summary is written with its per-item table")
     buffer = io.BytesIO()
     # Not sort_keys: the conditions stay in the run's order.
     header = json.dumps(summary.header(), ensure_ascii=True, allow_nan=True).encode()
-    arrays = {"header": np.frombuffer(header, np.uint8)} | {
+    table = json.dumps(summary.items, ensure_ascii=True, allow_nan=True).encode()
+    arrays = {"header": np.frombuffer(header, np.uint8), ITEMS: np.frombuffer(table, np.uint8)} | {
         name: np.asarray(summary.columns[name], kind) for name, kind in COLUMNS.items()}
     np.savez(buffer, **arrays)  # type: ignore[arg-type]
     try:

@@ -24,11 +24,12 @@ from pathlib import Path
 
 from lingdiag.cluster.submit import EXECUTORS, Resources, ShardTask
 from lingdiag.config import RunConfig
-from lingdiag.engine.run import Plan, Progress, check_model, check_run, load_model, plan, run
+from lingdiag.engine.run import Plan, Progress, check_run, plan, run
 from lingdiag.errors import LingdiagError, located
 from lingdiag.io.atomic import make_dir
 from lingdiag.models.base import Backend, Capabilities
 from lingdiag.models.cache import cached
+from lingdiag.models.door import check_model, load_model
 from lingdiag.rundir import Inputs, Phase, RunState, RunStore, Status, run_state
 from lingdiag.rundir.study import RunEntry, StudyState, read_state, write_state
 from lingdiag.study.plan import PlannedRun, plan_study, replanned

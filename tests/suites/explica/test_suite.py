@@ -543,3 +543,39 @@ def test_perplexity_on_smollm2(smollm2, tmp_path):
     assert m["n"] == 4 and m["n_unparsed"] == 0 and 0.0 <= m["accuracy"] <= 1.0
     for r in RunStore(tmp_path / "p").load_records():
         assert all(1.0 < v < 1e4 for v in r.detail["perplexity"].values())
+
+
+# -- select-prompt: through the one model door -------------------------------------------------
+
+def _select_prompt(*args: str) -> Any:
+    from typer.testing import CliRunner
+
+    from lingdiag.cli import app, mount_suites
+
+    mount_suites()
+    return CliRunner().invoke(app, ["explica", "select-prompt", "--limit", "1", "--task", "mc", *args])
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["-m", "smollm2-135m", "--model-option", "concurency=4"],
+     "the embedded backend: concurency: unknown key; valid options: adapter, batch_tokens"),
+    (["-m", "smollm2-135m", "--dtype", "float64"], "the embedded backend: dtype.literal"),
+    # Every model checked, with the options, before the first loads: the fast lane fails the test if
+    # smollm2's weights load before the second model is refused.
+    (["-m", "smollm2-135m,openai:m@http://127.0.0.1:9/v1", "--model-option", "device=cpu"],
+     "the openai backend: device: unknown key; valid options: api_key_env"),
+])
+def test_select_prompt_options_reach_the_provider_and_are_checked_before_any_load(
+        args: list[str], message: str) -> None:
+    result = _select_prompt(*args)
+    assert isinstance(result.exception, ConfigError), result.output
+    assert message in str(result.exception) and "\n" not in str(result.exception)
+
+
+def test_select_prompt_sends_the_seed_and_options_a_run_would() -> None:
+    """select-prompt's configuration loads as ``lingdiag run`` loads it: the provider's options object
+    takes the run's seed (an OpenAI-compatible server's draws) and ``--model-option``."""
+    from lingdiag.models.door import provider_options
+
+    config = RunConfig(suite="explica", model="openai:m@http://127.0.0.1:9/v1", model_options={"concurrency": 3})
+    assert provider_options(config) == {"concurrency": 3, "seed": 0}

@@ -23,17 +23,17 @@ def _irt(study: Study) -> Drawn:
         text = (f"No item model here: the study holds {records} records; fit it with `lingdiag items fit "
                 f"{study.directory.name} --out {study.directory.name}/items`. {ITEM_FIT_RECORDS.how_to_raise()}.")
         return Drawn(text + "\n")
-    from lingdiag.items.matrix import answers_of, from_outcomes  # scipy: not at `lingdiag`'s start
+    from lingdiag.items.matrix import from_outcomes  # scipy: not at `lingdiag`'s start
     from lingdiag.items.section import study_section
+    from lingdiag.reading.summary import item_table
 
-    # The fit reads the summaries' outcomes (one byte per answer); one run per suite is read whole for the
-    # items' text, gold and human ratings.
+    # The fit reads the summaries' outcomes (one byte per answer), and the items' text, gold and human
+    # ratings from the item table of one run per suite (its summary's: no record is opened while it is current).
     where = {s.label: str(s.entry.directory(study.directory)) for s in study.runs}
     cells = [from_outcomes(cell[0], cell[1], t.models, [study.items[int(k)] for k in t.items], t.outcome,
                            [where[m] for m in t.models]) for cell, t in study.tables.items()]
     first = {s.entry.suite: s for s in reversed(study.runs)}
-    done = study_section(study.directory, cells, [answers_of(s.entry.directory(study.directory))
-                                                  for s in first.values()])
+    done = study_section(study.directory, cells, [item_table(s.summary.run) for s in first.values()])
     return Drawn(done.text, html=done.html)
 
 

@@ -10,14 +10,16 @@ from typing import Annotated
 
 import typer
 
+from lingdiag.config import RunConfig
 from lingdiag.errors import ConfigError, DatasetError
+from lingdiag.flags import Dtype, ModelOption, model_options
 from lingdiag.io.fetch import fetch
 from lingdiag.io.markdown import markdown_table
 from lingdiag.io.paths import sha256_file
 from lingdiag.metrics.core import summary
 from lingdiag.models.base import Backend, dispatch
 from lingdiag.models.cache import cached
-from lingdiag.models.providers import checked, load_backend
+from lingdiag.models.door import check_model, load_model
 from lingdiag.records import (
     Item,
     LogLikelihood,
@@ -191,21 +193,28 @@ def select_prompt_cmd(
     prompts: Annotated[str | None, typer.Option(help="A YAML file with more variants (as -o prompts=FILE).")] = None,
     dataset: Annotated[str | None, typer.Option(help="builtin, official, or a path (default: the suite's "
                                                      "default dataset, builtin).")] = None,
+    model_option: ModelOption = None,
+    dtype: Dtype = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
 ) -> None:
-    """Rank prompt variants by mean perplexity over models (the paper's selection, §4)."""
+    """Rank prompt variants by mean perplexity over models (the paper's selection, §4).
+
+    Each model loads through the one model door (``models.door``) with ``--model-option`` and ``--dtype``,
+    as a run of the suite would; every model is checked before the first loads.
+    """
     tasks = [t for t in task.split(",") if t]
     model = [m for value in model for m in value.split(",") if m]  # the CLI's lists: comma-separated
     bad = [t for t in tasks if t not in PROMPT_TASKS]
     if bad:
         raise ConfigError(f"unknown task(s) {', '.join(bad)}; valid: {', '.join(PROMPT_TASKS)}")
-    for spec in model:  # every model checked before the first loads, as a run's or a study's
-        checked(spec)
+    options = model_options(model_option, dtype)
+    configs = {spec: RunConfig(suite=SUITE.name, model=spec, model_options=options) for spec in model}
+    for config in configs.values():  # every model checked before the first loads, as a run's or a study's
+        check_model(config)
     items = spread(load(dataset or SUITE.default_dataset).items, limit)
     per_model = {}
-    for spec in model:
-        backend = cached(load_backend(spec))
-        per_model[spec] = prompt_perplexities(backend, items, tasks, prompts)
+    for spec, config in configs.items():
+        per_model[spec] = prompt_perplexities(cached(load_model(config)), items, tasks, prompts)
     ranking = {t: sorted(((name, sum(per_model[m][t][name] for m in model) / len(model))
                           for name in per_model[model[0]][t]), key=lambda x: x[1]) for t in tasks}
     if as_json:
