@@ -68,7 +68,7 @@ def test_bad_steering_specs_are_one_line_errors(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_alpha_zero_records_are_byte_identical(smollm2: object, vector_file: Path, tmp_path: Path) -> None:
     config = RunConfig(suite="imperfective", model="smollm2-135m", dataset="builtin",
-                       axes={"strategy": ["zero-shot"]}, limit=8, options={"max_new_tokens": 24})
+                       axes={"strategy": ["zero-shot"]}, limit=4, options={"max_new_tokens": 12})
     run(config, tmp_path / "base", backend=smollm2, cache=False)  # type: ignore[arg-type]
     for alpha in ("0", "12"):
         steered = config.model_copy(update={"model": f"smollm2-135m+steer:{vector_file}@{alpha}"})

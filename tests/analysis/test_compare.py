@@ -115,11 +115,12 @@ def test_compare_real_runs_matches_statsmodels(tmp_path):
     from statsmodels.stats.contingency_tables import mcnemar
 
     for source in ("authors", "paper"):
-        run(RunConfig(suite="imperfective", model="smollm2-135m", dataset="builtin", limit=60,
-                      axes={"strategy": ["zero-shot"]}, options={"prompt_source": source}), tmp_path / source)
+        run(RunConfig(suite="imperfective", model="smollm2-135m", dataset="builtin", limit=24,
+                      axes={"strategy": ["zero-shot"]}, options={"prompt_source": source, "max_new_tokens": 8}),
+            tmp_path / source)
     (row,) = compare(str(tmp_path / "authors"), str(tmp_path / "paper"))["rows"]
     a = {r.item_id: bool(r.correct) for r in RunStore(tmp_path / "authors").load_records()}
     b = {r.item_id: bool(r.correct) for r in RunStore(tmp_path / "paper").load_records()}
     cells = [[sum(a[k] == x and b[k] == y for k in a) for y in (True, False)] for x in (True, False)]
     assert row["p"] == pytest.approx(mcnemar(cells, exact=True).pvalue, rel=1e-12)
-    assert row["n"] == 60 and (row["only_a"], row["only_b"]) == (cells[0][1], cells[1][0])
+    assert row["n"] == 24 and (row["only_a"], row["only_b"]) == (cells[0][1], cells[1][0])

@@ -1,5 +1,5 @@
 """The issue's study with real models: the embedded SmolLM2 and a tiny local model saved at three
-checkpoints × ImperfectiveNLI zero-shot (40 items), one SLING paradigm, one BLiMP paradigm and a
+checkpoints × ImperfectiveNLI zero-shot (12 items), one SLING paradigm, one BLiMP paradigm and a
 suite file, in one call; each model loaded once; the report reads it. (gemma3-270m, converted on
 first use, is too slow for this shared CPU: it is in examples/studies/tiny.yaml instead.)"""
 
@@ -29,7 +29,7 @@ def test_the_issue_study(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     smollm2_dir()  # skips where the embedded model is not installed
     tiny_checkpoints(tmp_path / "ckpt")
     study = StudyFile.model_validate({
-        "name": "issue-46", "base": tmp_path, "limit": 40,
+        "name": "issue-46", "base": tmp_path, "limit": 12,
         "models": [{"spec": "smollm2-135m", "family": "SmolLM2", "size": "135M"},
                    {"name": "tiny", "family": "tiny-llama", "checkpoints": [
                        {"path": f"ckpt/step{k}", "step": k} for k in (1, 2, 3)]}],
@@ -51,7 +51,7 @@ def test_the_issue_study(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     state = run_study(study, tmp_path / "out", models=Models(load))
     assert [e.state.status for e in state.runs] == ["done"] * 16, [e.state.reason for e in state.runs]
     assert len(loaded) == 4 and len(set(loaded)) == 4  # one load per model for its four suites
-    assert [e.state.items_total for e in state.runs[:4]] == [40, 40, 40, 16]
+    assert [e.state.items_total for e in state.runs[:4]] == [12, 12, 12, 12]
     write_report(tmp_path / "out", tmp_path / "r.html", tmp_path / "tables")
     md = (tmp_path / "tables" / "study.md").read_text()
     for cell in ("nli, zero-shot", "sling, simple/lingdiag", "blimp, simple/lingdiag", "pairs, simple/lingdiag"):
