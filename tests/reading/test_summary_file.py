@@ -192,7 +192,7 @@ def test_a_summary_of_the_former_format_is_written_again_with_its_item_table(run
     header = json.loads(arrays["header"].tobytes())
     arrays["header"] = np.frombuffer(json.dumps({**header, "format": 1}).encode(), np.uint8)
     with open(run / SUMMARY, "wb") as f:
-        np.savez(f, **arrays)  # type: ignore[arg-type]
+        np.savez(f, **arrays)
     assert read_items(store) is None
     with RecordOpens() as opened:
         loaded = summarize(run, Vocabularies()).run
