@@ -400,7 +400,8 @@ def check(cpu_smoke: bool, n_items: int, peak_tflops: float | None, out: Path,
         bound = weights / (figures.data.get("bandwidth_gb_s", 1.0) * 1e9)
         for name, run in study_scale.lease_checks(tree, backend(model, packing=True), backend(model, kv_cache="static"),
                                                   plan_workloads(size, n_items, tree), 2 * n_params, peak, bound,
-                                                  theirs if lm_eval_available() else None).items():
+                                                  theirs if lm_eval_available() else None,
+                                                  study_scale.hflm_batches(cuda)).items():
             figures.guard(name, run)
         figures.guard("float32_truth", against_float32)
         return figures.data

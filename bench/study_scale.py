@@ -140,7 +140,15 @@ LEASE = Scale(pairs=4000, items=600, prompts=64, new_tokens=256)
 64 × 256 tokens at 10-24 s)."""
 
 HFLM_BATCHES: tuple[int | str, ...] = (64, 256, "auto")
-"""The batch sizes ``HFLM`` is timed at; its best is the one compared (issue 63)."""
+"""The batch sizes ``HFLM`` is timed at on a card; its best is the one compared (issue 63)."""
+
+
+def hflm_batches(cuda: bool) -> tuple[int | str, ...]:
+    """:data:`HFLM_BATCHES` on a card; without ``auto`` on the CPU. ``auto`` searches down from a batch of
+    the model's whole context by catching CUDA's out-of-memory error, which a CPU never raises: there the
+    first try (64 × the context × the vocabulary in float32 logits, 24 GiB on the tiny Llama) grows until
+    the kernel kills the process."""
+    return HFLM_BATCHES if cuda else tuple(b for b in HFLM_BATCHES if b != "auto")
 
 
 def matmul_peak(device: str, dtype: Any, n: int, repeats: int) -> float:
@@ -193,11 +201,12 @@ def decode_steps(backend: HFBackend, prompts: list[GenerationRequest]) -> int:
 
 def lease_checks(padded: HFBackend, packed: HFBackend, static: HFBackend, workloads: dict[str, list[Any]],
                  flops_per_token: int, peak: float, step_bound: float,
-                 theirs: dict[str, Callable[..., float]] | None) -> dict[str, Callable[[], dict[str, Any]]]:
+                 theirs: dict[str, Callable[..., float]] | None,
+                 hflm: tuple[int | str, ...] = HFLM_BATCHES) -> dict[str, Callable[[], dict[str, Any]]]:
     """One guarded check per workload of ``--lease``: lingdiag padded (the default) and packed (the work
     model's passes), each timed once after a warm-up on a few requests, forward tokens/s as a share of the
     measured ``peak`` TFLOP/s (``flops_per_token``: 2 × the parameters), the work model's plan; beside
-    ``HFLM`` (always padded) at each of ``HFLM_BATCHES`` and its best. Generation: the dynamic and static
+    ``HFLM`` (always padded) at each of the ``hflm`` batch sizes and its best. Generation: the dynamic and static
     caches, seconds per decoding step against ``step_bound`` (the weights read once at the measured bandwidth).
     """
 
@@ -205,13 +214,13 @@ def lease_checks(padded: HFBackend, packed: HFBackend, static: HFBackend, worklo
         return round(flops_per_token * tokens / seconds / (peak * 1e12), 4)
 
     def beside(out: dict[str, Any], run: Callable[[int | str], float]) -> dict[str, Any]:
-        hflm = {str(b): round(run(b), 3) for b in HFLM_BATCHES}
-        best = min(hflm, key=lambda b: hflm[b])
-        out["hflm_padded_seconds"] = hflm
+        seconds = {str(b): round(run(b), 3) for b in hflm}
+        best = min(seconds, key=lambda b: seconds[b])
+        out["hflm_padded_seconds"] = seconds
         out["hflm_best_batch"] = best
         for side in ("padded", "packed", "static", "dynamic"):
             if f"{side}_seconds" in out:
-                out[f"{side}_over_hflm_best"] = round(hflm[best] / out[f"{side}_seconds"], 2)
+                out[f"{side}_over_hflm_best"] = round(seconds[best] / out[f"{side}_seconds"], 2)
         return out
 
     def scored(name: str, requests: list[LoglikelihoodRequest]) -> dict[str, Any]:
